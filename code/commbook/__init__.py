@@ -1,0 +1,7 @@
+"""commbook: the code behind the executable textbook on collective communication.
+
+Every figure, table and worked answer of the book comes from these modules:
+:mod:`units`, :mod:`hardware`, :mod:`cost`, :mod:`topology`, :mod:`comm_sim`,
+:mod:`collectives` and :mod:`plots`.
+"""
+__version__ = "0.1.0"

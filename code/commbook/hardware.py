@@ -1,0 +1,149 @@
+"""Link and chip presets, each with the source of its numbers.
+
+Conventions
+-----------
+* ``beta`` is the **one-direction** bandwidth of one link or NIC, in bytes/s
+  (NVLink 4 datasheets quote 900 GB/s for both directions together: β = 450 GB/s).
+* ``alpha`` is the per-message start-up latency in seconds.  Datasheets do not give
+  it: the values are the *assumed magnitudes* of the two source documents, and real
+  effective α (software stack included) can be ten times larger.
+
+Where the chapter (seed 000) and the lecture (seed 002) disagree, both values exist
+under their own names: ``IB_NDR`` (lecture, α = 5 µs) and ``IB_NDR_CHAPTER`` (chapter
+Table 1, α = 2 µs); ``NVLINK4`` (lecture, α = 2 µs) and ``NVLINK4_CHAPTER`` (chapter
+Table 1, midpoint of 1–2 µs).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .units import GB, TB, us
+
+__all__ = [
+    "Link", "Chip", "LINKS", "CHIPS",
+    "NVLINK4", "NVLINK4_CHAPTER", "NVLINK5", "NVLINK_H800",
+    "IB_NDR", "IB_NDR_CHAPTER", "IB_HDR", "PCIE_GEN5", "ROCE_100G", "ICI_V5E",
+    "H100", "H200", "H800",
+]
+
+_LECTURE = "Lecture P5 §0.4 (assumed α; public one-direction β)"
+_CH_T1 = "Chapter 'Collective Communication', Table 1 (α = midpoint of the stated range)"
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link class of the α–β model.
+
+    Parameters
+    ----------
+    name : str
+        Display name.
+    alpha : float
+        Start-up latency per message, seconds (must be >= 0).
+    beta : float
+        One-direction bandwidth, bytes per second (must be > 0).
+    source : str
+        Where the numbers come from.
+    alpha_range : tuple of float, optional
+        The (low, high) range a source states, when ``alpha`` is its midpoint.
+    """
+
+    name: str
+    alpha: float
+    beta: float
+    source: str
+    alpha_range: tuple[float, float] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        from .cost import check_link_params
+
+        check_link_params(self.alpha, self.beta)
+
+    @property
+    def n_half(self) -> float:
+        """Half-bandwidth point αβ in bytes (the chapter's critical size n*)."""
+        return self.alpha * self.beta
+
+
+NVLINK4 = Link(
+    "NVLink 4 (H100)", 2 * us, 450 * GB,
+    _LECTURE + "; NVIDIA H100 datasheet: 18 links x 25 GB/s = 450 GB/s per direction "
+    "(900 GB/s bidirectional)",
+)
+NVLINK4_CHAPTER = Link(
+    "NVLink 4 (chapter)", 1.5 * us, 450 * GB, _CH_T1 + ": 1-2 µs, 450 GB/s, n* ~ 0.7 MB",
+    alpha_range=(1 * us, 2 * us),
+)
+NVLINK5 = Link(
+    "NVLink 5 (GB200 NVL72)", 2 * us, 900 * GB,
+    "NVIDIA GB200 NVL72 spec: 1.8 TB/s NVLink per GPU bidirectional = 900 GB/s per "
+    "direction (lecture §2.3); α assumed as for NVLink 4",
+)
+NVLINK_H800 = Link(
+    "NVLink (H800)", 2 * us, 160 * GB,
+    "DeepSeek-V3 Technical Report §3.2.2: NVLink ~160 GB/s achievable on H800 "
+    "(~3.2x IB); α assumed as for NVLink 4",
+)
+IB_NDR = Link(
+    "InfiniBand NDR", 5 * us, 50 * GB,
+    _LECTURE + "; ConnectX-7 400 Gb/s = 50 GB/s per NIC",
+)
+IB_NDR_CHAPTER = Link(
+    "InfiniBand NDR (chapter)", 2 * us, 50 * GB, _CH_T1 + ": 1-3 µs, 50 GB/s per port, n* ~ 100 KB",
+    alpha_range=(1 * us, 3 * us),
+)
+IB_HDR = Link(
+    "InfiniBand HDR", 3.5 * us, 25 * GB, _CH_T1 + ": 2-5 µs, 200 Gb/s = 25 GB/s, n* ~ 87.5 KB",
+    alpha_range=(2 * us, 5 * us),
+)
+PCIE_GEN5 = Link(
+    "PCIe Gen5 x16", 3.5 * us, 64 * GB, _CH_T1 + ": 2-5 µs, 64 GB/s (GPU-CPU), n* ~ 224 KB",
+    alpha_range=(2 * us, 5 * us),
+)
+ROCE_100G = Link(
+    "Ethernet 100G (RoCE)", 7.5 * us, 12.5 * GB,
+    _CH_T1 + ": 5-10 µs, 100 Gb/s = 12.5 GB/s, n* = 93.75 KB (printed as 93.7)",
+    alpha_range=(5 * us, 10 * us),
+)
+ICI_V5E = Link(
+    "TPU v5e ICI", 1 * us, 45 * GB,
+    _LECTURE + "; How to Scale Your Model ch. 2: v5e ICI 4.5e10 B/s one way per link, "
+    "~1 µs per hop",
+)
+
+LINKS: dict[str, Link] = {
+    "NVLINK4": NVLINK4, "NVLINK4_CHAPTER": NVLINK4_CHAPTER, "NVLINK5": NVLINK5,
+    "NVLINK_H800": NVLINK_H800, "IB_NDR": IB_NDR, "IB_NDR_CHAPTER": IB_NDR_CHAPTER,
+    "IB_HDR": IB_HDR, "PCIE_GEN5": PCIE_GEN5, "ROCE_100G": ROCE_100G, "ICI_V5E": ICI_V5E,
+}
+"""Every link preset by its constant name."""
+
+
+@dataclass(frozen=True)
+class Chip:
+    """An accelerator: dense BF16 peak, HBM bandwidth and capacity, with the source."""
+
+    name: str
+    bf16_flops: float
+    hbm_bandwidth: float
+    hbm_bytes: float
+    source: str
+
+
+H100 = Chip(
+    "H100 SXM", 989e12, 3.35 * TB, 80 * GB,
+    "NVIDIA H100 datasheet (SXM): BF16 dense 989 TFLOP/s (1,979 with sparsity), "
+    "HBM3 3.35 TB/s, 80 GB",
+)
+H200 = Chip(
+    "H200 SXM", 989e12, 4.8 * TB, 141 * GB,
+    "NVIDIA H200 datasheet (SXM): BF16 dense 989 TFLOP/s, HBM3e 4.8 TB/s, 141 GB",
+)
+H800 = Chip(
+    "H800 SXM", 989e12, 3.35 * TB, 80 * GB,
+    "NVIDIA H800 (export variant of H100 SXM): same compute and HBM as H100; NVLink "
+    "limited (see NVLINK_H800)",
+)
+
+CHIPS: dict[str, Chip] = {"H100": H100, "H200": H200, "H800": H800}
+"""Every chip preset by its constant name."""
