@@ -1,0 +1,259 @@
+"""Figures of the book: one style, bilingual labels, and safe CJK font handling.
+
+Every figure function takes ``lang`` ("zh" or "en") and labels itself from
+:data:`LABELS`.  Chinese labels need a CJK font; :func:`find_cjk_font` looks for one
+by family name among the fonts matplotlib knows.  When none is installed, a Chinese
+figure is drawn with **English** labels and one :class:`CJKFontWarning` is issued:
+the book never shows empty boxes ("tofu") in place of characters.
+
+Figures are built with :class:`matplotlib.figure.Figure` directly (not through
+``pyplot``), so they hold no global state and are not shown twice in notebooks;
+:func:`figure_png` turns one into PNG bytes for ``IPython.display.Image`` or glue.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import os
+import sys
+import warnings
+from typing import Iterable, Iterator, Sequence
+
+import matplotlib
+
+
+def _select_headless_backend() -> None:
+    """Use Agg when nothing else was asked for and there is no display to draw on."""
+    if os.environ.get("MPLBACKEND") or "ipykernel" in sys.modules:
+        return  # an explicit choice, or a notebook kernel (inline backend)
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        matplotlib.use("Agg")
+
+
+_select_headless_backend()
+
+import numpy as np  # noqa: E402
+from matplotlib import font_manager  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+
+from .cost import effective_bandwidth, half_bandwidth_point  # noqa: E402
+from .hardware import Link  # noqa: E402
+from .units import GB, fmt_bytes  # noqa: E402
+
+__all__ = [
+    "CJK_FONT_CANDIDATES", "CJKFontWarning", "LABELS", "PALETTE",
+    "find_cjk_font", "resolve_lang", "label", "book_style", "use_book_style",
+    "figure_png", "fig_effective_bandwidth",
+]
+
+CJK_FONT_CANDIDATES: tuple[str, ...] = (
+    "Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans CJK TC", "Noto Sans CJK KR",
+    "Source Han Sans SC", "Source Han Sans CN", "Source Han Sans",
+    "Noto Sans SC", "WenQuanYi Zen Hei", "WenQuanYi Micro Hei",
+    "SimHei", "Microsoft YaHei", "PingFang SC", "Hiragino Sans GB", "Heiti SC",
+)
+"""CJK font families tried in order (the Debian package ``fonts-noto-cjk`` provides
+"Noto Sans CJK JP" as the first face of its .ttc files, which covers Chinese)."""
+
+LATIN_FONT = "DejaVu Sans"
+"""Latin, Greek and math glyphs come from matplotlib's bundled font; CJK glyphs fall
+back to the CJK family (matplotlib >= 3.6 falls back glyph by glyph)."""
+
+PALETTE: tuple[str, ...] = (
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442",
+)
+"""Okabe–Ito colours: distinguishable with the common colour-vision deficiencies."""
+
+LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "size": "message size n (decimal units)",
+        "effbw": "effective bandwidth n/T(n) (GB/s)",
+        "effbw_title": "Effective bandwidth in the α–β model",
+        "n_half": "n½ = αβ: exactly half of β",
+    },
+    "zh": {
+        "size": "消息大小 n（十进制单位）",
+        "effbw": "有效带宽 n/T(n)（GB/s）",
+        "effbw_title": "α–β 模型下的有效带宽",
+        "n_half": "半带宽点 n½ = αβ：恰好得到 β 的一半",
+    },
+}
+"""Figure labels by language; every figure function looks its text up here.
+
+No mathtext (``$...$``) in labels: matplotlib draws a whole string containing
+mathtext with the math font, which has no CJK glyphs."""
+
+
+class CJKFontWarning(UserWarning):
+    """No CJK font is installed: Chinese figure labels fall back to English."""
+
+
+_warned_no_cjk = False
+
+
+@functools.lru_cache(maxsize=None)
+def find_cjk_font(candidates: tuple[str, ...] = CJK_FONT_CANDIDATES) -> str | None:
+    """Return the first family in ``candidates`` that matplotlib has, else ``None``.
+
+    Matching is by exact family name (case-insensitive) against
+    ``matplotlib.font_manager.fontManager``; nothing falls back to a look-alike, so
+    ``None`` really means "no CJK font".  After installing a font, delete
+    matplotlib's font cache (``matplotlib.get_cachedir()``) so that it is seen.
+    """
+    installed = {f.name.lower(): f.name for f in font_manager.fontManager.ttflist}
+    for name in candidates:
+        if name.lower() in installed:
+            return installed[name.lower()]
+    return None
+
+
+def resolve_lang(lang: str) -> str:
+    """The language a figure can actually be labelled in.
+
+    ``"en"`` stays ``"en"``.  ``"zh"`` stays ``"zh"`` when a CJK font exists;
+    otherwise it becomes ``"en"`` and a :class:`CJKFontWarning` is issued (once per
+    process).  Any other value raises ``ValueError``.
+    """
+    global _warned_no_cjk
+    if lang not in LABELS:
+        raise ValueError(f"lang must be one of {sorted(LABELS)}, got {lang!r}")
+    if lang == "en" or find_cjk_font() is not None:
+        return lang
+    if not _warned_no_cjk:
+        _warned_no_cjk = True
+        warnings.warn(
+            "No CJK font found (tried: " + ", ".join(CJK_FONT_CANDIDATES) + "). "
+            "Chinese figures are labelled in English instead. To fix: install one, e.g. "
+            "'apt-get install fonts-noto-cjk' (or run 'make venv' as root), then delete "
+            f"matplotlib's font cache in {matplotlib.get_cachedir()}.",
+            CJKFontWarning,
+            stacklevel=3,
+        )
+    return "en"
+
+
+def label(key: str, lang: str) -> str:
+    """Label ``key`` in ``lang`` (already resolved with :func:`resolve_lang`)."""
+    return LABELS[lang][key]
+
+
+def _style_rc(lang: str) -> dict:
+    families = [LATIN_FONT]
+    cjk = find_cjk_font()
+    if lang == "zh" and cjk is not None:
+        families.append(cjk)
+    return {
+        # explicit family names (not the generic "sans-serif"), so that text objects
+        # keep their fonts even when drawn outside this context
+        "font.family": families,
+        "font.size": 10,
+        "axes.titlesize": 11,
+        "axes.labelsize": 10,
+        "axes.prop_cycle": matplotlib.cycler(color=list(PALETTE)),
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.grid": True,
+        "axes.axisbelow": True,
+        "grid.alpha": 0.3,
+        "grid.linewidth": 0.6,
+        "lines.linewidth": 1.8,
+        "legend.frameon": False,
+        "legend.fontsize": 9,
+        "figure.figsize": (7.0, 4.3),
+        "figure.dpi": 100,
+        "savefig.dpi": 150,
+        "figure.constrained_layout.use": True,
+        "axes.unicode_minus": False,
+    }
+
+
+@contextlib.contextmanager
+def book_style(lang: str = "en") -> Iterator[str]:
+    """Context manager: the book's matplotlib style with fonts for ``lang``.
+
+    Yields the language the labels should use (see :func:`resolve_lang`).
+    """
+    used = resolve_lang(lang)
+    with matplotlib.rc_context(_style_rc(used)):
+        yield used
+
+
+def use_book_style(lang: str = "en") -> str:
+    """Set the book's style globally (for interactive work); returns the label language."""
+    used = resolve_lang(lang)
+    matplotlib.rcParams.update(_style_rc(used))
+    return used
+
+
+def figure_png(fig: Figure, dpi: int = 150) -> bytes:
+    """Render ``fig`` to PNG bytes (for ``IPython.display.Image`` or ``myst_nb.glue``)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+def _bytes_tick(x: float, _pos: object = None) -> str:
+    return fmt_bytes(x) if x >= 1 else f"{x:g} B"
+
+
+_effbw = np.vectorize(effective_bandwidth, otypes=[float])
+
+
+def fig_effective_bandwidth(
+    links: Iterable[Link], lang: str = "en", sizes: Sequence[float] | np.ndarray | None = None
+) -> Figure:
+    """Effective bandwidth n/T(n) against message size, one curve per link (log–log).
+
+    Each link's half-bandwidth point n½ = αβ is marked where its curve reaches β/2,
+    and its peak β is drawn as a faint dotted line.  Curves carry ``gid``
+    ``"effbw:<name>"`` and the markers ``"nhalf:<name>"`` (in bytes and GB/s), so tests
+    and readers can find them.
+
+    Parameters
+    ----------
+    links : iterable of :class:`~commbook.hardware.Link`
+    lang : "zh" or "en"
+        Label language; "zh" falls back to English without a CJK font.
+    sizes : array of bytes, optional
+        Message sizes to evaluate; default 100 B to 1 GB, log-spaced.
+    """
+    links = list(links)
+    if not links:
+        raise ValueError("fig_effective_bandwidth needs at least one link")
+    n = np.logspace(2, 9, 281) if sizes is None else np.asarray(sizes, dtype=float)
+    if n.ndim != 1 or n.size < 2 or np.any(n <= 0):
+        raise ValueError("sizes must be a 1-D array of at least two positive byte counts")
+    n = np.sort(n)
+
+    with book_style(lang) as lang:
+        fig = Figure()
+        ax = fig.add_subplot()
+        for i, link in enumerate(links):
+            color = PALETTE[i % len(PALETTE)]
+            bw = _effbw(n, link.alpha, link.beta) / GB
+            ax.plot(n, bw, color=color, label=link.name, gid=f"effbw:{link.name}")
+            ax.axhline(link.beta / GB, color=color, lw=0.8, ls=":", alpha=0.6,
+                       gid=f"beta:{link.name}")
+            nh = half_bandwidth_point(link.alpha, link.beta)
+            ax.plot([nh], [link.beta / 2 / GB], marker="o", ms=6, ls="none", color=color,
+                    markeredgecolor="white", gid=f"nhalf:{link.name}")
+        # one legend entry explains all the markers
+        ax.plot([], [], marker="o", ls="none", color="0.4", label=label("n_half", lang))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(n[0], n[-1])
+        ax.xaxis.set_major_locator(LogLocator(base=10, numticks=12))
+        ax.xaxis.set_major_formatter(FuncFormatter(_bytes_tick))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:g}"))
+        ax.set_xlabel(label("size", lang))
+        ax.set_ylabel(label("effbw", lang))
+        ax.set_title(label("effbw_title", lang))
+        ax.legend(loc="lower right")
+        ax.set_ylim(bottom=max(ax.get_ylim()[0], 1e-3 * min(l.beta for l in links) / GB))
+    return fig
+
