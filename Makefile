@@ -1,0 +1,51 @@
+# commbook: build the book and run every check.
+#   make book   install into .venv, execute every page, build _build/html
+#   make test   unit tests + bilingual parity + CJK figure test, nbval on exercises/,
+#               then the full book build with warnings as errors
+
+PYTHON  ?= $(shell command -v python3.11 || command -v python3)
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.commbook-installed
+# -W: any Sphinx warning fails the build; --keep-going: but report all of them first;
+# --all: rebuild every page, so warnings from unchanged pages are not hidden.
+JB_FLAGS := --warningiserror --keep-going --all
+
+.PHONY: venv fonts book test clean
+
+venv: $(STAMP) fonts
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e '.[book,test]'
+	touch $@
+
+# Chinese figure labels need a CJK font.  Install one when we can (root + apt-get);
+# otherwise only print a note: the figures then fall back to English labels.
+fonts: $(STAMP)
+	@if $(PY) -c 'import sys; from commbook.plots import find_cjk_font; sys.exit(find_cjk_font() is None)'; then \
+	  echo "CJK font: $$($(PY) -c 'from commbook.plots import find_cjk_font; print(find_cjk_font())')"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk; then \
+	    rm -f "$$($(PY) -c 'import matplotlib; print(matplotlib.get_cachedir())')"/fontlist-*.json; \
+	    echo "CJK font installed (fonts-noto-cjk); matplotlib font cache cleared"; \
+	  else \
+	    echo "note: apt-get could not install fonts-noto-cjk; Chinese figure labels will fall back to English"; \
+	  fi; \
+	else \
+	  echo "note: no CJK font and no root/apt-get to install fonts-noto-cjk; Chinese figure labels will fall back to English"; \
+	fi
+
+book: venv
+	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
+	@echo "Book: $(CURDIR)/_build/html/index.html"
+
+# pytest exits with 5 when it collects nothing: exercises/ may hold no notebooks yet.
+test: venv
+	$(PY) -m pytest tests
+	if [ -d exercises ]; then $(PY) -m pytest --nbval exercises/ || [ $$? -eq 5 ]; fi
+	$(MAKE) --no-print-directory book
+
+clean:
+	rm -rf _build
