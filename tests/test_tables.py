@@ -1,0 +1,60 @@
+"""The link table reproduces the lecture's anchors (demo 01-1) and renders in both languages."""
+from __future__ import annotations
+
+import pytest
+
+from commbook import hardware as hw
+from commbook.tables import (
+    DEFAULT_SIZES, TABLE_LABELS, fmt_gbps, fmt_pct, link_table, render_link_table,
+)
+from commbook.units import GB, KB, MB
+
+LINKS = [hw.NVLINK4, hw.NVLINK5, hw.IB_NDR, hw.IB_HDR, hw.PCIE_GEN5, hw.ROCE_100G, hw.ICI_V5E]
+
+
+def test_anchors_of_the_lecture():
+    nvl, ib, ici = link_table([hw.NVLINK4, hw.IB_NDR, hw.ICI_V5E], [4 * KB])
+    assert nvl.n_half == pytest.approx(900 * KB)
+    assert ib.n_half == pytest.approx(250 * KB)
+    assert ici.n_half == pytest.approx(45 * KB)
+    assert fmt_gbps(nvl.eff_bw[0]) == "1.99 GB/s" and fmt_pct(nvl.fraction[0]) == "0.44%"
+    assert fmt_gbps(ib.eff_bw[0]) == "0.787 GB/s" and fmt_pct(ib.fraction[0]) == "1.6%"
+    assert fmt_gbps(ici.eff_bw[0]) == "3.67 GB/s" and fmt_pct(ici.fraction[0]) == "8.2%"
+
+
+def test_every_link_gets_half_of_beta_at_its_half_bandwidth_point():
+    for link in LINKS:
+        (row,) = link_table([link], [link.n_half])
+        assert row.fraction[0] == pytest.approx(0.5)
+        assert row.eff_bw[0] == pytest.approx(link.beta / 2)
+
+
+def test_rows_are_monotone_and_below_beta():
+    for row in link_table(LINKS, DEFAULT_SIZES):
+        assert list(row.eff_bw) == sorted(row.eff_bw)
+        assert all(0 < f < 1 for f in row.fraction)
+    assert DEFAULT_SIZES[0] == 4 * KB and DEFAULT_SIZES[-1] == 256 * MB
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_render(lang):
+    rows = link_table(LINKS)
+    html = render_link_table(rows, lang=lang)
+    assert html.count("<tr>") == len(LINKS) + 1
+    assert TABLE_LABELS[lang]["link"] in html
+    assert "900 KB" in html and "0.44%" in html
+    md = render_link_table(rows, lang=lang, fmt="markdown")
+    assert len(md.strip().splitlines()) == len(LINKS) + 2
+
+
+def test_render_rejects_bad_input():
+    rows = link_table([hw.IB_NDR])
+    with pytest.raises(ValueError):
+        render_link_table(rows, lang="fr")
+    with pytest.raises(ValueError):
+        render_link_table(rows, fmt="latex")
+    with pytest.raises(ValueError):
+        render_link_table([])
+    with pytest.raises(ValueError):
+        link_table([hw.IB_NDR], [-1])
+    assert fmt_gbps(450 * GB) == "450 GB/s"
