@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .comm_sim import SUPPORTED_DTYPES, Round, RunResult, VirtualCluster, chunk_bounds
+from .comm_sim import OPS, SUPPORTED_DTYPES, Round, RunResult, VirtualCluster, chunk_bounds
 from .cost import ALLREDUCE_ALGORITHMS, canonical_algorithm
 from .topology import Torus, TwoLevel
 from .units import check_size
@@ -234,8 +234,7 @@ def _inputs(cluster, data, nbytes, ranks, what="data"):
     return ranks, q, bufs, int(arrays[0].size), False, dtype.itemsize, shape, dtype
 
 
-def _check_op(op: str, dtype) -> None:
-    from .comm_sim import OPS
+def _check_op(op: str) -> None:
     if op not in OPS:
         raise ValueError(f"unknown op {op!r}; valid: {', '.join(OPS)}")
 
@@ -308,7 +307,7 @@ def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
     """
     algo = canonical_algorithm(algorithm, ALGORITHMS["all_reduce"])
     ranks, q, bufs, n, exact, itemsize, shape, dtype = _inputs(cluster, data, nbytes, ranks)
-    _check_op(op, dtype)
+    _check_op(op)
     if algo == "hierarchical":
         schedule = _hierarchical_allreduce(cluster, ranks, n, exact, inter_algorithm)
     elif algo == "torus":
@@ -436,7 +435,7 @@ def reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
     """Reduce every rank's buffer into the root (``outputs[root]``; others ``None``)."""
     algo = canonical_algorithm(algorithm, ALGORITHMS["reduce"])
     ranks, q, bufs, n, exact, itemsize, shape, dtype = _inputs(cluster, data, nbytes, ranks)
-    _check_op(op, dtype)
+    _check_op(op)
     g = _rotated(q, root)
     base, nn = np.zeros(1, dtype=float if exact else np.int64), np.array([n], dtype=float if exact else np.int64)
     if q == 1:
@@ -465,7 +464,7 @@ def reduce_scatter(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = 
     recursive halving (p a power of two)."""
     algo = canonical_algorithm(algorithm, ALGORITHMS["reduce_scatter"])
     ranks, q, bufs, n, exact, itemsize, shape, dtype = _inputs(cluster, data, nbytes, ranks)
-    _check_op(op, dtype)
+    _check_op(op)
     g = np.arange(q)[None, :]
     if algo == "ring":
         schedule = ring_reduce_scatter(g, 0, n, exact)
@@ -630,7 +629,12 @@ def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = No
     else:
         if not np.issubdtype(C.dtype, np.integer):
             raise TypeError("counts must be integers when data is given")
-        _, _, bufs, _, _, itemsize, _, dtype = _inputs(cluster, [np.zeros(0, np.asarray(data[0]).dtype)] * q, None, ranks)
+        if isinstance(data, np.ndarray) or not isinstance(data, Sequence) or len(data) != q:
+            raise ValueError(f"data must be a list of {q} numpy arrays, one per rank")
+        dtype = np.asarray(data[0]).dtype
+        if dtype not in SUPPORTED_DTYPES:
+            raise TypeError(f"dtype {dtype} is not supported; use one of {', '.join(map(str, SUPPORTED_DTYPES))}")
+        itemsize, bufs = dtype.itemsize, [None] * q
         for r, x in enumerate(data):
             x = np.asarray(x).ravel()
             if x.dtype != dtype:

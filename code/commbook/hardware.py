@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .units import GB, TB, us
+from .units import GB, TB
 
 __all__ = [
     "Link", "Chip", "LINKS", "CHIPS",
@@ -66,47 +66,47 @@ class Link:
 
 
 NVLINK4 = Link(
-    "NVLink 4 (H100)", 2 * us, 450 * GB,
+    "NVLink 4 (H100)", 2e-6, 450 * GB,
     _LECTURE + "; NVIDIA H100 datasheet: 18 links x 25 GB/s = 450 GB/s per direction "
     "(900 GB/s bidirectional)",
 )
 NVLINK4_CHAPTER = Link(
-    "NVLink 4 (chapter)", 1.5 * us, 450 * GB, _CH_T1 + ": 1-2 µs, 450 GB/s, n* ~ 0.7 MB",
-    alpha_range=(1 * us, 2 * us),
+    "NVLink 4 (chapter)", 1.5e-6, 450 * GB, _CH_T1 + ": 1-2 µs, 450 GB/s, n* ~ 0.7 MB",
+    alpha_range=(1e-6, 2e-6),
 )
 NVLINK5 = Link(
-    "NVLink 5 (GB200 NVL72)", 2 * us, 900 * GB,
+    "NVLink 5 (GB200 NVL72)", 2e-6, 900 * GB,
     "NVIDIA GB200 NVL72 spec: 1.8 TB/s NVLink per GPU bidirectional = 900 GB/s per "
     "direction (lecture §2.3); α assumed as for NVLink 4",
 )
 NVLINK_H800 = Link(
-    "NVLink (H800)", 2 * us, 160 * GB,
+    "NVLink (H800)", 2e-6, 160 * GB,
     "DeepSeek-V3 Technical Report §3.2.2: NVLink ~160 GB/s achievable on H800 "
     "(~3.2x IB); α assumed as for NVLink 4",
 )
 IB_NDR = Link(
-    "InfiniBand NDR", 5 * us, 50 * GB,
+    "InfiniBand NDR", 5e-6, 50 * GB,
     _LECTURE + "; ConnectX-7 400 Gb/s = 50 GB/s per NIC",
 )
 IB_NDR_CHAPTER = Link(
-    "InfiniBand NDR (chapter)", 2 * us, 50 * GB, _CH_T1 + ": 1-3 µs, 50 GB/s per port, n* ~ 100 KB",
-    alpha_range=(1 * us, 3 * us),
+    "InfiniBand NDR (chapter)", 2e-6, 50 * GB, _CH_T1 + ": 1-3 µs, 50 GB/s per port, n* ~ 100 KB",
+    alpha_range=(1e-6, 3e-6),
 )
 IB_HDR = Link(
-    "InfiniBand HDR", 3.5 * us, 25 * GB, _CH_T1 + ": 2-5 µs, 200 Gb/s = 25 GB/s, n* ~ 87.5 KB",
-    alpha_range=(2 * us, 5 * us),
+    "InfiniBand HDR", 3.5e-6, 25 * GB, _CH_T1 + ": 2-5 µs, 200 Gb/s = 25 GB/s, n* ~ 87.5 KB",
+    alpha_range=(2e-6, 5e-6),
 )
 PCIE_GEN5 = Link(
-    "PCIe Gen5 x16", 3.5 * us, 64 * GB, _CH_T1 + ": 2-5 µs, 64 GB/s (GPU-CPU), n* ~ 224 KB",
-    alpha_range=(2 * us, 5 * us),
+    "PCIe Gen5 x16", 3.5e-6, 64 * GB, _CH_T1 + ": 2-5 µs, 64 GB/s (GPU-CPU), n* ~ 224 KB",
+    alpha_range=(2e-6, 5e-6),
 )
 ROCE_100G = Link(
-    "Ethernet 100G (RoCE)", 7.5 * us, 12.5 * GB,
+    "Ethernet 100G (RoCE)", 7.5e-6, 12.5 * GB,
     _CH_T1 + ": 5-10 µs, 100 Gb/s = 12.5 GB/s, n* = 93.75 KB (printed as 93.7)",
-    alpha_range=(5 * us, 10 * us),
+    alpha_range=(5e-6, 10e-6),
 )
 ICI_V5E = Link(
-    "TPU v5e ICI", 1 * us, 45 * GB,
+    "TPU v5e ICI", 1e-6, 45 * GB,
     _LECTURE + "; How to Scale Your Model ch. 2: v5e ICI 4.5e10 B/s one way per link, "
     "~1 µs per hop",
 )
