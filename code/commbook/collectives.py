@@ -376,10 +376,23 @@ def _torus_allreduce(cluster, ranks, n, exact):
 
 
 # ============================================================================ rooted ops
-def _rotated(q: int, root: int) -> np.ndarray:
+def _check_root(q: int, root: int) -> int:
+    if isinstance(root, (bool, np.bool_)) or not isinstance(root, (int, np.integer)):
+        raise TypeError(f"root must be an integer rank, got {root!r}")
     if not 0 <= root < q:
         raise ValueError(f"root {root} is outside the ranks 0..{q - 1}")
-    return ((np.arange(q) + root) % q)[None, :]
+    return int(root)
+
+
+def _check_chunks(chunks: int) -> int:
+    if isinstance(chunks, (bool, np.bool_)) or not isinstance(chunks, (int, np.integer)) or chunks < 1:
+        raise ValueError(f"chunks must be an integer >= 1, got {chunks!r}")
+    return int(chunks)
+
+
+def _rotated(q: int, root: int) -> np.ndarray:
+    """One group of all ranks, starting at ``root`` (rooted schedules assume local rank 0)."""
+    return ((np.arange(q) + _check_root(q, root)) % q)[None, :]
 
 
 def broadcast(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
@@ -396,8 +409,7 @@ def broadcast(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None,
     algo = canonical_algorithm(algorithm, ALGORITHMS["broadcast"])
     ranks, q, bufs, n, exact, itemsize, shape, dtype = _inputs(cluster, data, nbytes, ranks)
     chain = _rotated(q, root)
-    if isinstance(chunks, bool) or int(chunks) != chunks or chunks < 1:
-        raise ValueError(f"chunks must be an integer >= 1, got {chunks!r}")
+    chunks = _check_chunks(chunks)
     base, nn = np.zeros(1, dtype=float if exact else np.int64), np.array([n], dtype=float if exact else np.int64)
     if q == 1:
         schedule = []
@@ -615,9 +627,13 @@ def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = No
     (elements with ``data=``, bytes in a size-only run).  Rank i's buffer holds its
     outgoing segments in destination order; rank j receives them in source order.
     Direct schedule: p-1 shift rounds; the hottest receiver decides each round."""
+    if not isinstance(cluster, VirtualCluster):
+        raise TypeError(f"expected a VirtualCluster, got {type(cluster).__name__}")
     ranks = cluster.check_ranks(ranks)
     q = ranks.size
     C = np.asarray(counts)
+    if C.dtype.kind not in "iuf":
+        raise TypeError(f"counts must be numbers, got an array of dtype {C.dtype}")
     if C.shape != (q, q):
         raise ValueError(f"counts must have shape ({q}, {q}), got {C.shape}")
     if not np.all(np.isfinite(C)) or (C < 0).any():
@@ -629,8 +645,10 @@ def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = No
     else:
         if not np.issubdtype(C.dtype, np.integer):
             raise TypeError("counts must be integers when data is given")
-        if isinstance(data, np.ndarray) or not isinstance(data, Sequence) or len(data) != q:
-            raise ValueError(f"data must be a list of {q} numpy arrays, one per rank")
+        if isinstance(data, np.ndarray) or not isinstance(data, Sequence):
+            raise TypeError("data must be a list with one numpy array per rank")
+        if len(data) != q:
+            raise ValueError(f"data has {len(data)} arrays but the collective has {q} ranks")
         dtype = np.asarray(data[0]).dtype
         if dtype not in SUPPORTED_DTYPES:
             raise TypeError(f"dtype {dtype} is not supported; use one of {', '.join(map(str, SUPPORTED_DTYPES))}")
@@ -665,7 +683,7 @@ def scatter(cluster: VirtualCluster, data: np.ndarray | None = None, *, nbytes: 
     canonical_algorithm(algorithm, ALGORITHMS["scatter"])
     ranks = cluster.check_ranks(ranks)
     q = ranks.size
-    _rotated(q, root)
+    root = _check_root(q, root)
     arr = None if data is None else np.asarray(data)
     _, _, bufs, n, exact, itemsize, _, dtype = _inputs(
         cluster, None if arr is None else [arr] * q, nbytes, ranks)
@@ -693,7 +711,7 @@ def gather(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
     the root's receive port serializes).  With ``nbytes=`` the size is the gathered total."""
     canonical_algorithm(algorithm, ALGORITHMS["gather"])
     ranks, q, bufs, n, exact, itemsize, shape, dtype = _inputs(cluster, data, nbytes, ranks)
-    _rotated(q, root)
+    root = _check_root(q, root)
     total = n if exact else n * q
     b = chunk_bounds(total, q, exact)
     if bufs is not None:

@@ -13,6 +13,7 @@ Every closed form here is the exact time of the matching schedule in
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Callable
 
@@ -29,11 +30,15 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- checks
+def _real(x: object) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
 def check_link_params(alpha: float, beta: float) -> None:
-    """Raise ``ValueError`` unless ``alpha >= 0`` and ``beta > 0`` (both finite)."""
-    if not isinstance(alpha, (int, float)) or math.isnan(alpha) or alpha < 0 or math.isinf(alpha):
+    """Raise ``ValueError`` unless ``alpha >= 0`` and ``beta > 0`` (both finite numbers)."""
+    if not _real(alpha) or math.isnan(alpha) or alpha < 0 or math.isinf(alpha):
         raise ValueError(f"alpha (latency, seconds) must be finite and >= 0, got {alpha!r}")
-    if not isinstance(beta, (int, float)) or math.isnan(beta) or beta <= 0 or math.isinf(beta):
+    if not _real(beta) or math.isnan(beta) or beta <= 0 or math.isinf(beta):
         raise ValueError(f"beta (bandwidth, bytes/s) must be finite and > 0, got {beta!r}")
 
 

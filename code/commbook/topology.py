@@ -25,6 +25,12 @@ from .hardware import Link
 __all__ = ["Topology", "Switch", "Ring", "Torus", "TwoLevel", "ring_order", "MAPPINGS"]
 
 
+def _check_link(link: object, name: str = "link") -> Link:
+    if not isinstance(link, Link):
+        raise TypeError(f"{name} must be a commbook.hardware.Link, got {type(link).__name__}")
+    return link
+
+
 class Topology:
     """Base class.  Subclasses set ``p`` and the resource tables."""
 
@@ -116,7 +122,7 @@ class Switch(Topology):
 
     def __init__(self, p: int, link: Link):
         self.p = check_p(p)
-        self.link = link
+        self.link = _check_link(link)
         self.name = f"Switch(p={self.p}, {link.name})"
         self._res_names = [f"port{d}.out" for d in range(self.p)] + [f"port{d}.in" for d in range(self.p)]
         self._res_bw = np.append(np.full(2 * self.p, link.beta), np.inf)
@@ -160,7 +166,7 @@ class Torus(Topology):
         if unidirectional and not wraparound:
             raise ValueError("a unidirectional ring needs wraparound=True")
         self.p = int(np.prod(self.dims))
-        self.link = link
+        self.link = _check_link(link)
         self.wraparound = bool(wraparound)
         self.hop_alpha = float(hop_alpha)
         self.unidirectional = bool(unidirectional)
@@ -282,7 +288,7 @@ class TwoLevel(Topology):
         self.gpus_per_node = check_p(gpus_per_node, "gpus_per_node")
         if not oversubscription >= 1:
             raise ValueError(f"oversubscription must be >= 1, got {oversubscription!r}")
-        self.intra, self.inter = intra, inter
+        self.intra, self.inter = _check_link(intra, "intra"), _check_link(inter, "inter")
         self.oversubscription = float(oversubscription)
         N, G = self.nodes, self.gpus_per_node
         self.p = N * G
