@@ -159,3 +159,22 @@ def test_ring_order_snake_is_a_neighbour_cycle():
     assert all(t.hops(int(a), int(b)) == 1 for a, b in zip(order, np.roll(order, -1)))
     row = ring_order((4, 4), "row_major")
     assert sum(t.hops(int(a), int(b)) == 2 for a, b in zip(row, np.roll(row, -1))) == 4
+
+
+def test_the_built_in_check_catches_a_wrong_answer(monkeypatch):
+    """Corrupt one payload operation: the default check must refuse the result."""
+    from commbook import comm_sim
+    c = VirtualCluster(Switch(4, NVLINK4))
+    x = [np.arange(8.0) + r for r in range(4)]
+    original = comm_sim.VirtualCluster._apply
+
+    def corrupt(rnd, buffers, ufunc):
+        original(rnd, buffers, ufunc)
+        buffers[2][0][3] += 1
+
+    monkeypatch.setattr(comm_sim.VirtualCluster, "_apply", staticmethod(corrupt))
+    with pytest.raises(AssertionError, match="numpy reference"):
+        all_reduce(c, x)
+    with pytest.raises(AssertionError, match="numpy reference"):
+        all_reduce(c, [v.astype(np.int64) for v in x])
+    assert all_reduce(c, x, check=False).outputs[2][3] != all_reduce(c, x, check=False).outputs[0][3]
