@@ -262,12 +262,19 @@ class _Reference:
                     self.ref = _avg(self.ref, p)
             if dt.kind == "i":
                 return
-            mag = np.abs(stack)
+            # bound: no partial sum (product) can exceed it; built rank by rank, without
+            # a second copy of the whole stack
+            combine = np.multiply if op == "prod" else np.add
+            bound = np.full(stack.shape[1:], 1 if op == "prod" else 0, dtype=work)
+            row = np.empty_like(bound)
+            for x in stack:
+                np.abs(x, out=row)
+                if op == "prod":
+                    np.maximum(row, 1, out=row)
+                combine(bound, row, out=bound)
             if op == "prod":
-                bound = np.prod(np.maximum(mag, 1), axis=0, dtype=work)  # no partial product exceeds it
                 scale = np.abs(self.ref)
             else:
-                bound = np.sum(mag, axis=0, dtype=work)                   # no partial sum exceeds it
                 scale = bound / p if op == "avg" else bound
             self.tol = 4 * p * np.finfo(dt).eps * scale + np.finfo(dt).tiny
             self.ok = bound <= np.finfo(dt).max
