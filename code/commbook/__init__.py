@@ -2,6 +2,6 @@
 
 Every figure, table and worked answer of the book comes from these modules:
 :mod:`units`, :mod:`hardware`, :mod:`cost`, :mod:`topology`, :mod:`comm_sim`,
-:mod:`collectives` and :mod:`plots`.
+:mod:`collectives`, :mod:`plots` and :mod:`tables`.
 """
 __version__ = "0.1.0"
