@@ -1,0 +1,511 @@
+"""Every bad input is refused with a ValueError or TypeError that says what is wrong.
+
+Each test asserts the exception *type* and a *message* fragment: a reader who passes a
+wrong argument must learn from the message which argument and why.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from commbook import collectives as C
+from commbook import cost
+from commbook.comm_sim import VirtualCluster
+from commbook.hardware import IB_NDR, NVLINK4, Link
+from commbook.topology import Ring, Switch, Torus, TwoLevel, ring_order
+
+
+# ----------------------------------------------------------------------------- fixtures
+@pytest.fixture
+def sw4():
+    return VirtualCluster(Switch(4, NVLINK4))
+
+
+@pytest.fixture
+def ring4():
+    return VirtualCluster(Ring(4, NVLINK4))
+
+
+@pytest.fixture
+def data4():
+    return [np.arange(8.0) + r for r in range(4)]
+
+
+def _two_level(nodes=2, gpus=2):
+    return VirtualCluster(TwoLevel(nodes, gpus, intra=NVLINK4, inter=IB_NDR))
+
+
+# Every size-only entry point, called with a given nbytes on a 4-device switch.
+SIZE_ONLY_CALLS = {
+    "all_reduce": lambda c, n: C.all_reduce(c, nbytes=n),
+    "broadcast": lambda c, n: C.broadcast(c, nbytes=n),
+    "reduce": lambda c, n: C.reduce(c, nbytes=n),
+    "reduce_scatter": lambda c, n: C.reduce_scatter(c, nbytes=n),
+    "all_gather": lambda c, n: C.all_gather(c, nbytes=n),
+    "all_to_all": lambda c, n: C.all_to_all(c, nbytes=n),
+    "scatter": lambda c, n: C.scatter(c, nbytes=n),
+    "gather": lambda c, n: C.gather(c, nbytes=n),
+    "send_recv": lambda c, n: C.send_recv(c, nbytes=n),
+}
+
+
+# ----------------------------------------------------------------------------- sizes
+@pytest.mark.parametrize("name", sorted(SIZE_ONLY_CALLS))
+@pytest.mark.parametrize("nbytes, match", [
+    (-1, r"nbytes must be a finite, non-negative number of bytes, got -1"),
+    (-0.5, r"nbytes must be a finite, non-negative"),
+    (float("nan"), r"nbytes must be a number of bytes, got NaN"),
+    (float("inf"), r"nbytes must be a finite, non-negative number of bytes, got inf"),
+    (float("-inf"), r"nbytes must be a finite, non-negative"),
+])
+def test_bad_nbytes_value(sw4, name, nbytes, match):
+    with pytest.raises(ValueError, match=match):
+        SIZE_ONLY_CALLS[name](sw4, nbytes)
+
+
+@pytest.mark.parametrize("nbytes", ["8", [8], object(), True])
+def test_nbytes_not_a_number(sw4, nbytes):
+    with pytest.raises(TypeError, match=r"nbytes must be a number of bytes, got"):
+        C.all_reduce(sw4, nbytes=nbytes)
+
+
+def test_cost_functions_reject_bad_sizes():
+    with pytest.raises(ValueError, match=r"n must be a finite, non-negative number of bytes, got -1"):
+        cost.p2p_time(-1, 1e-6, 1e9)
+    with pytest.raises(ValueError, match=r"number of bytes, got NaN"):
+        cost.t_formula("ring", 4, float("nan"), 1e-6, 1e9)
+    with pytest.raises(ValueError, match=r"finite, non-negative.*inf"):
+        cost.t_broadcast("binomial", 4, float("inf"), 1e-6, 1e9)
+
+
+# ----------------------------------------------------------------------------- α, β, links
+@pytest.mark.parametrize("alpha", [-1e-6, float("nan"), float("inf")])
+def test_p2p_time_bad_alpha(alpha):
+    with pytest.raises(ValueError, match=r"alpha \(latency, seconds\) must be finite and >= 0"):
+        cost.p2p_time(1e6, alpha, 1e9)
+
+
+@pytest.mark.parametrize("beta", [0, 0.0, -1e9, float("nan"), float("inf")])
+def test_p2p_time_bad_beta(beta):
+    with pytest.raises(ValueError, match=r"beta \(bandwidth, bytes/s\) must be finite and > 0"):
+        cost.p2p_time(1e6, 1e-6, beta)
+
+
+@pytest.mark.parametrize("alpha, beta, match", [
+    (-1e-6, 1e9, r"alpha .* must be finite and >= 0, got -1e-06"),
+    (float("nan"), 1e9, r"alpha .* must be finite and >= 0, got nan"),
+    (1e-6, 0.0, r"beta .* must be finite and > 0, got 0.0"),
+    (1e-6, -5.0, r"beta .* must be finite and > 0, got -5.0"),
+    (1e-6, float("inf"), r"beta .* must be finite and > 0, got inf"),
+])
+def test_link_bad_alpha_beta(alpha, beta, match):
+    with pytest.raises(ValueError, match=match):
+        Link("bad", alpha, beta, "test")
+
+
+def test_link_params_accept_numpy_scalars():
+    """np.float32 is a valid number: it must not be refused as 'not finite and >= 0'.
+
+    (np.float64 subclasses float and passes; np.float32 does not, and before 8655872
+    ``cost.check_link_params`` refused it with a message that was false.)"""
+    assert cost.p2p_time(1e6, np.float32(1e-6), np.float32(1e9)) == pytest.approx(1e-6 + 1e-3, rel=1e-6)
+    Link("np32", np.float32(1e-6), np.float32(1e9), "test")
+
+
+def test_link_alpha_of_wrong_type():
+    with pytest.raises((TypeError, ValueError), match=r"alpha"):
+        cost.p2p_time(1e6, "1e-6", 1e9)
+
+
+# ----------------------------------------------------------------------------- p < 1
+@pytest.mark.parametrize("make", [
+    lambda: Switch(0, NVLINK4), lambda: Switch(-3, NVLINK4), lambda: Ring(0, NVLINK4),
+])
+def test_topology_p_below_one(make):
+    with pytest.raises(ValueError, match=r"p \(number of devices\) must be >= 1, got -?\d+"):
+        make()
+
+
+def test_torus_and_two_level_bad_sizes():
+    with pytest.raises(ValueError, match=r"torus dimension .* must be >= 1, got 0"):
+        Torus((0, 2), NVLINK4)
+    with pytest.raises(ValueError, match=r"at least one dimension"):
+        Torus((), NVLINK4)
+    with pytest.raises(ValueError, match=r"nodes .* must be >= 1, got 0"):
+        TwoLevel(0, 8, intra=NVLINK4, inter=IB_NDR)
+    with pytest.raises(ValueError, match=r"gpus_per_node .* must be >= 1, got 0"):
+        TwoLevel(2, 0, intra=NVLINK4, inter=IB_NDR)
+
+
+@pytest.mark.parametrize("p", [2.5, True, "4"])
+def test_topology_p_not_an_integer(p):
+    with pytest.raises(TypeError, match=r"p \(number of devices\) must be an integer"):
+        Switch(p, NVLINK4)
+
+
+def test_topology_link_not_a_link():
+    """Regression: Switch(4, 'nvlink') used to fail with AttributeError inside __init__."""
+    with pytest.raises(TypeError, match=r"[Ll]ink"):
+        Switch(4, "nvlink")
+
+
+@pytest.mark.parametrize("p", [0, -1])
+def test_t_formula_p_below_one(p):
+    with pytest.raises(ValueError, match=r"p \(number of devices\) must be >= 1"):
+        cost.t_formula("ring", p, 1e6, 1e-6, 1e9)
+
+
+# ----------------------------------------------------------------------------- buffers
+def test_buffers_of_different_shapes(sw4):
+    data = [np.zeros(4), np.zeros(4), np.zeros(4), np.zeros(5)]
+    with pytest.raises(ValueError, match=r"rank 3 holds shape \(5,\), rank 0 holds \(4,\)"):
+        C.all_reduce(sw4, data)
+    data2 = [np.zeros((2, 2))] * 3 + [np.zeros(4)]
+    with pytest.raises(ValueError, match=r"rank 3 holds shape"):
+        C.all_gather(sw4, data2)
+
+
+def test_buffers_of_different_dtypes(sw4):
+    data = [np.zeros(4)] * 3 + [np.zeros(4, np.float32)]
+    with pytest.raises(TypeError, match=r"rank 3 holds dtype float32, rank 0 holds float64"):
+        C.all_reduce(sw4, data)
+    with pytest.raises(TypeError, match=r"rank 3 holds dtype float32"):
+        C.broadcast(sw4, data)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64, np.bool_, np.int8, np.uint32, "U1"])
+def test_unsupported_dtype(sw4, dtype):
+    data = [np.zeros(4, dtype=dtype)] * 4
+    with pytest.raises(TypeError, match=r"dtype .* is not supported; use one of float16, float32, "
+                                        r"float64, int32, int64"):
+        C.all_reduce(sw4, data)
+
+
+def test_unsupported_dtype_other_collectives(sw4):
+    z = np.zeros(4, np.complex128)
+    with pytest.raises(TypeError, match=r"not supported"):
+        C.send_recv(sw4, z)
+    with pytest.raises(TypeError, match=r"not supported"):
+        C.scatter(sw4, z)
+    with pytest.raises(TypeError, match=r"not supported"):
+        C.all_to_all_v(sw4, [z] * 4, counts=np.ones((4, 4), int))
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_wrong_number_of_arrays(sw4, k):
+    with pytest.raises(ValueError, match=rf"data has {k} arrays but the collective has 4 ranks"):
+        C.all_reduce(sw4, [np.zeros(4)] * k)
+
+
+def test_wrong_number_of_arrays_with_ranks(sw4):
+    with pytest.raises(ValueError, match=r"data has 4 arrays but the collective has 2 ranks"):
+        C.all_gather(sw4, [np.zeros(4)] * 4, ranks=[0, 1])
+
+
+@pytest.mark.parametrize("k", [3, 5])
+def test_all_to_all_v_wrong_number_of_arrays(sw4, k):
+    """Regression: all_to_all_v with 3 or 5 arrays for 4 ranks used to raise IndexError."""
+    with pytest.raises(ValueError, match=rf"data has {k} arrays but the collective has 4 ranks"):
+        C.all_to_all_v(sw4, [np.zeros(4)] * k, counts=np.ones((4, 4), int))
+
+
+def test_data_must_be_a_list(sw4):
+    with pytest.raises(TypeError, match=r"data must be a list with one numpy array per rank"):
+        C.all_reduce(sw4, np.zeros((4, 8)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda c, d: C.all_reduce(c, d, nbytes=64),
+    lambda c, d: C.broadcast(c, d, nbytes=64),
+    lambda c, d: C.all_to_all(c, d, nbytes=64),
+    lambda c, d: C.scatter(c, d[0], nbytes=64),
+    lambda c, d: C.send_recv(c, d[0], nbytes=64),
+])
+def test_both_data_and_nbytes(sw4, data4, call):
+    with pytest.raises(ValueError, match=r"give exactly one of data= .* or nbytes="):
+        call(sw4, data4)
+
+
+@pytest.mark.parametrize("call", [
+    C.all_reduce, C.broadcast, C.reduce, C.reduce_scatter, C.all_gather, C.all_to_all,
+    C.scatter, C.gather, C.send_recv,
+])
+def test_neither_data_nor_nbytes(sw4, call):
+    with pytest.raises(ValueError, match=r"give exactly one of data= .* or nbytes="):
+        call(sw4)
+
+
+def test_cluster_not_a_virtual_cluster(data4):
+    with pytest.raises(TypeError, match=r"VirtualCluster needs a Topology, got str"):
+        VirtualCluster("switch")
+    with pytest.raises(TypeError, match=r"expected a VirtualCluster, got Switch"):
+        C.all_reduce(Switch(4, NVLINK4), data4)
+
+
+def test_all_to_all_v_cluster_not_a_virtual_cluster():
+    """Regression: all_to_all_v used to skip the cluster check (AttributeError)."""
+    with pytest.raises(TypeError, match=r"VirtualCluster"):
+        C.all_to_all_v(Switch(4, NVLINK4), counts=np.ones((4, 4)))
+
+
+# ----------------------------------------------------------------------------- names
+@pytest.mark.parametrize("collective, call, valid", [
+    ("all_reduce", lambda c, d: C.all_reduce(c, d, algorithm="quantum"),
+     ["double_tree", "hierarchical", "innet", "naive", "rabenseifner", "rd", "ring", "torus", "tree"]),
+    ("broadcast", lambda c, d: C.broadcast(c, d, algorithm="quantum"),
+     ["binomial", "chain", "flat", "scatter_allgather"]),
+    ("reduce", lambda c, d: C.reduce(c, d, algorithm="quantum"), ["binomial", "flat"]),
+    ("reduce_scatter", lambda c, d: C.reduce_scatter(c, d, algorithm="quantum"), ["ring", "rh"]),
+    ("all_gather", lambda c, d: C.all_gather(c, d, algorithm="quantum"), ["ring", "rd"]),
+    ("all_to_all", lambda c, d: C.all_to_all(c, d, algorithm="quantum"), ["direct", "hierarchical"]),
+    ("scatter", lambda c, d: C.scatter(c, d[0], algorithm="quantum"), ["flat"]),
+    ("gather", lambda c, d: C.gather(c, d, algorithm="quantum"), ["flat"]),
+    ("t_formula", lambda c, d: cost.t_formula("quantum", 4, 1e6, 1e-6, 1e9),
+     ["double_tree", "innet", "naive", "rabenseifner", "rd", "ring", "tree"]),
+])
+def test_unknown_algorithm_lists_valid_names(sw4, data4, collective, call, valid):
+    with pytest.raises(ValueError, match=r"unknown algorithm 'quantum'; valid names: ") as info:
+        call(sw4, data4)
+    msg = str(info.value)
+    for name in valid:
+        assert name in msg, f"{collective}: valid name {name!r} missing from {msg!r}"
+    assert set(valid) <= set(C.ALGORITHMS.get(collective, valid))
+
+
+@pytest.mark.parametrize("call", [
+    lambda c, d: C.all_reduce(c, d, op="mean"),
+    lambda c, d: C.all_reduce(c, nbytes=64, op="mean"),
+    lambda c, d: C.reduce(c, d, op="mean"),
+    lambda c, d: C.reduce_scatter(c, d, op="mean"),
+])
+def test_unknown_op(sw4, data4, call):
+    with pytest.raises(ValueError, match=r"unknown op 'mean'; valid: sum, prod, min, max, avg"):
+        call(sw4, data4)
+
+
+def test_unknown_mapping_and_random_without_seed():
+    with pytest.raises(ValueError, match=r"unknown mapping 'spiral'; valid: identity, row_major, snake, random"):
+        ring_order((4, 4), "spiral")
+    with pytest.raises(ValueError, match=r"random mapping needs a seed"):
+        ring_order((4, 4), "random")
+
+
+# ----------------------------------------------------------------------------- devices / ranks
+@pytest.mark.parametrize("topo", [
+    Switch(4, NVLINK4), Ring(4, NVLINK4), Torus((2, 2), NVLINK4),
+    TwoLevel(2, 2, intra=NVLINK4, inter=IB_NDR),
+])
+@pytest.mark.parametrize("src, dst, bad", [(0, 99, 99), (99, 0, 99), (-1, 0, -1)])
+def test_route_outside_topology(topo, src, dst, bad):
+    with pytest.raises(ValueError, match=rf"device {bad} is outside the topology .*devices 0\.\.3"):
+        topo.route(src, dst)
+    with pytest.raises(ValueError, match=rf"device {bad} is outside the topology"):
+        topo.hops(src, dst)
+
+
+def test_route_device_not_an_integer():
+    with pytest.raises(TypeError, match=r"device id must be an integer, got float"):
+        Switch(4, NVLINK4).route(0, 1.0)
+
+
+def test_send_recv_outside_topology(sw4):
+    with pytest.raises(ValueError, match=r"device 99 is outside the topology"):
+        C.send_recv(sw4, np.zeros(4), dst=99)
+    with pytest.raises(ValueError, match=r"device 99 is outside the topology"):
+        C.send_recv(sw4, nbytes=8, src=99)
+    with pytest.raises(ValueError, match=r"device -1 is outside the topology"):
+        C.send_recv(sw4, nbytes=8, dst=-1)
+
+
+@pytest.mark.parametrize("call", [
+    lambda c: C.all_reduce(c, [np.zeros(4)] * 2, ranks=[0, 99]),
+    lambda c: C.all_reduce(c, nbytes=8, ranks=[0, 99]),
+    lambda c: C.broadcast(c, nbytes=8, ranks=[0, 99]),
+    lambda c: C.all_to_all_v(c, counts=np.ones((2, 2)), ranks=[0, 99]),
+])
+def test_ranks_outside_topology(sw4, call):
+    with pytest.raises(ValueError, match=r"device 99 is outside the topology"):
+        call(sw4)
+
+
+def test_ranks_duplicate_empty_or_wrong_type(sw4):
+    with pytest.raises(ValueError, match=r"ranks must not name a device twice"):
+        C.all_reduce(sw4, nbytes=8, ranks=[0, 1, 1])
+    with pytest.raises(ValueError, match=r"ranks must not name a device twice"):
+        C.all_to_all_v(sw4, counts=np.ones((2, 2)), ranks=[2, 2])
+    with pytest.raises(ValueError, match=r"ranks must be a non-empty 1-D sequence"):
+        C.all_reduce(sw4, nbytes=8, ranks=[])
+    with pytest.raises(ValueError, match=r"ranks must be a non-empty 1-D sequence"):
+        C.all_reduce(sw4, nbytes=8, ranks=[[0, 1]])
+    with pytest.raises(TypeError, match=r"ranks must be integer device ids, got dtype float64"):
+        C.all_reduce(sw4, nbytes=8, ranks=[0.0, 1.0])
+
+
+@pytest.mark.parametrize("root", [4, 99, -1])
+@pytest.mark.parametrize("call", [
+    lambda c, d, r: C.broadcast(c, d, root=r),
+    lambda c, d, r: C.broadcast(c, nbytes=64, root=r, algorithm="scatter_allgather"),
+    lambda c, d, r: C.reduce(c, d, root=r),
+    lambda c, d, r: C.scatter(c, d[0], root=r),
+    lambda c, d, r: C.gather(c, d, root=r),
+])
+def test_root_out_of_range(sw4, data4, root, call):
+    with pytest.raises(ValueError, match=rf"root {root} is outside the ranks 0\.\.3"):
+        call(sw4, data4, root)
+
+
+@pytest.mark.parametrize("call", [
+    lambda c, d: C.broadcast(c, nbytes=64, root=1.5),
+    lambda c, d: C.broadcast(c, d, root=1.5),
+    lambda c, d: C.reduce(c, nbytes=64, root=1.5),
+    lambda c, d: C.scatter(c, d[0], root=1.5),
+    lambda c, d: C.gather(c, d, root=1.5),
+])
+def test_root_not_an_integer(sw4, data4, call):
+    """Regression: root=1.5 used to pass the range check: size-only runs succeeded
+    silently, data runs failed with numpy's 'list indices must be integers'."""
+    with pytest.raises(TypeError, match=r"root"):
+        call(sw4, data4)
+
+
+# ----------------------------------------------------------------------------- algorithm limits
+@pytest.mark.parametrize("p", [3, 5, 6, 12])
+def test_rh_rd_need_power_of_two(p):
+    c = VirtualCluster(Switch(p, NVLINK4))
+    with pytest.raises(ValueError, match=rf"p must be a power of two for recursive halving, got p={p}"):
+        C.reduce_scatter(c, nbytes=64, algorithm="rh")
+    with pytest.raises(ValueError, match=r"power of two"):
+        C.reduce_scatter(c, [np.zeros(p)] * p, algorithm="rh")
+    with pytest.raises(ValueError, match=rf"p must be a power of two for recursive doubling, got p={p}"):
+        C.all_gather(c, nbytes=64, algorithm="rd")
+    with pytest.raises(ValueError, match=r"power of two"):
+        cost.t_reduce_scatter("rh", p, 1e6, 1e-6, 1e9)
+    with pytest.raises(ValueError, match=r"power of two"):
+        cost.t_all_gather("rd", p, 1e6, 1e-6, 1e9)
+
+
+def test_rh_with_ranks_subset_not_power_of_two(sw4):
+    with pytest.raises(ValueError, match=r"power of two.*p=3"):
+        C.reduce_scatter(sw4, nbytes=64, algorithm="rh", ranks=[0, 1, 2])
+
+
+@pytest.mark.parametrize("p", [3, 6, 12])
+def test_crossover_rd_ring_non_power_of_two(p):
+    with pytest.raises(ValueError, match=rf"power of two .* got p={p}"):
+        cost.crossover_rd_ring(p, 2e-6, 450e9)
+
+
+@pytest.mark.parametrize("topo", [Ring(4, NVLINK4), Ring(4, NVLINK4, bidirectional=False),
+                                  Torus((2, 2), NVLINK4)])
+def test_innet_needs_a_switch(topo):
+    c = VirtualCluster(topo)
+    with pytest.raises(ValueError, match=r"in-network reduction needs a switch"):
+        C.all_reduce(c, nbytes=64, algorithm="innet")
+    with pytest.raises(ValueError, match=r"needs a switch"):
+        C.all_reduce(c, [np.zeros(4)] * 4, algorithm="sharp")
+
+
+def test_hierarchical_needs_two_level(sw4, ring4, data4):
+    with pytest.raises(ValueError, match=r"hierarchical all-reduce needs a TwoLevel topology, got Switch"):
+        C.all_reduce(sw4, data4, algorithm="hierarchical")
+    with pytest.raises(ValueError, match=r"needs a TwoLevel topology, got Ring"):
+        C.all_reduce(ring4, nbytes=64, algorithm="hierarchical")
+    with pytest.raises(ValueError, match=r"hierarchical all-to-all needs a TwoLevel topology"):
+        C.all_to_all(sw4, data4, algorithm="hierarchical")
+
+
+def test_hierarchical_needs_all_devices_in_order():
+    c = _two_level()
+    with pytest.raises(ValueError, match=r"natural order \(ranks=None\)"):
+        C.all_reduce(c, nbytes=64, algorithm="hierarchical", ranks=[1, 0, 2, 3])
+    with pytest.raises(ValueError, match=r"natural order \(ranks=None\)"):
+        C.all_to_all(c, nbytes=64, algorithm="hierarchical", ranks=[0, 1])
+    with pytest.raises(ValueError, match=r"inter_algorithm='innet' is not supported"):
+        C.all_reduce(c, nbytes=64, algorithm="hierarchical", inter_algorithm="innet")
+    with pytest.raises(ValueError, match=r"unknown algorithm 'foo'; valid names"):
+        C.all_reduce(c, nbytes=64, algorithm="hierarchical", inter_algorithm="foo")
+
+
+def test_torus_allreduce_needs_a_torus(sw4, data4):
+    with pytest.raises(ValueError, match=r"torus all-reduce needs a Torus topology, got Switch"):
+        C.all_reduce(sw4, data4, algorithm="torus")
+    c = VirtualCluster(Torus((2, 2), NVLINK4))
+    with pytest.raises(ValueError, match=r"natural order"):
+        C.all_reduce(c, nbytes=64, algorithm="torus", ranks=[3, 2, 1, 0])
+
+
+# ----------------------------------------------------------------------------- all_to_all_v
+def test_all_to_all_v_counts_shape(sw4):
+    with pytest.raises(ValueError, match=r"counts must have shape \(4, 4\), got \(3, 3\)"):
+        C.all_to_all_v(sw4, counts=np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"counts must have shape \(4, 4\), got \(16,\)"):
+        C.all_to_all_v(sw4, counts=np.ones(16))
+    with pytest.raises(ValueError, match=r"counts must have shape \(2, 2\), got \(4, 4\)"):
+        C.all_to_all_v(sw4, counts=np.ones((4, 4)), ranks=[0, 1])
+
+
+@pytest.mark.parametrize("bad", [-1, np.nan, np.inf])
+def test_all_to_all_v_negative_or_non_finite_counts(sw4, bad):
+    counts = np.ones((4, 4))
+    counts[1, 2] = bad
+    with pytest.raises(ValueError, match=r"counts must be finite and >= 0"):
+        C.all_to_all_v(sw4, counts=counts)
+    counts_i = np.ones((4, 4), int)
+    counts_i[0, 3] = -2
+    with pytest.raises(ValueError, match=r"counts must be finite and >= 0"):
+        C.all_to_all_v(sw4, [np.zeros(4)] * 4, counts=counts_i)
+
+
+def test_all_to_all_v_data_disagrees_with_counts(sw4):
+    with pytest.raises(ValueError, match=r"rank 0 holds 5 items but counts\[0\] sums to 4"):
+        C.all_to_all_v(sw4, [np.zeros(5)] * 4, counts=np.ones((4, 4), int))
+    with pytest.raises(TypeError, match=r"counts must be integers when data is given"):
+        C.all_to_all_v(sw4, [np.zeros(4)] * 4, counts=np.ones((4, 4)))
+    with pytest.raises(TypeError, match=r"rank 3 holds dtype float32, rank 0 holds float64"):
+        C.all_to_all_v(sw4, [np.zeros(4)] * 3 + [np.zeros(4, np.float32)], counts=np.ones((4, 4), int))
+
+
+def test_all_to_all_v_counts_not_numbers(sw4):
+    """Regression: string counts used to fail inside np.isfinite with numpy's ufunc message."""
+    with pytest.raises((TypeError, ValueError), match=r"counts"):
+        C.all_to_all_v(sw4, counts=[["a"] * 4] * 4)
+
+
+# ----------------------------------------------------------------------------- chain chunks
+@pytest.mark.parametrize("chunks", [0, -1, 1.5, "2"])
+def test_chain_broadcast_bad_chunks(sw4, data4, chunks):
+    with pytest.raises(ValueError, match=rf"chunks must be an integer >= 1, got {chunks!r}".replace(".", r"\.")):
+        C.broadcast(sw4, data4, algorithm="chain", chunks=chunks)
+    with pytest.raises(ValueError, match=r"chunks must be an integer >= 1"):
+        C.broadcast(sw4, nbytes=64, algorithm="chain", chunks=chunks)
+
+
+@pytest.mark.parametrize("chunks", [float("inf"), float("nan"), None])
+def test_chain_broadcast_non_finite_chunks(sw4, chunks):
+    """Regression: inf gave OverflowError, nan a ValueError without 'chunks', None a
+    TypeError from int(): none of them said that chunks was wrong."""
+    with pytest.raises((TypeError, ValueError), match=r"chunks"):
+        C.broadcast(sw4, nbytes=64, algorithm="chain", chunks=chunks)
+
+
+def test_cost_chain_chunks_zero():
+    with pytest.raises(ValueError, match=r"chunks .* must be >= 1, got 0"):
+        cost.t_broadcast("chain", 4, 1e6, 1e-6, 1e9, chunks=0)
+    with pytest.raises(ValueError, match=r"chain optimum needs p >= 3"):
+        cost.chain_broadcast_optimum(2, 1e6, 1e-6, 1e9)
+
+
+def test_other_cost_inputs():
+    with pytest.raises(ValueError, match=r"unknown op 'foo'; valid: all_reduce"):
+        cost.busbw("foo", 1e6, 1e-3, 4)
+    with pytest.raises(ValueError, match=r"time must be > 0 seconds"):
+        cost.algbw(1e6, 0.0)
+    with pytest.raises(ValueError, match=r"coincide for p < 4"):
+        cost.crossover_rd_ring(2, 1e-6, 1e9)
+    with pytest.raises(ValueError, match=r"hop_alpha must be >= 0"):
+        Torus((2, 2), NVLINK4, hop_alpha=-1)
+    with pytest.raises(ValueError, match=r"oversubscription must be >= 1"):
+        TwoLevel(2, 2, intra=NVLINK4, inter=IB_NDR, oversubscription=0.5)
+    assert math.isfinite(cost.p2p_time(0, 0.0, 1.0))  # the boundary values are valid
