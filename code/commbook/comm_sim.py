@@ -223,8 +223,7 @@ class VirtualCluster:
                     lat, res = topo.message_costs(ranks[s], ranks[d])
                     load = np.bincount(res.ravel(), weights=np.repeat(nb, res.shape[1]), minlength=R + 1)
                     load[R] = 0.0
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        busy = (load[res] / bw[res]).max(axis=1)
+                    busy = (load / bw)[res].max(axis=1)
                     times[i] = float(np.max(lat + busy))
                     link_bytes += load
                     sent += np.bincount(s, weights=nb, minlength=q)

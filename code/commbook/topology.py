@@ -181,7 +181,7 @@ class Torus(Topology):
         self._res_names = names
         bw = np.full(2 * self.nd * self.p, link.beta)
         if self.unidirectional:
-            bw[1::2] = 0.0  # never used
+            bw[1::2] = np.inf  # no such links: never used, never a bottleneck
         self._res_bw = np.append(bw, np.inf)
 
     # ---- metrics
