@@ -28,7 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from .comm_sim import OPS, SUPPORTED_DTYPES, Round, RunResult, VirtualCluster, chunk_bounds
-from .cost import ALLREDUCE_ALGORITHMS, canonical_algorithm
+from .cost import ALLREDUCE_ALGORITHMS, _require_pow2, canonical_algorithm
 from .topology import Torus, TwoLevel
 from .units import check_size
 
@@ -61,33 +61,30 @@ def _grid(groups, base, n, exact):
     return groups, base, n
 
 
-def ring_reduce_scatter(groups, base, n, exact, buf=IN, label="reduce-scatter") -> list[Round]:
-    """q-1 rounds: at step s rank i sends chunk (i-s) mod q to rank i+1, which adds it.
-    Afterwards local rank i owns the reduced chunk i."""
+def _ring_pass(groups, base, n, exact, reduce, buf, label) -> list[Round]:
+    """q-1 rounds around each group's ring; at step s rank i sends chunk (i-s) mod q
+    (reduce-scatter, the receiver adds it) or (i-s+1) mod q (all-gather, it copies)."""
     groups, base, n = _grid(groups, base, n, exact)
     q = groups.shape[1]
     b = base[:, None] + chunk_bounds(n, q, exact)
     i = np.arange(q)
+    lead = 0 if reduce else 1
     out = []
     for s in range(1, q):
-        c = (i - s) % q
+        c = (i - s + lead) % q
         out.append(Round.make(groups[:, i], groups[:, (i + 1) % q], b[:, c + 1] - b[:, c],
-                              b[:, c], sbuf=buf, reduce=True, label=f"{label} {s}"))
+                              b[:, c], sbuf=buf, reduce=reduce, label=f"{label} {s}"))
     return out
+
+
+def ring_reduce_scatter(groups, base, n, exact, buf=IN, label="reduce-scatter") -> list[Round]:
+    """Ring reduce-scatter: afterwards local rank i owns the reduced chunk i."""
+    return _ring_pass(groups, base, n, exact, True, buf, label)
 
 
 def ring_all_gather(groups, base, n, exact, buf=IN, label="all-gather") -> list[Round]:
-    """q-1 rounds: at step s rank i forwards chunk (i-s+1) mod q to rank i+1."""
-    groups, base, n = _grid(groups, base, n, exact)
-    q = groups.shape[1]
-    b = base[:, None] + chunk_bounds(n, q, exact)
-    i = np.arange(q)
-    out = []
-    for s in range(1, q):
-        c = (i - s + 1) % q
-        out.append(Round.make(groups[:, i], groups[:, (i + 1) % q], b[:, c + 1] - b[:, c],
-                              b[:, c], sbuf=buf, label=f"{label} {s}"))
-    return out
+    """Ring all-gather: rank i starts owning chunk i; all ranks end with every chunk."""
+    return _ring_pass(groups, base, n, exact, False, buf, label)
 
 
 def _whole(groups, base, n, src_local, dst_local, reduce, label, buf=IN):
@@ -554,11 +551,6 @@ def all_gather(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
             for r, b in enumerate(bufs):
                 _check_output(f"all_gather[{algo}] rank {r}", b[IN], ref)
     return res
-
-
-def _require_pow2(p: int, what: str) -> None:
-    if p & (p - 1):
-        raise ValueError(f"p must be a power of two for {what}, got p={p}")
 
 
 # ============================================================================ all-to-all

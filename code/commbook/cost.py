@@ -290,28 +290,26 @@ def t_reduce(algo: str, p: int, n: float, alpha: float, beta: float) -> float:
     return alpha + (p - 1) * n / beta
 
 
+def _t_ring_or_butterfly(valid: tuple[str, str], what: str, algo, p, n, alpha, beta) -> float:
+    key = canonical_algorithm(algo, valid)
+    p, n = check_p(p), check_size(n)
+    check_link_params(alpha, beta)
+    if key == "ring":
+        return (p - 1) * (alpha + n / (p * beta))
+    _require_pow2(p, what)
+    return _log2_floor(p) * alpha + (p - 1) / p * n / beta
+
+
 def t_reduce_scatter(algo: str, p: int, n: float, alpha: float, beta: float) -> float:
     """Reduce-scatter of an n-byte buffer: ``ring`` (p-1)(α + n/(pβ)); ``rh`` (recursive
     halving, p a power of two) log2 p·α + (p-1)/p·n/β."""
-    key = canonical_algorithm(algo, ("ring", "rh"))
-    p, n = check_p(p), check_size(n)
-    check_link_params(alpha, beta)
-    if key == "ring":
-        return (p - 1) * (alpha + n / (p * beta))
-    _require_pow2(p, "recursive halving")
-    return _log2_floor(p) * alpha + (p - 1) / p * n / beta
+    return _t_ring_or_butterfly(("ring", "rh"), "recursive halving", algo, p, n, alpha, beta)
 
 
 def t_all_gather(algo: str, p: int, n: float, alpha: float, beta: float) -> float:
-    """All-gather to an n-byte output: ``ring`` (p-1)(α + n/(pβ)); ``rd`` (p a power of
-    two) log2 p·α + (p-1)/p·n/β."""
-    key = canonical_algorithm(algo, ("ring", "rd"))
-    p, n = check_p(p), check_size(n)
-    check_link_params(alpha, beta)
-    if key == "ring":
-        return (p - 1) * (alpha + n / (p * beta))
-    _require_pow2(p, "recursive doubling")
-    return _log2_floor(p) * alpha + (p - 1) / p * n / beta
+    """All-gather to an n-byte output: ``ring`` (p-1)(α + n/(pβ)); ``rd`` (recursive
+    doubling, p a power of two) log2 p·α + (p-1)/p·n/β."""
+    return _t_ring_or_butterfly(("ring", "rd"), "recursive doubling", algo, p, n, alpha, beta)
 
 
 def t_all_to_all(p: int, n: float, alpha: float, beta: float) -> float:
