@@ -1,0 +1,240 @@
+"""Communication budgets of LLM inference: tensor-parallel decode and prefill, MoE
+all-to-all, and the KV-cache transfer of disaggregated serving.
+
+Model of a step (stated, so that every number can be checked):
+
+* **Decode** is a roofline: ``max(compute, memory)`` per GPU with ideal TP sharding.
+  Memory reads every weight except the input embedding (a decode step looks up one
+  row of it) plus the KV cache of every sequence (``batch x context`` tokens).
+  Compute is 2 FLOPs per weight and token.  With a 4,096-token context this gives
+  Llama-3.1-70B on 8 x H100 8.39 ms at B = 64 (the lecture's figure).
+* **Prefill** compute is 2 FLOPs per weight and token for the linear layers, plus
+  attention ``4 * n**2 * d_model`` FLOPs per layer (scores and weighted sum over the
+  whole prompt; ``causal=True`` halves it).  Memory is not the limit there.
+* **Tensor parallelism** (Megatron): two all-reduces per layer (after attention and
+  after the MLP) of ``tokens x d_model x 2`` bytes.  Inside a node they run on NVLink;
+  a TP group wider than a node uses the hierarchical all-reduce.
+
+Every communication time comes from :mod:`commbook.cost` closed forms, which the tests
+prove equal to the simulator, or from the simulator itself (all-to-all).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .collectives import all_to_all
+from .comm_sim import VirtualCluster
+from .cost import check_p, t_allreduce_hierarchical, t_formula
+from .hardware import H100, IB_NDR, NVLINK4, Chip, Link
+from .topology import Switch, TwoLevel
+from .units import check_size
+
+__all__ = [
+    "DenseModel", "MoEModel", "LLAMA31_70B", "LLAMA31_8B", "LLAMA31_70B_MHA", "DEEPSEEK_V3",
+    "StepTime", "decode_step", "prefill_compute", "tp_allreduces_per_step", "tp_message_bytes",
+    "tp_comm_time", "moe_a2a_bytes", "moe_a2a_time", "moe_cross_node_bytes", "kv_bytes",
+    "kv_transfer_time", "DEFAULT_CONTEXT",
+]
+
+DEFAULT_CONTEXT = 4096
+"""KV context length (tokens per sequence) of the decode roofline."""
+
+
+@dataclass(frozen=True)
+class DenseModel:
+    """A Llama-style dense decoder (GQA attention, SwiGLU MLP, untied embeddings)."""
+
+    name: str
+    n_layers: int
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    d_ff: int
+    vocab: int
+    source: str
+
+    @property
+    def params_per_layer(self) -> int:
+        """Weights of one block: Q, K, V, O projections, three MLP matrices, two norms."""
+        d, kv = self.d_model, self.n_kv_heads * self.head_dim
+        attn = d * self.n_heads * self.head_dim * 2 + 2 * d * kv
+        return attn + 3 * d * self.d_ff + 2 * d
+
+    @property
+    def n_params(self) -> int:
+        """All weights: blocks, input embedding, final norm and LM head."""
+        return self.n_layers * self.params_per_layer + 2 * self.vocab * self.d_model + self.d_model
+
+    @property
+    def n_params_compute(self) -> int:
+        """Weights a token multiplies through (all but the input embedding table)."""
+        return self.n_params - self.vocab * self.d_model
+
+    def weight_bytes(self, bytes_per_param: float = 2) -> float:
+        return self.n_params * bytes_per_param
+
+    def kv_bytes_per_token(self, bytes_per_value: float = 2) -> float:
+        """K and V of every layer: 2 x layers x kv_heads x head_dim x bytes."""
+        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * bytes_per_value
+
+
+LLAMA31_70B = DenseModel(
+    "Llama-3.1-70B", n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, head_dim=128,
+    d_ff=28672, vocab=128256,
+    source="Meta Llama 3.1 model card and config.json (meta-llama/Llama-3.1-70B): 80 layers, "
+           "hidden 8192, 64 heads, 8 KV heads, intermediate 28672, vocab 128256",
+)
+LLAMA31_8B = DenseModel(
+    "Llama-3.1-8B", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, head_dim=128,
+    d_ff=14336, vocab=128256,
+    source="Meta Llama 3.1 config.json (meta-llama/Llama-3.1-8B): 32 layers, hidden 4096, "
+           "32 heads, 8 KV heads, intermediate 14336",
+)
+LLAMA31_70B_MHA = DenseModel(
+    "Llama-3.1-70B with MHA (64 KV heads)", n_layers=80, d_model=8192, n_heads=64, n_kv_heads=64,
+    head_dim=128, d_ff=28672, vocab=128256,
+    source="Lecture P5 §7.5 / exercise 8: the same model with one KV head per query head",
+)
+
+
+@dataclass(frozen=True)
+class MoEModel:
+    """The routing shape of a mixture-of-experts model (what all-to-all moves)."""
+
+    name: str
+    d_model: int
+    n_layers: int
+    n_moe_layers: int
+    n_experts: int
+    top_k: int
+    max_nodes_per_token: int | None
+    source: str
+
+
+DEEPSEEK_V3 = MoEModel(
+    "DeepSeek-V3", d_model=7168, n_layers=61, n_moe_layers=58, n_experts=256, top_k=8,
+    max_nodes_per_token=4,
+    source="DeepSeek-V3 Technical Report (2024) §2.1.2, §3.2: hidden 7168, 61 layers of which "
+           "the first 3 are dense, 256 routed experts with 8 active, each token sent to at most 4 nodes",
+)
+
+
+# ----------------------------------------------------------------------------- roofline
+@dataclass(frozen=True)
+class StepTime:
+    """Per-GPU time of one step: compute-bound time, memory-bound time, and the roofline."""
+
+    compute: float
+    memory: float
+
+    @property
+    def time(self) -> float:
+        return max(self.compute, self.memory)
+
+
+def decode_step(model: DenseModel = LLAMA31_70B, batch: int = 1, context: int = DEFAULT_CONTEXT,
+                chip: Chip = H100, tp: int = 8, bytes_per_param: float = 2,
+                kv_bytes_per_value: float = 2) -> StepTime:
+    """One decode step (one new token for each of ``batch`` sequences), ideal TP sharding,
+    no communication."""
+    batch, tp = check_p(batch, "batch"), check_p(tp, "tp")
+    context = check_size(context, "context")
+    weights = model.n_params_compute * bytes_per_param
+    kv = batch * context * model.kv_bytes_per_token(kv_bytes_per_value)
+    memory = (weights + kv) / (tp * chip.hbm_bandwidth)
+    flops = 2 * model.n_params_compute * batch + 4 * model.n_layers * batch * context * model.d_model
+    return StepTime(flops / (tp * chip.bf16_flops), memory)
+
+
+def prefill_compute(model: DenseModel = LLAMA31_70B, tokens: int = 1024, chip: Chip = H100,
+                    tp: int = 8, causal: bool = False) -> float:
+    """Compute time of prefilling one prompt of ``tokens`` tokens (per GPU, seconds)."""
+    tokens, tp = check_p(tokens, "tokens"), check_p(tp, "tp")
+    linear = 2 * model.n_params_compute * tokens
+    attention = (2 if causal else 4) * tokens**2 * model.d_model * model.n_layers
+    return (linear + attention) / (tp * chip.bf16_flops)
+
+
+# ----------------------------------------------------------------------------- tensor parallel
+def tp_allreduces_per_step(model: DenseModel = LLAMA31_70B) -> int:
+    """Megatron TP: an all-reduce after attention and one after the MLP, every layer."""
+    return 2 * model.n_layers
+
+
+def tp_message_bytes(model: DenseModel = LLAMA31_70B, tokens: int = 1, bytes_per_value: float = 2) -> float:
+    """Bytes of one TP all-reduce: tokens x d_model x bytes (BF16 by default)."""
+    return check_p(tokens, "tokens") * model.d_model * bytes_per_value
+
+
+def tp_comm_time(model: DenseModel = LLAMA31_70B, tokens: int = 1, tp: int = 8,
+                 algorithm: str = "ring", intra: Link = NVLINK4, inter: Link = IB_NDR,
+                 gpus_per_node: int = 8, bytes_per_value: float = 2) -> float:
+    """Communication time of one step's TP all-reduces (no overlap).
+
+    Up to ``gpus_per_node`` the group is one NVLink switch and ``algorithm`` runs on it;
+    a wider group spans ``tp / gpus_per_node`` nodes and uses the hierarchical
+    all-reduce, with ``algorithm`` across nodes.
+    """
+    tp, g = check_p(tp, "tp"), check_p(gpus_per_node, "gpus_per_node")
+    n = tp_message_bytes(model, tokens, bytes_per_value)
+    if tp <= g:
+        one = t_formula(algorithm, tp, n, intra.alpha, intra.beta)
+    else:
+        if tp % g:
+            raise ValueError(f"tp={tp} must be a multiple of gpus_per_node={g} across nodes")
+        one = t_allreduce_hierarchical(tp // g, g, n, intra, inter, inter_algorithm=algorithm)
+    return tp_allreduces_per_step(model) * one
+
+
+# ----------------------------------------------------------------------------- MoE
+def moe_a2a_bytes(model: MoEModel = DEEPSEEK_V3, tokens_per_gpu: int = 256, ep: int = 8,
+                  bytes_per_value: float = 2) -> float:
+    """Bytes one GPU sends in one dispatch all-to-all: every token goes to top_k experts,
+    spread evenly over ``ep`` GPUs; the share that stays local is not sent."""
+    ep = check_p(ep, "ep")
+    held = check_p(tokens_per_gpu, "tokens_per_gpu") * model.top_k * model.d_model * bytes_per_value
+    return held * (ep - 1) / ep
+
+
+def moe_a2a_time(model: MoEModel = DEEPSEEK_V3, tokens_per_gpu: int = 256, ep: int = 8,
+                 bytes_per_value: float = 2, intra: Link = NVLINK4, inter: Link = IB_NDR,
+                 gpus_per_node: int = 8, algorithm: str = "direct") -> float:
+    """Time of one all-to-all, simulated: ``ep`` GPUs on one NVLink switch, or
+    ``ep / gpus_per_node`` nodes of a two-level network (``algorithm`` 'direct' or
+    'hierarchical').  Uniform routing: every GPU holds tokens x top_k x d x bytes."""
+    ep, g = check_p(ep, "ep"), check_p(gpus_per_node, "gpus_per_node")
+    held = check_p(tokens_per_gpu, "tokens_per_gpu") * model.top_k * model.d_model * bytes_per_value
+    if ep <= g:
+        cluster = VirtualCluster(Switch(ep, intra))
+    else:
+        if ep % g:
+            raise ValueError(f"ep={ep} must be a multiple of gpus_per_node={g} across nodes")
+        cluster = VirtualCluster(TwoLevel(ep // g, g, intra, inter))
+    return all_to_all(cluster, nbytes=held, algorithm=algorithm).time
+
+
+def moe_cross_node_bytes(model: MoEModel = DEEPSEEK_V3, tokens: int = 1, bytes_per_value: float = 2,
+                         max_nodes: int | None = None) -> float:
+    """Worst-case bytes a token sends across nodes in dispatch: one copy per destination
+    node (forwarded inside the node over NVLink), at most min(top_k, max_nodes) nodes."""
+    nodes = model.top_k if max_nodes is None else min(model.top_k, check_p(max_nodes, "max_nodes"))
+    return check_p(tokens, "tokens") * nodes * model.d_model * bytes_per_value
+
+
+# ----------------------------------------------------------------------------- KV transfer
+def kv_bytes(model: DenseModel = LLAMA31_70B, tokens: int = 1, bytes_per_value: float = 2) -> float:
+    """KV cache of ``tokens`` tokens (all layers)."""
+    return check_p(tokens, "tokens") * model.kv_bytes_per_token(bytes_per_value)
+
+
+def kv_transfer_time(model: DenseModel = LLAMA31_70B, tokens: int = 1, nics: int = 8,
+                     link: Link = IB_NDR, bytes_per_value: float = 2, layerwise: bool = False) -> float:
+    """Time to move a prompt's KV cache from the prefill to the decode GPUs over ``nics``
+    NICs in parallel.  ``layerwise=True`` returns what stays exposed when each layer's
+    KV is sent while later layers compute: one layer's share."""
+    nics = check_p(nics, "nics")
+    size = kv_bytes(model, tokens, bytes_per_value)
+    if layerwise:
+        size /= model.n_layers
+    return link.alpha + size / (nics * link.beta)
