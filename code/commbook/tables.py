@@ -1,14 +1,26 @@
 """Tables of the book: rows computed from :mod:`commbook.cost`, rendered bilingually.
 
-Rows are plain dataclasses (numbers in bytes, seconds, bytes/s), so tests can check
-them; :func:`render_link_table` turns them into HTML (for notebook output) or
-Markdown (for READMEs and plain text) without pandas.
+Rows hold plain numbers (bytes, seconds, bytes/s), so tests can check them.  Two
+layers:
+
+* :class:`Table`: a small generic table (raw row values, per-column formatters,
+  headers, title and notes in each language) with :meth:`Table.to_text` for
+  terminals, :meth:`Table.to_html` for notebook pages and :meth:`Table.to_markdown`.
+  Every demo table of the lecture (:mod:`commbook.demos`) is one.
+* :func:`link_table` / :func:`render_link_table`: the link table of the pilot pages
+  (demo 01-1), kept as it was; :func:`commbook.demos.demo_01_1` builds the same rows
+  into a :class:`Table`.
+
+No pandas.
 """
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
-from typing import Iterable, Sequence
+import math
+import numbers
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .cost import effective_bandwidth, half_bandwidth_point
 from .hardware import Link
@@ -16,7 +28,8 @@ from .units import KB, MB, check_size, fmt_bytes, fmt_rate, fmt_time
 
 __all__ = [
     "DEFAULT_SIZES", "TABLE_LABELS", "LinkRow", "link_table", "render_link_table",
-    "fmt_pct", "fmt_gbps",
+    "fmt_pct", "fmt_gbps", "LANGS", "Table", "fmt_value", "fmt_list", "fmt_fixed",
+    "fmt_ratio", "fmt_bw_pct",
 ]
 
 DEFAULT_SIZES: tuple[float, ...] = (4 * KB, 64 * KB, 256 * KB, 1 * MB, 16 * MB, 256 * MB)
@@ -124,3 +137,255 @@ def render_link_table(rows: Sequence[LinkRow], lang: str = "en", fmt: str = "htm
         out.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
     out += ["</tbody>", "</table>"]
     return "\n".join(out)
+
+
+# ============================================================================ generic Table
+LANGS: tuple[str, ...] = ("en", "zh")
+"""The languages every :class:`Table` carries."""
+
+
+def fmt_fixed(scale: float, decimals: int = 2, unit: str = "") -> Callable[[float], str]:
+    """A formatter printing ``value / scale`` with fixed ``decimals`` (and ``unit``):
+    ``fmt_fixed(us)(28.02e-6) == '28.02'``, ``fmt_fixed(ms, 3, ' ms')(5.1126e-3) == '5.113 ms'``."""
+    def f(value: float) -> str:
+        return f"{value / scale:.{decimals}f}{unit}"
+    return f
+
+
+def fmt_ratio(decimals: int = 2) -> Callable[[float], str]:
+    """A formatter for a dimensionless ratio: ``fmt_ratio(2)(2.0213) == '2.02×'``."""
+    def f(value: float) -> str:
+        return f"{value:.{decimals}f}×"
+    return f
+
+
+def fmt_list(values: Sequence[Any], max_items: int = 8) -> str:
+    """A short list: ``[0, 1, 2, 3]``; longer ones keep the first and last items around
+    an ellipsis (``[0, 1, 2, 3, 10, …, 31, 32, 33]``)."""
+    items = [fmt_value(v) for v in values]
+    if len(items) > max_items:
+        head = max_items - 3
+        items = items[:head] + ["…"] + items[-3:]
+    return "[" + ", ".join(items) + "]"
+
+
+def fmt_bw_pct(cell: Sequence[float]) -> str:
+    """A ``(bytes/s, fraction of β)`` pair: ``'1.99 GB/s (0.44%)'``."""
+    bw, frac = cell
+    return f"{fmt_gbps(bw)} ({fmt_pct(frac)})"
+
+
+def fmt_value(value: Any) -> str:
+    """Default cell formatter: ``None`` → ``'—'``; bool → ✓/✗; int as is; float with 4
+    significant digits; lists/tuples/arrays via :func:`fmt_list`; anything else ``str``."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "✓" if value else "✗"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        return f"{v:.4g}" if math.isfinite(v) else str(v)
+    if isinstance(value, str):
+        return value
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return fmt_list(value)
+    return str(value)
+
+
+def _width(text: str) -> int:
+    """Display width in a terminal (CJK characters take two columns)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, width: int, right: bool) -> str:
+    gap = " " * (width - _width(text))
+    return gap + text if right else text + gap
+
+
+@dataclass
+class Table:
+    """A demo table: raw values plus everything needed to render it in each language.
+
+    Parameters
+    ----------
+    key : str
+        Demo id, e.g. ``"03-1"``.
+    title : dict lang -> str
+        Caption per language (``"en"`` and ``"zh"``).
+    columns : list of str
+        Column keys, in display order.
+    headers : dict lang -> list of str
+        Column headers per language, aligned with ``columns``.
+    rows : list of dict (column -> value) or list of lists (aligned with ``columns``)
+        Raw values: numbers in SI units (bytes, seconds, bytes/s, plain ratios),
+        strings, lists of numbers, or ``None`` (rendered "—").  Lists are converted to
+        dicts; a dict row may carry extra keys that are not displayed.
+    formats : dict column -> callable(value) -> str
+        Per-column formatter (default :func:`fmt_value`), e.g.
+        :func:`commbook.units.fmt_bytes`, :func:`fmt_fixed` ``(us)``, :func:`fmt_pct`.
+    notes : dict lang -> list of str
+        Notes printed under the table (flags, sources, derived numbers).
+    labels : dict lang -> dict str -> str
+        Display names of string cell values per language (e.g. ``"switch"`` → ``"交换机"``);
+        values without an entry are shown as they are.
+    meta : dict
+        Derived numbers that are not rows (crossovers, optima), for tests and prose.
+    parts : list of Table
+        Sub-tables rendered after this one (a demo that prints several tables).
+    """
+
+    key: str
+    title: dict[str, str]
+    columns: list[str]
+    headers: dict[str, list[str]]
+    rows: list[dict[str, Any]]
+    formats: dict[str, Callable[[Any], str]] = field(default_factory=dict)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    parts: list["Table"] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.columns = list(self.columns)
+        if len(set(self.columns)) != len(self.columns):
+            raise ValueError(f"table {self.key}: duplicate column keys {self.columns}")
+        for lang in LANGS:
+            if lang not in self.title:
+                raise ValueError(f"table {self.key}: no title in {lang!r}")
+            if len(self.headers.get(lang, ())) != len(self.columns):
+                raise ValueError(f"table {self.key}: {lang!r} headers must match the "
+                                 f"{len(self.columns)} columns")
+        rows = []
+        for i, row in enumerate(self.rows):
+            if isinstance(row, Mapping):
+                missing = [c for c in self.columns if c not in row]
+                if missing:
+                    raise ValueError(f"table {self.key}: row {i} lacks columns {missing}")
+                rows.append(dict(row))
+            else:
+                row = list(row)
+                if len(row) != len(self.columns):
+                    raise ValueError(f"table {self.key}: row {i} has {len(row)} values "
+                                     f"for {len(self.columns)} columns")
+                rows.append(dict(zip(self.columns, row)))
+        self.rows = rows
+        unknown = set(self.formats) - set(self.columns)
+        if unknown:
+            raise ValueError(f"table {self.key}: formats for unknown columns {sorted(unknown)}")
+
+    # ------------------------------------------------------------------ access
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def value(self, row: int, column: str) -> Any:
+        """The raw value in row ``row`` (index) and column ``column``."""
+        return self.rows[row][column]
+
+    def column(self, column: str) -> list[Any]:
+        """All raw values of a column (or of an undisplayed row key), top to bottom."""
+        if column not in self.columns and not (self.rows and column in self.rows[0]):
+            raise KeyError(f"table {self.key} has no column {column!r}")
+        return [r[column] for r in self.rows]
+
+    def find(self, **match: Any) -> dict[str, Any]:
+        """The single row whose values equal ``match`` (``t.find(algo="ring", p=8)``)."""
+        hits = [r for r in self.rows if all(r.get(k) == v for k, v in match.items())]
+        if len(hits) != 1:
+            raise KeyError(f"table {self.key}: {len(hits)} rows match {match}")
+        return hits[0]
+
+    def part(self, key: str) -> "Table":
+        """The sub-table (see ``parts``) with this key."""
+        for t in self.parts:
+            if t.key == key:
+                return t
+        raise KeyError(f"table {self.key} has no part {key!r}")
+
+    # ------------------------------------------------------------------ rendering
+    @staticmethod
+    def _check_lang(lang: str) -> str:
+        if lang not in LANGS:
+            raise ValueError(f"lang must be one of {list(LANGS)}, got {lang!r}")
+        return lang
+
+    def cell(self, row: int, column: str, lang: str = "en") -> str:
+        """The displayed text of one cell."""
+        value = self.rows[row][column]
+        if value is None:
+            return "—"
+        if isinstance(value, str):
+            return self.labels.get(lang, {}).get(value, value)
+        return self.formats.get(column, fmt_value)(value)
+
+    def cells(self, lang: str = "en") -> list[list[str]]:
+        """Every row as displayed text, in ``columns`` order."""
+        self._check_lang(lang)
+        return [[self.cell(i, c, lang) for c in self.columns] for i in range(len(self.rows))]
+
+    def _heading(self, lang: str) -> str:
+        word = {"en": "Demo", "zh": "演示"}[lang]
+        return f"{word} {self.key}: {self.title[lang]}" if lang == "en" else \
+            f"{word} {self.key}：{self.title[lang]}"
+
+    def _numeric(self, column: str) -> bool:
+        vals = [r[column] for r in self.rows if r[column] is not None]
+        return bool(vals) and all(isinstance(v, numbers.Real) and not isinstance(v, bool)
+                                  or isinstance(v, tuple) for v in vals)
+
+    def to_text(self, lang: str = "en") -> str:
+        """Aligned plain text for a terminal: heading, header row, rule, rows, notes,
+        then every part.  Numeric columns are right-aligned."""
+        lang = self._check_lang(lang)
+        head = list(self.headers[lang])
+        body = self.cells(lang)
+        widths = [max([_width(h)] + [_width(r[j]) for r in body]) for j, h in enumerate(head)]
+        right = [self._numeric(c) for c in self.columns]
+        line = lambda cs: "  ".join(_pad(c, w, r) for c, w, r in zip(cs, widths, right)).rstrip()
+        out = [self._heading(lang), line(head), "  ".join("-" * w for w in widths)]
+        out += [line(r) for r in body]
+        label = {"en": "Note: ", "zh": "注："}[lang]
+        out += [label + n for n in self.notes.get(lang, [])]
+        text = "\n".join(out) + "\n"
+        for p in self.parts:
+            text += "\n" + p.to_text(lang)
+        return text
+
+    def to_html(self, lang: str = "en") -> str:
+        """An HTML table (caption = heading) followed by its notes and parts."""
+        lang = self._check_lang(lang)
+        e = html.escape
+        right = [self._numeric(c) for c in self.columns]
+        td = lambda c, r: f'<td style="text-align:right">{e(c)}</td>' if r else f"<td>{e(c)}</td>"
+        out = [f'<table class="commbook-table" data-demo="{e(self.key)}">',
+               f"<caption>{e(self._heading(lang))}</caption>",
+               "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in self.headers[lang]) + "</tr></thead>",
+               "<tbody>"]
+        for cells in self.cells(lang):
+            out.append("<tr>" + "".join(td(c, r) for c, r in zip(cells, right)) + "</tr>")
+        out += ["</tbody>", "</table>"]
+        out += [f'<p class="commbook-note">{e(n)}</p>' for n in self.notes.get(lang, [])]
+        text = "\n".join(out)
+        for p in self.parts:
+            text += "\n" + p.to_html(lang)
+        return text
+
+    def to_markdown(self, lang: str = "en") -> str:
+        """A bold heading, a Markdown pipe table, notes as a list, then the parts."""
+        lang = self._check_lang(lang)
+        esc = lambda c: c.replace("|", "\\|")
+        right = [self._numeric(c) for c in self.columns]
+        out = [f"**{esc(self._heading(lang))}**", "",
+               "| " + " | ".join(esc(h) for h in self.headers[lang]) + " |",
+               "|" + "".join("---:|" if r else "---|" for r in right)]
+        out += ["| " + " | ".join(esc(c) for c in cells) + " |" for cells in self.cells(lang)]
+        notes = self.notes.get(lang, [])
+        if notes:
+            out += [""] + [f"- {esc(n)}" for n in notes]
+        text = "\n".join(out) + "\n"
+        for p in self.parts:
+            text += "\n" + p.to_markdown(lang)
+        return text
