@@ -1,0 +1,332 @@
+"""The regenerated demo tables of lecture P5 (commbook.demos) through the Table API:
+shape, a few anchors of seed_inventory.md C.3.3 per table, the flags they carry, and
+rendering of every row in both languages."""
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from commbook import demos
+from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4
+from commbook.tables import LANGS, Table, fmt_list, fmt_value
+from commbook.units import GB, KB, MB, KiB, MiB, us
+
+
+@pytest.fixture(scope="module")
+def tables() -> dict[str, Table]:
+    return {key: fn() for key, fn in demos.DEMOS.items()}
+
+
+def in_us(t):
+    return t / us
+
+
+def approx(x, **kw):
+    return pytest.approx(x, **kw)
+
+
+def all_tables(t: Table):
+    yield t
+    for p in t.parts:
+        yield from all_tables(p)
+
+
+def _in_order(line: str, cells: list[str]) -> bool:
+    pos = 0
+    for c in cells:
+        pos = line.find(c, pos)
+        if pos < 0:
+            return False
+        pos += len(c)
+    return True
+
+
+# --------------------------------------------------------------------- registry, rendering
+def test_registry_covers_scripts_01_to_04():
+    assert list(demos.DEMOS) == [k for keys in demos.SCRIPTS.values() for k in keys]
+    assert len(demos.DEMOS) == 13
+    for key, fn in demos.DEMOS.items():
+        assert fn.__name__ == "demo_" + key.replace("-", "_")
+        assert "§" in fn.__doc__ and "nchor" in fn.__doc__  # says which section and anchors
+
+
+@pytest.mark.parametrize("key", list(demos.DEMOS))
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_row_renders_in_both_languages(tables, key, lang):
+    top = tables[key]
+    assert top.key == key
+    text, page, md = top.to_text(lang), top.to_html(lang), top.to_markdown(lang)
+    for t in all_tables(top):
+        assert len(t) > 0 and set(t.title) >= set(LANGS)
+        heading = t.title[lang]
+        assert heading in text and html.escape(heading) in page and heading.replace("|", "\\|") in md
+        for cells in t.cells(lang):
+            assert len(cells) == len(t.columns) and all(isinstance(c, str) and c for c in cells)
+            # every row appears in each rendering: in text, as one line holding its cells in order
+            assert any(_in_order(line, cells) for line in text.splitlines()), cells
+            assert "<tr>" + "".join(
+                f'<td style="text-align:right">{html.escape(c)}</td>' if r else f"<td>{html.escape(c)}</td>"
+                for c, r in zip(cells, [t._numeric(col) for col in t.columns])) + "</tr>" in page
+            assert "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" in md
+        for note in t.notes.get(lang, []):
+            assert note in text and html.escape(note) in page
+    assert page.count("<table") == len(list(all_tables(top)))
+    if lang == "zh":
+        assert "演示" in text and re.search(r"[\u4e00-\u9fff]", "".join(top.headers["zh"]))
+
+
+def test_text_columns_are_aligned(tables):
+    lines = tables["03-1"].to_text().splitlines()
+    header, rule, first = lines[1], lines[2], lines[3]
+    assert len(header) == len(rule) and set(rule) <= {"-", " "}
+    assert first.split()[0:2] == ["4", "KB"]
+
+
+# --------------------------------------------------------------------- 01
+def test_01_1_links(tables):
+    t = tables["01-1"]
+    assert t.column("link")[:3] == [NVLINK4.name, IB_NDR.name, ICI_V5E.name] and len(t) == 7
+    assert t.column("n_half")[:3] == approx([900 * KB, 250 * KB, 45 * KB])
+    bw, frac = t.value(0, "at_4000")
+    assert bw / GB == approx(1.99, abs=0.005) and frac * 100 == approx(0.44, abs=0.005)
+    bw, frac = t.find(link=IB_NDR.name)["at_4000"]
+    assert bw / GB == approx(0.79, abs=0.005) and frac * 100 == approx(1.57, abs=0.005)
+    assert t.find(link=ICI_V5E.name)["at_4000"][1] * 100 == approx(8.2, abs=0.05)
+    assert t.cell(0, "at_4000") == "1.99 GB/s (0.44%)" and t.cell(0, "n_half") == "900 KB"
+    assert t.meta["sizes"][0] == 4 * KB and t.meta["sizes"][-1] == 256 * MB
+
+
+def test_01_2_topologies(tables):
+    t = tables["01-2"]
+    assert t.column("topology") == ["switch", "ring", "2D torus 8×8", "3D torus 4×4×4", "two-level 8×8"]
+    assert t.column("ports") == [1, 2, 4, 6, 2]
+    assert t.column("diameter") == [2, 32, 8, 6, 4]
+    assert [b / GB for b in t.column("bisection")] == approx([1440, 90, 720, 1440, 1600])
+    assert t.value(4, "per_device") == approx(IB_NDR.beta) and t.value(4, "per_device") * 9 == approx(NVLINK4.beta)
+    assert "1,440 GB/s" in t.to_text() and "1/9" in t.notes["en"][0]
+    small = demos.demo_01_2(p=16)
+    assert small.column("topology")[2:4] == ["2D torus 4×4", "3D torus 4×2×2"]
+
+
+def test_01_3_point_to_point(tables):
+    t = tables["01-3"]
+    assert [round(in_us(v), 2) for v in t.column("t_4000")[:4]] == [1.09, 2.09, 4.09, 8.09]
+    assert t.column("hops")[:4] == [1, 2, 4, 8]
+    big = [in_us(v) for v in t.column("t_64000000")[:4]]
+    assert 1423 <= min(big) and max(big) <= 1431
+    nv, ib = t.rows[4], t.rows[5]
+    assert in_us(nv["t_4000"]) == approx(2 + 4e3 / 450e3, abs=1e-9)
+    assert in_us(ib["t_4000"]) == approx(5.08, abs=1e-9) and ib["beta"] == IB_NDR.beta
+
+
+# --------------------------------------------------------------------- 02
+def test_02_1_semantics(tables):
+    t = tables["02-1"]
+    assert t.column("op") == ["input", "broadcast (root 0)", "reduce (root 0)", "all-reduce",
+                              "reduce-scatter", "all-gather", "all-to-all"]
+    row = lambda op: [t.find(op=op)[f"d{d}"] for d in range(4)]
+    assert row("input") == [[0, 1, 2, 3], [10, 11, 12, 13], [20, 21, 22, 23], [30, 31, 32, 33]]
+    assert row("broadcast (root 0)") == [[0, 1, 2, 3]] * 4
+    assert row("reduce (root 0)") == [[60, 64, 68, 72], None, None, None]
+    assert row("all-reduce") == [[60, 64, 68, 72]] * 4
+    assert row("reduce-scatter") == [[60], [64], [68], [72]]
+    assert row("all-gather")[2] == [0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 30, 31, 32, 33]
+    assert row("all-to-all") == [[0, 10, 20, 30], [1, 11, 21, 31], [2, 12, 22, 32], [3, 13, 23, 33]]
+    assert t.cell(2, "d1") == "—" and "…" in t.cell(5, "d0")
+
+
+def test_02_2_identities_and_broadcast_units(tables):
+    t = tables["02-2"]
+    assert t.column("max_diff") == [0, 0, 0] and all(t.column("holds"))
+    b = t.part("02-2b")
+    assert b.column("n") == [32 * KiB, 32 * KiB, 8 * MiB, 8 * MiB]
+    sag, bino = b.find(n=8 * MiB, algorithm="scatter_allgather"), b.find(n=8 * MiB, algorithm="binomial")
+    assert in_us(sag["time"]) == approx(48.62, abs=0.005) and in_us(bino["time"]) == approx(61.92, abs=0.005)
+    assert round(in_us(sag["time"])) == 49 and round(in_us(bino["time"])) == 62
+    small = b.find(n=32 * KiB, algorithm="scatter_allgather")
+    assert round(in_us(small["time"]), 1) == 16.1
+    assert round(in_us(b.find(n=32 * KiB, algorithm="binomial")["time"]), 1) == 6.2
+    assert sag["root_bytes"] == approx(1.75 * 8 * MiB) and bino["root_bytes"] == approx(3 * 8 * MiB)
+    # flag F.25: the decimal values are in the note
+    assert in_us(b.meta["decimal_8MB"]["scatter_allgather"]) == approx(47.11, abs=0.005)
+    assert "47.11" in b.notes["en"][0] and "59.33" in b.notes["en"][0] and "F.25" in b.notes["zh"][0]
+    assert "8 MiB" in b.to_text() and "scatter + all-gather" in b.to_text()
+
+
+def test_02_3_bytes_per_device(tables):
+    t = tables["02-3"]
+    n = t.meta["n"]
+    per = lambda name: [t.find(algorithm=name)[f"d{d}"] / n for d in range(8)]
+    assert per("ring") == approx([1.75] * 8) and per("Rabenseifner") == approx([1.75] * 8)
+    assert per("RD") == approx([3.0] * 8)
+    assert per("tree") == approx([3, 1, 2, 1, 3, 1, 2, 1])
+    assert per("naive") == approx([7, 1, 1, 1, 1, 1, 1, 1]) and per("in-network") == approx([1] * 8)
+    assert t.find(algorithm="tree")["mean"] / n == approx(1.75)
+    assert t.find(algorithm="RD")["rounds"] == 3 and t.find(algorithm="ring")["rounds"] == 14
+    lb = t.part("02-3b")
+    assert [v / n for v in lb.column("bound")] == approx([1.75, 0.875, 0.875, 0.875])
+    assert lb.cell(0, "bound") == "1.75"
+
+
+# --------------------------------------------------------------------- 03
+def test_03_1_time_vs_size(tables):
+    t = tables["03-1"]
+    assert t.column("n") == [4 * KB, 64 * KB, 256 * KB, 1 * MB, 4 * MB, 16 * MB, 256 * MB]
+    first, last = t.rows[0], t.rows[-1]
+    assert [round(in_us(first[a]), 2) for a in ("ring", "rd", "rabenseifner", "tree", "naive", "innet")] == \
+        [28.02, 6.03, 12.02, 12.05, 4.12, 2.01]
+    assert [round(in_us(last[a]), 2) for a in ("ring", "rd", "rabenseifner", "tree", "naive", "innet")] == \
+        [1023.56, 1712.67, 1007.56, 3425.33, 7968.44, 570.89]
+    assert t.column("best") == ["naive", "naive", "RD", "RD", "Rabenseifner", "Rabenseifner", "Rabenseifner"]
+    assert all(r["innet"] < min(r[a] for a in ("ring", "rd", "rabenseifner", "tree", "naive")) for r in t.rows)
+    x = t.part("03-1b")
+    assert x.meta["naive_rd"] / KB == approx(81.8, abs=0.05)
+    assert x.meta["rd_rab"] / MB == approx(2.16, abs=0.005)
+    assert x.meta["rd_ring"] == approx(7.92e6, rel=1e-12)
+    assert x.column("in_nhalf")[2] == approx(8.8)
+    assert "1023.56" in t.to_text() and "7.92 MB" in x.to_text()
+
+
+def test_03_2_scaling(tables):
+    t = tables["03-2"]
+    assert len(t) == 14 and t.column("p")[:7] == [8, 16, 32, 64, 128, 256, 512]
+    ring64k = [r["ring"] * 1e3 for r in t.rows if r["n"] == 64 * KB]
+    assert ring64k == approx([0.072, 0.152, 0.313, 0.633, 1.273, 2.553, 5.113], abs=0.0006)
+    r = t.find(n=64 * KB, p=512)
+    assert r["ring_rounds"] == 1022 and r["rd_rounds"] == 9 and in_us(r["rd"]) == approx(56.5, abs=0.05)
+    big = [r for r in t.rows if r["n"] == 256 * MB]
+    assert [round(b["ring"] * 1e3, 2) for b in big] == [9.03, 9.75, 10.23, 10.71, 11.43, 12.75, 15.33]
+    assert big[0]["rabenseifner"] * 1e3 == approx(8.99, abs=0.005)
+    assert big[-1]["rabenseifner"] * 1e3 == approx(10.31, abs=0.005)
+    assert "F.27" in t.notes["en"][0] and "70%" in t.notes["en"][0]
+
+
+def test_03_3_model_vs_measurement(tables):
+    t = tables["03-3"]
+    want = {1 * MB: 54.9, 8 * MB: 236.8, 58 * MB: 400.3, 256 * MB: 437.7, 1e9: 446.8, 10e9: 449.7}
+    assert t.column("n") == list(want)
+    assert [b / GB for b in t.column("busbw")] == approx(list(want.values()), abs=0.05)
+    # only the two points the source states in words, with their source
+    assert [r["n"] for r in t.rows if r["measured"] is not None] == [58 * MB, 10 * GB]
+    assert dict(demos.HTSYM_ALLREDUCE_MEASURED) == {58 * MB: 150 * GB, 10 * GB: 370 * GB}
+    assert "How to Scale Your Model" in demos.HTSYM_SOURCE and "SHARP off" in demos.HTSYM_SOURCE
+    assert in_us(t.find(n=58 * MB)["alpha_eff"]) == approx(32.2, abs=0.05)
+    assert t.find(n=10 * GB)["measured"] / NVLINK4.beta == approx(0.82, abs=0.005)
+    assert t.meta["source"] == demos.HTSYM_SOURCE and t.cell(0, "measured") == "—"
+
+
+def test_03_4_broadcast_pipeline(tables):
+    t = tables["03-4"]
+    assert in_us(t.find(schedule="flat (naive)")["time"]) == approx(1245.44, abs=0.005)
+    assert in_us(t.find(schedule="binomial tree")["time"]) == approx(536.33, abs=0.005)
+    chain = {r["k"]: in_us(r["time"]) for r in t.rows if r["k"] is not None}
+    assert list(chain) == [1, 2, 4, 8, 16, 32, 64, 128]
+    assert [round(v, 2) for v in chain.values()] == [1251.44, 719.11, 454.44, 325.11, 266.44, 249.11, 264.44, 320.11]
+    best = t.find(schedule="chain, k = int(k*)")
+    assert best["k"] == 32 and round(best["vs_binomial"] * 100) == 46 and round(best["vs_bound"], 2) == 1.40
+    assert in_us(t.meta["lower_bound"]) == approx(177.78, abs=0.005)
+    assert t.meta["k_star"] == approx(32.66, abs=0.005) and in_us(t.meta["t_star"]) == approx(249.10, abs=0.005)
+    assert t.meta["t_k_plus_1"] < best["time"] and "F.28" in t.notes["en"][0]   # k = 33 is faster
+    nv = t.part("03-4b")
+    assert in_us(nv.find(schedule="binomial tree")["time"]) == approx(32.67, abs=0.005)
+    nv_best = nv.find(schedule="chain, k = int(k*)")
+    assert nv_best["k"] == 5 and in_us(nv_best["time"]) == approx(41.56, abs=0.005)
+    assert "4.44 n½" in nv.title["en"]
+
+
+# --------------------------------------------------------------------- 04
+def test_04_1_mapping(tables):
+    t = tables["04-1"]
+    assert in_us(t.meta["ideal"]) == approx(2696.7, abs=0.05)
+    snake = t.find(mapping="snake")
+    assert snake["vs_ideal"] == approx(1, rel=1e-12) and snake["max_hops"] == 1
+    row = t.find(mapping="row-major")
+    assert (row["vs_ideal"] - 1) * 100 == approx(1.11, abs=0.005) and row["max_hops"] == 2
+    assert (t.find(mapping="row-major, 2α per extra hop")["vs_ideal"] - 1) * 100 == approx(2.22, abs=0.005)
+    rand = [r for r in t.rows if r["mapping"] == "random"]
+    assert [r["seed"] for r in rand] == [0, 1, 2, 3, 4]
+    assert all(1.9 < r["vs_ideal"] < 2.1 for r in rand) and 1.9 < t.meta["random_median"] < 2.1
+    assert all(r["max_link"] > snake["max_link"] for r in rand)
+    assert snake["max_link"] == approx(30 * 64 * MB / 16)     # 30 rounds of n/p on every link
+    f = t.part("04-1b")
+    assert [in_us(v) for v in f.column("flat")] == approx([32.67, 2696.7], abs=0.05)
+    assert [in_us(v) for v in f.column("two_d")] == approx([14.67, 2678.7], abs=0.05)
+    assert f.column("flat_rounds") == [30, 30] and f.column("two_d_rounds") == [12, 12]
+    assert "F.29" in t.notes["en"][0]
+
+
+def test_04_2_all_to_all(tables):
+    t = tables["04-2"]
+    sw, ring, torus = t.rows
+    assert sw["time"] * 1e3 == approx(0.413, abs=0.0005) and sw["egress"] * 1e3 == approx(0.350, abs=0.0005)
+    assert ring["vs_switch"] == approx(16.3, abs=0.05) and ring["bisection"] * 1e3 == approx(2.844, abs=0.0005)
+    assert torus["topology"] == "2D torus 8×8" and torus["vs_switch"] == approx(3.2, abs=0.05)
+    assert 2 <= ring["vs_bound"] <= 4 and 2 <= torus["vs_bound"] <= 4
+    assert t.meta["p16_ring_vs_switch"] == approx(4.27, abs=0.01)
+    assert "F.30" in t.notes["en"][1] and "4.3×" in t.notes["en"][1]
+
+
+def test_04_3_hierarchical(tables):
+    t = tables["04-3"]
+    speed = {(r["n"], r["nodes"]): r["speedup"] for r in t.rows}
+    small = [speed[(64 * KB, N)] for N in (2, 4, 8, 16, 32)]
+    large = [speed[(256 * MB, N)] for N in (2, 4, 8, 16, 32)]
+    assert small == approx([3.97, 5.34, 6.42, 7.13, 7.54], abs=0.005)
+    assert large == approx([5.83, 5.08, 4.84, 4.82, 4.95], abs=0.005)
+    assert t.find(n=64 * KB, nodes=32)["p"] == 256 and t.find(n=64 * KB, nodes=2)["flat_rounds"] == 30
+
+
+def test_demo_parameters_are_keywords():
+    """Non-default parameters work: a smaller 03-1 and an 04-3 with other node counts."""
+    t = demos.demo_03_1(p=4, sizes=[1 * MB])
+    assert len(t) == 1 and t.value(0, "ring") == approx(6 * (2e-6 + 1e6 / (4 * 450e9)))
+    t = demos.demo_04_3(nodes=(2,), sizes=(64 * KB,))
+    assert t.value(0, "speedup") == approx(3.97, abs=0.005)
+
+
+# --------------------------------------------------------------------- Table itself
+def _tiny(**kw):
+    args = dict(key="x", title={"en": "T", "zh": "表"}, columns=["a", "b"],
+                headers={"en": ["A", "B"], "zh": ["甲", "乙"]}, rows=[["ring", 1.5e-6], {"a": "tree", "b": None}])
+    args.update(kw)
+    return Table(**args)
+
+
+def test_table_api():
+    t = _tiny(labels={"zh": {"ring": "环"}}, notes={"en": ["n1"], "zh": ["注一"]})
+    assert t.rows[0] == {"a": "ring", "b": 1.5e-6} and t.value(0, "b") == 1.5e-6
+    assert t.column("a") == ["ring", "tree"] and t.find(a="tree")["b"] is None
+    assert t.cells("zh") == [["环", "1.5e-06"], ["tree", "—"]]
+    assert "Note: n1" in t.to_text() and "注：注一" in t.to_text("zh")
+    assert "| 甲 | 乙 |" in t.to_markdown("zh") and "|---|---:|" in t.to_markdown("zh")
+    with pytest.raises(KeyError):
+        t.column("zzz")
+    with pytest.raises(KeyError):
+        t.find(a="nope")
+    with pytest.raises(KeyError):
+        t.part("y")
+
+
+def test_table_rejects_bad_input():
+    with pytest.raises(ValueError, match="headers"):
+        _tiny(headers={"en": ["A"], "zh": ["甲", "乙"]})
+    with pytest.raises(ValueError, match="title"):
+        _tiny(title={"en": "T"})
+    with pytest.raises(ValueError, match="row 0"):
+        _tiny(rows=[["ring"]])
+    with pytest.raises(ValueError, match="lacks"):
+        _tiny(rows=[{"a": 1}])
+    with pytest.raises(ValueError, match="unknown columns"):
+        _tiny(formats={"c": str})
+    with pytest.raises(ValueError, match="duplicate"):
+        _tiny(columns=["a", "a"])
+    with pytest.raises(ValueError, match="lang"):
+        _tiny().to_html("fr")
+
+
+def test_default_formatters():
+    assert fmt_value(None) == "—" and fmt_value(True) == "✓" and fmt_value(3) == "3"
+    assert fmt_value(0.875) == "0.875" and fmt_value([1, 2]) == "[1, 2]"
+    assert fmt_list(list(range(16))) == "[0, 1, 2, 3, 4, …, 13, 14, 15]"
