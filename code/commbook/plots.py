@@ -9,6 +9,9 @@ the book never shows empty boxes ("tofu") in place of characters.
 Figures are built with :class:`matplotlib.figure.Figure` directly (not through
 ``pyplot``), so they hold no global state and are not shown twice in notebooks;
 :func:`figure_png` turns one into PNG bytes for ``IPython.display.Image`` or glue.
+
+The figures of lecture P5 (topologies, collectives, all-reduce costs, mappings) live in
+:mod:`commbook.figures_p5`, which builds on the style helpers here.
 """
 from __future__ import annotations
 
@@ -42,12 +45,12 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 
 from .cost import effective_bandwidth, half_bandwidth_point  # noqa: E402
 from .hardware import Link  # noqa: E402
-from .units import GB, fmt_bytes  # noqa: E402
+from .units import GB, fmt_bytes, fmt_time  # noqa: E402
 
 __all__ = [
     "CJK_FONT_CANDIDATES", "CJKFontWarning", "LABELS", "PALETTE",
     "find_cjk_font", "resolve_lang", "label", "book_style", "use_book_style",
-    "figure_png", "fig_effective_bandwidth",
+    "figure_png", "TICK_FORMATS", "log_axis", "fig_effective_bandwidth",
 ]
 
 CJK_FONT_CANDIDATES: tuple[str, ...] = (
@@ -74,12 +77,134 @@ LABELS: dict[str, dict[str, str]] = {
         "effbw": "effective bandwidth n/T(n) (GB/s)",
         "effbw_title": "Effective bandwidth in the α–β model",
         "n_half": "n½ = αβ: exactly half of β",
+        # ---- lecture P5 figures (commbook.figures_p5)
+        "time": "time T",
+        "ar_time": "all-reduce time",
+        "devices": "number of devices p",
+        "algo_ring": "ring",
+        "algo_rd": "recursive doubling",
+        "algo_rabenseifner": "Rabenseifner (halving–doubling)",
+        "algo_tree": "binomial tree",
+        "algo_double_tree": "double binary tree",
+        "algo_naive": "naive (via rank 0)",
+        "algo_innet": "in-network (SHARP)",
+        "xover_rd_ring": "recursive doubling = ring at {n}",
+        "xover_tree_ring": "tree = ring at {n}",
+        "ar_size_title": "All-reduce on p = {p} ({link})",
+        "ar_p_title": "All-reduce, n = {n} ({link})",
+        "topo_title": "Topologies at p = 16",
+        "topo_switch": "Switch",
+        "topo_ring": "Ring",
+        "topo_torus": "2D torus {dims}",
+        "topo_twolevel": "Two-level: {nodes} nodes × {gpus} GPUs",
+        "topo_metrics": "ports {ports} · diameter {diam} · bisection {bis}",
+        "node_switch": "switch",
+        "node_spine": "spine",
+        "node_leaf": "rail {g}",
+        "node_nvswitch": "NVSwitch",
+        "coll_title": "Six collectives on 4 devices: device d holds [10d, 10d+1, 10d+2, 10d+3]",
+        "coll_broadcast": "broadcast (root d0)",
+        "coll_reduce": "reduce (root d0)",
+        "coll_all_reduce": "all-reduce",
+        "coll_reduce_scatter": "reduce-scatter",
+        "coll_all_gather": "all-gather",
+        "coll_all_to_all": "all-to-all",
+        "coll_key": "colour: device the value comes from · grey: a sum · blank: no output",
+        "before": "before",
+        "after": "after",
+        "trace_title": "Example 1.1: ring all-reduce on 4 GPUs (reduce-scatter, then all-gather)",
+        "trace_initial": "initial",
+        "trace_rs": "round {r}: reduce-scatter",
+        "trace_ag": "round {r}: all-gather",
+        "trace_key_reduce": "received and added this round",
+        "trace_key_copy": "received (copied) this round",
+        "trace_key_sent": "sent this round",
+        "trace_cols": "columns: chunks 0–3 of each GPU's buffer",
+        "bcast_title": "Chain broadcast of {n} on p = {p} ({link})",
+        "bcast_chunks": "number of chunks k",
+        "bcast_time": "broadcast time",
+        "bcast_chain": "chain, k chunks",
+        "bcast_binomial": "binomial tree",
+        "bcast_flat": "flat (root sends p−1 copies)",
+        "bcast_bound": "lower bound n/β",
+        "bcast_opt": "optimum k* = {k:.1f}, T* = {t}",
+        "map_title": "Ring all-reduce of {n} on a 4×4 torus ({link}): ring order over the links",
+        "map_snake": "snake",
+        "map_row_major": "row-major",
+        "map_random": "random (seed {seed})",
+        "map_ratio": "{name}: T / ideal = {r:.2f}",
+        "map_bytes": "bytes carried per directed link (MB)",
+        "hier_title": "Hierarchical vs flat ring all-reduce: {gpus} GPUs per node, {links}",
+        "hier_nodes": "number of nodes N",
+        "hier_speedup": "speedup T(flat ring) / T(hierarchical)",
+        "size_n": "n = {n}",
     },
     "zh": {
         "size": "消息大小 n（十进制单位）",
         "effbw": "有效带宽 n/T(n)（GB/s）",
         "effbw_title": "α–β 模型下的有效带宽",
         "n_half": "半带宽点 n½ = αβ：恰好得到 β 的一半",
+        # ---- 第 5 讲的图（commbook.figures_p5）
+        "time": "时间 T",
+        "ar_time": "all-reduce 时间",
+        "devices": "设备数 p",
+        "algo_ring": "ring",
+        "algo_rd": "递归倍增",
+        "algo_rabenseifner": "Rabenseifner（递归减半加倍）",
+        "algo_tree": "二项树",
+        "algo_double_tree": "双二叉树",
+        "algo_naive": "朴素（经 0 号汇总）",
+        "algo_innet": "交换机内归约（SHARP）",
+        "xover_rd_ring": "递归倍增 = ring：{n}",
+        "xover_tree_ring": "二项树 = ring：{n}",
+        "ar_size_title": "p = {p} 的 all-reduce（{link}）",
+        "ar_p_title": "all-reduce，n = {n}（{link}）",
+        "topo_title": "p = 16 时的拓扑",
+        "topo_switch": "交换机",
+        "topo_ring": "环",
+        "topo_torus": "二维 torus {dims}",
+        "topo_twolevel": "两级网络：{nodes} 节点 × {gpus} GPU",
+        "topo_metrics": "端口 {ports} · 直径 {diam} · 对分带宽 {bis}",
+        "node_switch": "交换机",
+        "node_spine": "脊",
+        "node_leaf": "轨道 {g}",
+        "node_nvswitch": "NVSwitch",
+        "coll_title": "4 个设备上的六种集合操作：设备 d 持有 [10d, 10d+1, 10d+2, 10d+3]",
+        "coll_broadcast": "broadcast（根 d0）",
+        "coll_reduce": "reduce（根 d0）",
+        "coll_all_reduce": "all-reduce",
+        "coll_reduce_scatter": "reduce-scatter",
+        "coll_all_gather": "all-gather",
+        "coll_all_to_all": "all-to-all",
+        "coll_key": "颜色：数值来自哪个设备 · 灰色：求和结果 · 空白：没有输出",
+        "before": "之前",
+        "after": "之后",
+        "trace_title": "例 1.1：4 卡 ring all-reduce（先 reduce-scatter，再 all-gather）",
+        "trace_initial": "初始",
+        "trace_rs": "第 {r} 轮：reduce-scatter",
+        "trace_ag": "第 {r} 轮：all-gather",
+        "trace_key_reduce": "本轮收到并累加",
+        "trace_key_copy": "本轮收到（复制）",
+        "trace_key_sent": "本轮发出",
+        "trace_cols": "列：每块 GPU 缓冲区的第 0–3 块",
+        "bcast_title": "{n} 的链式广播，p = {p}（{link}）",
+        "bcast_chunks": "分块数 k",
+        "bcast_time": "广播时间",
+        "bcast_chain": "链式，k 块",
+        "bcast_binomial": "二项树",
+        "bcast_flat": "扁平（根发出 p−1 份）",
+        "bcast_bound": "下界 n/β",
+        "bcast_opt": "最优 k* = {k:.1f}，T* = {t}",
+        "map_title": "4×4 torus 上 {n} 的 ring all-reduce（{link}）：环的顺序与链路",
+        "map_snake": "蛇形",
+        "map_row_major": "行优先",
+        "map_random": "随机（种子 {seed}）",
+        "map_ratio": "{name}：T / 理想 = {r:.2f}",
+        "map_bytes": "每条有向链路承载的字节（MB）",
+        "hier_title": "分层 all-reduce 与扁平 ring 的对比：每节点 {gpus} GPU，{links}",
+        "hier_nodes": "节点数 N",
+        "hier_speedup": "加速比 T(扁平 ring) / T(分层)",
+        "size_n": "n = {n}",
     },
 }
 """Figure labels by language; every figure function looks its text up here.
@@ -136,9 +261,11 @@ def resolve_lang(lang: str) -> str:
     return "en"
 
 
-def label(key: str, lang: str) -> str:
-    """Label ``key`` in ``lang`` (already resolved with :func:`resolve_lang`)."""
-    return LABELS[lang][key]
+def label(key: str, lang: str, **fields: object) -> str:
+    """Label ``key`` in ``lang`` (already resolved with :func:`resolve_lang`), with
+    ``{field}`` placeholders filled from ``fields``."""
+    text = LABELS[lang][key]
+    return text.format(**fields) if fields else text
 
 
 def _style_rc(lang: str) -> dict:
@@ -200,6 +327,26 @@ def _bytes_tick(x: float, _pos: object = None) -> str:
     return fmt_bytes(x) if x >= 1 else f"{x:g} B"
 
 
+def _time_tick(t: float, _pos: object = None) -> str:
+    return fmt_time(t, digits=3) if t > 0 else "0"
+
+
+TICK_FORMATS = {"bytes": _bytes_tick, "time": _time_tick, "plain": lambda v, _pos=None: f"{v:g}"}
+"""Tick label formats: byte counts (decimal units), times (s/ms/µs/ns) and plain numbers."""
+
+
+def log_axis(ax, which: str = "x", unit: str = "bytes", base: int = 10,
+             subs: Sequence[float] = (1.0,)) -> None:
+    """Put the ``which`` ("x" or "y") axis of ``ax`` on a log scale whose major ticks
+    (at ``subs`` times the powers of ``base``; (1, 2, 5) for a short range) are labelled
+    as ``unit`` (a key of :data:`TICK_FORMATS`) and minor ticks are not labelled."""
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log", base=base)
+    axis.set_major_locator(LogLocator(base=base, subs=subs, numticks=12))
+    axis.set_major_formatter(FuncFormatter(TICK_FORMATS[unit]))
+    axis.set_minor_formatter(NullFormatter())
+
+
 _effbw = np.vectorize(effective_bandwidth, otypes=[float])
 
 
@@ -243,13 +390,9 @@ def fig_effective_bandwidth(
                     markeredgecolor="white", gid=f"nhalf:{link.name}")
         # one legend entry explains all the markers
         ax.plot([], [], marker="o", ls="none", color="0.4", label=label("n_half", lang))
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        log_axis(ax, "x", "bytes")
+        log_axis(ax, "y", "plain")
         ax.set_xlim(n[0], n[-1])
-        ax.xaxis.set_major_locator(LogLocator(base=10, numticks=12))
-        ax.xaxis.set_major_formatter(FuncFormatter(_bytes_tick))
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _p: f"{y:g}"))
         ax.set_xlabel(label("size", lang))
         ax.set_ylabel(label("effbw", lang))
         ax.set_title(label("effbw_title", lang))
