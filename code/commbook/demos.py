@@ -31,6 +31,7 @@ from .hardware import (IB_HDR, IB_NDR, ICI_V5E, NVLINK4, NVLINK5, PCIE_GEN5, ROC
 from .tables import (DEFAULT_SIZES, Table, fmt_bw_pct, fmt_fixed, fmt_gbps, fmt_pct,
                      fmt_ratio, link_table)
 from .topology import Ring, Switch, Torus, TwoLevel, ring_order
+from .demos_llm import demo_05_1, demo_05_2, demo_05_3, demo_05_4, demo_05_5
 from .units import GB, KB, MB, KiB, MiB, fmt_bytes, fmt_rate, fmt_time, us
 
 __all__ = [
@@ -830,6 +831,7 @@ DEMOS = {
     "02-1": demo_02_1, "02-2": demo_02_2, "02-3": demo_02_3,
     "03-1": demo_03_1, "03-2": demo_03_2, "03-3": demo_03_3, "03-4": demo_03_4,
     "04-1": demo_04_1, "04-2": demo_04_2, "04-3": demo_04_3,
+    "05-1": demo_05_1, "05-2": demo_05_2, "05-3": demo_05_3, "05-4": demo_05_4, "05-5": demo_05_5,
 }
 """Every demo function by its key."""
 
@@ -838,5 +840,18 @@ SCRIPTS = {
     "02": ("02-1", "02-2", "02-3"),
     "03": ("03-1", "03-2", "03-3", "03-4"),
     "04": ("04-1", "04-2", "04-3"),
+    "05": ("05-1", "05-2", "05-3", "05-4", "05-5"),
 }
 """Which demos each lecture script prints, in order."""
+
+
+def script_main(script: str, description: str, argv: list[str] | None = None) -> int:
+    """What every lecture script does: print its demo tables (``SCRIPTS[script]``) as
+    aligned plain text, in English or, with ``--lang zh``, in Chinese."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="header language")
+    args = parser.parse_args(argv)
+    print("\n".join(DEMOS[key]().to_text(args.lang) for key in SCRIPTS[script]), end="")
+    return 0

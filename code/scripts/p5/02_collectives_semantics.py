@@ -9,24 +9,14 @@ lower bounds.
 
 Usage: python 02_collectives_semantics.py [--lang en|zh]
 """
-from __future__ import annotations
-
-import argparse
 import sys
 
-from commbook.demos import demo_02_1, demo_02_2, demo_02_3
-
-DEMOS = (demo_02_1, demo_02_2, demo_02_3,)
-"""The demo functions this script prints, in order (lecture defaults)."""
+from commbook.demos import script_main
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print every table of this script as aligned plain text."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="header language")
-    args = parser.parse_args(argv)
-    print("\n".join(demo().to_text(args.lang) for demo in DEMOS), end="")
-    return 0
+    """Print every table of this script (see :func:`commbook.demos.script_main`)."""
+    return script_main("02", __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -9,24 +9,14 @@ Scale Your Model ch. 12, 03-4 pipelined chain broadcast.
 
 Usage: python 03_allreduce_algorithms.py [--lang en|zh]
 """
-from __future__ import annotations
-
-import argparse
 import sys
 
-from commbook.demos import demo_03_1, demo_03_2, demo_03_3, demo_03_4
-
-DEMOS = (demo_03_1, demo_03_2, demo_03_3, demo_03_4,)
-"""The demo functions this script prints, in order (lecture defaults)."""
+from commbook.demos import script_main
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print every table of this script as aligned plain text."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="header language")
-    args = parser.parse_args(argv)
-    print("\n".join(demo().to_text(args.lang) for demo in DEMOS), end="")
-    return 0
+    """Print every table of this script (see :func:`commbook.demos.script_main`)."""
+    return script_main("03", __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

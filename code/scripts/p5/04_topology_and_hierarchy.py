@@ -8,24 +8,14 @@ bisection bandwidth at p = 64, 04-3 hierarchical vs flat all-reduce on N × 8 GP
 
 Usage: python 04_topology_and_hierarchy.py [--lang en|zh]
 """
-from __future__ import annotations
-
-import argparse
 import sys
 
-from commbook.demos import demo_04_1, demo_04_2, demo_04_3
-
-DEMOS = (demo_04_1, demo_04_2, demo_04_3,)
-"""The demo functions this script prints, in order (lecture defaults)."""
+from commbook.demos import script_main
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print every table of this script as aligned plain text."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="header language")
-    args = parser.parse_args(argv)
-    print("\n".join(demo().to_text(args.lang) for demo in DEMOS), end="")
-    return 0
+    """Print every table of this script (see :func:`commbook.demos.script_main`)."""
+    return script_main("04", __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,194 @@
+"""The lecture P5 §7 tables (script 05): communication in LLM inference, from :mod:`commbook.llm`.
+
+Like :mod:`commbook.demos`, each function returns a :class:`~commbook.tables.Table`
+whose rows hold raw numbers (seconds, bytes); the script
+``code/scripts/p5/05_communication_in_llm_inference.py`` prints them and the §7 pages
+show them.  Anchors: seed inventory C.3.1 §7 and C.3.3-05.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from . import llm
+from .hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Chip, Link
+from .llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
+from .tables import Table, fmt_pct, fmt_ratio
+from .units import fmt_bytes, fmt_time
+
+__all__ = ["demo_05_1", "demo_05_2", "demo_05_3", "demo_05_4", "demo_05_5"]
+
+
+def _langs(en: str, zh: str) -> dict[str, str]:
+    return {"en": en, "zh": zh}
+
+
+def _ms(v: float) -> str:
+    return f"{v * 1e3:.3f} ms"
+
+
+def _share(comm: float, compute: float) -> float:
+    return comm / (comm + compute)
+
+
+def demo_05_1(model: DenseModel = LLAMA31_70B, batches: Sequence[int] = (1, 8, 16, 32, 64, 128, 256),
+              tp: int = 8, chip: Chip = H100, link: Link = NVLINK4, slow_alpha: float = 20e-6) -> Table:
+    """§7.1 tensor-parallel decode: 2 all-reduces per layer of B x d x 2 bytes, ring and
+    recursive doubling on NVLink, against the decode roofline (no overlap).
+
+    Anchors: ring 4.490 ms at B = 1 (α alone 160 x 14 x 2 µs = 4.48 ms), RD/ring ≈ 22 %,
+    RD share 16 % at α = 2 µs and 65 % at α = 20 µs, compute 8.39 ms at B = 64.
+    """
+    slow = Link(f"{link.name}, α = {slow_alpha * 1e6:g} µs", slow_alpha, link.beta, "lecture §7.1 scenario")
+    rows = []
+    for b in batches:
+        x = llm.decode_step(model, b, chip=chip, tp=tp).time
+        ring = llm.tp_comm_time(model, b, tp, "ring", intra=link)
+        rd = llm.tp_comm_time(model, b, tp, "rd", intra=link)
+        rd_slow = llm.tp_comm_time(model, b, tp, "rd", intra=slow)
+        rows.append({"batch": b, "msg": llm.tp_message_bytes(model, b), "compute": x,
+                     "ring": ring, "ring_share": _share(ring, x), "rd": rd, "rd_share": _share(rd, x),
+                     "rd_slow": rd_slow, "rd_slow_share": _share(rd_slow, x)})
+    a = f"{slow_alpha * 1e6:g}"
+    return Table(
+        key="05-1",
+        title=_langs(f"{model.name}, TP = {tp} decode: {llm.tp_allreduces_per_step(model)} all-reduces "
+                     f"per step on {link.name} (share = comm / (compute + comm), no overlap)",
+                     f"{model.name}，TP = {tp} 的 decode：每步 {llm.tp_allreduces_per_step(model)} 次 "
+                     f"all-reduce，走 {link.name}（占比 = 通信 /（计算 + 通信），不重叠）"),
+        columns=["batch", "msg", "compute", "ring", "ring_share", "rd", "rd_share", "rd_slow", "rd_slow_share"],
+        headers={"en": ["B", "message", "compute/memory", "ring", "share", "RD", "share",
+                        f"RD, α = {a} µs", "share"],
+                 "zh": ["B", "消息", "计算 / 访存", "ring", "占比", "递归倍增", "占比",
+                        f"递归倍增，α = {a} µs", "占比"]},
+        rows=rows,
+        formats={"msg": fmt_bytes, "compute": _ms, "ring": _ms, "rd": _ms, "rd_slow": _ms,
+                 "ring_share": fmt_pct, "rd_share": fmt_pct, "rd_slow_share": fmt_pct},
+        notes={"en": [f"Compute/memory: decode roofline per GPU, all weights but the input embedding "
+                      f"plus a {llm.DEFAULT_CONTEXT}-token KV cache per sequence, read at "
+                      f"{chip.hbm_bandwidth / 1e12:g} TB/s ({chip.name})."],
+               "zh": [f"计算 / 访存：每块 GPU 的 decode roofline，读除输入 embedding 外的全部权重，"
+                      f"加每条序列 {llm.DEFAULT_CONTEXT} 个 token 的 KV cache，"
+                      f"HBM {chip.hbm_bandwidth / 1e12:g} TB/s（{chip.name}）。"]},
+    )
+
+
+def demo_05_2(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (512, 1024, 2048, 4096, 8192, 16384),
+              tp: int = 8, chip: Chip = H100, link: Link = NVLINK4) -> Table:
+    """§7.2 tensor-parallel prefill: messages of n x d x 2 bytes, ring on NVLink.
+
+    Anchors: ≈10.2 µs of communication and ≈17.6 µs of linear compute per token (58 %),
+    4.48 ms of α per prefill, comm/compute 107 % at 512 tokens falling to ≈45 % at 16K.
+    """
+    rows = []
+    for n in prompts:
+        c = llm.prefill_compute(model, n, chip, tp)
+        k = llm.tp_comm_time(model, n, tp, "ring", intra=link)
+        rows.append({"tokens": n, "msg": llm.tp_message_bytes(model, n), "compute": c, "comm": k,
+                     "ratio": k / c})
+    return Table(
+        key="05-2",
+        title=_langs(f"{model.name}, TP = {tp} prefill of one prompt: ring all-reduces on {link.name}",
+                     f"{model.name}，TP = {tp}，prefill 一条提示：ring all-reduce 走 {link.name}"),
+        columns=["tokens", "msg", "compute", "comm", "ratio"],
+        headers={"en": ["prompt tokens", "message", "compute", "communication", "comm / compute"],
+                 "zh": ["提示 token 数", "消息", "计算", "通信", "通信 / 计算"]},
+        rows=rows,
+        formats={"msg": fmt_bytes, "compute": _ms, "comm": _ms, "ratio": fmt_pct},
+        notes={"en": ["Compute: 2 FLOPs per weight and token, plus attention 4·n²·d per layer "
+                      "(no causal saving)."],
+               "zh": ["计算：每个权重每个 token 2 次浮点运算，另加每层注意力 4·n²·d（不计因果掩码的节省）。"]},
+    )
+
+
+def demo_05_3(model: DenseModel = LLAMA31_70B, batch: int = 64, chip: Chip = H100,
+              intra: Link = NVLINK4, inter: Link = IB_NDR) -> Table:
+    """§7.3 TP 8 (one node, ring) vs TP 16 (two nodes, hierarchical) at B = 64.
+
+    Anchors: compute 8.39 → 4.20 ms, communication 5.13 → 7.15 ms, total 13.52 → 11.35 ms.
+    """
+    rows = []
+    for tp in (8, 16):
+        x = llm.decode_step(model, batch, chip=chip, tp=tp).time
+        k = llm.tp_comm_time(model, batch, tp, "ring", intra=intra, inter=inter)
+        rows.append({"tp": tp, "nodes": max(1, tp // 8), "compute": x, "comm": k, "total": x + k})
+    return Table(
+        key="05-3",
+        title=_langs(f"{model.name} decode at B = {batch}: TP 8 in one node vs TP 16 over two nodes",
+                     f"{model.name} decode，B = {batch}：TP 8 在一个节点内 vs TP 16 跨两个节点"),
+        columns=["tp", "nodes", "compute", "comm", "total"],
+        headers={"en": ["TP", "nodes", "compute/memory", "communication", "total"],
+                 "zh": ["TP", "节点数", "计算 / 访存", "通信", "合计"]},
+        rows=rows,
+        formats={"compute": _ms, "comm": _ms, "total": _ms},
+        notes={"en": ["TP 16 runs the hierarchical all-reduce: NVLink reduce-scatter, a ring over the "
+                      "two nodes on each rail (IB), NVLink all-gather."],
+               "zh": ["TP 16 用层次化 all-reduce：NVLink 内 reduce-scatter，每条轨道上跨两个节点的 ring（IB），"
+                      "再 NVLink 内 all-gather。"]},
+    )
+
+
+def demo_05_4(model: MoEModel = DEEPSEEK_V3, tokens_per_gpu: int = 256,
+              intra: Link = NVLINK4, inter: Link = IB_NDR) -> Table:
+    """§7.4 MoE all-to-all per layer (dispatch), simulated: EP 8 on one NVLink switch vs
+    EP 64 over 8 nodes (direct and hierarchical), BF16 and FP8; per step = MoE layers x
+    (dispatch + BF16 combine).  Anchor: crossing nodes costs ≈10x.
+    """
+    configs = [(8, "direct", intra.name), (64, "direct", f"{inter.name}, direct"),
+               (64, "hierarchical", f"{inter.name}, hierarchical")]
+    rows = []
+    base = None
+    for ep, algo, where in configs:
+        combine = llm.moe_a2a_time(model, tokens_per_gpu, ep, 2, intra, inter, algorithm=algo)
+        for nbytes, dtype in ((2, "BF16"), (1, "FP8")):
+            t = llm.moe_a2a_time(model, tokens_per_gpu, ep, nbytes, intra, inter, algorithm=algo)
+            base = t if base is None else base
+            rows.append({"ep": ep, "where": where, "dtype": dtype,
+                         "bytes": llm.moe_a2a_bytes(model, tokens_per_gpu, ep, nbytes), "time": t,
+                         "vs_intra": t / base, "step": model.n_moe_layers * (t + combine)})
+    return Table(
+        key="05-4",
+        title=_langs(f"{model.name} all-to-all per MoE layer, {tokens_per_gpu} tokens per GPU, top-{model.top_k}",
+                     f"{model.name} 每个 MoE 层的 all-to-all，每块 GPU {tokens_per_gpu} 个 token，top-{model.top_k}"),
+        columns=["ep", "where", "dtype", "bytes", "time", "vs_intra", "step"],
+        headers={"en": ["EP", "network", "dispatch", "bytes sent per GPU", "dispatch time", "vs EP 8 BF16",
+                        f"per step ({model.n_moe_layers} layers, dispatch + BF16 combine)"],
+                 "zh": ["EP", "网络", "分发精度", "每块 GPU 发出", "分发耗时", "相对 EP 8 BF16",
+                        f"每步（{model.n_moe_layers} 层，分发 + BF16 合并）"]},
+        rows=rows,
+        formats={"bytes": fmt_bytes, "time": fmt_time, "vs_intra": fmt_ratio(1), "step": _ms},
+        notes={"en": [f"Uniform routing assumed. H800 NVLink ({NVLINK_H800.beta / 1e9:g} GB/s) is "
+                      f"{NVLINK_H800.beta / inter.beta:.1f}x InfiniBand."],
+               "zh": [f"假设专家选择均匀。H800 的 NVLink（{NVLINK_H800.beta / 1e9:g} GB/s）是 InfiniBand 的 "
+                      f"{NVLINK_H800.beta / inter.beta:.1f} 倍。"]},
+    )
+
+
+def demo_05_5(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (1024, 2048, 4096, 8192, 16384, 32768),
+              chip: Chip = H100, tp: int = 8, link: Link = IB_NDR) -> Table:
+    """§7.5 KV transfer of disaggregated inference (BF16 KV): 8 NICs vs 1 NIC, against
+    the prefill compute time.  Anchors: 327.68 KB per token; 8 NICs ≈ 4-5 % of prefill;
+    one NIC 8x slower (the lecture says 9x, flag F.31)."""
+    rows = []
+    for n in prompts:
+        pre = llm.prefill_compute(model, n, chip, tp)
+        t8 = llm.kv_transfer_time(model, n, 8, link)
+        t1 = llm.kv_transfer_time(model, n, 1, link)
+        rows.append({"tokens": n, "kv": llm.kv_bytes(model, n), "prefill": pre, "t8": t8,
+                     "share8": t8 / pre, "t1": t1, "share1": t1 / pre, "ratio": t1 / t8})
+    return Table(
+        key="05-5",
+        title=_langs(f"{model.name}: moving a prompt's KV cache ({fmt_bytes(model.kv_bytes_per_token())} "
+                     f"per token, BF16) over {link.name}",
+                     f"{model.name}：搬运一条提示的 KV cache（每 token {fmt_bytes(model.kv_bytes_per_token())}，"
+                     f"BF16），走 {link.name}"),
+        columns=["tokens", "kv", "prefill", "t8", "share8", "t1", "share1", "ratio"],
+        headers={"en": ["prompt tokens", "KV size", "prefill", "8 NICs", "of prefill", "1 NIC",
+                        "of prefill", "1 NIC / 8 NICs"],
+                 "zh": ["提示 token 数", "KV 大小", "prefill", "8 块网卡", "占 prefill", "1 块网卡",
+                        "占 prefill", "1 块 / 8 块"]},
+        rows=rows,
+        formats={"kv": fmt_bytes, "prefill": _ms, "t8": _ms, "t1": _ms, "share8": fmt_pct,
+                 "share1": fmt_pct, "ratio": fmt_ratio(2)},
+        notes={"en": ["One NIC is 8x slower than eight (the lecture's \"9x\" is not what the model gives)."],
+               "zh": ["一块网卡比八块慢 8 倍（讲义写的“9 倍”与模型不符）。"]},
+    )
