@@ -141,3 +141,18 @@ def test_bad_arguments():
         figures_p5.fig_topologies(lang="fr")
     with pytest.raises(ValueError, match="square"):
         figures_p5.fig_topologies(p=12)
+
+
+def test_tp_decode_share_anchors(figs):
+    fig = figs[("fig_tp_decode_share", "en")]
+    rd2 = _line(fig, "share:rd:2e-06")[1]
+    rd20 = _line(fig, "share:rd:2e-05")[1]
+    assert round(rd2[0] * 100) == 16 and round(rd20[0] * 100) == 65   # lecture §7.1 at B = 1
+
+
+def test_kv_transfer_lines(figs):
+    from commbook import llm
+    fig = figs[("fig_kv_transfer", "en")]
+    one, eight = _line(fig, "kv:1")[1], _line(fig, "kv:8")[1]
+    assert one[3] / eight[3] == pytest.approx(8, abs=0.05)
+    assert _line(fig, "prefill")[1][4] == pytest.approx(llm.prefill_compute(llm.LLAMA31_70B, 8192))

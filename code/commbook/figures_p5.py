@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from . import collectives as coll
-from . import cost
+from . import cost, llm
 from .comm_sim import VirtualCluster
 from .hardware import IB_NDR, ICI_V5E, NVLINK4, Link
 from .plots import PALETTE, TICK_FORMATS, book_style, label, log_axis
@@ -30,7 +30,7 @@ from .units import KB, MB, fmt_bytes, fmt_rate, fmt_time
 __all__ = [
     "fig_topologies", "fig_collectives", "fig_ring_trace", "fig_allreduce_vs_size",
     "fig_allreduce_vs_p", "fig_broadcast_pipeline", "fig_ring_mapping",
-    "fig_hierarchical_speedup",
+    "fig_hierarchical_speedup", "fig_tp_decode_share", "fig_kv_transfer",
 ]
 
 ALLREDUCE_LINES = ("ring", "rd", "rabenseifner", "tree", "double_tree", "naive", "innet")
@@ -533,4 +533,59 @@ def fig_hierarchical_speedup(lang: str = "en", gpus: int = 8, max_nodes: int = 6
         ax.set_ylabel(label("hier_speedup", lang))
         ax.set_title(label("hier_title", lang, gpus=gpus, links=f"{intra.name} + {inter.name}"), fontsize=10)
         ax.legend(loc="lower right")
+    return fig
+
+
+# ============================================================================ §7 LLM inference
+def fig_tp_decode_share(lang: str = "en", model: llm.DenseModel = llm.LLAMA31_70B, tp: int = 8,
+                        batches: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256),
+                        alphas: Sequence[float] = (2e-6, 20e-6), link: Link = NVLINK4) -> Figure:
+    """Share of a tensor-parallel decode step spent in its all-reduces, against batch size:
+    :func:`commbook.llm.tp_comm_time` (ring and recursive doubling, for each α) over
+    :func:`commbook.llm.decode_step` (lines have gid ``"share:<algo>:<alpha>"``)."""
+    xs = np.asarray(batches)
+    with book_style(lang) as lang:
+        fig = Figure(figsize=(7.0, 5.0))
+        ax = fig.add_subplot()
+        for i, (algo, alpha) in enumerate((a, al) for al in alphas for a in ("ring", "rd")):
+            lk = Link(link.name, alpha, link.beta, link.source)
+            share = []
+            for b in batches:
+                comm = llm.tp_comm_time(model, b, tp, algo, intra=lk)
+                share.append(comm / (comm + llm.decode_step(model, b, tp=tp).time))
+            ax.plot(xs, share, marker="o", ms=3.5, color=PALETTE[i], gid=f"share:{algo}:{alpha:g}",
+                    ls="-" if alpha == alphas[0] else "--",
+                    label=label("tp_line", lang, algo=label(f"algo_{algo}", lang), alpha=fmt_time(alpha)))
+        log_axis(ax, "x", "plain", base=2)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel(label("tp_batch", lang))
+        ax.set_ylabel(label("tp_share", lang))
+        ax.set_title(label("tp_title", lang, model=model.name, tp=tp), fontsize=10)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=8)
+    return fig
+
+
+def fig_kv_transfer(lang: str = "en", model: llm.DenseModel = llm.LLAMA31_70B,
+                    tokens: Sequence[int] = (512, 1024, 2048, 4096, 8192, 16384, 32768),
+                    tp: int = 8, link: Link = IB_NDR) -> Figure:
+    """Disaggregated inference: time to move a prompt's KV cache over 1 and 8 NICs
+    (:func:`commbook.llm.kv_transfer_time`), what stays exposed when layers are sent as
+    they finish, and the prefill compute (:func:`commbook.llm.prefill_compute`)."""
+    xs = np.asarray(tokens)
+    with book_style(lang) as lang:
+        fig = Figure(figsize=(7.0, 4.3))
+        ax = fig.add_subplot()
+        ax.plot(xs, [llm.prefill_compute(model, n, tp=tp) for n in tokens], color="0.3", lw=2,
+                gid="prefill", label=label("kv_prefill", lang, tp=tp))
+        for i, k in enumerate((1, 8)):
+            ax.plot(xs, [llm.kv_transfer_time(model, n, k, link) for n in tokens], marker="o", ms=3.5,
+                    color=PALETTE[i], gid=f"kv:{k}", label=label("kv_nics", lang, k=k))
+        ax.plot(xs, [llm.kv_transfer_time(model, n, 8, link, layerwise=True) for n in tokens], ls=":",
+                color=PALETTE[1], gid="kv:layerwise", label=label("kv_layer", lang))
+        log_axis(ax, "x", "plain", base=2)
+        log_axis(ax, "y", "time")
+        ax.set_xlabel(label("kv_tokens", lang))
+        ax.set_ylabel(label("kv_time", lang))
+        ax.set_title(label("kv_title", lang, model=model.name, link=link.name), fontsize=10)
+        ax.legend(loc="upper left", fontsize=8)
     return fig
