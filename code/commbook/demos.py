@@ -28,8 +28,8 @@ from .collectives import (all_gather, all_reduce, all_to_all, broadcast, reduce,
 from .comm_sim import VirtualCluster
 from .hardware import (IB_HDR, IB_NDR, ICI_V5E, NVLINK4, NVLINK5, PCIE_GEN5, ROCE_100G,
                        Link)
-from .tables import (DEFAULT_SIZES, Table, fmt_bw_pct, fmt_fixed, fmt_gbps, fmt_pct,
-                     fmt_ratio, link_table)
+from .tables import (DEFAULT_SIZES, Table, bilingual, bilingual_notes, fmt_bw_pct, fmt_fixed,
+                     fmt_gbps, fmt_pct, fmt_ratio, link_table)
 from .topology import Ring, Switch, Torus, TwoLevel, ring_order
 from .demos_llm import demo_05_1, demo_05_2, demo_05_3, demo_05_4, demo_05_5
 from .units import GB, KB, MB, KiB, MiB, fmt_bytes, fmt_rate, fmt_time, us
@@ -54,14 +54,6 @@ _ALGO_EN = {"ring": "ring", "rd": "RD", "rabenseifner": "Rabenseifner", "tree": 
             "naive": "naive", "innet": "in-network"}
 _ALGO_ZH = {"ring": "ring", "rd": "递归倍增", "rabenseifner": "Rabenseifner", "tree": "二叉树",
             "naive": "朴素", "innet": "交换机内归约"}
-
-
-def _langs(en: str, zh: str) -> dict[str, str]:
-    return {"en": en, "zh": zh}
-
-
-def _notes(*pairs: tuple[str, str]) -> dict[str, list[str]]:
-    return {"en": [p[0] for p in pairs], "zh": [p[1] for p in pairs]}
 
 
 def _balanced_dims(p: int, k: int) -> tuple[int, ...]:
@@ -96,7 +88,7 @@ def demo_01_1(links: Sequence[Link] = (NVLINK4, IB_NDR, ICI_V5E, NVLINK5, IB_HDR
     at = [fmt_bytes(n) for n in sizes]
     return Table(
         key="01-1",
-        title=_langs("common links: α, β, half-bandwidth point, effective bandwidth n/T(n) (share of β)",
+        title=bilingual("common links: α, β, half-bandwidth point, effective bandwidth n/T(n) (share of β)",
                      "常见链路：α、β、半带宽点，以及有效带宽 n/T(n)（括号内为占 β 的比例）"),
         columns=["link", "alpha", "beta", "n_half"] + size_cols,
         headers={"en": ["link", "α", "β (one way)", "n½ = αβ"] + [f"n = {s}" for s in at],
@@ -104,7 +96,7 @@ def demo_01_1(links: Sequence[Link] = (NVLINK4, IB_NDR, ICI_V5E, NVLINK5, IB_HDR
         rows=data,
         formats={"alpha": lambda a: fmt_time(a, 3), "beta": _GBPS, "n_half": fmt_bytes,
                  **{c: fmt_bw_pct for c in size_cols}},
-        notes=_notes(
+        notes=bilingual_notes(
             ("At n = n½ every link delivers exactly β/2 (50 %); α values are assumed "
              "magnitudes (lecture §0.4), decimal units (1 KB = 1000 B).",
              "消息等于 n½ 时每条链路恰好拿到 β/2（50%）；α 是假设的量级（讲义 §0.4），"
@@ -150,7 +142,7 @@ def demo_01_2(p: int = 64, link: Link = ICI_V5E, intra: Link = NVLINK4, inter: L
                for r in rows[2:]})
     return Table(
         key="01-2",
-        title=_langs(f"topologies with p = {p} devices: ports, diameter, bisection bandwidth",
+        title=bilingual(f"topologies with p = {p} devices: ports, diameter, bisection bandwidth",
                      f"p = {p} 个设备的拓扑：端口数、直径、对分带宽"),
         columns=["topology", "links", "ports", "diameter", "bisection", "per_device"],
         headers={"en": ["topology", "links", "ports / device", "diameter (hops)",
@@ -159,7 +151,7 @@ def demo_01_2(p: int = 64, link: Link = ICI_V5E, intra: Link = NVLINK4, inter: L
         rows=rows,
         formats={"bisection": _GBPS, "per_device": _GBPS},
         labels={"zh": zh},
-        notes=_notes(
+        notes=bilingual_notes(
             ("Bisection per device = bisection / (p/2). Two-level: across nodes each GPU has "
              f"its NIC ({fmt_gbps(inter.beta)}), 1/{intra.beta / inter.beta:.0f} of NVLink's "
              f"{fmt_gbps(intra.beta)}; its diameter counts "
@@ -202,14 +194,14 @@ def demo_01_3(sizes: Sequence[float] = (4 * KB, 1 * MB, 64 * MB),
           .replace("(same node)", "（同一节点）").replace("(other node)", "（另一节点）") for r in rows}
     return Table(
         key="01-3",
-        title=_langs("one message: time by size and path", "发一条消息：不同大小、不同路径的时间"),
+        title=bilingual("one message: time by size and path", "发一条消息：不同大小、不同路径的时间"),
         columns=["path", "hops", "beta"] + cols,
         headers={"en": ["path", "hops", "slowest β"] + [f"n = {fmt_bytes(n)}" for n in sizes],
                  "zh": ["路径", "跳数", "最慢链路 β"] + [f"n = {fmt_bytes(n)}" for n in sizes]},
         rows=rows,
         formats={"beta": _GBPS, **{c: lambda t: fmt_time(t, 4) for c in cols}},
         labels={"zh": zh},
-        notes=_notes(
+        notes=bilingual_notes(
             ("Torus: each hop pays α, the bytes cut through at the slowest link's β, so large "
              "messages barely see the distance. Two-level: a cross-node message pays the NIC's "
              "α and β (hops = switch hops).",
@@ -249,7 +241,7 @@ def demo_02_1(p: int = 4) -> Table:
         rows.append(row)
     return Table(
         key="02-1",
-        title=_langs(f"what each collective does: {p} devices, device d starts with [10d, 10d+1, …]",
+        title=bilingual(f"what each collective does: {p} devices, device d starts with [10d, 10d+1, …]",
                      f"每一种集合通信在做什么：{p} 个设备，设备 d 一开始持有 [10d, 10d+1, …]"),
         columns=["op"] + cols,
         headers={"en": ["collective"] + [f"device {d}" for d in range(p)],
@@ -257,7 +249,7 @@ def demo_02_1(p: int = 4) -> Table:
         rows=rows,
         labels={"zh": {"input": "输入", "broadcast (root 0)": "broadcast（根 0）",
                        "reduce (root 0)": "reduce（根 0）"}},
-        notes=_notes(
+        notes=bilingual_notes(
             ("All-gather: every device contributes its whole vector, so each ends with the "
              f"{p * p}-element concatenation (long lists are shortened with …). Reduce: only "
              "the root holds the result (— elsewhere).",
@@ -301,7 +293,7 @@ def demo_02_2(p: int = 8, elements: int = 64, seed: int = 2,
         r["holds"] = r["max_diff"] == 0
     ident = Table(
         key="02-2",
-        title=_langs(f"identities on {p} devices with real data ({elements} int64 per device, seed {seed})",
+        title=bilingual(f"identities on {p} devices with real data ({elements} int64 per device, seed {seed})",
                      f"在 {p} 个设备上用真实数据验证恒等式（每设备 {elements} 个 int64，种子 {seed}）"),
         columns=["identity", "max_diff", "holds"],
         headers={"en": ["identity", "max |diff|", "holds"], "zh": ["恒等式", "最大 |差|", "成立"]},
@@ -317,7 +309,7 @@ def demo_02_2(p: int = 8, elements: int = 64, seed: int = 2,
     dec = {a: broadcast(c, nbytes=8 * MB, algorithm=a).time for a in ("scatter_allgather", "binomial")}
     timing = Table(
         key="02-2b",
-        title=_langs(f"broadcast on {p} devices ({link.name} switch): scatter + all-gather vs binomial tree",
+        title=bilingual(f"broadcast on {p} devices ({link.name} switch): scatter + all-gather vs binomial tree",
                      f"{p} 个设备上的 broadcast（{link.name} 交换机）：scatter + all-gather 对比二项树"),
         columns=["n", "algorithm", "time", "rounds", "root_bytes"],
         headers={"en": ["n", "algorithm", "time (µs)", "rounds", "bytes sent by the root"],
@@ -327,7 +319,7 @@ def demo_02_2(p: int = 8, elements: int = 64, seed: int = 2,
                  "root_bytes": lambda b: fmt_bytes(b, binary=True)},
         labels={"zh": {"binomial": "二项树", "scatter_allgather": "scatter + all-gather"},
                 "en": {"binomial": "binomial tree", "scatter_allgather": "scatter + all-gather"}},
-        notes=_notes(
+        notes=bilingual_notes(
             ("Sizes are binary (KiB, MiB): the lecture's 49 vs 62 µs hold only for 8 MiB "
              f"(flag F.25); decimal 8 MB gives {dec['scatter_allgather'] / us:.2f} vs "
              f"{dec['binomial'] / us:.2f} µs. The root sends 2(p−1)/p·n = {2 * (p - 1) / p:g}n "
@@ -364,19 +356,19 @@ def demo_02_3(p: int = 8, n: float = 1 * MB, link: Link = NVLINK4) -> Table:
         rows.append(row)
     lb = Table(
         key="02-3b",
-        title=_langs(f"lower bounds on the bytes each device sends (p = {p})",
+        title=bilingual(f"lower bounds on the bytes each device sends (p = {p})",
                      f"每个设备至少要发的字节（p = {p}）"),
         columns=["op", "bound"],
         headers={"en": ["collective", "bytes per device (× n)"], "zh": ["集合通信", "每设备字节（× n）"]},
         rows=[{"op": op.replace("_", "-"), "bound": cost.lower_bound_bytes(op, p, n)}
               for op in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")],
         formats={"bound": per_n},
-        notes=_notes(("All-reduce 2(p−1)/p·n (Patarasuk & Yuan 2009); the others (p−1)/p·n.",
+        notes=bilingual_notes(("All-reduce 2(p−1)/p·n (Patarasuk & Yuan 2009); the others (p−1)/p·n.",
                       "all-reduce 为 2(p−1)/p·n（Patarasuk & Yuan 2009）；其余为 (p−1)/p·n。")),
     )
     return Table(
         key="02-3",
-        title=_langs(f"bytes sent per device in an all-reduce of n bytes, p = {p} (× n)",
+        title=bilingual(f"bytes sent per device in an all-reduce of n bytes, p = {p} (× n)",
                      f"n 字节的 all-reduce 中每个设备发出的字节，p = {p}（× n）"),
         columns=["algorithm", "rounds"] + cols + ["max", "mean"],
         headers={"en": ["algorithm", "rounds"] + [f"dev {d}" for d in range(p)] + ["max", "mean"],
@@ -384,7 +376,7 @@ def demo_02_3(p: int = 8, n: float = 1 * MB, link: Link = NVLINK4) -> Table:
         rows=rows,
         formats={**{col: per_n for col in cols}, "max": per_n, "mean": per_n},
         labels={"zh": {_ALGO_EN[a]: _ALGO_ZH[a] for a in _ALGO_EN}},
-        notes=_notes(
+        notes=bilingual_notes(
             ("Ring and Rabenseifner reach the bound; recursive doubling sends the most bytes in "
              "the fewest rounds; tree and naive are unbalanced (the root is the busiest).",
              "ring 和 Rabenseifner 达到下界；递归倍增字节最多、步数最少；"
@@ -435,7 +427,7 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
            "[2(p−1) − log₂p]·αβ / [log₂p − 2(p−1)/p]")]
     cross = Table(
         key="03-1b",
-        title=_langs(f"where the winner changes (p = {p}, {link.name})",
+        title=bilingual(f"where the winner changes (p = {p}, {link.name})",
                      f"赢家在哪里换人（p = {p}，{link.name}）"),
         columns=["boundary", "n", "in_nhalf", "equation"],
         headers={"en": ["boundary", "n", "n / αβ", "equal times"],
@@ -444,13 +436,13 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
         formats={"n": fmt_bytes, "in_nhalf": lambda v: f"{v:.3g}"},
         labels={"zh": {"naive → RD": "朴素 → 递归倍增", "RD → Rabenseifner": "递归倍增 → Rabenseifner",
                        "RD ↔ ring": "递归倍增 ↔ ring"}},
-        notes=_notes(("Ring never beats Rabenseifner at p = 8: their bytes are equal and ring takes more rounds.",
+        notes=bilingual_notes(("Ring never beats Rabenseifner at p = 8: their bytes are equal and ring takes more rounds.",
                       "p = 8 时 ring 永远赢不了 Rabenseifner：字节相同，ring 步数更多。")),
         meta={"naive_rd": xs[0][1], "rd_rab": xs[1][1], "rd_ring": xs[2][1]},
     )
     return Table(
         key="03-1",
-        title=_langs(f"all-reduce time vs message size, p = {p}, {link.name} switch (µs)",
+        title=bilingual(f"all-reduce time vs message size, p = {p}, {link.name} switch (µs)",
                      f"all-reduce 时间随消息大小的变化，p = {p}，{link.name} 交换机（µs）"),
         columns=["n"] + list(_SIX) + ["best"],
         headers={"en": ["n", "ring", "RD", "Rabenseifner", "tree", "naive", "in-network",
@@ -460,7 +452,7 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
         rows=rows,
         formats={"n": fmt_bytes, **{a: _US2 for a in _SIX}},
         labels={"zh": {_ALGO_EN[a]: _ALGO_ZH[a] for a in _ALGO_EN}},
-        notes=_notes(
+        notes=bilingual_notes(
             (f"Ring's {2 * (p - 1)} rounds cost {2 * (p - 1) * link.alpha / us:.0f} µs of latency "
              "alone. In-network reduction (α + n/β) is fastest at every size, so the winner column "
              "leaves it out.",
@@ -496,14 +488,14 @@ def demo_03_2(ps: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
     t = lambda v: fmt_time(v, 4)
     return Table(
         key="03-2",
-        title=_langs(f"all-reduce vs number of devices, {link.name} switch",
+        title=bilingual(f"all-reduce vs number of devices, {link.name} switch",
                      f"设备变多时的 all-reduce，{link.name} 交换机"),
         columns=cols,
         headers={"en": ["n", "p", "ring", "rounds", "RD", "rounds", "Rabenseifner", "rounds"],
                  "zh": ["n", "p", "ring", "步数", "递归倍增", "步数", "Rabenseifner", "步数"]},
         rows=rows,
         formats={"n": fmt_bytes, **{a: t for a in algos}},
-        notes=_notes(
+        notes=bilingual_notes(
             (f"Small messages: ring's 2(p−1) rounds each pay α = {link.alpha / us:g} µs. Large "
              f"messages: ring grows {growth:.0%} from p = {ps[0]} to p = {ps[-1]} (flag F.27: "
              "nearly p-independent only up to p ≈ 64); Rabenseifner stays within "
@@ -556,7 +548,7 @@ def demo_03_3(p: int = 8, link: Link = NVLINK4,
     mid, top = with_meas[0], with_meas[-1]
     return Table(
         key="03-3",
-        title=_langs(f"ring all-reduce, p = {p}, {link.name}: model vs measurement (8×H100, SHARP off)",
+        title=bilingual(f"ring all-reduce, p = {p}, {link.name}: model vs measurement (8×H100, SHARP off)",
                      f"ring all-reduce，p = {p}，{link.name}：模型对比实测（8×H100，关闭 SHARP）"),
         columns=["n", "time", "algbw", "busbw", "measured", "ratio", "alpha_eff"],
         headers={"en": ["n", "model time", "model algbw", "model busbw", "measured busbw",
@@ -566,7 +558,7 @@ def demo_03_3(p: int = 8, link: Link = NVLINK4,
         rows=rows,
         formats={"n": fmt_bytes, "time": lambda v: fmt_time(v, 4), "algbw": fmt_rate,
                  "busbw": fmt_rate, "measured": fmt_rate, "ratio": fmt_pct, "alpha_eff": lambda v: fmt_time(v, 3)},
-        notes=_notes(
+        notes=bilingual_notes(
             ("Measured: " + HTSYM_SOURCE + ". Implied α_eff solves 2(p−1)α + 2(p−1)/p·n/β = "
              f"2(p−1)/p·n/busbw: at {fmt_bytes(mid['n'])} a per-round α {mid['alpha_eff'] / link.alpha:.0f}× "
              f"the link's {fmt_time(link.alpha)}; at {fmt_bytes(top['n'])} the gap is bandwidth "
@@ -620,19 +612,19 @@ def demo_03_4(p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
           "chain, k = int(k*)": "流水线链，k = int(k*)", "lower bound n/β": "下界 n/β"}
     nv = Table(
         key="03-4b",
-        title=_langs(f"the same on {nv_link.name}, n = {fmt_bytes(nv_n)} = {nv_n / nv_link.n_half:.3g} n½",
+        title=bilingual(f"the same on {nv_link.name}, n = {fmt_bytes(nv_n)} = {nv_n / nv_link.n_half:.3g} n½",
                      f"同样的算法放在 {nv_link.name} 上，n = {fmt_bytes(nv_n)} = {nv_n / nv_link.n_half:.3g} n½"),
         columns=["schedule", "k", "time"],
         headers={"en": ["schedule", "chunks k", "time (µs)"], "zh": ["算法", "块数 k", "时间（µs）"]},
         rows=nrows, formats={"time": _US2}, labels={"zh": zh},
-        notes=_notes((f"k* = {nk:.2f}, T* = {nt / us:.2f} µs: a message only a few n½ long gains nothing "
+        notes=bilingual_notes((f"k* = {nk:.2f}, T* = {nt / us:.2f} µs: a message only a few n½ long gains nothing "
                       "from pipelining; the binomial tree wins.",
                       f"k* = {nk:.2f}，T* = {nt / us:.2f} µs：消息只有几个 n½ 时流水线反而吃亏，二项树更快。")),
         meta={"k_star": nk, "t_star": nt},
     )
     return Table(
         key="03-4",
-        title=_langs(f"broadcast {fmt_bytes(n)} to {p - 1} devices over {link.name} (n½ = {fmt_bytes(link.n_half)})",
+        title=bilingual(f"broadcast {fmt_bytes(n)} to {p - 1} devices over {link.name} (n½ = {fmt_bytes(link.n_half)})",
                      f"把 {fmt_bytes(n)} 广播给 {p - 1} 个设备，{link.name}（n½ = {fmt_bytes(link.n_half)}）"),
         columns=["schedule", "k", "time", "vs_binomial", "vs_bound"],
         headers={"en": ["schedule", "chunks k", "time (µs)", "/ binomial", "/ lower bound"],
@@ -640,7 +632,7 @@ def demo_03_4(p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
         rows=rows,
         formats={"time": _US2, "vs_binomial": fmt_pct, "vs_bound": fmt_ratio(2)},
         labels={"zh": zh},
-        notes=_notes(
+        notes=bilingual_notes(
             (f"k* = √((p−2)n/(αβ)) = {k_star:.2f}, T* = (√((p−2)α) + √(n/β))² = {t_star / us:.2f} µs. "
              f"Flag F.28: k = {k_int + 1} takes {t33 / us:.3f} µs, {(t32 - t33) / us:.3f} µs less than "
              f"k = {k_int} ({t32 / us:.3f} µs); {k_int} is the best power of two, and int(k*) "
@@ -698,7 +690,7 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
     dims_s = "×".join(map(str, dims))
     flat2d = Table(
         key="04-1b",
-        title=_langs(f"flat ring vs 2D all-reduce on the {dims_s} torus",
+        title=bilingual(f"flat ring vs 2D all-reduce on the {dims_s} torus",
                      f"{dims_s} torus 上单环对比二维 all-reduce"),
         columns=["n", "flat", "flat_rounds", "two_d", "two_d_rounds", "speedup"],
         headers={"en": ["n", "flat ring (snake)", "rounds", "2D (rows, then columns)", "rounds", "speedup"],
@@ -706,12 +698,12 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
         rows=frows,
         formats={"n": fmt_bytes, "flat": lambda v: fmt_time(v, 5), "two_d": lambda v: fmt_time(v, 5),
                  "speedup": fmt_ratio(2)},
-        notes=_notes(("Same bytes, fewer rounds: 2(p−1) → 2(a−1) + 2(b−1).",
+        notes=bilingual_notes(("Same bytes, fewer rounds: 2(p−1) → 2(a−1) + 2(b−1).",
                       "字节一样，步数从 2(p−1) 降到 2(a−1) + 2(b−1)。")),
     )
     return Table(
         key="04-1",
-        title=_langs(f"ring all-reduce of {fmt_bytes(n)} on a {dims_s} {link.name} torus: rank mapping",
+        title=bilingual(f"ring all-reduce of {fmt_bytes(n)} on a {dims_s} {link.name} torus: rank mapping",
                      f"{dims_s} {link.name} torus 上 {fmt_bytes(n)} 的 ring all-reduce：编号映射"),
         columns=["mapping", "seed", "time", "vs_ideal", "max_hops", "max_link"],
         headers={"en": ["mapping", "seed", "time", "/ ideal", "max hops", "max link load"],
@@ -720,7 +712,7 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
         formats={"time": lambda v: fmt_time(v, 5), "vs_ideal": fmt_ratio(3), "max_link": fmt_bytes},
         labels={"zh": {"snake": "蛇形", "row-major": "按行", "random": "随机",
                        "row-major, 2α per extra hop": "按行，每多一跳 2α"}},
-        notes=_notes(
+        notes=bilingual_notes(
             (f"Ideal = ring formula 2(p−1)(α + n/(pβ)) = {ideal / us:.1f} µs. Row-major costs "
              f"{(rows[1]['vs_ideal'] - 1):.2%} with α per hop and {(rows[2]['vs_ideal'] - 1):.2%} with 2α "
              "per extra hop: the lecture's \"2 %\" needs the latter (flag F.29). Random mappings: "
@@ -770,7 +762,7 @@ def demo_04_2(p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, check_p16: 
     ms = lambda v: fmt_time(v, 4)
     return Table(
         key="04-2",
-        title=_langs(f"all-to-all, {fmt_bytes(n)} per device, p = {p}, {link.name} links",
+        title=bilingual(f"all-to-all, {fmt_bytes(n)} per device, p = {p}, {link.name} links",
                      f"all-to-all，每设备 {fmt_bytes(n)}，p = {p}，{link.name} 链路"),
         columns=["topology", "time", "egress", "bisection", "vs_bound", "vs_switch"],
         headers={"en": ["topology", "simulated", "egress bound", "bisection bound", "/ larger bound", "/ switch"],
@@ -806,7 +798,7 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
     t = lambda v: fmt_time(v, 4)
     return Table(
         key="04-3",
-        title=_langs(f"hierarchical vs flat ring all-reduce, N nodes × {gpus_per_node} GPUs "
+        title=bilingual(f"hierarchical vs flat ring all-reduce, N nodes × {gpus_per_node} GPUs "
                      f"({intra.name} + {inter.name})",
                      f"层次化对比扁平 ring all-reduce，N 个节点 × {gpus_per_node} 块 GPU"
                      f"（{intra.name} + {inter.name}）"),
@@ -815,7 +807,7 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
                  "zh": ["n", "节点数 N", "GPU 数", "扁平 ring", "步数", "层次化", "步数", "加速"]},
         rows=rows,
         formats={"n": fmt_bytes, "flat": t, "hier": t, "speedup": fmt_ratio(2)},
-        notes=_notes(
+        notes=bilingual_notes(
             ("Flat: every one of the 2(8N−1) rounds waits for a NIC hop. Hierarchical: 2×7 NVLink "
              "rounds plus 2(N−1) IB rounds on n/8 per rail, 8 NICs at once; the small-message "
              "speedup grows with N.",

@@ -12,14 +12,10 @@ from typing import Sequence
 from . import llm
 from .hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Chip, Link
 from .llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
-from .tables import Table, fmt_pct, fmt_ratio
+from .tables import Table, bilingual, fmt_pct, fmt_ratio
 from .units import fmt_bytes, fmt_time
 
 __all__ = ["demo_05_1", "demo_05_2", "demo_05_3", "demo_05_4", "demo_05_5"]
-
-
-def _langs(en: str, zh: str) -> dict[str, str]:
-    return {"en": en, "zh": zh}
 
 
 def _ms(v: float) -> str:
@@ -51,7 +47,7 @@ def demo_05_1(model: DenseModel = LLAMA31_70B, batches: Sequence[int] = (1, 8, 1
     a = f"{slow_alpha * 1e6:g}"
     return Table(
         key="05-1",
-        title=_langs(f"{model.name}, TP = {tp} decode: {llm.tp_allreduces_per_step(model)} all-reduces "
+        title=bilingual(f"{model.name}, TP = {tp} decode: {llm.tp_allreduces_per_step(model)} all-reduces "
                      f"per step on {link.name} (share = comm / (compute + comm), no overlap)",
                      f"{model.name}，TP = {tp} 的 decode：每步 {llm.tp_allreduces_per_step(model)} 次 "
                      f"all-reduce，走 {link.name}（占比 = 通信 /（计算 + 通信），不重叠）"),
@@ -87,7 +83,7 @@ def demo_05_2(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (512, 10
                      "ratio": k / c})
     return Table(
         key="05-2",
-        title=_langs(f"{model.name}, TP = {tp} prefill of one prompt: ring all-reduces on {link.name}",
+        title=bilingual(f"{model.name}, TP = {tp} prefill of one prompt: ring all-reduces on {link.name}",
                      f"{model.name}，TP = {tp}，prefill 一条提示：ring all-reduce 走 {link.name}"),
         columns=["tokens", "msg", "compute", "comm", "ratio"],
         headers={"en": ["prompt tokens", "message", "compute", "communication", "comm / compute"],
@@ -113,7 +109,7 @@ def demo_05_3(model: DenseModel = LLAMA31_70B, batch: int = 64, chip: Chip = H10
         rows.append({"tp": tp, "nodes": max(1, tp // 8), "compute": x, "comm": k, "total": x + k})
     return Table(
         key="05-3",
-        title=_langs(f"{model.name} decode at B = {batch}: TP 8 in one node vs TP 16 over two nodes",
+        title=bilingual(f"{model.name} decode at B = {batch}: TP 8 in one node vs TP 16 over two nodes",
                      f"{model.name} decode，B = {batch}：TP 8 在一个节点内 vs TP 16 跨两个节点"),
         columns=["tp", "nodes", "compute", "comm", "total"],
         headers={"en": ["TP", "nodes", "compute/memory", "communication", "total"],
@@ -147,7 +143,7 @@ def demo_05_4(model: MoEModel = DEEPSEEK_V3, tokens_per_gpu: int = 256,
                          "vs_intra": t / base, "step": model.n_moe_layers * (t + combine)})
     return Table(
         key="05-4",
-        title=_langs(f"{model.name} all-to-all per MoE layer, {tokens_per_gpu} tokens per GPU, top-{model.top_k}",
+        title=bilingual(f"{model.name} all-to-all per MoE layer, {tokens_per_gpu} tokens per GPU, top-{model.top_k}",
                      f"{model.name} 每个 MoE 层的 all-to-all，每块 GPU {tokens_per_gpu} 个 token，top-{model.top_k}"),
         columns=["ep", "where", "dtype", "bytes", "time", "vs_intra", "step"],
         headers={"en": ["EP", "network", "dispatch", "bytes sent per GPU", "dispatch time", "vs EP 8 BF16",
@@ -177,7 +173,7 @@ def demo_05_5(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (1024, 2
                      "share8": t8 / pre, "t1": t1, "share1": t1 / pre, "ratio": t1 / t8})
     return Table(
         key="05-5",
-        title=_langs(f"{model.name}: moving a prompt's KV cache ({fmt_bytes(model.kv_bytes_per_token())} "
+        title=bilingual(f"{model.name}: moving a prompt's KV cache ({fmt_bytes(model.kv_bytes_per_token())} "
                      f"per token, BF16) over {link.name}",
                      f"{model.name}：搬运一条提示的 KV cache（每 token {fmt_bytes(model.kv_bytes_per_token())}，"
                      f"BF16），走 {link.name}"),

@@ -29,7 +29,7 @@ from .units import KB, MB, check_size, fmt_bytes, fmt_rate, fmt_time
 __all__ = [
     "DEFAULT_SIZES", "TABLE_LABELS", "LinkRow", "link_table", "render_link_table",
     "fmt_pct", "fmt_gbps", "LANGS", "Table", "fmt_value", "fmt_list", "fmt_fixed",
-    "fmt_ratio", "fmt_bw_pct",
+    "fmt_ratio", "fmt_bw_pct", "bilingual", "bilingual_notes",
 ]
 
 DEFAULT_SIZES: tuple[float, ...] = (4 * KB, 64 * KB, 256 * KB, 1 * MB, 16 * MB, 256 * MB)
@@ -204,6 +204,16 @@ def _width(text: str) -> int:
 def _pad(text: str, width: int, right: bool) -> str:
     gap = " " * (width - _width(text))
     return gap + text if right else text + gap
+
+
+def bilingual(en: str, zh: str) -> dict[str, str]:
+    """A title or caption in both languages: ``{"en": en, "zh": zh}``."""
+    return {"en": en, "zh": zh}
+
+
+def bilingual_notes(*pairs: tuple[str, str]) -> dict[str, list[str]]:
+    """Table notes from (English, Chinese) pairs."""
+    return {"en": [p[0] for p in pairs], "zh": [p[1] for p in pairs]}
 
 
 @dataclass
