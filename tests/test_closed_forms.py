@@ -14,7 +14,7 @@ from commbook.topology import Switch, Torus, TwoLevel
 
 REL = 1e-9
 PS = [1, 2, 3, 4, 5, 7, 8, 12, 16]
-AR = ["ring", "rd", "rabenseifner", "tree", "double_tree", "naive", "innet"]
+AR = ["ring", "rd", "rabenseifner", "tree", "double_tree", "naive", "innet", "one_shot", "two_shot"]
 
 
 def close(a, b):

@@ -196,6 +196,22 @@ def allreduce_schedule(algorithm: str, groups, base, n, exact) -> list[Round]:
         zeros = np.zeros_like(others)
         return [_whole(groups, base, n, others, zeros, True, "naive gather"),
                 _whole(groups, base, n, zeros, others, False, "naive broadcast")]
+    if algorithm == "one_shot":
+        # every rank sums all q buffers into its scratch buffer (OUT) in rank order (its
+        # own contribution is a free local read), so all ranks get bit-identical results;
+        # the copy back is local too
+        dst, src = np.divmod(np.arange(q * q), q)
+        whole = lambda k: (np.repeat(n[:, None], k, axis=1), np.repeat(base[:, None], k, axis=1))
+        return [Round.make(groups[:, src], groups[:, dst], *whole(q * q), sbuf=IN, dbuf=OUT,
+                           reduce=src > 0, label="one-shot"),
+                Round.make(groups, groups, *whole(q), sbuf=OUT, dbuf=IN, label="one-shot copy-back")]
+    if algorithm == "two_shot":
+        src, dst = np.nonzero(~np.eye(q, dtype=bool))
+        b = base[:, None] + chunk_bounds(n, q, exact)
+        size = b[:, dst + 1] - b[:, dst]
+        return [Round.make(groups[:, src], groups[:, dst], size, b[:, dst], reduce=True,
+                           label="two-shot reduce-scatter"),
+                Round.make(groups[:, dst], groups[:, src], size, b[:, dst], label="two-shot all-gather")]
     if algorithm == "innet":
         if groups.shape[0] != 1:
             raise ValueError("in-network reduction runs one group at a time")
@@ -330,6 +346,9 @@ def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
     algo = canonical_algorithm(algorithm, ALGORITHMS["all_reduce"])
     ranks, q, bufs, n, exact, itemsize, shape, dtype = _inputs(cluster, data, nbytes, ranks)
     _check_op(op)
+    if bufs is not None:
+        for b in bufs:
+            b.append(np.empty_like(b[IN]))  # scratch (OUT) for schedules that need one
     if algo == "hierarchical":
         schedule = _hierarchical_allreduce(cluster, ranks, n, exact, inter_algorithm)
     elif algo == "torus":

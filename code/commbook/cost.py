@@ -146,6 +146,14 @@ def _ar_innet(p, n, a, b):
     return a + n / b
 
 
+def _ar_one_shot(p, n, a, b):
+    return a + (p - 1) * n / b
+
+
+def _ar_two_shot(p, n, a, b):
+    return 2 * a + 2 * (p - 1) / p * n / b
+
+
 ALLREDUCE_ALGORITHMS: dict[str, Callable[[int, float, float, float], float]] = {
     "ring": _ar_ring,
     "rd": _ar_rd,
@@ -154,6 +162,8 @@ ALLREDUCE_ALGORITHMS: dict[str, Callable[[int, float, float, float], float]] = {
     "double_tree": _ar_double_tree,
     "naive": _ar_naive,
     "innet": _ar_innet,
+    "one_shot": _ar_one_shot,
+    "two_shot": _ar_two_shot,
 }
 """The one canonical table of all-reduce algorithms and their closed forms.
 
@@ -166,6 +176,10 @@ ALLREDUCE_ALGORITHMS: dict[str, Callable[[int, float, float, float], float]] = {
   the buffer at once; without chunk pipelining.
 * ``naive``: everyone sends to rank 0, which reduces and sends the result back.
 * ``innet``: in-network reduction in the switch (SHARP-like), α + n/β.
+* ``one_shot``: every rank sends its whole buffer to every other rank in one round and
+  reduces locally (the custom kernels of inference engines), α + (p-1)n/β.
+* ``two_shot``: a one-round direct reduce-scatter, then a one-round direct all-gather,
+  2α + 2(p-1)/p·n/β.
 
 For p that is not a power of two, ``rd`` and ``rabenseifner`` fold the extra ranks
 into partners first and unfold at the end (as MPICH does): two extra rounds of α + n/β.
