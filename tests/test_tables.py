@@ -58,3 +58,13 @@ def test_render_rejects_bad_input():
     with pytest.raises(ValueError):
         link_table([hw.IB_NDR], [-1])
     assert fmt_gbps(450 * GB) == "450 GB/s"
+
+
+def test_only_lecture_demo_keys_get_the_demo_prefix():
+    from commbook.tables import Table
+    t = lambda key: Table(key=key, title={"en": "Links", "zh": "链路"}, columns=["a"],
+                          headers={"en": ["a"], "zh": ["a"]}, rows=[[1]])
+    assert "<caption>Demo 03-1: Links</caption>" in t("03-1").to_html("en")
+    assert "<caption>演示 02-2b：链路</caption>" in t("02-2b").to_html("zh")
+    assert "<caption>Links</caption>" in t("hardware").to_html("en")
+    assert t("hardware").to_text("zh").startswith("链路")

@@ -16,6 +16,7 @@ No pandas.
 from __future__ import annotations
 
 import html
+import re
 import math
 import numbers
 import unicodedata
@@ -337,6 +338,9 @@ class Table:
         return [[self.cell(i, c, lang) for c in self.columns] for i in range(len(self.rows))]
 
     def _heading(self, lang: str) -> str:
+        """The title, after "Demo 03-1:" when the key is a lecture demo id."""
+        if not re.fullmatch(r"\d\d-\d[a-z]?", self.key):
+            return self.title[lang]
         word = {"en": "Demo", "zh": "演示"}[lang]
         return f"{word} {self.key}: {self.title[lang]}" if lang == "en" else \
             f"{word} {self.key}：{self.title[lang]}"
