@@ -630,7 +630,7 @@ experts a token picks could sit on 8 different nodes. By how much could the cros
 bytes of the dispatch grow, at most?
 """)
 solution(r"""
-不加限制时，最坏情况下一个 token 要向 8 个节点各发一份，跨节点（InfiniBand）共 $8d$ 字节（FP8 分发，每个值 1 字节）。
+不加限制时，最坏的情形是一个 token 得给 8 个节点每个都送一份，跨节点（InfiniBand）共 $8d$ 字节（FP8 分发，每个值 1 字节）。
 加了限制，最多发往 4 个节点：每份先发到目标节点上编号相同的那块 GPU，再在节点内经 NVLink 转给该节点上选中的各个专家，所以最多 $4d$ 字节。
 取消限制最多会让跨节点字节翻倍；反过来说，这条限制把它们最多减半。代价是路由多了一个约束，选出的专家可能不是最优的那几个。
 """, r"""
