@@ -262,33 +262,31 @@ class _Reference:
     compared: the order of operations decides there between inf and a finite value.
     """
 
-    def __init__(self, stack: np.ndarray, op: str):
-        self.stack, self.op = stack, op
-        dt = stack.dtype
+    def __init__(self, data: Sequence[np.ndarray], op: str):
+        self.rows, self.op = [np.asarray(x).ravel() for x in data], op  # views, no copy
+        dt, p = self.rows[0].dtype, len(self.rows)
         self.exact = dt.kind == "i" or op in ("min", "max")
         self.work = np.float32 if dt == np.float16 else dt
+        ufunc = {"min": np.minimum, "max": np.maximum, "prod": np.multiply}.get(op, np.add)
         with np.errstate(over="ignore", invalid="ignore"):
-            if op in ("min", "max"):
-                self.ref = stack.min(axis=0) if op == "min" else stack.max(axis=0)
-            elif op == "prod":
-                self.ref = np.prod(stack, axis=0, dtype=self.work)
-            else:
-                self.ref = np.sum(stack, axis=0, dtype=self.work)
-                if op == "avg":
-                    self.ref = _avg(self.ref, stack.shape[0])
+            self.ref = self.rows[0].astype(self.work if not self.exact else dt, copy=True)
+            for x in self.rows[1:]:
+                ufunc(self.ref, x, out=self.ref)
+            if op == "avg":
+                self.ref = _avg(self.ref, p)
 
     def check(self, name: str, got: np.ndarray, sl: slice = slice(None)) -> None:
         ref = self.ref[sl]
         if self.exact or got.shape != ref.shape:
             _check_output(name, got, ref)
             return
-        p, fi = self.stack.shape[0], np.finfo(got.dtype)
+        p, fi = len(self.rows), np.finfo(got.dtype)
         with np.errstate(over="ignore", invalid="ignore"):
             diff = np.abs(got.astype(self.work) - ref)
             loose = np.flatnonzero(~(diff <= 4 * p * fi.eps * np.abs(ref) + fi.tiny))
             if loose.size == 0:
                 return
-            mag = np.abs(self.stack[:, sl][:, loose]).astype(self.work)
+            mag = np.abs(np.stack([x[sl][loose] for x in self.rows])).astype(self.work)
             if self.op == "prod":
                 bound = np.prod(np.maximum(mag, 1), axis=0)  # no partial product exceeds it
                 scale = np.abs(ref[loose])
@@ -362,8 +360,7 @@ def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
         outs = [b[IN] if op != "avg" else _avg(b[IN], q) for b in bufs]
         res.outputs = [o.reshape(shape) for o in outs]
         if check:
-            stack = np.stack([np.asarray(x).ravel() for x in data])
-            _check_all(f"all_reduce[{algo}]", outs, _Reference(stack, op))
+            _check_all(f"all_reduce[{algo}]", outs, _Reference(data, op))
     return res
 
 
@@ -500,8 +497,7 @@ def reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
         out = bufs[root][IN] if op != "avg" else _avg(bufs[root][IN], q)
         res.outputs = [out.reshape(shape) if r == root else None for r in range(q)]
         if check:
-            stack = np.stack([np.asarray(x).ravel() for x in data])
-            _Reference(stack, op).check(f"reduce[{algo}]", out)
+            _Reference(data, op).check(f"reduce[{algo}]", out)
     return res
 
 
@@ -529,8 +525,7 @@ def reduce_scatter(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = 
         outs = [o if op != "avg" else _avg(o, q) for o in outs]
         res.outputs = outs
         if check:
-            stack = np.stack([np.asarray(x).ravel() for x in data])
-            reference = _Reference(stack, op)
+            reference = _Reference(data, op)
             for r in range(q):
                 reference.check(f"reduce_scatter[{algo}] rank {r}", outs[r], slice(b[r], b[r + 1]))
     return res
