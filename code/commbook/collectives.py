@@ -28,7 +28,9 @@ from typing import Sequence
 import numpy as np
 
 from .comm_sim import OPS, SUPPORTED_DTYPES, Round, RunResult, VirtualCluster, chunk_bounds
-from .cost import ALLREDUCE_ALGORITHMS, _require_pow2, canonical_algorithm
+from .cost import (ALL_GATHER_ALGORITHMS, ALLREDUCE_ALGORITHMS, BROADCAST_ALGORITHMS,
+                   REDUCE_ALGORITHMS, REDUCE_SCATTER_ALGORITHMS, _require_pow2,
+                   canonical_algorithm)
 from .topology import Torus, TwoLevel
 from .units import check_size
 
@@ -41,10 +43,10 @@ IN, OUT, TMP = 0, 1, 2
 
 ALGORITHMS: dict[str, tuple[str, ...]] = {
     "all_reduce": tuple(ALLREDUCE_ALGORITHMS) + ("hierarchical", "torus"),
-    "broadcast": ("binomial", "flat", "chain", "scatter_allgather"),
-    "reduce": ("binomial", "flat"),
-    "reduce_scatter": ("ring", "rh"),
-    "all_gather": ("ring", "rd"),
+    "broadcast": BROADCAST_ALGORITHMS,
+    "reduce": REDUCE_ALGORITHMS,
+    "reduce_scatter": REDUCE_SCATTER_ALGORITHMS,
+    "all_gather": ALL_GATHER_ALGORITHMS,
     "all_to_all": ("direct", "hierarchical"),
     "scatter": ("flat",),
     "gather": ("flat",),

@@ -21,7 +21,8 @@ from .units import check_size
 
 __all__ = [
     "check_link_params", "check_p", "p2p_time", "effective_bandwidth", "half_bandwidth_point",
-    "LogP", "ALLREDUCE_ALGORITHMS", "ALIASES", "canonical_algorithm", "t_formula",
+    "LogP", "ALLREDUCE_ALGORITHMS", "BROADCAST_ALGORITHMS", "REDUCE_ALGORITHMS",
+    "REDUCE_SCATTER_ALGORITHMS", "ALL_GATHER_ALGORITHMS", "ALIASES", "canonical_algorithm", "t_formula",
     "t_allreduce_hierarchical", "t_allreduce_torus", "t_broadcast", "t_reduce",
     "t_reduce_scatter", "t_all_gather", "t_all_to_all", "t_scatter", "t_gather",
     "lower_bound_bytes", "all_to_all_bounds", "crossover_rd_ring", "crossover_tree_ring",
@@ -267,6 +268,8 @@ def t_allreduce_torus(dims: tuple[int, ...], n: float, alpha: float, beta: float
 # ----------------------------------------------------------------------------- other ops
 BROADCAST_ALGORITHMS = ("binomial", "flat", "chain", "scatter_allgather")
 REDUCE_ALGORITHMS = ("binomial", "flat")
+REDUCE_SCATTER_ALGORITHMS = ("ring", "rh")
+ALL_GATHER_ALGORITHMS = ("ring", "rd")
 
 
 def t_broadcast(algo: str, p: int, n: float, alpha: float, beta: float, chunks: int = 1) -> float:
@@ -317,13 +320,13 @@ def _t_ring_or_butterfly(valid: tuple[str, str], what: str, algo, p, n, alpha, b
 def t_reduce_scatter(algo: str, p: int, n: float, alpha: float, beta: float) -> float:
     """Reduce-scatter of an n-byte buffer: ``ring`` (p-1)(α + n/(pβ)); ``rh`` (recursive
     halving, p a power of two) log2 p·α + (p-1)/p·n/β."""
-    return _t_ring_or_butterfly(("ring", "rh"), "recursive halving", algo, p, n, alpha, beta)
+    return _t_ring_or_butterfly(REDUCE_SCATTER_ALGORITHMS, "recursive halving", algo, p, n, alpha, beta)
 
 
 def t_all_gather(algo: str, p: int, n: float, alpha: float, beta: float) -> float:
     """All-gather to an n-byte output: ``ring`` (p-1)(α + n/(pβ)); ``rd`` (recursive
     doubling, p a power of two) log2 p·α + (p-1)/p·n/β."""
-    return _t_ring_or_butterfly(("ring", "rd"), "recursive doubling", algo, p, n, alpha, beta)
+    return _t_ring_or_butterfly(ALL_GATHER_ALGORITHMS, "recursive doubling", algo, p, n, alpha, beta)
 
 
 def t_all_to_all(p: int, n: float, alpha: float, beta: float) -> float:
