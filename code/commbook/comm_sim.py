@@ -141,11 +141,6 @@ class RunResult:
         """Number of rounds that moved data."""
         return int(np.count_nonzero(self.round_times > 0)) if self.round_times.size else 0
 
-    def busiest_links(self, k: int = 5) -> list[tuple[str, float]]:
-        """The ``k`` resources that carried the most bytes."""
-        idx = np.argsort(self.link_bytes)[::-1][:k]
-        return [(self.link_names[i], float(self.link_bytes[i])) for i in idx if self.link_bytes[i] > 0]
-
 
 class VirtualCluster:
     """A set of devices on a :class:`~commbook.topology.Topology`.

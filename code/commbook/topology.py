@@ -63,13 +63,6 @@ class Topology:
         """Number of hops on :meth:`route`."""
         return len(self.route(src, dst)) - 1
 
-    def describe(self) -> dict:
-        """Ports, diameter and bisection bandwidth as a table row."""
-        return {
-            "topology": self.name, "p": self.p, "ports": self.ports_per_device,
-            "diameter": self.diameter, "bisection_GBps": self.bisection_bandwidth / 1e9,
-        }
-
     # ------------------------------------------------------------------ simulator
     @property
     def n_resources(self) -> int:
