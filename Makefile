@@ -24,8 +24,8 @@ $(STAMP): pyproject.toml
 # Chinese figure labels need a CJK font.  Install one when we can (root + apt-get);
 # otherwise only print a note: the figures then fall back to English labels.
 fonts: $(STAMP)
-	@if $(PY) -c 'import sys; from commbook.plots import find_cjk_font; sys.exit(find_cjk_font() is None)'; then \
-	  echo "CJK font: $$($(PY) -c 'from commbook.plots import find_cjk_font; print(find_cjk_font())')"; \
+	@if $(PY) -c 'import sys; from commbook.book.plots import find_cjk_font; sys.exit(find_cjk_font() is None)'; then \
+	  echo "CJK font: $$($(PY) -c 'from commbook.book.plots import find_cjk_font; print(find_cjk_font())')"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk; then \
 	    rm -f "$$($(PY) -c 'import matplotlib; print(matplotlib.get_cachedir())')"/fontlist-*.json; \

@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 
 from commbook import cost
+from commbook.collectives import (names, t_all_gather, t_allreduce_hierarchical, t_broadcast, t_formula,
+                                  t_reduce, t_reduce_scatter)
+from commbook.bandwidth import algbw, busbw
 from commbook.collectives import (all_gather, all_reduce, all_to_all, broadcast, gather, reduce,
                                   reduce_scatter, scatter, send_recv)
 from commbook.comm_sim import VirtualCluster
@@ -14,7 +17,7 @@ from commbook.topology import Switch, Torus, TwoLevel
 
 REL = 1e-9
 PS = [1, 2, 3, 4, 5, 7, 8, 12, 16]
-AR = ["ring", "rd", "rabenseifner", "tree", "double_tree", "naive", "innet", "one_shot", "two_shot"]
+AR = names("all_reduce", with_closed_form=True)  # every all-reduce the registry gives a closed form
 
 
 def close(a, b):
@@ -32,7 +35,7 @@ def test_allreduce_size_only_equals_closed_form(algo, p):
     c = VirtualCluster(Switch(p, NVLINK4))
     for n in (0.0, 1e3, 123_457.0, 4e6, 256e6):
         got = all_reduce(c, nbytes=n, algorithm=algo).time
-        assert close(got, cost.t_formula(algo, p, n, NVLINK4.alpha, NVLINK4.beta)), (algo, p, n)
+        assert close(got, t_formula(algo, p, n, NVLINK4.alpha, NVLINK4.beta)), (algo, p, n)
 
 
 @pytest.mark.parametrize("algo", AR)
@@ -43,26 +46,26 @@ def test_allreduce_real_data_equals_closed_form(algo, p):
     c = VirtualCluster(Switch(p, NVLINK4))
     r = all_reduce(c, real(p, n_elems), algorithm=algo)
     nbytes = n_elems * 8
-    assert close(r.time, cost.t_formula(algo, p, nbytes, NVLINK4.alpha, NVLINK4.beta))
+    assert close(r.time, t_formula(algo, p, nbytes, NVLINK4.alpha, NVLINK4.beta))
 
 
 def test_textbook_formulas_p8():
     """The lecture's own expressions, written out (p = 8, power of two)."""
     a, b, p, n = 2e-6, 450e9, 8, 3e6
     L = 3
-    assert close(cost.t_formula("ring", p, n, a, b), 2 * (p - 1) * (a + n / (p * b)))
-    assert close(cost.t_formula("rd", p, n, a, b), L * (a + n / b))
-    assert close(cost.t_formula("rabenseifner", p, n, a, b), 2 * L * a + 2 * (p - 1) / p * n / b)
-    assert close(cost.t_formula("butterfly", p, n, a, b), cost.t_formula("rabenseifner", p, n, a, b))
-    assert close(cost.t_formula("tree", p, n, a, b), 2 * L * (a + n / b))
-    assert close(cost.t_formula("naive", p, n, a, b), 2 * (a + (p - 1) * n / b))
-    assert close(cost.t_formula("innet", p, n, a, b), a + n / b)
+    assert close(t_formula("ring", p, n, a, b), 2 * (p - 1) * (a + n / (p * b)))
+    assert close(t_formula("rd", p, n, a, b), L * (a + n / b))
+    assert close(t_formula("rabenseifner", p, n, a, b), 2 * L * a + 2 * (p - 1) / p * n / b)
+    assert close(t_formula("butterfly", p, n, a, b), t_formula("rabenseifner", p, n, a, b))
+    assert close(t_formula("tree", p, n, a, b), 2 * L * (a + n / b))
+    assert close(t_formula("naive", p, n, a, b), 2 * (a + (p - 1) * n / b))
+    assert close(t_formula("innet", p, n, a, b), a + n / b)
 
 
 def test_non_power_of_two_fold_adds_two_full_rounds():
     a, b, n = 2e-6, 450e9, 1e6
-    assert close(cost.t_formula("rd", 12, n, a, b), 3 * (a + n / b) + 2 * (a + n / b))
-    assert close(cost.t_formula("rabenseifner", 12, n, a, b), 6 * a + 2 * 7 / 8 * n / b + 2 * (a + n / b))
+    assert close(t_formula("rd", 12, n, a, b), 3 * (a + n / b) + 2 * (a + n / b))
+    assert close(t_formula("rabenseifner", 12, n, a, b), 6 * a + 2 * 7 / 8 * n / b + 2 * (a + n / b))
 
 
 @pytest.mark.parametrize("p", [2, 3, 5, 8, 12])
@@ -71,20 +74,20 @@ def test_other_collectives_equal_closed_forms(p):
     a, b = ICI_V5E.alpha, ICI_V5E.beta
     for n in (0.0, 8e6, 12_345.0):
         for algo in ("binomial", "flat", "scatter_allgather"):
-            assert close(broadcast(c, nbytes=n, algorithm=algo).time, cost.t_broadcast(algo, p, n, a, b))
+            assert close(broadcast(c, nbytes=n, algorithm=algo).time, t_broadcast(algo, p, n, a, b))
         for k in (1, 3, 32):
             assert close(broadcast(c, nbytes=n, algorithm="chain", chunks=k).time,
-                         cost.t_broadcast("chain", p, n, a, b, chunks=k))
+                         t_broadcast("chain", p, n, a, b, chunks=k))
         for algo in ("binomial", "flat"):
-            assert close(reduce(c, nbytes=n, algorithm=algo).time, cost.t_reduce(algo, p, n, a, b))
-        assert close(reduce_scatter(c, nbytes=n).time, cost.t_reduce_scatter("ring", p, n, a, b))
-        assert close(all_gather(c, nbytes=n).time, cost.t_all_gather("ring", p, n, a, b))
+            assert close(reduce(c, nbytes=n, algorithm=algo).time, t_reduce(algo, p, n, a, b))
+        assert close(reduce_scatter(c, nbytes=n).time, t_reduce_scatter("ring", p, n, a, b))
+        assert close(all_gather(c, nbytes=n).time, t_all_gather("ring", p, n, a, b))
         if p & (p - 1) == 0:
-            assert close(reduce_scatter(c, nbytes=n, algorithm="rh").time, cost.t_reduce_scatter("rh", p, n, a, b))
-            assert close(all_gather(c, nbytes=n, algorithm="rd").time, cost.t_all_gather("rd", p, n, a, b))
-        assert close(all_to_all(c, nbytes=n).time, cost.t_all_to_all(p, n, a, b))
-        assert close(scatter(c, nbytes=n).time, cost.t_scatter(p, n, a, b))
-        assert close(gather(c, nbytes=n).time, cost.t_gather(p, n, a, b))
+            assert close(reduce_scatter(c, nbytes=n, algorithm="rh").time, t_reduce_scatter("rh", p, n, a, b))
+            assert close(all_gather(c, nbytes=n, algorithm="rd").time, t_all_gather("rd", p, n, a, b))
+        assert close(all_to_all(c, nbytes=n).time, cost.all_to_all_direct(p, n, a, b))
+        assert close(scatter(c, nbytes=n).time, cost.scatter_flat(p, n, a, b))
+        assert close(gather(c, nbytes=n).time, cost.gather_flat(p, n, a, b))
 
 
 def test_real_data_other_collectives_equal_closed_forms():
@@ -93,12 +96,12 @@ def test_real_data_other_collectives_equal_closed_forms():
     a, b = NVLINK4.alpha, NVLINK4.beta
     data = real(p, m, np.float32)
     n = m * 4
-    assert close(broadcast(c, data, algorithm="chain", chunks=4).time, cost.t_broadcast("chain", p, n, a, b, 4))
+    assert close(broadcast(c, data, algorithm="chain", chunks=4).time, t_broadcast("chain", p, n, a, b, 4))
     assert close(broadcast(c, data, algorithm="scatter_allgather").time,
-                 cost.t_broadcast("scatter_allgather", p, n, a, b))
-    assert close(reduce_scatter(c, data, algorithm="rh").time, cost.t_reduce_scatter("rh", p, n, a, b))
-    assert close(all_gather(c, data).time, cost.t_all_gather("ring", p, n * p, a, b))
-    assert close(all_to_all(c, data).time, cost.t_all_to_all(p, n, a, b))
+                 t_broadcast("scatter_allgather", p, n, a, b))
+    assert close(reduce_scatter(c, data, algorithm="rh").time, t_reduce_scatter("rh", p, n, a, b))
+    assert close(all_gather(c, data).time, t_all_gather("ring", p, n * p, a, b))
+    assert close(all_to_all(c, data).time, cost.all_to_all_direct(p, n, a, b))
 
 
 @pytest.mark.parametrize("nodes,inner", [(2, "ring"), (4, "ring"), (4, "rd"), (3, "tree"), (8, "rabenseifner")])
@@ -106,11 +109,11 @@ def test_hierarchical_equals_closed_form(nodes, inner):
     c = VirtualCluster(TwoLevel(nodes, 8, NVLINK4, IB_NDR))
     for n in (64e3, 256e6):
         got = all_reduce(c, nbytes=n, algorithm="hierarchical", inter_algorithm=inner).time
-        want = cost.t_allreduce_hierarchical(nodes, 8, n, NVLINK4, IB_NDR, inter_algorithm=inner)
+        want = t_allreduce_hierarchical(nodes, 8, n, NVLINK4, IB_NDR, inter_algorithm=inner)
         assert close(got, want)
     data = real(nodes * 8, 8 * 8 * 3 * 2)
     got = all_reduce(c, data, algorithm="hierarchical", inter_algorithm=inner).time
-    want = cost.t_allreduce_hierarchical(nodes, 8, data[0].nbytes, NVLINK4, IB_NDR, inter_algorithm=inner)
+    want = t_allreduce_hierarchical(nodes, 8, data[0].nbytes, NVLINK4, IB_NDR, inter_algorithm=inner)
     assert close(got, want)
 
 
@@ -119,7 +122,7 @@ def test_torus_by_dimension_equals_closed_form(dims):
     c = VirtualCluster(Torus(dims, ICI_V5E))
     for n in (64e3, 64e6):
         assert close(all_reduce(c, nbytes=n, algorithm="torus").time,
-                     cost.t_allreduce_torus(dims, n, ICI_V5E.alpha, ICI_V5E.beta))
+                     cost.allreduce_torus(dims, n, ICI_V5E.alpha, ICI_V5E.beta))
 
 
 def test_send_recv_hops_on_a_ring():
@@ -148,24 +151,24 @@ def test_lower_bounds_and_busbw_factors():
     for op in ("all_gather", "reduce_scatter", "all_to_all"):
         assert close(cost.lower_bound_bytes(op, 8, 1.0), 0.875)
     t = 1e-3
-    assert close(cost.busbw("all_reduce", 1e9, t, 8), 1e12 * 2 * 7 / 8)
-    assert close(cost.busbw("all_gather", 1e9, t, 8), 1e12 * 7 / 8)
-    assert close(cost.busbw("broadcast", 1e9, t, 8), 1e12)
-    assert close(cost.algbw(1e9, t), 1e12)
+    assert close(busbw("all_reduce", 1e9, t, 8), 1e12 * 2 * 7 / 8)
+    assert close(busbw("all_gather", 1e9, t, 8), 1e12 * 7 / 8)
+    assert close(busbw("broadcast", 1e9, t, 8), 1e12)
+    assert close(algbw(1e9, t), 1e12)
 
 
 def test_crossovers_solve_their_equations():
     a, b = 2e-6, 450e9
     for p in (4, 8, 16, 64):
         n = cost.crossover_rd_ring(p, a, b)
-        assert close(cost.t_formula("rd", p, n, a, b), cost.t_formula("ring", p, n, a, b))
+        assert close(t_formula("rd", p, n, a, b), t_formula("ring", p, n, a, b))
     for p in (8, 64, 100, 256):
         n = cost.crossover_tree_ring(p, a, b)
-        assert close(cost.t_formula("tree", p, n, a, b), cost.t_formula("ring", p, n, a, b))
+        assert close(t_formula("tree", p, n, a, b), t_formula("ring", p, n, a, b))
     # the chapter's log-aware estimate: N=100, α=5 µs, β=50 GB/s -> ≈3.8 MB; N=64, 10 µs, 10 GB/s -> ≈1.1 MB
     assert round(cost.crossover_tree_ring(100, 5e-6, 50e9, exact=False) / 1e6, 1) == 3.8
     assert round(cost.crossover_tree_ring(64, 10e-6, 10e9, exact=False) / 1e6, 1) == 1.1
     k, t = cost.chain_broadcast_optimum(8, 8e6, 1e-6, 45e9)
-    grid = [cost.t_broadcast("chain", 8, 8e6, 1e-6, 45e9, chunks=kk) for kk in range(1, 200)]
+    grid = [t_broadcast("chain", 8, 8e6, 1e-6, 45e9, chunks=kk) for kk in range(1, 200)]
     assert t <= min(grid) + 1e-15
     assert abs(int(np.argmin(grid)) + 1 - k) < 1

@@ -1,4 +1,4 @@
-"""The regenerated demo tables of lecture P5 (commbook.demos) through the Table API:
+"""The regenerated demo tables of lecture P5 (commbook.book.p5) through the Table API:
 shape, a few anchors of seed_inventory.md C.3.3 per table, the flags they carry, and
 rendering of every row in both languages."""
 from __future__ import annotations
@@ -8,9 +8,10 @@ import re
 
 import pytest
 
-from commbook import demos
+from commbook.book.p5 import allreduce
+from commbook.book.p5 import scripts as demos
 from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4
-from commbook.tables import LANGS, Table, fmt_list, fmt_value
+from commbook.book.tables import LANGS, Table, fmt_list, fmt_value
 from commbook.units import GB, KB, MB, KiB, MiB, us
 
 
@@ -106,7 +107,7 @@ def test_01_2_topologies(tables):
     assert [b / GB for b in t.column("bisection")] == approx([1440, 90, 720, 1440, 1600])
     assert t.value(4, "per_device") == approx(IB_NDR.beta) and t.value(4, "per_device") * 9 == approx(NVLINK4.beta)
     assert "1,440 GB/s" in t.to_text() and "1/9" in t.notes["en"][0]
-    small = demos.demo_01_2(p=16)
+    small = demos.DEMOS["01-2"](p=16)
     assert small.column("topology")[2:4] == ["2D torus 4×4", "3D torus 4×2×2"]
 
 
@@ -159,12 +160,12 @@ def test_02_3_bytes_per_device(tables):
     t = tables["02-3"]
     n = t.meta["n"]
     per = lambda name: [t.find(algorithm=name)[f"d{d}"] / n for d in range(8)]
-    assert per("ring") == approx([1.75] * 8) and per("Rabenseifner") == approx([1.75] * 8)
-    assert per("RD") == approx([3.0] * 8)
+    assert per("ring") == approx([1.75] * 8) and per("rabenseifner") == approx([1.75] * 8)
+    assert per("rd") == approx([3.0] * 8)
     assert per("tree") == approx([3, 1, 2, 1, 3, 1, 2, 1])
-    assert per("naive") == approx([7, 1, 1, 1, 1, 1, 1, 1]) and per("in-network") == approx([1] * 8)
+    assert per("naive") == approx([7, 1, 1, 1, 1, 1, 1, 1]) and per("innet") == approx([1] * 8)
     assert t.find(algorithm="tree")["mean"] / n == approx(1.75)
-    assert t.find(algorithm="RD")["rounds"] == 3 and t.find(algorithm="ring")["rounds"] == 14
+    assert t.find(algorithm="rd")["rounds"] == 3 and t.find(algorithm="ring")["rounds"] == 14
     lb = t.part("02-3b")
     assert [v / n for v in lb.column("bound")] == approx([1.75, 0.875, 0.875, 0.875])
     assert lb.cell(0, "bound") == "1.75"
@@ -179,7 +180,7 @@ def test_03_1_time_vs_size(tables):
         [28.02, 6.03, 12.02, 12.05, 4.12, 2.01]
     assert [round(in_us(last[a]), 2) for a in ("ring", "rd", "rabenseifner", "tree", "naive", "innet")] == \
         [1023.56, 1712.67, 1007.56, 3425.33, 7968.44, 570.89]
-    assert t.column("best") == ["naive", "naive", "RD", "RD", "Rabenseifner", "Rabenseifner", "Rabenseifner"]
+    assert t.column("best") == ["naive", "naive", "rd", "rd", "rabenseifner", "rabenseifner", "rabenseifner"]
     assert all(r["innet"] < min(r[a] for a in ("ring", "rd", "rabenseifner", "tree", "naive")) for r in t.rows)
     x = t.part("03-1b")
     assert x.meta["naive_rd"] / KB == approx(81.8, abs=0.05)
@@ -210,11 +211,11 @@ def test_03_3_model_vs_measurement(tables):
     assert [b / GB for b in t.column("busbw")] == approx(list(want.values()), abs=0.05)
     # only the two points the source states in words, with their source
     assert [r["n"] for r in t.rows if r["measured"] is not None] == [58 * MB, 10 * GB]
-    assert dict(demos.HTSYM_ALLREDUCE_MEASURED) == {58 * MB: 150 * GB, 10 * GB: 370 * GB}
-    assert "How to Scale Your Model" in demos.HTSYM_SOURCE and "SHARP off" in demos.HTSYM_SOURCE
+    assert dict(allreduce.HTSYM_ALLREDUCE_MEASURED) == {58 * MB: 150 * GB, 10 * GB: 370 * GB}
+    assert "How to Scale Your Model" in allreduce.HTSYM_SOURCE and "SHARP off" in allreduce.HTSYM_SOURCE
     assert in_us(t.find(n=58 * MB)["alpha_eff"]) == approx(32.2, abs=0.05)
     assert t.find(n=10 * GB)["measured"] / NVLINK4.beta == approx(0.82, abs=0.005)
-    assert t.meta["source"] == demos.HTSYM_SOURCE and t.cell(0, "measured") == "—"
+    assert t.meta["source"] == allreduce.HTSYM_SOURCE and t.cell(0, "measured") == "—"
 
 
 def test_03_4_broadcast_pipeline(tables):
@@ -280,9 +281,9 @@ def test_04_3_hierarchical(tables):
 
 def test_demo_parameters_are_keywords():
     """Non-default parameters work: a smaller 03-1 and an 04-3 with other node counts."""
-    t = demos.demo_03_1(p=4, sizes=[1 * MB])
+    t = demos.DEMOS["03-1"](p=4, sizes=[1 * MB])
     assert len(t) == 1 and t.value(0, "ring") == approx(6 * (2e-6 + 1e6 / (4 * 450e9)))
-    t = demos.demo_04_3(nodes=(2,), sizes=(64 * KB,))
+    t = demos.DEMOS["04-3"](nodes=(2,), sizes=(64 * KB,))
     assert t.value(0, "speedup") == approx(3.97, abs=0.005)
 
 

@@ -1,4 +1,4 @@
-"""Figures of lecture P5 (commbook.figures_p5): each builds in both languages, renders
+"""Figures of lecture P5 (commbook.book.p5.figures): each builds in both languages, renders
 without missing glyphs, and draws the numbers commbook computes."""
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ import numpy as np
 import pytest
 from matplotlib.text import Text
 
-from commbook import cost, figures_p5, plots
+from commbook import cost
+from commbook.book import plots
+from commbook.book.p5 import figures as figures_p5
+from commbook.collectives import t_allreduce_hierarchical, t_formula
 from commbook.collectives import all_reduce
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4
@@ -94,9 +97,9 @@ def test_allreduce_vs_size_lines_are_t_formula(figs):
     for algo in figures_p5.ALLREDUCE_LINES:
         n, t = _line(fig, f"t:{algo}")
         i = len(n) // 2
-        assert t[i] == pytest.approx(cost.t_formula(algo, 8, n[i], NVLINK4.alpha, NVLINK4.beta), rel=1e-12)
+        assert t[i] == pytest.approx(t_formula(algo, 8, n[i], NVLINK4.alpha, NVLINK4.beta), rel=1e-12)
     (nx,), (tx,) = _line(fig, "xover:rd_ring")
-    assert nx == pytest.approx(7.92e6) and tx == pytest.approx(cost.t_formula("rd", 8, nx, 2e-6, 450e9))
+    assert nx == pytest.approx(7.92e6) and tx == pytest.approx(t_formula("rd", 8, nx, 2e-6, 450e9))
 
 
 def test_allreduce_vs_p_panels(figs):
@@ -104,7 +107,7 @@ def test_allreduce_vs_p_panels(figs):
     for ax, n in ((0, 64 * KB), (1, 256 * MB)):
         p, t = _line(fig, "t:ring", ax)
         assert list(p) == [2 ** k for k in range(1, 10)]
-        assert t[-1] == pytest.approx(cost.t_formula("ring", 512, n, IB_NDR.alpha, IB_NDR.beta))
+        assert t[-1] == pytest.approx(t_formula("ring", 512, n, IB_NDR.alpha, IB_NDR.beta))
 
 
 def test_broadcast_pipeline(figs):
@@ -129,8 +132,8 @@ def test_hierarchical_speedup_matches_closed_form(figs):
     assert list(N) == [1, 2, 4, 8, 16, 32, 64] and s[0] == pytest.approx(1.0)
     assert s[1] == pytest.approx(5.83, abs=0.005)          # lecture demo 04-3
     n, nodes = 256 * MB, 16
-    hier = cost.t_allreduce_hierarchical(nodes, 8, n, NVLINK4, IB_NDR)
-    flat = cost.t_formula("ring", nodes * 8, n, IB_NDR.alpha, IB_NDR.beta)
+    hier = t_allreduce_hierarchical(nodes, 8, n, NVLINK4, IB_NDR)
+    flat = t_formula("ring", nodes * 8, n, IB_NDR.alpha, IB_NDR.beta)
     assert s[4] == pytest.approx(flat / hier, rel=1e-12)
     sim = all_reduce(VirtualCluster(TwoLevel(nodes, 8, NVLINK4, IB_NDR)), nbytes=n, algorithm="hierarchical")
     assert sim.time == pytest.approx(hier, rel=1e-12)

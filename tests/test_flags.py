@@ -3,6 +3,7 @@ pins the lecture's number AND the value the book computes instead."""
 import pytest
 
 from commbook import cost, llm
+from commbook.collectives import t_formula
 from commbook.collectives import all_reduce, all_to_all, broadcast
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4
@@ -23,7 +24,7 @@ def test_f25_broadcast_needs_binary_megabytes():
 def test_f26_simulator_matches_formulas_far_better_than_3_3e_6():
     lecture = 3.3e-6
     c = VirtualCluster(Switch(8, NVLINK4))
-    worst = max(abs(all_reduce(c, nbytes=n, algorithm=a).time / cost.t_formula(a, 8, n, 2e-6, 450e9) - 1)
+    worst = max(abs(all_reduce(c, nbytes=n, algorithm=a).time / t_formula(a, 8, n, 2e-6, 450e9) - 1)
                 for a in ("ring", "rd", "rabenseifner", "tree", "naive", "innet") for n in (4e3, 4e6, 256e6))
     assert worst < 1e-12 < lecture
 
@@ -46,7 +47,7 @@ def test_f28_k32_is_best_only_among_powers_of_two():
 
 def test_f29_row_major_two_percent_needs_two_alpha_per_extra_hop():
     lecture = 2.0  # percent
-    ideal = cost.t_formula("ring", 16, 64 * MB, ICI_V5E.alpha, ICI_V5E.beta)
+    ideal = t_formula("ring", 16, 64 * MB, ICI_V5E.alpha, ICI_V5E.beta)
     pct = lambda hop: (all_reduce(VirtualCluster(Torus((4, 4), ICI_V5E, hop_alpha=hop)), nbytes=64 * MB,
                                   ranks=ring_order((4, 4), "row_major")).time / ideal - 1) * 100
     assert round(pct(1.0), 2) == 1.11 and round(pct(2.0)) == lecture

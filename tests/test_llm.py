@@ -90,5 +90,5 @@ def test_bad_inputs():
         llm.decode_step(M, 0)
     with pytest.raises(ValueError, match="multiple of gpus_per_node"):
         llm.tp_comm_time(M, 1, tp=12)
-    with pytest.raises(ValueError, match="unknown algorithm"):
+    with pytest.raises(ValueError, match="unknown all_reduce algorithm"):
         llm.tp_comm_time(M, 1, algorithm="magic")

@@ -13,7 +13,7 @@ import pytest
 from matplotlib.text import Text
 
 from commbook import hardware as hw
-from commbook import plots
+from commbook.book import plots
 from commbook.units import GB
 
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")

@@ -144,14 +144,14 @@ def factor_pairs(p: int) -> list[tuple[int, int]]:
 @st.composite
 def all_reduce_cases(draw):
     """(cluster, algorithm, extra kwargs) for every all-reduce algorithm."""
-    algo = draw(st.sampled_from(C.ALGORITHMS["all_reduce"]))
+    algo = draw(st.sampled_from(C.names("all_reduce")))
     p = draw(ps)
     kwargs = {}
     if algo == "hierarchical":
         nodes, g = draw(st.sampled_from(factor_pairs(p)))
         topo = TwoLevel(nodes, g, intra=NVLINK4, inter=IB_NDR)
         kwargs["inter_algorithm"] = draw(st.sampled_from(
-            ["ring", "rd", "rabenseifner", "tree", "double_tree", "naive"]))
+            ["ring", "rd", "rabenseifner", "tree", "double_binomial", "naive", "one_shot", "two_shot"]))
     elif algo == "torus":
         a, b = draw(st.sampled_from(factor_pairs(p)))
         dims = draw(st.sampled_from([(a, b), (p,), (1, a, b)]))
@@ -199,7 +199,7 @@ def test_all_reduce_keeps_shape(p, shape, dtype, op, algo, seed):
 
 
 @FAST
-@given(p=ps, n=sizes, dtype=dtypes, op=ops, algo=st.sampled_from(C.ALGORITHMS["reduce"]),
+@given(p=ps, n=sizes, dtype=dtypes, op=ops, algo=st.sampled_from(C.names("reduce")),
        data=st.data(), seed=seeds)
 def test_reduce_matches_numpy(p, n, dtype, op, algo, data, seed):
     root = data.draw(st.integers(0, p - 1), label="root")
@@ -211,7 +211,7 @@ def test_reduce_matches_numpy(p, n, dtype, op, algo, data, seed):
 
 
 @FAST
-@given(p=ps, n=sizes, dtype=dtypes, op=ops, algo=st.sampled_from(C.ALGORITHMS["reduce_scatter"]),
+@given(p=ps, n=sizes, dtype=dtypes, op=ops, algo=st.sampled_from(C.names("reduce_scatter")),
        seed=seeds)
 def test_reduce_scatter_matches_numpy(p, n, dtype, op, algo, seed):
     if algo == "rh":
@@ -227,7 +227,7 @@ def test_reduce_scatter_matches_numpy(p, n, dtype, op, algo, seed):
 
 @FAST
 @given(p=ps, shape=st.sampled_from([(0,), (1,), (3,), (7,), (2, 3), ()]), dtype=dtypes,
-       algo=st.sampled_from(C.ALGORITHMS["all_gather"]), seed=seeds)
+       algo=st.sampled_from(C.names("all_gather")), seed=seeds)
 def test_all_gather_matches_numpy(p, shape, dtype, algo, seed):
     if algo == "rd":
         p = 1 << (p.bit_length() - 1)
@@ -241,20 +241,20 @@ def test_all_gather_matches_numpy(p, shape, dtype, algo, seed):
 
 
 @FAST
-@given(p=ps, n=sizes, dtype=dtypes, algo=st.sampled_from(C.ALGORITHMS["broadcast"]),
+@given(p=ps, n=sizes, dtype=dtypes, algo=st.sampled_from(C.names("broadcast")),
        chunks=st.integers(1, 6), data=st.data(), seed=seeds)
 def test_broadcast_matches_numpy(p, n, dtype, algo, chunks, data, seed):
     root = data.draw(st.integers(0, p - 1), label="root")
     cluster = VirtualCluster(Switch(p, NVLINK4))
     arrays = make_data(p, (n,), dtype, "sum", seed)
-    res = C.broadcast(cluster, arrays, algorithm=algo, root=root, chunks=chunks, check=False)
+    res = C.broadcast(cluster, arrays, algorithm=algo, root=root, chunks=chunks if algo == "chain" else None, check=False)
     for r, out in enumerate(res.outputs):
         np.testing.assert_array_equal(out, arrays[root], err_msg=f"broadcast[{algo}] rank {r}")
 
 
 @st.composite
 def all_to_all_cases(draw):
-    algo = draw(st.sampled_from(C.ALGORITHMS["all_to_all"]))
+    algo = draw(st.sampled_from(C.names("all_to_all")))
     p = draw(ps)
     if algo == "hierarchical":
         nodes, g = draw(st.sampled_from(factor_pairs(p)))
@@ -418,7 +418,7 @@ def timed_cases(draw):
         Ring(p, IB_NDR, hop_alpha=2.0), TwoLevel(1, p, intra=NVLINK4, inter=IB_NDR),
         TwoLevel(p, 1, intra=NVLINK4, inter=IB_NDR)]))
     if name in C.ALGORITHMS:
-        algo = draw(st.sampled_from(C.ALGORITHMS[name]))
+        algo = draw(st.sampled_from(C.names(name)))
         kwargs["algorithm"] = algo
         if algo in ("hierarchical", "innet"):
             nodes, g = draw(st.sampled_from(factor_pairs(p)))
@@ -429,7 +429,7 @@ def timed_cases(draw):
         elif algo in ("rh", "rd") and name != "all_reduce":
             p = 1 << (p.bit_length() - 1)
             topo = Switch(p, NVLINK4)
-        elif algo == "chain":
+        elif algo in ("chain", "double_tree"):
             kwargs["chunks"] = draw(st.integers(1, 5))
     if name in ("broadcast", "reduce", "scatter", "gather"):
         kwargs["root"] = draw(st.integers(0, topo.p - 1))

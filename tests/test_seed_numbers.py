@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 from commbook import cost
+from commbook.collectives import t_all_gather, t_formula
+from commbook.bandwidth import busbw
 from commbook.collectives import (all_gather, all_reduce, all_to_all, broadcast, reduce,
                                   reduce_scatter, scatter)
 from commbook.comm_sim import VirtualCluster
@@ -132,7 +134,7 @@ def test_section_5_3_anchors():
     assert rd_rab / MB == approx(2.16, abs=0.005)
     # the simulator agrees with the formulas to float64 rounding, not 3.3e-6 (flag F.26)
     c = VirtualCluster(Switch(8, NV))
-    worst = max(abs(all_reduce(c, nbytes=n, algorithm=a).time / cost.t_formula(a, 8, n, NV.alpha, NV.beta) - 1)
+    worst = max(abs(all_reduce(c, nbytes=n, algorithm=a).time / t_formula(a, 8, n, NV.alpha, NV.beta) - 1)
                 for n in TABLE_03_1 for a in ("ring", "rd", "rabenseifner", "tree", "naive", "innet"))
     assert worst < 1e-12
 
@@ -171,7 +173,7 @@ def test_section_5_4_anchors():
 # ----------------------------------------------------------------- 03-4 pipelined broadcast
 def test_demo_03_4_broadcast_pipeline_ici():
     c = VirtualCluster(Switch(8, ICI))
-    t = lambda a, k=1: in_us(broadcast(c, nbytes=8 * MB, algorithm=a, chunks=k).time)
+    t = lambda a, k=None: in_us(broadcast(c, nbytes=8 * MB, algorithm=a, chunks=k).time)
     assert t("flat") == approx(1245.44, abs=0.005)      # "1.25 ms"
     assert t("binomial") == approx(536.33, abs=0.005)   # "536 µs"
     chain = {1: 1251.44, 2: 719.11, 4: 454.44, 8: 325.11, 16: 266.44, 32: 249.11, 64: 264.44, 128: 320.11}
@@ -202,7 +204,7 @@ def test_demo_03_3_model_busbw_and_effective_alpha():
     model = {1 * MB: 54.9, 8 * MB: 236.8, 58 * MB: 400.3, 256 * MB: 437.7, 1e9: 446.8, 10e9: 449.7}
     for n, want in model.items():
         t = all_reduce(c, nbytes=n).time
-        assert cost.busbw("all_reduce", n, t, 8) / 1e9 == approx(want, abs=0.05)
+        assert busbw("all_reduce", n, t, 8) / 1e9 == approx(want, abs=0.05)
     # measured ≈150 GB/s busbw at 58 MB implies α_eff ≈ 32 µs (decimal MB)
     t_meas = 58 * MB / (150e9 / 1.75)
     alpha_eff = (t_meas - 1.75 * 58 * MB / NV.beta) / 14
@@ -246,7 +248,7 @@ def test_demo_01_2_topologies_p64():
 
 # ----------------------------------------------------------------- 04-1 mapping
 def test_demo_04_1_ring_mapping_on_4x4_torus():
-    ideal = cost.t_formula("ring", 16, 64 * MB, ICI.alpha, ICI.beta)
+    ideal = t_formula("ring", 16, 64 * MB, ICI.alpha, ICI.beta)
     assert in_us(ideal) == approx(2696.7, abs=0.05)
     c = VirtualCluster(Torus((4, 4), ICI))
     t = lambda kind, seed=None: all_reduce(c, nbytes=64 * MB, ranks=ring_order((4, 4), kind, seed)).time
@@ -330,7 +332,7 @@ def test_exercise_1():
 def test_exercise_3_crossover_p16():
     n16 = cost.crossover_rd_ring(16, 2e-6, 450e9)
     assert n16 / MB == approx(11.0, abs=0.05)
-    assert cost.t_formula("ring", 16, n16, 2e-6, 450e9) == approx(cost.t_formula("rd", 16, n16, 2e-6, 450e9))
+    assert t_formula("ring", 16, n16, 2e-6, 450e9) == approx(t_formula("rd", 16, n16, 2e-6, 450e9))
     assert n16 > cost.crossover_rd_ring(8, 2e-6, 450e9)
 
 
@@ -356,11 +358,11 @@ def test_exercise_9_optimal_chunks():
 def test_exercise_4_and_7_use_t_formula():
     # Ex 4: all-gather of bf16[1024, 16384] over 8 NVLink GPUs ≈ 79 µs
     n = 1024 * 16384 * 2
-    t = cost.t_all_gather("ring", 8, n, 2e-6, 450e9)
+    t = t_all_gather("ring", 8, n, 2e-6, 450e9)
     assert in_us(t) == approx(79.24, abs=0.005)
     # Ex 7: 131,072 B per all-reduce, TP = 4: ring ≈0.80 ms, RD ≈0.29 ms over 64 all-reduces
-    assert 64 * cost.t_formula("ring", 4, 131072, 2e-6, 450e9) * 1e3 == approx(0.796, abs=0.0005)
-    assert 64 * cost.t_formula("rd", 4, 131072, 2e-6, 450e9) * 1e3 == approx(0.293, abs=0.0005)
+    assert 64 * t_formula("ring", 4, 131072, 2e-6, 450e9) * 1e3 == approx(0.796, abs=0.0005)
+    assert 64 * t_formula("rd", 4, 131072, 2e-6, 450e9) * 1e3 == approx(0.293, abs=0.0005)
 
 
 def test_scatter_semantics():

@@ -4,9 +4,8 @@ from __future__ import annotations
 import pytest
 
 from commbook import hardware as hw
-from commbook.tables import (
-    DEFAULT_SIZES, TABLE_LABELS, fmt_gbps, fmt_pct, link_table, render_link_table,
-)
+from commbook.book.tables import (DEFAULT_SIZES, TABLE_LABELS, fmt_gbps, fmt_pct, link_table,
+                                  render_link_table)
 from commbook.units import GB, KB, MB
 
 LINKS = [hw.NVLINK4, hw.NVLINK5, hw.IB_NDR, hw.IB_HDR, hw.PCIE_GEN5, hw.ROCE_100G, hw.ICI_V5E]
@@ -61,7 +60,7 @@ def test_render_rejects_bad_input():
 
 
 def test_only_lecture_demo_keys_get_the_demo_prefix():
-    from commbook.tables import Table
+    from commbook.book.tables import Table
     t = lambda key: Table(key=key, title={"en": "Links", "zh": "链路"}, columns=["a"],
                           headers={"en": ["a"], "zh": ["a"]}, rows=[[1]])
     assert "<caption>Demo 03-1: Links</caption>" in t("03-1").to_html("en")

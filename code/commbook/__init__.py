@@ -1,8 +1,12 @@
 """commbook: the code behind the executable textbook on collective communication.
 
-Every figure, table and worked answer of the book comes from these modules:
-:mod:`units`, :mod:`hardware`, :mod:`cost`, :mod:`topology`, :mod:`comm_sim`,
-:mod:`collectives`, :mod:`llm`, :mod:`tables`, :mod:`demos`, :mod:`demos_llm`,
-:mod:`plots` and :mod:`figures_p5`.
+Layers, imports pointing one way:
+
+* **core** — :mod:`checks`, :mod:`units` → :mod:`hardware` → :mod:`topology` →
+  :mod:`cost` (closed forms), :mod:`double_tree`, :mod:`bandwidth` → :mod:`comm_sim` (the
+  engine) → :mod:`collectives` (schedules, the algorithm registry, the public API);
+* **workloads** — :mod:`llm`;
+* **book** — :mod:`book.tables`, :mod:`book.plots` and one subpackage per source
+  (:mod:`book.p5`).  Nothing in the core imports the book layer.
 """
 __version__ = "0.1.0"

@@ -5,13 +5,14 @@ messages, each ``(src, dst, source buffer and offset, destination buffer and off
 count, copy-or-reduce)``.  One engine, :meth:`VirtualCluster.run`, executes every
 schedule; no algorithm computes its own time.
 
-Timing model (the one the lecture's numbers imply; seed inventory E.1)
----------------------------------------------------------------------
+Timing model
+------------
 1. **Synchronous rounds.**  The time of a schedule is the sum of its round times;
    nothing overlaps across rounds (pipelines are written as many short rounds).
 2. **Ports and links serialize.**  In a round every resource (a device's send port, its
    receive port, a directed link of a ring or torus, a node's uplink) carries the sum
-   of the bytes of the messages that use it, at its bandwidth β.
+   of the bytes of the messages that use it, at its bandwidth β (times the port speed
+   factor of the devices it belongs to, see :class:`VirtualCluster`).
 3. **Cut-through.**  A message takes ``latency + max over its resources (load/β)``:
    large messages see only the most loaded resource of their path.
 4. **α once per round.**  Latency is α of the link class the message uses (NVLink or
@@ -19,9 +20,29 @@ Timing model (the one the lecture's numbers imply; seed inventory E.1)
    switch hop; on a ring or torus an h-hop message pays ``α(1 + hop_alpha·(h-1))``
    (``hop_alpha`` is a topology parameter, 1 by default).  The round takes as long as its
    slowest message, so a device sending several messages in one round pays α once.
+   A message of 0 bytes still pays α: a size-0 collective costs α per round.
 5. **Local copies are free** (``src == dst``): packing and unpacking cost nothing.
 6. **In-network reduction** (a round with ``innet=True``): the switch reduces the slices
-   all participants stream into it and streams the result back: α + n/β.
+   all participants stream into it and streams the result back: α + n/β.  Such a round
+   records bytes sent and received per rank but no link bytes (the switch's internal
+   links are not modelled).
+
+Only :class:`~commbook.topology.Switch` and :class:`~commbook.topology.TwoLevel` devices
+have injection ports (``port*.out``/``gpu*.nic.out`` …); on a ring or torus the
+resources are the directed links themselves.
+
+Semantics of a round
+--------------------
+* Every payload is read from the state at the **start** of the round (a message never
+  sees what another message of the same round wrote).
+* Writes are applied **in message order**.  Where two messages of a round write
+  overlapping regions, the later one wins if it copies and accumulates onto the earlier
+  one if it reduces: copy-then-reduce gives ``a ⊕ b``, reduce-then-copy gives ``b``.
+  The one-shot all-reduce relies on this (its first message per destination copies,
+  the others reduce).
+
+What ``rounds`` counts: the rounds in which at least one message crossed between two
+devices (rounds of local copies only are free and not counted).
 
 Vectorization: each round's timing is a handful of numpy operations over all its
 messages, so size-only runs (no payloads) of thousands of ranks stay interactive.
@@ -34,7 +55,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .bandwidth import BUSBW_FACTORS, algbw, busbw
 from .topology import Topology
+from .units import fmt_bytes, fmt_rate, fmt_time
 
 __all__ = ["Round", "VirtualCluster", "RunResult", "TraceStep", "chunk_bounds", "OPS",
            "SUPPORTED_DTYPES"]
@@ -47,16 +70,18 @@ OPS: dict[str, Callable] = {
 SUPPORTED_DTYPES = tuple(np.dtype(t) for t in ("float16", "float32", "float64", "int32", "int64"))
 
 
-def chunk_bounds(n, parts: int, exact: bool) -> np.ndarray:
+def chunk_bounds(n, parts: int, size_only: bool) -> np.ndarray:
     """Offsets that split ``n`` items into ``parts`` near-equal chunks.
 
     ``n`` may be a scalar or an array (one split per entry; result shape (..., parts+1)).
-    ``exact=True`` (size-only runs) splits a byte count into equal real-valued shares;
-    otherwise element counts are split into integers, the larger chunks last.
+    ``size_only=True`` splits a byte count into equal real-valued shares; otherwise
+    element counts are split into integers by ``floor(n·k/parts)``: chunk sizes differ by
+    at most one, and the larger chunks are spread among the smaller ones (7 items in 3
+    parts: 2, 2, 3; 8 items in 3 parts: 2, 3, 3; 5 in 4: 1, 1, 1, 2).
     """
     n = np.asarray(n)
     k = np.arange(parts + 1)
-    if exact:
+    if size_only:
         return n[..., None] * k / parts
     return (n[..., None].astype(np.int64) * k) // parts
 
@@ -91,6 +116,10 @@ class Round:
         dbuf = sbuf if dbuf is None else dbuf
         src, dst, count, soff, doff, sbuf, dbuf, reduce = np.broadcast_arrays(
             *(np.asarray(a).ravel() for a in (src, dst, count, soff, doff, sbuf, dbuf, reduce)))
+        for name, a in (("count", count), ("source offset", soff), ("destination offset", doff)):
+            if a.size and not (np.all(np.isfinite(a)) and a.min() >= 0):
+                raise ValueError(f"round {label!r}: every {name} must be finite and >= 0, "
+                                 f"got {a[~(np.isfinite(a) & (a >= 0))][0]!r}")
         return cls(src.astype(np.int64), dst.astype(np.int64), count, soff, doff,
                    sbuf.astype(np.int64), dbuf.astype(np.int64), reduce.astype(bool), label, innet)
 
@@ -119,12 +148,15 @@ class TraceStep:
     state: list[list[np.ndarray]] | None = None
 
 
-@dataclass
+@dataclass(repr=False)
 class RunResult:
     """Everything a run measured.
 
     ``time`` (s) is the sum of ``round_times``; ``bytes_sent``/``bytes_received`` are per
-    logical rank; ``link_bytes`` are per topology resource (see ``link_names``).
+    logical rank; ``link_bytes`` are per topology resource (see ``link_names``).  The
+    collectives fill in what ran: ``collective``, ``algorithm``, ``p`` (ranks) and
+    ``nbytes`` (the size nccl-tests would report: the buffer per rank, the gathered output
+    for all-gather), from which ``algbw`` and ``busbw`` follow.
     """
 
     time: float
@@ -133,13 +165,63 @@ class RunResult:
     bytes_received: np.ndarray
     link_bytes: np.ndarray
     link_names: list[str]
+    remote: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     trace: list[TraceStep] = field(default_factory=list)
     outputs: list | None = None
+    collective: str = ""
+    algorithm: str = ""
+    p: int = 0
+    nbytes: float = 0.0
 
     @property
     def rounds(self) -> int:
-        """Number of rounds that moved data."""
-        return int(np.count_nonzero(self.round_times > 0)) if self.round_times.size else 0
+        """Number of rounds in which at least one message crossed between devices."""
+        return int(np.count_nonzero(self.remote))
+
+    @property
+    def algbw(self) -> float:
+        """``nbytes / time`` (bytes/s), as nccl-tests prints it."""
+        return algbw(self.nbytes, self.time)
+
+    @property
+    def busbw(self) -> float:
+        """Bus bandwidth: algbw times nccl-tests' factor for the collective and ``p``."""
+        if self.collective not in BUSBW_FACTORS:
+            raise ValueError(f"no bus-bandwidth factor for collective {self.collective!r}")
+        return busbw(self.collective, self.nbytes, self.time, self.p)
+
+    def __repr__(self) -> str:
+        what = f"{self.collective}[{self.algorithm}]" if self.collective else "schedule"
+        return (f"RunResult({what}, p={self.p}, nbytes={fmt_bytes(self.nbytes)}, "
+                f"time={fmt_time(self.time)}, rounds={self.rounds})")
+
+    def summary(self) -> str:
+        """A few lines a reader can print: what ran, time, rounds, bandwidths, busiest link."""
+        lines = [repr(self)]
+        if self.time > 0 and self.nbytes > 0 and self.collective in BUSBW_FACTORS:
+            lines.append(f"  algbw {fmt_rate(self.algbw)}, busbw {fmt_rate(self.busbw)}")
+        if self.bytes_sent.size:
+            lines.append(f"  bytes sent per rank: max {fmt_bytes(float(self.bytes_sent.max()))}, "
+                         f"total {fmt_bytes(float(self.bytes_sent.sum()))}")
+        if self.link_bytes.size and self.link_bytes.max() > 0:
+            i = int(np.argmax(self.link_bytes))
+            lines.append(f"  busiest resource: {self.link_names[i]} ({fmt_bytes(float(self.link_bytes[i]))})")
+        return "\n".join(lines)
+
+    def plot(self, ax=None):
+        """Draw the run's timeline: one bar per round (its label and duration)."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(7, 0.3 * max(len(self.round_times), 3) + 1))
+        starts = np.concatenate([[0.0], np.cumsum(self.round_times)[:-1]])
+        y = np.arange(len(self.round_times))
+        ax.barh(y, self.round_times, left=starts, color="tab:blue")
+        ax.set_yticks(y, [s.round.label for s in self.trace] if self.trace else [str(i) for i in y])
+        ax.invert_yaxis()
+        ax.set_xlabel("time (s)")
+        ax.set_title(repr(self), fontsize=8)
+        return ax
 
 
 class VirtualCluster:
@@ -152,10 +234,29 @@ class VirtualCluster:
     8
     """
 
-    def __init__(self, topology: Topology):
+    def __init__(self, topology: Topology, speed: Sequence[float] | dict[int, float] | None = None):
         if not isinstance(topology, Topology):
             raise TypeError(f"VirtualCluster needs a Topology, got {type(topology).__name__}")
         self.topology = topology
+        self.speed = self._check_speed(speed)
+        owners = topology.resource_owners              # (R, 2), -1 where no device
+        factor = np.where(owners >= 0, self.speed[np.maximum(owners, 0)], 1.0).min(axis=1)
+        self._bandwidth = topology.resource_bandwidth * np.append(factor, 1.0)
+
+    def _check_speed(self, speed) -> np.ndarray:
+        """Per-device port speed factors: 1 = nominal, 2/3 = a straggler at two thirds."""
+        out = np.ones(self.topology.p)
+        if speed is None:
+            return out
+        items = speed.items() if isinstance(speed, dict) else enumerate(speed)
+        if not isinstance(speed, dict) and len(speed) != self.topology.p:
+            raise ValueError(f"speed needs one factor per device ({self.topology.p}), got {len(speed)}")
+        for d, f in items:
+            d = self.topology.check_device(d)
+            if isinstance(f, bool) or not isinstance(f, (int, float, np.number)) or not 0 < f < np.inf:
+                raise ValueError(f"the speed factor of device {d} must be a finite number > 0, got {f!r}")
+            out[d] = float(f)
+        return out
 
     @property
     def p(self) -> int:
@@ -163,7 +264,8 @@ class VirtualCluster:
         return self.topology.p
 
     def __repr__(self) -> str:
-        return f"VirtualCluster({self.topology.name})"
+        slow = {int(d): float(self.speed[d]) for d in np.flatnonzero(self.speed != 1)}
+        return f"VirtualCluster({self.topology.name}" + (f", speed={slow})" if slow else ")")
 
     def check_ranks(self, ranks: Sequence[int] | np.ndarray | None) -> np.ndarray:
         """Validate a mapping logical rank -> device id (default: all devices in order)."""
@@ -198,22 +300,28 @@ class VirtualCluster:
         topo = self.topology
         ranks = self.check_ranks(ranks)
         q = ranks.size
+        if op not in OPS:
+            raise ValueError(f"unknown op {op!r}; valid: {', '.join(OPS)}")
         ufunc = OPS[op]
         R = topo.n_resources
-        bw = topo.resource_bandwidth
+        bw = self._bandwidth
         link_bytes = np.zeros(R + 1)
         sent, recv = np.zeros(q), np.zeros(q)
         times = np.zeros(len(schedule))
+        remote_round = np.zeros(len(schedule), dtype=bool)
         steps: list[TraceStep] = []
         for i, rnd in enumerate(schedule):
+            self._check_round(rnd, q, buffers)
             nbytes = rnd.count * itemsize
             if rnd.innet:
                 times[i] = self._innet_time(ranks[rnd.src], nbytes)
+                remote_round[i] = len(rnd) > 0
                 np.add.at(sent, rnd.src, nbytes)
                 np.add.at(recv, rnd.dst, nbytes)
             else:
                 remote = rnd.src != rnd.dst
                 if remote.any():
+                    remote_round[i] = True
                     s, d, nb = rnd.src[remote], rnd.dst[remote], nbytes[remote]
                     lat, res = topo.message_costs(ranks[s], ranks[d])
                     load = np.bincount(res.ravel(), weights=np.repeat(nb, res.shape[1]), minlength=R + 1)
@@ -227,7 +335,33 @@ class VirtualCluster:
                 self._apply(rnd, buffers, ufunc)
             steps.append(TraceStep(rnd, float(times[i]),
                                    [[b.copy() for b in bufs] for bufs in buffers] if trace and buffers else None))
-        return RunResult(float(times.sum()), times, sent, recv, link_bytes[:R], topo.resource_names, steps)
+        return RunResult(float(times.sum()), times, sent, recv, link_bytes[:R], topo.resource_names,
+                         remote_round, steps)
+
+    @staticmethod
+    def _check_round(rnd: Round, q: int, buffers) -> None:
+        """Raise ValueError naming the round when it addresses a rank or buffer that does
+        not exist, or reads/writes past a buffer's end."""
+        if not isinstance(rnd, Round):
+            raise TypeError(f"a schedule holds Round objects, got {type(rnd).__name__}")
+        if not len(rnd):
+            return
+        for name, a in (("source", rnd.src), ("destination", rnd.dst)):
+            if a.min() < 0 or a.max() >= q:
+                bad = a[(a < 0) | (a >= q)][0]
+                raise ValueError(f"round {rnd.label!r}: {name} rank {bad} is outside the ranks 0..{q - 1}")
+        if buffers is None:
+            return
+        if not np.issubdtype(rnd.count.dtype, np.integer):
+            raise ValueError(f"round {rnd.label!r}: counts must be whole elements in a real-data run")
+        for name, rk, b, off in (("source", rnd.src, rnd.sbuf, rnd.soff), ("destination", rnd.dst, rnd.dbuf, rnd.doff)):
+            for r, j, o, c in zip(rk.tolist(), b.tolist(), off.tolist(), rnd.count.tolist()):
+                if not 0 <= j < len(buffers[r]):
+                    raise ValueError(f"round {rnd.label!r}: rank {r} has no buffer {j} "
+                                     f"(it has {len(buffers[r])})")
+                if o + c > buffers[r][j].size:
+                    raise ValueError(f"round {rnd.label!r}: {name} region [{o}, {o + c}) is past the end "
+                                     f"of rank {r}'s buffer {j} ({buffers[r][j].size} elements)")
 
     def _innet_time(self, devices: np.ndarray, nbytes: np.ndarray) -> float:
         alpha, beta = self.topology.innet_latency_bandwidth(devices)

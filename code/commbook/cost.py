@@ -1,56 +1,25 @@
-r"""Cost models: α–β point to point, LogP, closed forms, bounds, crossovers, bus bandwidth.
+r"""Closed-form times of the α–β model: point to point, LogP, every collective algorithm,
+lower bounds, crossovers and optimal chunk counts.
 
-Conventions (the lecture's): ``p`` devices, ``n`` bytes, ``alpha`` seconds per message,
-``beta`` bytes per second in one direction.  For all-reduce, broadcast, reduce and
-reduce-scatter ``n`` is the buffer each device holds; for all-gather it is the gathered
-output (each device contributes ``n/p``); for all-to-all it is what each device holds
-before the exchange.
+Conventions: ``p`` devices, ``n`` bytes, ``alpha`` seconds per message, ``beta`` bytes per
+second in one direction.  For all-reduce, broadcast, reduce and reduce-scatter ``n`` is
+the buffer each device holds; for all-gather it is the gathered output (each device
+contributes ``n/p``); for all-to-all it is what each device holds before the exchange.
 
-Every closed form here is the exact time of the matching schedule in
-:mod:`commbook.collectives` under the timing model of :mod:`commbook.comm_sim`
-(synchronous rounds, α once per round, ports serialize their bytes).
+Every ``allreduce_*``, ``broadcast_*``, … function here is the exact time of the schedule
+of the same name in :mod:`commbook.collectives` under the timing model of
+:mod:`commbook.comm_sim` (synchronous rounds, α once per round, ports serialize their
+bytes); :mod:`commbook.collectives.registry` pairs each schedule with its closed form.
+Each takes ``(p, n, alpha, beta)``, checks them, and costs nothing for ``p == 1``.
 """
 from __future__ import annotations
 
+import functools
 import math
-import numbers
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
-from .units import check_size
-
-__all__ = [
-    "check_link_params", "check_p", "p2p_time", "effective_bandwidth", "half_bandwidth_point",
-    "LogP", "ALLREDUCE_ALGORITHMS", "BROADCAST_ALGORITHMS", "REDUCE_ALGORITHMS",
-    "REDUCE_SCATTER_ALGORITHMS", "ALL_GATHER_ALGORITHMS", "ALIASES", "canonical_algorithm", "t_formula",
-    "t_allreduce_hierarchical", "t_allreduce_torus", "t_broadcast", "t_reduce",
-    "t_reduce_scatter", "t_all_gather", "t_all_to_all", "t_scatter", "t_gather",
-    "lower_bound_bytes", "all_to_all_bounds", "crossover_rd_ring", "crossover_tree_ring",
-    "chain_broadcast_optimum", "BUSBW_FACTORS", "algbw", "busbw",
-]
-
-
-# ----------------------------------------------------------------------------- checks
-def _real(x: object) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
-
-
-def check_link_params(alpha: float, beta: float) -> None:
-    """Raise ``ValueError`` unless ``alpha >= 0`` and ``beta > 0`` (both finite numbers)."""
-    if not _real(alpha) or math.isnan(alpha) or alpha < 0 or math.isinf(alpha):
-        raise ValueError(f"alpha (latency, seconds) must be finite and >= 0, got {alpha!r}")
-    if not _real(beta) or math.isnan(beta) or beta <= 0 or math.isinf(beta):
-        raise ValueError(f"beta (bandwidth, bytes/s) must be finite and > 0, got {beta!r}")
-
-
-def check_p(p: int, name: str = "p") -> int:
-    """Return ``p`` if it is an integer >= 1, else raise ``ValueError``/``TypeError``."""
-    if isinstance(p, bool) or not isinstance(p, int) and not (hasattr(p, "__index__")):
-        raise TypeError(f"{name} (number of devices) must be an integer, got {type(p).__name__}")
-    p = int(p)
-    if p < 1:
-        raise ValueError(f"{name} (number of devices) must be >= 1, got {p}")
-    return p
+from .checks import check_count, check_link_params, check_p, check_size, require_pow2
 
 
 def _log2_floor(p: int) -> int:
@@ -59,6 +28,17 @@ def _log2_floor(p: int) -> int:
 
 def _log2_ceil(p: int) -> int:
     return (p - 1).bit_length()
+
+
+def closed_form(f: Callable) -> Callable:
+    """Decorate a closed form ``f(p, n, alpha, beta, ...)``: validate the arguments and
+    return 0 for a single device."""
+    @functools.wraps(f)
+    def checked(p: int, n: float, alpha: float, beta: float, *args, **kwargs) -> float:
+        p, n = check_p(p), check_size(n)
+        check_link_params(alpha, beta)
+        return 0.0 if p == 1 else f(p, n, alpha, beta, *args, **kwargs)
+    return checked
 
 
 # ----------------------------------------------------------------------------- α–β
@@ -115,144 +95,78 @@ class LogP:
 
 
 # ----------------------------------------------------------------------------- all-reduce
-def _ar_ring(p, n, a, b):
-    return 2 * (p - 1) * (a + n / (p * b))
+@closed_form
+def allreduce_ring(p, n, alpha, beta):
+    """Ring: reduce-scatter + all-gather, 2(p-1)(α + n/(pβ))."""
+    return 2 * (p - 1) * (alpha + n / (p * beta))
 
 
-def _ar_rd(p, n, a, b):
+def _fold(p, n, alpha, beta):
+    """Two extra rounds of α + n/β when p is not a power of two (MPICH's fold)."""
+    return 0.0 if p & (p - 1) == 0 else 2 * (alpha + n / beta)
+
+
+@closed_form
+def allreduce_rd(p, n, alpha, beta):
+    """Recursive doubling: ⌊log2 p⌋(α + n/β), plus the fold for other p."""
+    return _log2_floor(p) * (alpha + n / beta) + _fold(p, n, alpha, beta)
+
+
+@closed_form
+def allreduce_rabenseifner(p, n, alpha, beta):
+    """Recursive halving + doubling: 2⌊log2 p⌋α + 2(q-1)/q·n/β with q = 2^⌊log2 p⌋, plus the fold."""
     q = 1 << _log2_floor(p)
-    fold = 2 * (a + n / b) if q != p else 0.0
-    return _log2_floor(p) * (a + n / b) + fold
+    return 2 * _log2_floor(p) * alpha + 2 * (q - 1) / q * n / beta + _fold(p, n, alpha, beta)
 
 
-def _ar_rabenseifner(p, n, a, b):
-    q = 1 << _log2_floor(p)
-    fold = 2 * (a + n / b) if q != p else 0.0
-    return 2 * _log2_floor(p) * a + 2 * (q - 1) / q * n / b + fold
+@closed_form
+def allreduce_tree(p, n, alpha, beta):
+    """Binomial reduce + binomial broadcast: 2⌈log2 p⌉(α + n/β)."""
+    return 2 * _log2_ceil(p) * (alpha + n / beta)
 
 
-def _ar_tree(p, n, a, b):
-    return 2 * _log2_ceil(p) * (a + n / b)
+@closed_form
+def allreduce_double_binomial(p, n, alpha, beta):
+    """Two binomial trees at once, half the buffer each, unpipelined: 2⌈log2 p⌉(α + n/(2β))."""
+    return 2 * _log2_ceil(p) * (alpha + n / (2 * beta))
 
 
-def _ar_double_tree(p, n, a, b):
-    return 2 * _log2_ceil(p) * (a + n / (2 * b))
+@closed_form
+def allreduce_naive(p, n, alpha, beta):
+    """Star: everyone to rank 0 and back, 2(α + (p-1)n/β)."""
+    return 2 * (alpha + (p - 1) * n / beta)
 
 
-def _ar_naive(p, n, a, b):
-    return 2 * (a + (p - 1) * n / b)
+@closed_form
+def allreduce_innet(p, n, alpha, beta):
+    """In-network reduction in the switch: α + n/β."""
+    return alpha + n / beta
 
 
-def _ar_innet(p, n, a, b):
-    return a + n / b
+@closed_form
+def allreduce_one_shot(p, n, alpha, beta):
+    """One-shot: every rank reads every buffer in one round, α + (p-1)n/β."""
+    return alpha + (p - 1) * n / beta
 
 
-def _ar_one_shot(p, n, a, b):
-    return a + (p - 1) * n / b
+@closed_form
+def allreduce_two_shot(p, n, alpha, beta):
+    """Two-shot: direct reduce-scatter + direct all-gather, 2α + 2(p-1)/p·n/β."""
+    return 2 * alpha + 2 * (p - 1) / p * n / beta
 
 
-def _ar_two_shot(p, n, a, b):
-    return 2 * a + 2 * (p - 1) / p * n / b
-
-
-ALLREDUCE_ALGORITHMS: dict[str, Callable[[int, float, float, float], float]] = {
-    "ring": _ar_ring,
-    "rd": _ar_rd,
-    "rabenseifner": _ar_rabenseifner,
-    "tree": _ar_tree,
-    "double_tree": _ar_double_tree,
-    "naive": _ar_naive,
-    "innet": _ar_innet,
-    "one_shot": _ar_one_shot,
-    "two_shot": _ar_two_shot,
-}
-"""The one canonical table of all-reduce algorithms and their closed forms.
-
-* ``ring``: reduce-scatter + all-gather around a ring, 2(p-1) rounds of n/p.
-* ``rd``: recursive doubling, log2 p rounds exchanging the whole buffer.
-* ``rabenseifner``: recursive-halving reduce-scatter + recursive-doubling all-gather
-  (the chapter's "butterfly", 递归减半加倍).
-* ``tree``: binomial-tree reduce to rank 0, then binomial broadcast.
-* ``double_tree``: two complementary (mirrored) binomial trees, each carrying half of
-  the buffer at once; without chunk pipelining.
-* ``naive``: everyone sends to rank 0, which reduces and sends the result back.
-* ``innet``: in-network reduction in the switch (SHARP-like), α + n/β.
-* ``one_shot``: every rank sends its whole buffer to every other rank in one round and
-  reduces locally (the custom kernels of inference engines), α + (p-1)n/β.
-* ``two_shot``: a one-round direct reduce-scatter, then a one-round direct all-gather,
-  2α + 2(p-1)/p·n/β.
-
-For p that is not a power of two, ``rd`` and ``rabenseifner`` fold the extra ranks
-into partners first and unfold at the end (as MPICH does): two extra rounds of α + n/β.
-"""
-
-ALIASES: dict[str, str] = {
-    "butterfly": "rabenseifner",
-    "recursive_doubling": "rd",
-    "recursive_halving_doubling": "rabenseifner",
-    "binomial": "tree",
-    "binary_tree": "tree",
-    "dbtree": "double_tree",
-    "star": "naive",
-    "parameter_server": "naive",
-    "sharp": "innet",
-    "in_network": "innet",
-}
-"""Other names in the sources, mapped to the canonical ones."""
-
-
-def canonical_algorithm(name: str, valid: dict | tuple | None = None) -> str:
-    """Resolve an algorithm name (or alias) to its canonical name.
-
-    ``valid`` restricts the accepted names (defaults to the all-reduce table).  An
-    unknown name raises ``ValueError`` listing the valid ones.
-    """
-    valid = ALLREDUCE_ALGORITHMS if valid is None else valid
-    key = str(name).strip().lower()
-    if key not in valid:
-        key = ALIASES.get(key, key)
-    if key not in valid:
-        names = sorted(valid)
-        aliases = sorted(k for k, v in ALIASES.items() if v in valid)
-        raise ValueError(
-            f"unknown algorithm {name!r}; valid names: {', '.join(names)}"
-            + (f" (aliases: {', '.join(aliases)})" if aliases else "")
-        )
-    return key
-
-
-def t_formula(algo: str, p: int, n: float, alpha: float, beta: float) -> float:
-    """Closed-form all-reduce time, as the lecture's exercises call it.
-
-    >>> round(t_formula("ring", 8, 4e6, 2e-6, 450e9) * 1e6, 2)
-    43.56
-
-    ``n`` is the bytes each device holds; ``p == 1`` costs nothing.
-    """
-    key = canonical_algorithm(algo)
-    p = check_p(p)
-    n = check_size(n)
-    check_link_params(alpha, beta)
-    if p == 1:
-        return 0.0
-    return ALLREDUCE_ALGORITHMS[key](p, n, alpha, beta)
-
-
-def t_allreduce_hierarchical(
-    nodes: int, gpus_per_node: int, n: float, intra: "object", inter: "object",
-    inter_algorithm: str = "ring",
-) -> float:
-    """Hierarchical all-reduce: ring reduce-scatter in the node, all-reduce across nodes
-    on each rail over n/G, ring all-gather in the node.  ``intra``/``inter`` are
-    :class:`~commbook.hardware.Link` objects.
-    """
+def allreduce_hierarchical(nodes: int, gpus_per_node: int, n: float, intra, inter,
+                           inter_form: Callable = allreduce_ring) -> float:
+    """Hierarchical all-reduce on a two-level cluster: ring reduce-scatter in the node,
+    ``inter_form`` across nodes on each rail over n/G, ring all-gather in the node.
+    ``intra``/``inter`` are :class:`~commbook.hardware.Link` objects."""
     N, G = check_p(nodes, "nodes"), check_p(gpus_per_node, "gpus_per_node")
     n = check_size(n)
     inner = 2 * (G - 1) * (intra.alpha + n / (G * intra.beta))
-    return inner + t_formula(inter_algorithm, N, n / G, inter.alpha, inter.beta)
+    return inner + inter_form(N, n / G, inter.alpha, inter.beta)
 
 
-def t_allreduce_torus(dims: tuple[int, ...], n: float, alpha: float, beta: float) -> float:
+def allreduce_torus(dims: Sequence[int], n: float, alpha: float, beta: float) -> float:
     """All-reduce by dimension on a torus: ring reduce-scatter along each dimension in
     turn (on a shrinking share), then ring all-gathers in reverse order."""
     n = check_size(n)
@@ -265,104 +179,88 @@ def t_allreduce_torus(dims: tuple[int, ...], n: float, alpha: float, beta: float
     return total
 
 
-# ----------------------------------------------------------------------------- other ops
-BROADCAST_ALGORITHMS = ("binomial", "flat", "chain", "scatter_allgather")
-REDUCE_ALGORITHMS = ("binomial", "flat")
-REDUCE_SCATTER_ALGORITHMS = ("ring", "rh")
-ALL_GATHER_ALGORITHMS = ("ring", "rd")
+# ----------------------------------------------------------------------------- rooted
+@closed_form
+def broadcast_binomial(p, n, alpha, beta):
+    """Binomial broadcast: ⌈log2 p⌉(α + n/β)."""
+    return _log2_ceil(p) * (alpha + n / beta)
 
 
-def t_broadcast(algo: str, p: int, n: float, alpha: float, beta: float, chunks: int = 1) -> float:
-    """Broadcast of n bytes from one root.
-
-    ``binomial``: ceil(log2 p)(α + n/β); ``flat``: α + (p-1)n/β (the root's port
-    serializes); ``chain``: (p-2+k)(α + n/(kβ)) with k = ``chunks``;
-    ``scatter_allgather`` (Van de Geijn): one-round flat scatter + ring all-gather,
-    pα + 2(p-1)/p·n/β.
-    """
-    key = canonical_algorithm(algo, BROADCAST_ALGORITHMS)
-    p, n = check_p(p), check_size(n)
-    check_link_params(alpha, beta)
-    k = check_p(chunks, "chunks")
-    if p == 1:
-        return 0.0
-    if key == "binomial":
-        return _log2_ceil(p) * (alpha + n / beta)
-    if key == "flat":
-        return alpha + (p - 1) * n / beta
-    if key == "chain":
-        return (p - 2 + k) * (alpha + n / (k * beta))
-    return p * alpha + 2 * (p - 1) / p * n / beta
-
-
-def t_reduce(algo: str, p: int, n: float, alpha: float, beta: float) -> float:
-    """Reduce to one root: ``binomial`` ceil(log2 p)(α + n/β); ``flat`` α + (p-1)n/β."""
-    key = canonical_algorithm(algo, REDUCE_ALGORITHMS)
-    p, n = check_p(p), check_size(n)
-    check_link_params(alpha, beta)
-    if p == 1:
-        return 0.0
-    if key == "binomial":
-        return _log2_ceil(p) * (alpha + n / beta)
+@closed_form
+def broadcast_flat(p, n, alpha, beta):
+    """Flat broadcast: the root's port serializes, α + (p-1)n/β."""
     return alpha + (p - 1) * n / beta
 
 
-def _t_ring_or_butterfly(valid: tuple[str, str], what: str, algo, p, n, alpha, beta) -> float:
-    key = canonical_algorithm(algo, valid)
-    p, n = check_p(p), check_size(n)
-    check_link_params(alpha, beta)
-    if key == "ring":
-        return (p - 1) * (alpha + n / (p * beta))
-    _require_pow2(p, what)
-    return _log2_floor(p) * alpha + (p - 1) / p * n / beta
+@closed_form
+def broadcast_chain(p, n, alpha, beta, chunks: int = 1):
+    """Pipelined chain in k = ``chunks`` pieces: (p-2+k)(α + n/(kβ))."""
+    k = check_count(chunks, "chunks")
+    return (p - 2 + k) * (alpha + n / (k * beta))
 
 
-def t_reduce_scatter(algo: str, p: int, n: float, alpha: float, beta: float) -> float:
-    """Reduce-scatter of an n-byte buffer: ``ring`` (p-1)(α + n/(pβ)); ``rh`` (recursive
-    halving, p a power of two) log2 p·α + (p-1)/p·n/β."""
-    return _t_ring_or_butterfly(REDUCE_SCATTER_ALGORITHMS, "recursive halving", algo, p, n, alpha, beta)
+@closed_form
+def broadcast_scatter_allgather(p, n, alpha, beta):
+    """Van de Geijn: one-round flat scatter + ring all-gather, pα + 2(p-1)/p·n/β."""
+    return p * alpha + 2 * (p - 1) / p * n / beta
 
 
-def t_all_gather(algo: str, p: int, n: float, alpha: float, beta: float) -> float:
-    """All-gather to an n-byte output: ``ring`` (p-1)(α + n/(pβ)); ``rd`` (recursive
-    doubling, p a power of two) log2 p·α + (p-1)/p·n/β."""
-    return _t_ring_or_butterfly(ALL_GATHER_ALGORITHMS, "recursive doubling", algo, p, n, alpha, beta)
+reduce_binomial = broadcast_binomial
+"""Binomial reduce: the mirror image of the binomial broadcast, ⌈log2 p⌉(α + n/β)."""
+reduce_flat = broadcast_flat
+"""Flat reduce: the root's receive port serializes, α + (p-1)n/β."""
 
 
-def t_all_to_all(p: int, n: float, alpha: float, beta: float) -> float:
-    """Direct all-to-all on a non-blocking switch: p-1 shift rounds of α + n/(pβ)."""
-    p, n = check_p(p), check_size(n)
-    check_link_params(alpha, beta)
+# ----------------------------------------------------------------------------- RS / AG / A2A
+@closed_form
+def reduce_scatter_ring(p, n, alpha, beta):
+    """Ring reduce-scatter of an n-byte buffer: (p-1)(α + n/(pβ))."""
     return (p - 1) * (alpha + n / (p * beta))
 
 
-def t_scatter(p: int, n: float, alpha: float, beta: float) -> float:
+@closed_form
+def reduce_scatter_rh(p, n, alpha, beta):
+    """Recursive halving (p a power of two): log2 p·α + (p-1)/p·n/β."""
+    require_pow2(p, "recursive halving")
+    return _log2_floor(p) * alpha + (p - 1) / p * n / beta
+
+
+all_gather_ring = reduce_scatter_ring
+"""Ring all-gather to an n-byte output: (p-1)(α + n/(pβ)) (mirror of the ring reduce-scatter)."""
+
+
+@closed_form
+def all_gather_rd(p, n, alpha, beta):
+    """Recursive doubling (p a power of two): log2 p·α + (p-1)/p·n/β."""
+    require_pow2(p, "recursive doubling")
+    return _log2_floor(p) * alpha + (p - 1) / p * n / beta
+
+
+all_to_all_direct = reduce_scatter_ring
+"""Direct all-to-all on a non-blocking switch: p-1 shift rounds of α + n/(pβ)."""
+
+
+@closed_form
+def scatter_flat(p, n, alpha, beta):
     """Flat scatter of the root's n bytes in one round: α + (p-1)/p·n/β."""
-    p, n = check_p(p), check_size(n)
-    check_link_params(alpha, beta)
-    return 0.0 if p == 1 else alpha + (p - 1) / p * n / beta
+    return alpha + (p - 1) / p * n / beta
 
 
-t_gather = t_scatter
-"""Flat gather into the root is the mirror image of the flat scatter (same time)."""
-
-
-def _require_pow2(p: int, what: str) -> None:
-    if p & (p - 1):
-        raise ValueError(f"p must be a power of two for {what}, got p={p}")
+gather_flat = scatter_flat
+"""Flat gather of n bytes in total into the root (the mirror of the flat scatter)."""
 
 
 # ----------------------------------------------------------------------------- bounds
-_LB_FACTORS = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1.0, "all_to_all": 1.0}
+LOWER_BOUND_FACTORS = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1.0, "all_to_all": 1.0}
 
 
 def lower_bound_bytes(op: str, p: int, n: float) -> float:
     """Bytes each device must send at least: all-reduce 2(p-1)/p·n (Patarasuk & Yuan);
     all-gather, reduce-scatter and all-to-all (p-1)/p·n."""
-    if op not in _LB_FACTORS:
-        raise ValueError(f"unknown op {op!r}; valid: {', '.join(sorted(_LB_FACTORS))}")
+    if op not in LOWER_BOUND_FACTORS:
+        raise ValueError(f"unknown op {op!r}; valid: {', '.join(sorted(LOWER_BOUND_FACTORS))}")
     p, n = check_p(p), check_size(n)
-    return _LB_FACTORS[op] * (p - 1) / p * n
+    return LOWER_BOUND_FACTORS[op] * (p - 1) / p * n
 
 
 def all_to_all_bounds(p: int, n: float, beta_port: float, bisection_bw: float) -> tuple[float, float]:
@@ -384,7 +282,7 @@ def crossover_rd_ring(p: int, alpha: float, beta: float) -> float:
     n× = [2(p-1) - log2 p]·αβ / [log2 p - 2(p-1)/p]."""
     p = check_p(p)
     check_link_params(alpha, beta)
-    _require_pow2(p, "the recursive-doubling crossover")
+    require_pow2(p, "the recursive-doubling crossover")
     if p < 4:
         raise ValueError(f"ring and recursive doubling coincide for p < 4, got p={p}")
     L = _log2_floor(p)
@@ -422,30 +320,3 @@ def chain_broadcast_optimum(p: int, n: float, alpha: float, beta: float) -> tupl
     return k, t
 
 
-# ----------------------------------------------------------------------------- algbw/busbw
-BUSBW_FACTORS: dict[str, Callable[[int], float]] = {
-    "all_reduce": lambda r: 2 * (r - 1) / r,
-    "all_gather": lambda r: (r - 1) / r,
-    "reduce_scatter": lambda r: (r - 1) / r,
-    "all_to_all": lambda r: (r - 1) / r,
-    "broadcast": lambda r: 1.0,
-    "reduce": lambda r: 1.0,
-    "send_recv": lambda r: 1.0,
-}
-"""nccl-tests' bus-bandwidth factors (PERFORMANCE.md), as functions of the rank count."""
-
-
-def algbw(size: float, time: float) -> float:
-    """Algorithm bandwidth: size / time (bytes/s), as nccl-tests prints it."""
-    size = check_size(size, "size")
-    if not time > 0:
-        raise ValueError(f"time must be > 0 seconds, got {time!r}")
-    return size / time
-
-
-def busbw(op: str, size: float, time: float, nranks: int) -> float:
-    """Bus bandwidth = algbw x the op's factor.  For all-gather, reduce-scatter and
-    all-to-all ``size`` is the total size (count x nranks), as in nccl-tests."""
-    if op not in BUSBW_FACTORS:
-        raise ValueError(f"unknown op {op!r}; valid: {', '.join(BUSBW_FACTORS)}")
-    return algbw(size, time) * BUSBW_FACTORS[op](check_p(nranks, "nranks"))

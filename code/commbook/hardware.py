@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .checks import check_link_params
 from .units import GB, TB
 
 __all__ = [
@@ -55,8 +56,6 @@ class Link:
     alpha_range: tuple[float, float] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        from .cost import check_link_params
-
         check_link_params(self.alpha, self.beta)
 
     @property

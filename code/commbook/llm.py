@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 from .collectives import all_to_all
 from .comm_sim import VirtualCluster
-from .cost import check_p, t_allreduce_hierarchical, t_formula
+from .checks import check_p, check_size
+from .collectives import t_allreduce_hierarchical, t_formula
 from .hardware import H100, IB_NDR, NVLINK4, Chip, Link
 from .topology import Switch, TwoLevel
-from .units import check_size
 
 __all__ = [
     "DenseModel", "MoEModel", "LLAMA31_70B", "LLAMA31_8B", "LLAMA31_70B_MHA", "DEEPSEEK_V3",

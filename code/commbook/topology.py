@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .cost import check_p
+from .checks import check_p
 from .hardware import Link
 
 __all__ = ["Topology", "Switch", "Ring", "Torus", "TwoLevel", "ring_order", "MAPPINGS"]
@@ -74,6 +74,14 @@ class Topology:
         return self._res_names
 
     @property
+    def resource_owners(self) -> np.ndarray:
+        """For every resource, the devices it belongs to, shape (n_resources, 2), -1 for
+        none: a port belongs to its device, a directed link to the devices at both ends,
+        a node's uplink to no single device.  A device's port speed factor
+        (:class:`~commbook.comm_sim.VirtualCluster`) scales the resources it owns."""
+        return self._owners
+
+    @property
     def resource_bandwidth(self) -> np.ndarray:
         """Bandwidth (bytes/s) of every resource, plus a trailing idle slot (inf)."""
         return self._res_bw
@@ -119,6 +127,8 @@ class Switch(Topology):
         self.name = f"Switch(p={self.p}, {link.name})"
         self._res_names = [f"port{d}.out" for d in range(self.p)] + [f"port{d}.in" for d in range(self.p)]
         self._res_bw = np.append(np.full(2 * self.p, link.beta), np.inf)
+        devs = np.tile(np.arange(self.p), 2)
+        self._owners = np.stack([devs, np.full_like(devs, -1)], axis=1)
 
     ports_per_device = property(lambda self: 1)
     diameter = property(lambda self: 2 if self.p > 1 else 0)
@@ -176,6 +186,12 @@ class Torus(Topology):
         if self.unidirectional:
             bw[1::2] = np.inf  # no such links: never used, never a bottleneck
         self._res_bw = np.append(bw, np.inf)
+        dev = np.repeat(np.arange(self.p), 2 * self.nd)
+        d = np.tile(np.repeat(np.arange(self.nd), 2), self.p)
+        step = np.where(np.arange(2 * self.nd * self.p) % 2 == 0, 1, -1)
+        c = self.coords(dev)
+        c[np.arange(dev.size), d] = (c[np.arange(dev.size), d] + step) % np.array(self.dims)[d]
+        self._owners = np.stack([dev, c @ self.strides], axis=1)
 
     # ---- metrics
     @property
@@ -295,6 +311,8 @@ class TwoLevel(Topology):
         up = G * inter.beta / self.oversubscription
         self._res_bw = np.concatenate([
             np.full(2 * P, intra.beta), np.full(2 * P, inter.beta), np.full(2 * N, up), [np.inf]])
+        devs = np.concatenate([np.tile(np.arange(P), 4), np.full(2 * N, -1)])
+        self._owners = np.stack([devs, np.full_like(devs, -1)], axis=1)
 
     ports_per_device = property(lambda self: 2 if self.nodes > 1 else 1)
 

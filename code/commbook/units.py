@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from .checks import check_size
+
 __all__ = [
     "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
     "s", "ms", "us", "ns",
@@ -23,26 +25,6 @@ s = 1.0
 ms, us, ns = 1e-3, 1e-6, 1e-9
 
 
-def check_size(n: float, name: str = "n") -> float:
-    """Return ``n`` as a float if it is a finite, non-negative number of bytes.
-
-    Raises
-    ------
-    TypeError
-        if ``n`` is not a real number.
-    ValueError
-        if ``n`` is negative, NaN or infinite.
-    """
-    if isinstance(n, bool) or not isinstance(n, (int, float)) and not hasattr(n, "__float__"):
-        raise TypeError(f"{name} must be a number of bytes, got {type(n).__name__}")
-    value = float(n)
-    if math.isnan(value):
-        raise ValueError(f"{name} must be a number of bytes, got NaN")
-    if value < 0 or math.isinf(value):
-        raise ValueError(f"{name} must be a finite, non-negative number of bytes, got {n!r}")
-    return value
-
-
 _DECIMAL = [(TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB")]
 _BINARY = [(TiB, "TiB"), (GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")]
 
@@ -54,21 +36,27 @@ def fmt_bytes(n: float, binary: bool = False, digits: int = 3) -> str:
     digits (trailing zeros dropped).
     """
     n = check_size(n)
-    for scale, unit in (_BINARY if binary else _DECIMAL):
-        if n >= scale:
-            return f"{n / scale:.{digits}g} {unit}"
-    return f"{n:.{digits}g} B"
+    units = [(1, "B")] + (_BINARY if binary else _DECIMAL)[::-1]
+    return _fmt_scaled(n, units, digits)
+
+
+def _fmt_scaled(x: float, units: list[tuple[float, str]], digits: int) -> str:
+    """Format ``x`` in the largest unit (ascending list) in which it still reads >= 1
+    once rounded to ``digits`` significant digits: 999,999 B is "1 MB", not "1e+03 KB"."""
+    def text(i: int) -> str:
+        return f"{x / units[i][0]:.{digits}g}"
+
+    i = len(units) - 1
+    while i > 0 and abs(float(text(i))) < 1:
+        i -= 1
+    return f"{text(i)} {units[i][1]}"
 
 
 def fmt_time(t: float, digits: int = 4) -> str:
     """Format seconds with the unit that keeps the number readable (s, ms, µs, ns)."""
     if not math.isfinite(t):
         raise ValueError(f"time must be finite, got {t!r}")
-    a = abs(t)
-    for scale, unit in ((1.0, "s"), (ms, "ms"), (us, "µs")):
-        if a >= scale:
-            return f"{t / scale:.{digits}g} {unit}"
-    return f"{t / ns:.{digits}g} ns"
+    return _fmt_scaled(t, [(ns, "ns"), (us, "µs"), (ms, "ms"), (1.0, "s")], digits)
 
 
 def fmt_rate(bytes_per_s: float, digits: int = 4) -> str:

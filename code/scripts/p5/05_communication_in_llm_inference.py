@@ -10,11 +10,11 @@ Usage: python 05_communication_in_llm_inference.py [--lang en|zh]
 """
 import sys
 
-from commbook.demos import script_main
+from commbook.book.p5.scripts import script_main
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print every table of this script (see :func:`commbook.demos.script_main`)."""
+    """Print every table of this script (see :func:`commbook.book.p5.scripts.script_main`)."""
     return script_main("05", __doc__.splitlines()[0], argv)
 
 

@@ -2,7 +2,7 @@
 costs, chain broadcast, ring mappings on a torus and hierarchical all-reduce.
 
 Every function takes ``lang`` ("zh" or "en"), labels itself from
-:data:`commbook.plots.LABELS` and returns a :class:`matplotlib.figure.Figure`.  No
+:data:`commbook.book.plots.LABELS` and returns a :class:`matplotlib.figure.Figure`.  No
 number is typed in: each figure computes what it draws with :mod:`commbook` (the
 simulator in :mod:`commbook.collectives`, the closed forms in :mod:`commbook.cost`,
 the metrics and routes of :mod:`commbook.topology`).  Artists that carry data have a
@@ -19,13 +19,14 @@ from matplotlib.colors import Normalize, to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
-from . import collectives as coll
-from . import cost, llm
-from .comm_sim import VirtualCluster
-from .hardware import IB_NDR, ICI_V5E, NVLINK4, Link
-from .plots import PALETTE, TICK_FORMATS, book_style, label, log_axis
-from .topology import Ring, Switch, Topology, Torus, TwoLevel, ring_order
-from .units import KB, MB, fmt_bytes, fmt_rate, fmt_time
+from ... import collectives as coll
+from ...collectives import t_broadcast, t_formula
+from ... import cost, llm
+from ...comm_sim import VirtualCluster
+from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
+from ..plots import PALETTE, TICK_FORMATS, book_style, label, log_axis
+from ...topology import Ring, Switch, Topology, Torus, TwoLevel, ring_order
+from ...units import KB, MB, fmt_bytes, fmt_rate, fmt_time
 
 __all__ = [
     "fig_topologies", "fig_collectives", "fig_ring_trace", "fig_allreduce_vs_size",
@@ -340,16 +341,16 @@ def fig_ring_trace(lang: str = "en", data: Sequence[Sequence[int]] = EXAMPLE_1_1
 
 # ============================================================================ 4-5 all-reduce costs
 def _formula_times(algos: Sequence[str], p_values, n_values, link: Link) -> dict[str, np.ndarray]:
-    """``cost.t_formula`` of each algorithm over the broadcast of ``p_values`` and ``n_values``."""
+    """``t_formula`` of each algorithm over the broadcast of ``p_values`` and ``n_values``."""
     ps, ns = np.broadcast_arrays(np.asarray(p_values), np.asarray(n_values, dtype=float))
-    return {a: np.array([cost.t_formula(a, int(p), float(n), link.alpha, link.beta)
+    return {a: np.array([t_formula(a, int(p), float(n), link.alpha, link.beta)
                          for p, n in zip(ps.ravel(), ns.ravel())]) for a in algos}
 
 
 def fig_allreduce_vs_size(lang: str = "en", p: int = 8, link: Link = NVLINK4,
                           sizes: Sequence[float] | None = None) -> Figure:
     """All-reduce time against message size (log-log), one line per algorithm of
-    :data:`ALLREDUCE_LINES`, from :func:`commbook.cost.t_formula` on ``p`` devices over
+    :data:`ALLREDUCE_LINES`, from :func:`commbook.collectives.t_formula` on ``p`` devices over
     ``link``; the crossovers :func:`~commbook.cost.crossover_rd_ring` and
     :func:`~commbook.cost.crossover_tree_ring` are marked on the ring line.
 
@@ -364,7 +365,7 @@ def fig_allreduce_vs_size(lang: str = "en", p: int = 8, link: Link = NVLINK4,
         ax = fig.add_subplot()
         _sizes_panel(ax, n, curves, lang, "bytes")
         for i, (key, nx) in enumerate(xovers.items()):
-            tx = cost.t_formula("ring", p, nx, link.alpha, link.beta)
+            tx = t_formula("ring", p, nx, link.alpha, link.beta)
             ax.plot([nx], [tx], marker="o", ms=7, mfc="white", mec="0.1", ls="none", zorder=4,
                     gid=f"xover:{key}")
             ax.annotate(label(f"xover_{key}", lang, n=fmt_bytes(nx)), (nx, tx),
@@ -381,7 +382,7 @@ def fig_allreduce_vs_p(lang: str = "en", link: Link = IB_NDR,
                        sizes: Sequence[float] = (64 * KB, 256 * MB), p_max: int = 512) -> Figure:
     """All-reduce time against the number of devices p = 2, 4, ..., ``p_max`` (log-log),
     one panel per message size, for ring, recursive doubling and Rabenseifner, from
-    :func:`commbook.cost.t_formula` over ``link``.  Lines have gid ``"t:<algo>"``."""
+    :func:`commbook.collectives.t_formula` over ``link``.  Lines have gid ``"t:<algo>"``."""
     ps = 2 ** np.arange(1, int(np.log2(p_max)) + 1)
     with book_style(lang) as lang:
         fig = Figure(figsize=(8.6, 3.9))
@@ -400,7 +401,7 @@ def fig_allreduce_vs_p(lang: str = "en", link: Link = IB_NDR,
 def fig_broadcast_pipeline(lang: str = "en", p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
                            k_max: int = 128) -> Figure:
     """Pipelined chain broadcast time against the number of chunks k = 1..``k_max``
-    (:func:`commbook.cost.t_broadcast` ``"chain"``), with the binomial tree and the flat
+    (:func:`commbook.collectives.t_broadcast` ``"chain"``), with the binomial tree and the flat
     broadcast as horizontal lines, the lower bound n/β, and the optimum (k*, T*) of
     :func:`commbook.cost.chain_broadcast_optimum`.
 
@@ -408,14 +409,14 @@ def fig_broadcast_pipeline(lang: str = "en", p: int = 8, n: float = 8 * MB, link
     """
     ks = np.arange(1, k_max + 1)
     a, b = link.alpha, link.beta
-    chain = np.array([cost.t_broadcast("chain", p, n, a, b, chunks=int(k)) for k in ks])
+    chain = np.array([t_broadcast("chain", p, n, a, b, chunks=int(k)) for k in ks])
     k_star, t_star = cost.chain_broadcast_optimum(p, n, a, b)
     with book_style(lang) as lang:
         fig = Figure(figsize=(7.2, 4.4))
         ax = fig.add_subplot()
         ax.plot(ks, chain, color=PALETTE[0], label=label("bcast_chain", lang), gid="t:chain")
         for i, algo in enumerate(("binomial", "flat"), start=1):
-            ax.axhline(cost.t_broadcast(algo, p, n, a, b), color=PALETTE[i], ls="--", lw=1.4,
+            ax.axhline(t_broadcast(algo, p, n, a, b), color=PALETTE[i], ls="--", lw=1.4,
                        label=label(f"bcast_{algo}", lang), gid=f"t:{algo}")
         ax.axhline(n / b, color="0.3", ls=":", lw=1.4, label=label("bcast_bound", lang), gid="bound")
         ax.plot([k_star], [t_star], marker="o", ms=8, mfc="white", mec=PALETTE[3], mew=2, ls="none",
@@ -423,7 +424,7 @@ def fig_broadcast_pipeline(lang: str = "en", p: int = 8, n: float = 8 * MB, link
         log_axis(ax, "x", "plain", base=2)
         ax.yaxis.set_major_formatter(TICK_FORMATS["time"])
         ax.set_xlim(1, k_max)
-        ax.set_ylim(0, 1.08 * max(chain.max(), cost.t_broadcast("flat", p, n, a, b)))
+        ax.set_ylim(0, 1.08 * max(chain.max(), t_broadcast("flat", p, n, a, b)))
         ax.set_xlabel(label("bcast_chunks", lang))
         ax.set_ylabel(label("bcast_time", lang))
         ax.set_title(label("bcast_title", lang, n=fmt_bytes(n), p=p, link=link.name))
@@ -460,12 +461,12 @@ def fig_ring_mapping(lang: str = "en", n: float = 64 * MB, link: Link = ICI_V5E,
     rank) over the torus, and colours every directed link by the bytes it carried in
     the simulated run (``RunResult.link_bytes`` of :func:`commbook.collectives.all_reduce`,
     links named by ``Topology.resource_names``).  Titles give the simulated time over
-    the ideal ring time :func:`commbook.cost.t_formula` ``("ring", p, n)``; they have
+    the ideal ring time :func:`commbook.collectives.t_formula` ``("ring", p, n)``; they have
     gid ``"ratio:<kind>"``.
     """
     topo = Torus(dims, link)
     pos = _grid_pos(topo)
-    ideal = cost.t_formula("ring", topo.p, n, link.alpha, link.beta)
+    ideal = t_formula("ring", topo.p, n, link.alpha, link.beta)
     runs = []
     for kind, seed in MAPPING_PANELS:
         order = ring_order(dims, kind, seed)

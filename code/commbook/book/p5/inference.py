@@ -1,6 +1,6 @@
 """The lecture P5 §7 tables (script 05): communication in LLM inference, from :mod:`commbook.llm`.
 
-Like :mod:`commbook.demos`, each function returns a :class:`~commbook.tables.Table`
+Like :mod:`commbook.book.p5`, each function returns a :class:`~commbook.book.tables.Table`
 whose rows hold raw numbers (seconds, bytes); the script
 ``code/scripts/p5/05_communication_in_llm_inference.py`` prints them and the §7 pages
 show them.  Anchors: seed inventory C.3.1 §7 and C.3.3-05.
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from . import llm
-from .hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Chip, Link
-from .llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
-from .tables import Table, bilingual, fmt_pct, fmt_ratio
-from .units import fmt_bytes, fmt_time
+from ... import llm
+from ...hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Chip, Link
+from ...llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
+from ..tables import Table, bilingual, fmt_pct, fmt_ratio
+from ...units import fmt_bytes, fmt_time
 
 __all__ = ["demo_05_1", "demo_05_2", "demo_05_3", "demo_05_4", "demo_05_5"]
 

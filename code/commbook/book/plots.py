@@ -11,7 +11,7 @@ Figures are built with :class:`matplotlib.figure.Figure` directly (not through
 :func:`figure_png` turns one into PNG bytes for ``IPython.display.Image`` or glue.
 
 The figures of lecture P5 (topologies, collectives, all-reduce costs, mappings) live in
-:mod:`commbook.figures_p5`, which builds on the style helpers here.
+:mod:`commbook.book.p5.figures`, which builds on the style helpers here.
 """
 from __future__ import annotations
 
@@ -43,9 +43,9 @@ from matplotlib import font_manager  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from .cost import effective_bandwidth, half_bandwidth_point  # noqa: E402
-from .hardware import Link  # noqa: E402
-from .units import GB, fmt_bytes, fmt_time  # noqa: E402
+from ..cost import effective_bandwidth, half_bandwidth_point  # noqa: E402
+from ..hardware import Link  # noqa: E402
+from ..units import GB, fmt_bytes, fmt_time  # noqa: E402
 
 __all__ = [
     "CJK_FONT_CANDIDATES", "CJKFontWarning", "LABELS", "PALETTE",
@@ -77,7 +77,7 @@ LABELS: dict[str, dict[str, str]] = {
         "effbw": "effective bandwidth n/T(n) (GB/s)",
         "effbw_title": "Effective bandwidth in the α–β model",
         "n_half": "n½ = αβ: exactly half of β",
-        # ---- lecture P5 figures (commbook.figures_p5)
+        # ---- lecture P5 figures (commbook.book.p5.figures)
         "time": "time T",
         "ar_time": "all-reduce time",
         "devices": "number of devices p",
@@ -154,7 +154,7 @@ LABELS: dict[str, dict[str, str]] = {
         "effbw": "有效带宽 n/T(n)（GB/s）",
         "effbw_title": "α–β 模型下的有效带宽",
         "n_half": "半带宽点 n½ = αβ：恰好得到 β 的一半",
-        # ---- 第 5 讲的图（commbook.figures_p5）
+        # ---- 第 5 讲的图（commbook.book.p5.figures）
         "time": "时间 T",
         "ar_time": "all-reduce 时间",
         "devices": "设备数 p",

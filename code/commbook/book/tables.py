@@ -6,9 +6,9 @@ layers:
 * :class:`Table`: a small generic table (raw row values, per-column formatters,
   headers, title and notes in each language) with :meth:`Table.to_text` for
   terminals, :meth:`Table.to_html` for notebook pages and :meth:`Table.to_markdown`.
-  Every demo table of the lecture (:mod:`commbook.demos`) is one.
+  Every demo table of the lecture (:mod:`commbook.book.p5`) is one.
 * :func:`link_table` / :func:`render_link_table`: the link table of the pilot pages
-  (demo 01-1), kept as it was; :func:`commbook.demos.demo_01_1` builds the same rows
+  (demo 01-1), kept as it was; :func:`commbook.book.p5.links.demo_01_1` builds the same rows
   into a :class:`Table`.
 
 No pandas.
@@ -23,9 +23,11 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .cost import effective_bandwidth, half_bandwidth_point
-from .hardware import Link
-from .units import KB, MB, check_size, fmt_bytes, fmt_rate, fmt_time
+from ..collectives import ALGORITHMS
+from ..cost import effective_bandwidth, half_bandwidth_point
+from ..hardware import Link
+from ..checks import check_size
+from ..units import KB, MB, fmt_bytes, fmt_rate, fmt_time
 
 __all__ = [
     "DEFAULT_SIZES", "TABLE_LABELS", "LinkRow", "link_table", "render_link_table",
@@ -205,6 +207,12 @@ def _width(text: str) -> int:
 def _pad(text: str, width: int, right: bool) -> str:
     gap = " " * (width - _width(text))
     return gap + text if right else text + gap
+
+
+def algorithm_labels(collective: str) -> dict[str, dict[str, str]]:
+    """Table labels that print a collective's canonical algorithm names (``"rd"``) as the
+    registry's display names in each language."""
+    return {lang: {a.name: a.label(lang) for a in ALGORITHMS[collective].values()} for lang in LANGS}
 
 
 def bilingual(en: str, zh: str) -> dict[str, str]:

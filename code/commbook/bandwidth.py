@@ -1,0 +1,41 @@
+"""Algorithm and bus bandwidth, as nccl-tests defines them (its PERFORMANCE.md).
+
+``algbw`` is size / time.  ``busbw`` multiplies it by a per-collective factor so that a
+collective that is limited by its links shows the links' speed whatever the rank count:
+2(r-1)/r for all-reduce, (r-1)/r for all-gather, reduce-scatter and all-to-all, 1 for
+broadcast, reduce and send/recv.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from .checks import check_p, check_size
+
+__all__ = ["BUSBW_FACTORS", "algbw", "busbw"]
+
+BUSBW_FACTORS: dict[str, Callable[[int], float]] = {
+    "all_reduce": lambda r: 2 * (r - 1) / r,
+    "all_gather": lambda r: (r - 1) / r,
+    "reduce_scatter": lambda r: (r - 1) / r,
+    "all_to_all": lambda r: (r - 1) / r,
+    "broadcast": lambda r: 1.0,
+    "reduce": lambda r: 1.0,
+    "send_recv": lambda r: 1.0,
+}
+"""nccl-tests' bus-bandwidth factors (PERFORMANCE.md), as functions of the rank count."""
+
+
+def algbw(size: float, time: float) -> float:
+    """Algorithm bandwidth: size / time (bytes/s), as nccl-tests prints it."""
+    size = check_size(size, "size")
+    if not time > 0:
+        raise ValueError(f"time must be > 0 seconds, got {time!r}")
+    return size / time
+
+
+def busbw(op: str, size: float, time: float, nranks: int) -> float:
+    """Bus bandwidth = algbw x the op's factor.  For all-gather, reduce-scatter and
+    all-to-all ``size`` is the total size (count x nranks), as in nccl-tests."""
+    if op not in BUSBW_FACTORS:
+        raise ValueError(f"unknown op {op!r}; valid: {', '.join(BUSBW_FACTORS)}")
+    return algbw(size, time) * BUSBW_FACTORS[op](check_p(nranks, "nranks"))

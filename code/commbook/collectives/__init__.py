@@ -1,0 +1,29 @@
+"""Every collective, every algorithm: schedules run on a :class:`~commbook.comm_sim.VirtualCluster`.
+
+>>> import numpy as np
+>>> from commbook.comm_sim import VirtualCluster
+>>> from commbook.hardware import NVLINK4
+>>> from commbook.topology import Switch
+>>> c = VirtualCluster(Switch(4, NVLINK4))
+>>> r = all_reduce(c, [np.arange(4.0) + 10 * d for d in range(4)])
+>>> r.outputs[0]
+array([60., 64., 68., 72.])
+
+The package holds one module per family of schedules (:mod:`.ring`, :mod:`.trees`,
+:mod:`.butterfly`, :mod:`.direct`, :mod:`.alltoall`, :mod:`.composite`), the independent
+numpy :mod:`.reference`, the one algorithm :mod:`.registry`, and the public API
+(:mod:`.api`, :mod:`.exchange`), re-exported here.
+"""
+from .registry import (ALGORITHMS, COLLECTIVES, Algorithm, algorithm, display_name, names,
+                       predict, t_all_gather, t_allreduce_hierarchical, t_broadcast, t_formula,
+                       t_reduce, t_reduce_scatter)
+from .api import all_gather, all_reduce, broadcast, reduce, reduce_scatter
+from .exchange import all_to_all, all_to_all_v, gather, scatter, send_recv
+
+__all__ = [
+    "all_reduce", "broadcast", "reduce", "reduce_scatter", "all_gather", "all_to_all",
+    "all_to_all_v", "scatter", "gather", "send_recv",
+    "ALGORITHMS", "COLLECTIVES", "Algorithm", "algorithm", "names", "display_name", "predict",
+    "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
+    "t_allreduce_hierarchical",
+]

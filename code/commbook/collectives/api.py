@@ -1,0 +1,268 @@
+"""The public collectives: every function runs a schedule from the registry on a
+:class:`~commbook.comm_sim.VirtualCluster`.
+
+Each takes either real per-rank arrays (``data=[...]``: the result's ``outputs`` hold what
+every rank ends with, checked against the independent numpy reference of
+:mod:`commbook.collectives.reference` unless ``check=False``) or a size (``nbytes=``: a
+size-only run without payloads).  The result is a :class:`~commbook.comm_sim.RunResult`.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..checks import check_count, check_size
+from ..comm_sim import OPS, SUPPORTED_DTYPES, RunResult, VirtualCluster, chunk_bounds
+from ..double_tree import double_tree_optimum
+from ..topology import Topology
+from .reference import Reference, check_equal
+from .registry import algorithm as lookup, nestable
+from .schedule import IN, grid
+
+
+# ============================================================================ plumbing
+class Inputs:
+    """Validated arguments of one collective call.
+
+    ``bufs`` holds one list of flat buffers per logical rank (``None`` in a size-only
+    run); ``n`` is the element count per rank (bytes when ``size_only``)."""
+
+    def __init__(self, cluster, data, nbytes, ranks):
+        if not isinstance(cluster, VirtualCluster):
+            raise TypeError(f"expected a VirtualCluster, got {type(cluster).__name__}")
+        self.cluster = cluster
+        self.ranks = cluster.check_ranks(ranks)
+        self.q = q = self.ranks.size
+        if (data is None) == (nbytes is None):
+            raise ValueError("give exactly one of data= (per-rank arrays) or nbytes= (size-only run)")
+        self.size_only = data is None
+        if data is None:
+            self.bufs, self.n, self.itemsize = None, check_size(nbytes, "nbytes"), 1
+            self.shape = self.dtype = None
+            return
+        if isinstance(data, np.ndarray) or not isinstance(data, Sequence):
+            raise TypeError("data must be a list with one numpy array per rank")
+        if len(data) != q:
+            raise ValueError(f"data has {len(data)} arrays but the collective has {q} ranks")
+        arrays = [np.asarray(x) for x in data]
+        self.shape, self.dtype = arrays[0].shape, arrays[0].dtype
+        for r, x in enumerate(arrays):
+            if x.dtype != self.dtype:
+                raise TypeError(f"rank {r} holds dtype {x.dtype}, rank 0 holds {self.dtype}: all ranks must match")
+            if x.shape != self.shape:
+                raise ValueError(f"rank {r} holds shape {x.shape}, rank 0 holds {self.shape}: all ranks must match")
+        check_dtype(self.dtype)
+        self.bufs = [[np.array(x, dtype=self.dtype).ravel()] for x in arrays]
+        self.n, self.itemsize = int(arrays[0].size), self.dtype.itemsize
+
+    def one_group(self, root: int = 0):
+        """The single group of all ranks, starting at ``root``, with base 0 and size n."""
+        g = ((np.arange(self.q) + root) % self.q)[None, :]
+        return grid(g, 0, self.n, self.size_only)
+
+    def run(self, schedule, op: str, trace: bool, collective: str, name: str,
+            nbytes: float | None = None) -> RunResult:
+        """Run the schedule and label the result with what ran."""
+        res = self.cluster.run(schedule, ranks=self.ranks, buffers=self.bufs, itemsize=self.itemsize,
+                               op=op, trace=trace)
+        res.collective, res.algorithm, res.p = collective, name, self.q
+        res.nbytes = float(self.n * self.itemsize) if nbytes is None else float(nbytes)
+        return res
+
+
+def check_dtype(dtype: np.dtype) -> None:
+    if dtype not in SUPPORTED_DTYPES:
+        raise TypeError(f"dtype {dtype} is not supported; use one of {', '.join(map(str, SUPPORTED_DTYPES))}")
+
+
+def check_op(op: str) -> None:
+    if op not in OPS:
+        raise ValueError(f"unknown op {op!r}; valid: {', '.join(OPS)}")
+
+
+def check_root(q: int, root: int) -> int:
+    if isinstance(root, (bool, np.bool_)) or not isinstance(root, (int, np.integer)):
+        raise TypeError(f"root must be an integer rank, got {root!r}")
+    if not 0 <= root < q:
+        raise ValueError(f"root {root} is outside the ranks 0..{q - 1}")
+    return int(root)
+
+
+def _require_natural(inp: Inputs, topology: Topology, what: str) -> None:
+    if inp.q != topology.p or not np.array_equal(inp.ranks, np.arange(topology.p)):
+        raise ValueError(f"{what} runs on all devices in their natural order (ranks=None)")
+
+
+def avg(x: np.ndarray, p: int) -> np.ndarray:
+    """Divide by p: truncating toward zero for integers (as NCCL's ncclAvg), without
+    overflow at the dtype's minimum."""
+    if x.dtype.kind != "i":
+        return x / np.asarray(p, dtype=x.dtype)
+    q = x // p                         # floor; exact for every int64
+    return q + ((x < 0) & (q * p != x)).astype(x.dtype)
+
+
+# ============================================================================ all-reduce
+def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+               nbytes: float | None = None, algorithm: str = "ring", op: str = "sum",
+               ranks: Sequence[int] | None = None, inter_algorithm: str = "ring",
+               chunks: int | None = None, check: bool = True, trace: bool = False) -> RunResult:
+    """All-reduce: every rank ends with the reduction of all ranks' buffers.
+
+    ``algorithm``: a name of :func:`~commbook.collectives.registry.names` ``("all_reduce")``
+    or an alias such as ``butterfly``.  ``hierarchical`` needs a
+    :class:`~commbook.topology.TwoLevel` cluster (``inter_algorithm`` runs across nodes on
+    each rail); ``torus`` runs rings by dimension on a :class:`~commbook.topology.Torus`.
+    ``chunks`` is the pipeline depth of algorithms that take one.
+    """
+    algo = lookup("all_reduce", algorithm)
+    inp = Inputs(cluster, data, nbytes, ranks)
+    check_op(op)
+    if inp.bufs is not None:
+        for b in inp.bufs:
+            b.append(np.empty_like(b[IN]))  # scratch (OUT) for schedules that need one
+    topo = cluster.topology
+    if inp.q == 1:
+        schedule = []
+    elif algo.scope == "topology":
+        _require_natural(inp, topo, f"the {algo.en} all-reduce")
+        extra = {"inter_builder": nestable(inter_algorithm).builder} if "inter_algorithm" in algo.params else {}
+        schedule = algo.builder(topo, inp.n, inp.size_only, **extra)
+    else:
+        if algo.name == "innet":
+            topo.innet_latency_bandwidth(inp.ranks)  # raises on direct networks
+        if "chunks" in algo.params and chunks is None:
+            chunks = _best_chunks(topo, inp)
+        schedule = algo.builder(*inp.one_group(), inp.size_only, **_params(algo, chunks=chunks))
+    res = inp.run(schedule, op, trace, "all_reduce", algo.name)
+    if inp.bufs is not None:
+        outs = [b[IN] if op != "avg" else avg(b[IN], inp.q) for b in inp.bufs]
+        res.outputs = [o.reshape(inp.shape) for o in outs]
+        if check:
+            Reference(data, op).check_all(f"all_reduce[{algo.name}]", outs)
+    return res
+
+
+def _best_chunks(topology: Topology, inp: Inputs) -> int:
+    """The double tree's best chunk count on the topology's link (one link class only)."""
+    link = getattr(topology, "link", None)
+    if link is None:
+        raise ValueError(f"give chunks= for the double tree on {topology.name}: "
+                         "its best chunk count is known only for a single link class")
+    return double_tree_optimum(inp.q, inp.n * inp.itemsize, link.alpha, link.beta)[0]
+
+
+def _params(algo, **given) -> dict:
+    """The extra parameters ``algo`` takes, from those given (None = its default)."""
+    out = {}
+    for k, v in given.items():
+        if v is None:
+            continue
+        if k not in algo.params:
+            raise ValueError(f"{algo.collective} algorithm {algo.name!r} takes no parameter {k!r}")
+        out[k] = check_count(v, k) if k == "chunks" else v
+    return out
+
+
+# ============================================================================ rooted ops
+def broadcast(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+              nbytes: float | None = None, algorithm: str = "binomial", root: int = 0,
+              chunks: int | None = None, ranks: Sequence[int] | None = None, check: bool = True,
+              trace: bool = False) -> RunResult:
+    """Broadcast the root's buffer to every rank.
+
+    ``binomial`` (log rounds), ``flat`` (one round; the root's port serializes),
+    ``chain`` (pipelined along root, root+1, … in ``chunks`` pieces) and
+    ``scatter_allgather`` (Van de Geijn).  ``data`` holds one array per rank (non-root
+    contents are overwritten).
+    """
+    algo = lookup("broadcast", algorithm)
+    inp = Inputs(cluster, data, nbytes, ranks)
+    root = check_root(inp.q, root)
+    schedule = [] if inp.q == 1 else algo.builder(*inp.one_group(root), inp.size_only,
+                                                   **_params(algo, chunks=chunks))
+    res = inp.run(schedule, "sum", trace, "broadcast", algo.name)
+    if inp.bufs is not None:
+        res.outputs = [b[IN].reshape(inp.shape) for b in inp.bufs]
+        if check:
+            ref = np.asarray(data[root]).ravel()
+            for r, b in enumerate(inp.bufs):
+                check_equal(f"broadcast[{algo.name}] rank {r}", b[IN], ref)
+    return res
+
+
+def reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+           nbytes: float | None = None, algorithm: str = "binomial", root: int = 0,
+           op: str = "sum", ranks: Sequence[int] | None = None, check: bool = True,
+           trace: bool = False) -> RunResult:
+    """Reduce every rank's buffer into the root (``outputs[root]``; the others ``None``)."""
+    algo = lookup("reduce", algorithm)
+    inp = Inputs(cluster, data, nbytes, ranks)
+    check_op(op)
+    root = check_root(inp.q, root)
+    schedule = [] if inp.q == 1 else algo.builder(*inp.one_group(root), inp.size_only)
+    res = inp.run(schedule, op, trace, "reduce", algo.name)
+    if inp.bufs is not None:
+        out = inp.bufs[root][IN] if op != "avg" else avg(inp.bufs[root][IN], inp.q)
+        res.outputs = [out.reshape(inp.shape) if r == root else None for r in range(inp.q)]
+        if check:
+            Reference(data, op).check(f"reduce[{algo.name}]", out)
+    return res
+
+
+# ============================================================================ RS / AG
+def reduce_scatter(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+                   nbytes: float | None = None, algorithm: str = "ring", op: str = "sum",
+                   ranks: Sequence[int] | None = None, check: bool = True,
+                   trace: bool = False) -> RunResult:
+    """Reduce-scatter: rank r ends with chunk r of the reduction (chunks split the
+    flattened buffer as :func:`~commbook.comm_sim.chunk_bounds` does).  ``rh`` is
+    recursive halving (p a power of two)."""
+    algo = lookup("reduce_scatter", algorithm)
+    inp = Inputs(cluster, data, nbytes, ranks)
+    check_op(op)
+    _pow2_check(algo, inp.q)
+    res = inp.run(algo.builder(*inp.one_group(), inp.size_only), op, trace, "reduce_scatter", algo.name)
+    if inp.bufs is not None:
+        b = chunk_bounds(inp.n, inp.q, False)
+        outs = [inp.bufs[r][IN][b[r]:b[r + 1]] for r in range(inp.q)]
+        res.outputs = [o if op != "avg" else avg(o, inp.q) for o in outs]
+        if check:
+            reference = Reference(data, op)
+            for r in range(inp.q):
+                reference.check(f"reduce_scatter[{algo.name}] rank {r}", res.outputs[r], slice(b[r], b[r + 1]))
+    return res
+
+
+def _pow2_check(algo, q: int) -> None:
+    if algo.name in ("rh", "rd") and q & (q - 1):
+        raise ValueError(f"p must be a power of two for {algo.en}, got p={q}")
+
+
+def all_gather(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+               nbytes: float | None = None, algorithm: str = "ring",
+               ranks: Sequence[int] | None = None, check: bool = True,
+               trace: bool = False) -> RunResult:
+    """All-gather: every rank ends with the concatenation (along axis 0) of all ranks'
+    arrays.  With ``nbytes=`` the size is the gathered *output* (each rank adds n/p), as
+    in nccl-tests.  ``rd`` needs p a power of two."""
+    algo = lookup("all_gather", algorithm)
+    inp = Inputs(cluster, data, nbytes, ranks)
+    _pow2_check(algo, inp.q)
+    q, n = inp.q, inp.n
+    if inp.bufs is not None:
+        for r in range(q):
+            out = np.zeros(n * q, dtype=inp.dtype)
+            out[r * n:(r + 1) * n] = inp.bufs[r][IN]
+            inp.bufs[r] = [out]
+        inp.n = n * q
+    res = inp.run(algo.builder(*inp.one_group(), inp.size_only), "sum", trace, "all_gather", algo.name)
+    if inp.bufs is not None:
+        lead = (q * inp.shape[0],) + inp.shape[1:] if inp.shape else (q,)
+        res.outputs = [b[IN].reshape(lead) for b in inp.bufs]
+        if check:
+            ref = np.concatenate([np.asarray(x).ravel() for x in data])
+            for r, b in enumerate(inp.bufs):
+                check_equal(f"all_gather[{algo.name}] rank {r}", b[IN], ref)
+    return res

@@ -1,0 +1,82 @@
+"""One-round (direct) schedules: the star all-reduce, one-shot and two-shot kernels,
+in-network reduction, flat broadcast/reduce/scatter/gather and the shift rounds of the
+direct all-to-all."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..comm_sim import Round, chunk_bounds
+from .schedule import IN, OUT, grid, whole
+
+
+def allreduce_naive(groups, base, n, size_only) -> list[Round]:
+    """Everyone sends its buffer to local rank 0, which reduces and sends the result back."""
+    groups, base, n = grid(groups, base, n, size_only)
+    others = np.arange(1, groups.shape[1])
+    zeros = np.zeros_like(others)
+    return [whole(groups, base, n, others, zeros, True, "naive gather"),
+            whole(groups, base, n, zeros, others, False, "naive broadcast")]
+
+
+def allreduce_one_shot(groups, base, n, size_only) -> list[Round]:
+    """Every rank reads all q buffers into its scratch buffer (OUT) in rank order, so all
+    ranks get bit-identical sums (its own contribution is a free local read), then copies
+    the result back locally.  The first message of each destination (src = local 0) copies,
+    the others reduce: this relies on the in-order semantics of a round (see comm_sim)."""
+    groups, base, n = grid(groups, base, n, size_only)
+    m, q = groups.shape
+    dst, src = np.divmod(np.arange(q * q), q)
+
+    def region(k):
+        return np.repeat(n[:, None], k, axis=1), np.repeat(base[:, None], k, axis=1)
+
+    return [Round.make(groups[:, src], groups[:, dst], *region(q * q), sbuf=IN, dbuf=OUT,
+                       reduce=np.broadcast_to(src > 0, (m, q * q)), label="one-shot"),
+            Round.make(groups, groups, *region(q), sbuf=OUT, dbuf=IN, label="one-shot copy-back")]
+
+
+def allreduce_two_shot(groups, base, n, size_only) -> list[Round]:
+    """A one-round direct reduce-scatter, then a one-round direct all-gather."""
+    groups, base, n = grid(groups, base, n, size_only)
+    q = groups.shape[1]
+    src, dst = np.nonzero(~np.eye(q, dtype=bool))
+    b = base[:, None] + chunk_bounds(n, q, size_only)
+    size = b[:, dst + 1] - b[:, dst]
+    return [Round.make(groups[:, src], groups[:, dst], size, b[:, dst], reduce=True,
+                       label="two-shot reduce-scatter"),
+            Round.make(groups[:, dst], groups[:, src], size, b[:, dst], label="two-shot all-gather")]
+
+
+def allreduce_innet(groups, base, n, size_only) -> list[Round]:
+    """In-network reduction: every participant streams its buffer into the switch and
+    receives the reduction (one round, one group)."""
+    groups, base, n = grid(groups, base, n, size_only)
+    if groups.shape[0] != 1:
+        raise ValueError("in-network reduction runs one group at a time")
+    return [Round.make(groups[0], groups[0], n[0], base[0], reduce=True, label="in-network", innet=True)]
+
+
+def broadcast_flat(groups, base, n, size_only) -> list[Round]:
+    """Local rank 0 sends the whole buffer to every other rank in one round."""
+    groups, base, n = grid(groups, base, n, size_only)
+    others = np.arange(1, groups.shape[1])
+    return [whole(groups, base, n, np.zeros_like(others), others, False, "flat broadcast")]
+
+
+def reduce_flat(groups, base, n, size_only) -> list[Round]:
+    """Every rank sends its buffer to local rank 0 in one round; rank 0 reduces."""
+    groups, base, n = grid(groups, base, n, size_only)
+    others = np.arange(1, groups.shape[1])
+    return [whole(groups, base, n, others, np.zeros_like(others), True, "flat reduce")]
+
+
+def shift_rounds(q: int, block, label: str) -> list[Round]:
+    """Rounds j = 0 … q-1 in which rank i sends to (i + j) mod q; round 0 is the free
+    local copy.  ``block(i, d)`` gives (source offset, count, destination offset)."""
+    i = np.arange(q)
+    out = []
+    for j in range(q):
+        d = (i + j) % q
+        so, cnt, do = block(i, d)
+        out.append(Round.make(i, d, cnt, so, do, sbuf=IN, dbuf=OUT, label=f"{label} shift {j}"))
+    return out

@@ -1,0 +1,177 @@
+"""The exchanges: all-to-all (uniform and variable), scatter, gather and point to point."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..comm_sim import Round, RunResult, VirtualCluster, chunk_bounds
+from .api import Inputs, check_dtype, check_root
+from .direct import shift_rounds
+from .reference import check_equal
+from .registry import algorithm as lookup
+from .schedule import IN, OUT
+
+
+def all_to_all(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+               nbytes: float | None = None, algorithm: str = "direct",
+               ranks: Sequence[int] | None = None, check: bool = True,
+               trace: bool = False) -> RunResult:
+    """All-to-all (a distributed transpose): rank i's flattened buffer is cut into p
+    blocks; block j goes to rank j, which stores the blocks in source order.
+
+    ``direct``: p-1 shift rounds (rank i sends to i+j in round j).  ``hierarchical``
+    (TwoLevel only): inside each node the blocks are regrouped by destination rail; then
+    each rail exchanges across nodes, landing every block on its final GPU.
+    """
+    algo = lookup("all_to_all", algorithm)
+    inp = Inputs(cluster, data, nbytes, ranks)
+    q = inp.q
+    bnd = chunk_bounds(inp.n, q, inp.size_only)
+    if algo.scope == "topology":
+        if q != cluster.p or not np.array_equal(inp.ranks, np.arange(cluster.p)):
+            raise ValueError("the hierarchical all-to-all runs on all devices in their natural order (ranks=None)")
+        schedule, tmp_len = algo.builder(cluster.topology, bnd)
+    else:
+        schedule, tmp_len = algo.builder(bnd)
+    if inp.bufs is not None:
+        size = np.diff(bnd)
+        for r in range(q):
+            inp.bufs[r] = [inp.bufs[r][IN], np.zeros(q * size[r], dtype=inp.dtype),
+                           np.zeros(int(tmp_len[r]), dtype=inp.dtype)]
+    res = inp.run(schedule, "sum", trace, "all_to_all", algo.name)
+    if inp.bufs is not None:
+        res.outputs = [b[OUT] for b in inp.bufs]
+        if check:
+            flat = [np.asarray(x).ravel() for x in data]
+            for j in range(q):
+                ref = np.concatenate([f[bnd[j]:bnd[j + 1]] for f in flat])
+                check_equal(f"all_to_all[{algo.name}] rank {j}", res.outputs[j], ref)
+    return res
+
+
+def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+                 counts: np.ndarray, ranks: Sequence[int] | None = None, check: bool = True,
+                 trace: bool = False) -> RunResult:
+    """All-to-all with variable counts: ``counts[i, j]`` items go from rank i to rank j
+    (elements with ``data=``, bytes in a size-only run).  Rank i's buffer holds its
+    outgoing segments in destination order; rank j receives them in source order.
+    Direct schedule: p-1 shift rounds; the hottest receiver decides each round."""
+    if not isinstance(cluster, VirtualCluster):
+        raise TypeError(f"expected a VirtualCluster, got {type(cluster).__name__}")
+    ranks = cluster.check_ranks(ranks)
+    q = ranks.size
+    C = np.asarray(counts)
+    if C.dtype.kind not in "iuf":
+        raise TypeError(f"counts must be numbers, got an array of dtype {C.dtype}")
+    if C.shape != (q, q):
+        raise ValueError(f"counts must have shape ({q}, {q}), got {C.shape}")
+    if not np.all(np.isfinite(C)) or (C < 0).any():
+        raise ValueError("counts must be finite and >= 0")
+    if data is None:
+        C = C.astype(float)
+        bufs, itemsize = None, 1
+    else:
+        if not np.issubdtype(C.dtype, np.integer):
+            raise TypeError("counts must be integers when data is given")
+        if isinstance(data, np.ndarray) or not isinstance(data, Sequence):
+            raise TypeError("data must be a list with one numpy array per rank")
+        if len(data) != q:
+            raise ValueError(f"data has {len(data)} arrays but the collective has {q} ranks")
+        dtype = np.asarray(data[0]).dtype
+        check_dtype(dtype)
+        itemsize, bufs = dtype.itemsize, [None] * q
+        for r, x in enumerate(data):
+            x = np.asarray(x).ravel()
+            if x.dtype != dtype:
+                raise TypeError(f"rank {r} holds dtype {x.dtype}, rank 0 holds {dtype}")
+            if x.size != C[r].sum():
+                raise ValueError(f"rank {r} holds {x.size} items but counts[{r}] sums to {C[r].sum()}")
+            bufs[r] = [x.copy(), np.zeros(int(C[:, r].sum()), dtype=dtype)]
+    sdisp = np.cumsum(C, axis=1) - C
+    rdisp = np.cumsum(C, axis=0) - C
+    schedule = shift_rounds(q, lambda i, d: (sdisp[i, d], C[i, d], rdisp[i, d]), "all-to-all-v")
+    res = cluster.run(schedule, ranks=ranks, buffers=bufs, itemsize=itemsize)
+    res.collective, res.algorithm, res.p = "all_to_all_v", "direct", q
+    res.nbytes = float(C.sum() * itemsize)
+    if bufs is not None:
+        res.outputs = [b[OUT] for b in bufs]
+        if check:
+            flat = [np.asarray(x).ravel() for x in data]
+            for j in range(q):
+                ref = np.concatenate([flat[i][sdisp[i, j]:sdisp[i, j] + C[i, j]] for i in range(q)])
+                check_equal(f"all_to_all_v rank {j}", res.outputs[j], ref)
+    return res
+
+
+def scatter(cluster: VirtualCluster, data: np.ndarray | None = None, *, nbytes: float | None = None,
+            root: int = 0, ranks: Sequence[int] | None = None, check: bool = True,
+            trace: bool = False) -> RunResult:
+    """Scatter the root's array: rank r receives chunk r of it (one round; the root's port
+    serializes (p-1)/p of the data).  ``data`` is the root's array only."""
+    if not isinstance(cluster, VirtualCluster):
+        raise TypeError(f"expected a VirtualCluster, got {type(cluster).__name__}")
+    q = cluster.check_ranks(ranks).size
+    root = check_root(q, root)
+    arr = None if data is None else np.asarray(data)
+    inp = Inputs(cluster, None if arr is None else [arr] * q, nbytes, ranks)
+    b = chunk_bounds(inp.n, q, inp.size_only)
+    size = np.diff(b)
+    if inp.bufs is not None:
+        inp.bufs = [[arr.ravel().copy(), np.zeros(size[r], dtype=inp.dtype)] for r in range(q)]
+    # the root's own chunk is a local copy, which is free
+    schedule = [Round.make(root, np.arange(q), size, b[:-1], 0, sbuf=IN, dbuf=OUT, label="scatter")]
+    res = inp.run(schedule, "sum", trace, "scatter", "flat")
+    if inp.bufs is not None:
+        res.outputs = [bb[OUT] for bb in inp.bufs]
+        if check:
+            for r in range(q):
+                check_equal(f"scatter rank {r}", res.outputs[r], arr.ravel()[b[r]:b[r + 1]])
+    return res
+
+
+def gather(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+           nbytes: float | None = None, root: int = 0, ranks: Sequence[int] | None = None,
+           check: bool = True, trace: bool = False) -> RunResult:
+    """Gather every rank's array into the root, concatenated in rank order (one round;
+    the root's receive port serializes).  With ``nbytes=`` the size is the gathered total."""
+    inp = Inputs(cluster, data, nbytes, ranks)
+    q = inp.q
+    root = check_root(q, root)
+    total = inp.n if inp.size_only else inp.n * q
+    b = chunk_bounds(total, q, inp.size_only)
+    if inp.bufs is not None:
+        for r in range(q):
+            inp.bufs[r] = [inp.bufs[r][IN], np.zeros(total if r == root else 0, dtype=inp.dtype)]
+    r_ = np.arange(q)
+    schedule = [Round.make(r_, root, np.diff(b), 0, b[:-1], sbuf=IN, dbuf=OUT, label="gather")]
+    res = inp.run(schedule, "sum", trace, "gather", "flat", nbytes=total * inp.itemsize)
+    if inp.bufs is not None:
+        res.outputs = [inp.bufs[r][OUT] if r == root else None for r in range(q)]
+        if check:
+            ref = np.concatenate([np.asarray(x).ravel() for x in data])
+            check_equal("gather", res.outputs[root], ref)
+    return res
+
+
+def send_recv(cluster: VirtualCluster, data: np.ndarray | None = None, *, nbytes: float | None = None,
+              src: int = 0, dst: int = 1, check: bool = True, trace: bool = False) -> RunResult:
+    """Point to point: device ``src`` sends its array (or ``nbytes``) to device ``dst``.
+    Ranks are device ids here; the time is the path's latency + n/β."""
+    if not isinstance(cluster, VirtualCluster):
+        raise TypeError(f"expected a VirtualCluster, got {type(cluster).__name__}")
+    topo = cluster.topology
+    s, d = topo.check_device(src), topo.check_device(dst)
+    ranks = np.array([s, d]) if s != d else np.array([s])
+    arr = None if data is None else np.asarray(data)
+    inp = Inputs(cluster, None if arr is None else [arr] * ranks.size, nbytes, ranks)
+    if inp.bufs is not None:
+        inp.bufs = [[arr.ravel().copy(), np.zeros(inp.n, dtype=inp.dtype)] for _ in range(ranks.size)]
+    last = ranks.size - 1
+    schedule = [Round.make(0, last, inp.n, 0, 0, sbuf=IN, dbuf=OUT, label="send")]
+    res = inp.run(schedule, "sum", trace, "send_recv", "direct")
+    if inp.bufs is not None:
+        res.outputs = [inp.bufs[last][OUT].reshape(arr.shape)]
+        if check:
+            check_equal("send_recv", inp.bufs[last][OUT], arr.ravel())
+    return res

@@ -1,0 +1,199 @@
+"""The one registry of collective algorithms.
+
+Each algorithm is declared once, here: its collective, canonical name, aliases, display
+names in both languages, schedule builder, closed form (where one exists) and the extra
+parameters it takes.  The public API (:mod:`commbook.collectives.api`), the tables, the
+figures and the pages read this table; no other list of algorithm names exists.
+
+Builders take ``(groups, base, n, size_only, **params)`` (see
+:mod:`commbook.collectives.schedule`), except those marked ``scope="topology"``, which
+need the whole topology (hierarchical, torus, hierarchical all-to-all) and are called
+by the API with it.  Closed forms take ``(p, n, alpha, beta, **params)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .. import cost, double_tree
+from . import alltoall, butterfly, composite, direct, ring, trees
+
+__all__ = ["Algorithm", "ALGORITHMS", "COLLECTIVES", "algorithm", "names", "display_name",
+           "predict", "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
+           "t_allreduce_hierarchical"]
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One algorithm of one collective."""
+
+    collective: str
+    name: str
+    en: str
+    zh: str
+    builder: Callable
+    closed_form: Callable | None = None
+    aliases: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
+    scope: str = "groups"       # "groups": any groups of ranks; "topology": the whole topology
+
+    def label(self, lang: str) -> str:
+        """Display name in ``lang`` ("en" or "zh")."""
+        if lang not in ("en", "zh"):
+            raise ValueError(f"lang must be 'en' or 'zh', got {lang!r}")
+        return self.zh if lang == "zh" else self.en
+
+
+_A = Algorithm
+_DECLARED = [
+    # ------------------------------------------------------------------ all-reduce
+    _A("all_reduce", "ring", "ring", "环", ring.allreduce_ring, cost.allreduce_ring),
+    _A("all_reduce", "rd", "recursive doubling", "递归倍增", butterfly.allreduce_rd,
+       cost.allreduce_rd, aliases=("recursive_doubling",)),
+    _A("all_reduce", "rabenseifner", "Rabenseifner", "Rabenseifner（递归减半 + 倍增）",
+       butterfly.allreduce_rabenseifner, cost.allreduce_rabenseifner,
+       aliases=("butterfly", "recursive_halving_doubling")),
+    _A("all_reduce", "tree", "binomial tree", "二项树", trees.allreduce_tree, cost.allreduce_tree,
+       aliases=("binomial", "binomial_tree")),
+    _A("all_reduce", "double_tree", "double binary tree", "双二叉树", trees.allreduce_double_tree,
+       double_tree.allreduce_double_tree, aliases=("dbtree", "double_binary_tree"), params=("chunks",)),
+    _A("all_reduce", "double_binomial", "two binomial trees (unpipelined)", "双二项树（不流水）",
+       trees.allreduce_double_binomial, cost.allreduce_double_binomial),
+    _A("all_reduce", "naive", "naive (star)", "朴素（星形）", direct.allreduce_naive,
+       cost.allreduce_naive, aliases=("star",)),
+    _A("all_reduce", "innet", "in-network", "交换机内归约", direct.allreduce_innet,
+       cost.allreduce_innet, aliases=("sharp", "in_network")),
+    _A("all_reduce", "one_shot", "one-shot", "one-shot（一次直达）", direct.allreduce_one_shot,
+       cost.allreduce_one_shot),
+    _A("all_reduce", "two_shot", "two-shot", "two-shot（两次直达）", direct.allreduce_two_shot,
+       cost.allreduce_two_shot),
+    _A("all_reduce", "hierarchical", "hierarchical", "分层", composite.allreduce_hierarchical,
+       scope="topology", params=("inter_algorithm",)),
+    _A("all_reduce", "torus", "torus, by dimension", "环面按维", composite.allreduce_torus,
+       scope="topology"),
+    # ------------------------------------------------------------------ broadcast / reduce
+    _A("broadcast", "binomial", "binomial tree", "二项树", trees.binomial_broadcast,
+       cost.broadcast_binomial, aliases=("tree",)),
+    _A("broadcast", "flat", "flat", "根直接发", direct.broadcast_flat, cost.broadcast_flat),
+    _A("broadcast", "chain", "pipelined chain", "流水线链", ring.broadcast_chain,
+       cost.broadcast_chain, params=("chunks",)),
+    _A("broadcast", "scatter_allgather", "scatter + all-gather", "scatter + all-gather",
+       ring.broadcast_scatter_allgather, cost.broadcast_scatter_allgather),
+    _A("reduce", "binomial", "binomial tree", "二项树", trees.binomial_reduce, cost.reduce_binomial,
+       aliases=("tree",)),
+    _A("reduce", "flat", "flat", "直接归约到根", direct.reduce_flat, cost.reduce_flat),
+    # ------------------------------------------------------------------ RS / AG / A2A
+    _A("reduce_scatter", "ring", "ring", "环", ring.ring_reduce_scatter, cost.reduce_scatter_ring),
+    _A("reduce_scatter", "rh", "recursive halving", "递归减半", butterfly.halving_reduce_scatter,
+       cost.reduce_scatter_rh, aliases=("recursive_halving",)),
+    _A("all_gather", "ring", "ring", "环", ring.ring_all_gather, cost.all_gather_ring),
+    _A("all_gather", "rd", "recursive doubling", "递归倍增", butterfly.doubling_all_gather,
+       cost.all_gather_rd, aliases=("recursive_doubling",)),
+    _A("all_to_all", "direct", "direct (shift)", "直接交换（移位）", alltoall.alltoall_direct,
+       cost.all_to_all_direct),
+    _A("all_to_all", "hierarchical", "hierarchical (by rail)", "分层（按轨道）",
+       alltoall.alltoall_hierarchical, scope="topology"),
+]
+
+COLLECTIVES = ("all_reduce", "broadcast", "reduce", "reduce_scatter", "all_gather", "all_to_all")
+
+ALGORITHMS: dict[str, dict[str, Algorithm]] = {c: {} for c in COLLECTIVES}
+for _a in _DECLARED:
+    ALGORITHMS[_a.collective][_a.name] = _a
+del _a
+
+
+def algorithm(collective: str, name: str) -> Algorithm:
+    """Look up an algorithm by canonical name or alias; an unknown name raises
+    ``ValueError`` listing the valid ones."""
+    if collective not in ALGORITHMS:
+        raise ValueError(f"unknown collective {collective!r}; valid: {', '.join(COLLECTIVES)}")
+    table = ALGORITHMS[collective]
+    key = str(name).strip().lower()
+    if key in table:
+        return table[key]
+    for a in table.values():
+        if key in a.aliases:
+            return a
+    aliases = sorted(x for a in table.values() for x in a.aliases)
+    raise ValueError(f"unknown {collective} algorithm {name!r}; valid names: {', '.join(table)}"
+                     + (f" (aliases: {', '.join(aliases)})" if aliases else ""))
+
+
+def names(collective: str, with_closed_form: bool = False) -> tuple[str, ...]:
+    """Canonical names of a collective's algorithms, in declaration order."""
+    if collective not in ALGORITHMS:
+        raise ValueError(f"unknown collective {collective!r}; valid: {', '.join(COLLECTIVES)}")
+    return tuple(a.name for a in ALGORITHMS[collective].values()
+                 if a.closed_form is not None or not with_closed_form)
+
+
+def display_name(collective: str, name: str, lang: str = "en") -> str:
+    """The algorithm's name as the book prints it in ``lang``."""
+    return algorithm(collective, name).label(lang)
+
+
+def predict(collective: str, name: str, p: int, n: float, alpha: float, beta: float, **params) -> float:
+    """Closed-form time of ``collective`` by algorithm ``name`` (see :mod:`commbook.cost`)."""
+    a = algorithm(collective, name)
+    if a.closed_form is None:
+        raise ValueError(f"{collective} algorithm {a.name!r} has no closed form in (p, n, alpha, beta); "
+                         "it depends on the topology (see commbook.cost)")
+    extra = set(params) - set(a.params)
+    if extra:
+        raise ValueError(f"{collective} algorithm {a.name!r} takes no parameter {', '.join(sorted(extra))}")
+    return a.closed_form(p, n, alpha, beta, **params)
+
+
+def t_formula(algorithm_name: str, p: int, n: float, alpha: float, beta: float, **params) -> float:
+    """Closed-form all-reduce time: ``predict("all_reduce", ...)``.
+
+    >>> round(t_formula("ring", 8, 4e6, 2e-6, 450e9) * 1e6, 2)
+    43.56
+    """
+    return predict("all_reduce", algorithm_name, p, n, alpha, beta, **params)
+
+
+def t_broadcast(name: str, p: int, n: float, alpha: float, beta: float, chunks: int = 1) -> float:
+    """Closed-form broadcast time (``chunks`` is used by the pipelined chain only)."""
+    params = {"chunks": chunks} if "chunks" in algorithm("broadcast", name).params else {}
+    return predict("broadcast", name, p, n, alpha, beta, **params)
+
+
+def t_reduce(name: str, p: int, n: float, alpha: float, beta: float) -> float:
+    """Closed-form reduce time."""
+    return predict("reduce", name, p, n, alpha, beta)
+
+
+def t_reduce_scatter(name: str, p: int, n: float, alpha: float, beta: float) -> float:
+    """Closed-form reduce-scatter time of an n-byte buffer."""
+    return predict("reduce_scatter", name, p, n, alpha, beta)
+
+
+def t_all_gather(name: str, p: int, n: float, alpha: float, beta: float) -> float:
+    """Closed-form all-gather time to an n-byte output."""
+    return predict("all_gather", name, p, n, alpha, beta)
+
+
+def nestable(name: str) -> Algorithm:
+    """The all-reduce that runs across nodes inside the hierarchical schedule: any
+    algorithm that runs on groups of ranks, except in-network reduction (one group at a
+    time) and those that take parameters (the double tree's chunk count) — so every time
+    the model gives has a schedule with the same parameters."""
+    a = algorithm("all_reduce", name)
+    def fits(x: Algorithm) -> bool:
+        return x.scope == "groups" and x.name != "innet" and not x.params
+
+    if not fits(a):
+        valid = [x.name for x in ALGORITHMS["all_reduce"].values() if fits(x)]
+        raise ValueError(f"inter_algorithm {a.name!r} cannot run inside the hierarchical all-reduce; "
+                         f"valid: {', '.join(valid)}")
+    return a
+
+
+def t_allreduce_hierarchical(nodes: int, gpus_per_node: int, n: float, intra, inter,
+                             inter_algorithm: str = "ring") -> float:
+    """Closed-form hierarchical all-reduce (see :func:`commbook.cost.allreduce_hierarchical`)
+    with the cross-node algorithm given by name."""
+    return cost.allreduce_hierarchical(nodes, gpus_per_node, n, intra, inter,
+                                       nestable(inter_algorithm).closed_form)

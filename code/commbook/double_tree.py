@@ -1,0 +1,158 @@
+"""NCCL's double binary tree: its shape, the closed-form time of its pipelined all-reduce
+and the best chunk count.
+
+Shape (recent NCCL releases, ``src/graph/trees.cc``: ``ncclGetBtree``/``ncclGetDtree``).
+The first tree is a binary tree on ranks 0..p-1 rooted at 0 in which rank r > 0, with
+lowest set bit b, hangs under ``(r xor b) | 2b`` (or ``r xor b`` when that is out of
+range): odd ranks are leaves, even ranks inner nodes.  The second tree is the first one
+mirrored (r -> p-1-r) when p is even and shifted by one rank (r -> r+1) when p is odd.
+For even p every rank is an inner node of at most one tree; for odd p exactly one rank is
+inner in both (two binary trees cannot both have ⌈p/2⌉ inner nodes among p ranks).
+
+Algorithm (:func:`commbook.collectives.trees.allreduce_double_tree`).  Each tree carries
+half of the buffer, cut into k chunks.  Reduce phase: a rank at depth d of a tree of
+depth D sends its partial chunk c to its parent in round c + D - d (pipelined up the
+tree); broadcast phase: a rank at depth d receives chunk c from its parent in round
+c + d - 1.  Both trees run in the same rounds.  Each phase takes k + D - 1 rounds.
+
+Closed form.  Under the timing model of :mod:`commbook.comm_sim` on a switch, a round
+costs α + L·s/β, where s = n/(2k) is a chunk and L the most chunks any port sends or
+receives in that round (1 or 2 for even p; up to 4 at the rank that is inner in both
+trees for odd p).  :func:`allreduce_double_tree` counts L round by round from the tree
+shape alone.  For large k it tends to 2(k + D - 1)(α + n/(kβ)): the bandwidth term tends
+to 2n/β and the latency term grows with the depth ≈ log2 p, which is the lower envelope
+2·log2(p)·α + 2n/β quoted in textbooks (no chunk count reaches it, see
+:func:`allreduce_double_tree_envelope`).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from .checks import check_count, check_link_params, check_p, check_size
+
+__all__ = ["double_tree_parents", "tree_depths", "round_loads", "allreduce_double_tree",
+           "double_tree_optimum", "allreduce_double_tree_envelope"]
+
+
+def _btree_parents(p: int) -> np.ndarray:
+    r = np.arange(p)
+    low = r & -r                                   # lowest set bit (0 for rank 0)
+    up = (r ^ low) | (low << 1)
+    up = np.where(up >= p, r ^ low, up)
+    up[0] = -1
+    return up
+
+
+@functools.lru_cache(maxsize=256)
+def double_tree_parents(p: int) -> tuple[np.ndarray, np.ndarray]:
+    """Parent of every rank in each of the two trees (-1 at a root)."""
+    p = check_p(p)
+    first = _btree_parents(p)
+    r = np.arange(p)
+    if p % 2 == 0:                                 # mirror
+        m = first[p - 1 - r]
+        second = np.where(m < 0, -1, p - 1 - m)
+    else:                                          # shift by one
+        s = first[(r - 1) % p]
+        second = np.where(s < 0, -1, (s + 1) % p)
+    for t in (first, second):
+        t.setflags(write=False)
+    return first, second
+
+
+def tree_depths(parents: np.ndarray) -> np.ndarray:
+    """Depth of every rank (the root has depth 0)."""
+    depth = np.full(parents.size, -1)
+    depth[parents < 0] = 0
+    while (depth < 0).any():
+        known = depth[parents] >= 0
+        todo = (depth < 0) & known
+        depth[todo] = depth[parents[todo]] + 1
+    return depth
+
+
+@functools.lru_cache(maxsize=256)
+def _port_profile(p: int):
+    """Per tree: depth of the tree, depth of each rank, its number of children, whether it
+    has a parent."""
+    out = []
+    for par in double_tree_parents(p):
+        depth = tree_depths(par)
+        kids = np.bincount(par[par >= 0], minlength=p)
+        out.append((int(depth.max()), depth, kids, par >= 0))
+    return out
+
+
+def round_loads(p: int, chunks: int) -> tuple[np.ndarray, np.ndarray]:
+    """Most chunks any port moves, round by round, in the reduce and broadcast phases."""
+    prof = _port_profile(p)
+    D = max(d for d, *_ in prof)
+    k = chunks
+    rounds = np.arange(k + D - 1)[:, None]
+    up_in = np.zeros((rounds.size, p), dtype=np.int64)
+    up_out, down_in, down_out = (np.zeros_like(up_in) for _ in range(3))
+    for Dt, depth, kids, child in prof:
+        # reduce: a rank at depth d sends chunk r - (Dt - d) to its parent
+        c = rounds - (Dt - depth)
+        send = child & (c >= 0) & (c < k)
+        up_out += send
+        c_kids = rounds - (Dt - depth - 1)        # its children sit one level deeper
+        up_in += kids * ((c_kids >= 0) & (c_kids < k))
+        # broadcast: a rank at depth d receives chunk r - (d - 1) from its parent
+        c = rounds - (depth - 1)
+        down_in += child & (c >= 0) & (c < k)
+        c_kids = rounds - depth
+        down_out += kids * ((c_kids >= 0) & (c_kids < k))
+    return np.maximum(up_in, up_out).max(axis=1), np.maximum(down_in, down_out).max(axis=1)
+
+
+def allreduce_double_tree(p: int, n: float, alpha: float, beta: float, chunks: int | None = None) -> float:
+    """Time of the pipelined double-binary-tree all-reduce with ``chunks`` chunks per tree
+    (``None``: the best chunk count, :func:`double_tree_optimum`)."""
+    p, n = check_p(p), check_size(n)
+    check_link_params(alpha, beta)
+    if p == 1:
+        return 0.0
+    if chunks is None:
+        return double_tree_optimum(p, n, alpha, beta)[1]
+    k = check_count(chunks, "chunks")
+    s = n / (2 * k)
+    total = 0.0
+    for loads in round_loads(p, k):
+        busy = loads[loads > 0]
+        total += busy.size * alpha + busy.sum() * s / beta
+    return total
+
+
+def double_tree_optimum(p: int, n: float, alpha: float, beta: float, k_max: int = 4096) -> tuple[int, float]:
+    """The chunk count in 1..``k_max`` that minimizes :func:`allreduce_double_tree`, and
+    that time.  Starts from k* = sqrt((D - 1)·n/(αβ)), the optimum of the large-k form
+    2(k + D - 1)(α + n/(kβ)), and searches the integers around it."""
+    p, n = check_p(p), check_size(n)
+    check_link_params(alpha, beta)
+    if p == 1:
+        return 1, 0.0
+    D = max(d for d, *_ in _port_profile(p))
+    k0 = math.sqrt(max(D - 1, 1) * n / (alpha * beta)) if alpha > 0 else k_max
+    lo, hi = 1, min(k_max, max(2, int(2 * k0) + 2))
+    cost = functools.lru_cache(maxsize=None)(lambda k: allreduce_double_tree(p, n, alpha, beta, k))
+    while hi - lo > 4:                              # ternary search on a near-convex curve
+        m1, m2 = lo + (hi - lo) // 3, hi - (hi - lo) // 3
+        if cost(m1) <= cost(m2):
+            hi = m2
+        else:
+            lo = m1
+    best = min(range(max(1, lo - 3), min(k_max, hi + 3) + 1), key=lambda k: (cost(k), k))
+    return best, cost(best)
+
+
+def allreduce_double_tree_envelope(p: int, n: float, alpha: float, beta: float) -> float:
+    """2·log2(p)·α + 2n/β: the textbook estimate of the double binary tree, a lower
+    envelope that no chunk count reaches (latency of the shallowest pipeline and
+    bandwidth of the deepest at once)."""
+    p, n = check_p(p), check_size(n)
+    check_link_params(alpha, beta)
+    return 0.0 if p == 1 else 2 * math.log2(p) * alpha + 2 * n / beta
