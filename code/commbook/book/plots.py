@@ -43,7 +43,9 @@ from matplotlib import font_manager  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
+from ..collectives import display_name  # noqa: E402
 from ..cost import effective_bandwidth, half_bandwidth_point  # noqa: E402
+from .labels import LABELS  # noqa: E402
 from ..hardware import Link  # noqa: E402
 from ..units import GB, fmt_bytes, fmt_time  # noqa: E402
 
@@ -70,168 +72,6 @@ PALETTE: tuple[str, ...] = (
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442",
 )
 """Okabe–Ito colours: distinguishable with the common colour-vision deficiencies."""
-
-LABELS: dict[str, dict[str, str]] = {
-    "en": {
-        "size": "message size n (decimal units)",
-        "effbw": "effective bandwidth n/T(n) (GB/s)",
-        "effbw_title": "Effective bandwidth in the α–β model",
-        "n_half": "n½ = αβ: exactly half of β",
-        # ---- lecture P5 figures (commbook.book.p5.figures)
-        "time": "time T",
-        "ar_time": "all-reduce time",
-        "devices": "number of devices p",
-        "algo_ring": "ring",
-        "algo_rd": "recursive doubling",
-        "algo_rabenseifner": "Rabenseifner (halving–doubling)",
-        "algo_tree": "binomial tree",
-        "algo_double_tree": "double binary tree",
-        "algo_naive": "naive (via rank 0)",
-        "algo_innet": "in-network (SHARP)",
-        "xover_rd_ring": "recursive doubling = ring at {n}",
-        "xover_tree_ring": "tree = ring at {n}",
-        "ar_size_title": "All-reduce on p = {p} ({link})",
-        "ar_p_title": "All-reduce, n = {n} ({link})",
-        "topo_title": "Topologies at p = 16",
-        "topo_switch": "Switch",
-        "topo_ring": "Ring",
-        "topo_torus": "2D torus {dims}",
-        "topo_twolevel": "Two-level: {nodes} nodes × {gpus} GPUs",
-        "topo_metrics": "ports {ports} · diameter {diam} · bisection {bis}",
-        "node_switch": "switch",
-        "node_spine": "spine",
-        "node_leaf": "rail {g}",
-        "node_nvswitch": "NVSwitch",
-        "coll_title": "Six collectives on 4 devices: device d holds [10d, 10d+1, 10d+2, 10d+3]",
-        "coll_broadcast": "broadcast (root d0)",
-        "coll_reduce": "reduce (root d0)",
-        "coll_all_reduce": "all-reduce",
-        "coll_reduce_scatter": "reduce-scatter",
-        "coll_all_gather": "all-gather",
-        "coll_all_to_all": "all-to-all",
-        "coll_key": "colour: device the value comes from · grey: a sum · blank: no output",
-        "before": "before",
-        "after": "after",
-        "trace_title": "Example 1.1: ring all-reduce on 4 GPUs (reduce-scatter, then all-gather)",
-        "trace_initial": "initial",
-        "trace_rs": "round {r}: reduce-scatter",
-        "trace_ag": "round {r}: all-gather",
-        "trace_key_reduce": "received and added this round",
-        "trace_key_copy": "received (copied) this round",
-        "trace_key_sent": "sent this round",
-        "trace_cols": "columns: chunks 0–3 of each GPU's buffer",
-        "bcast_title": "Chain broadcast of {n} on p = {p} ({link})",
-        "bcast_chunks": "number of chunks k",
-        "bcast_time": "broadcast time",
-        "bcast_chain": "chain, k chunks",
-        "bcast_binomial": "binomial tree",
-        "bcast_flat": "flat (root sends p−1 copies)",
-        "bcast_bound": "lower bound n/β",
-        "bcast_opt": "optimum k* = {k:.1f}, T* = {t}",
-        "map_title": "Ring all-reduce of {n} on a 4×4 torus ({link}): ring order over the links",
-        "map_snake": "snake",
-        "map_row_major": "row-major",
-        "map_random": "random (seed {seed})",
-        "map_ratio": "{name}: T / ideal = {r:.2f}",
-        "map_bytes": "bytes carried per directed link (MB)",
-        "hier_title": "Hierarchical vs flat ring all-reduce: {gpus} GPUs per node, {links}",
-        "hier_nodes": "number of nodes N",
-        "hier_speedup": "speedup T(flat ring) / T(hierarchical)",
-        "tp_title": "{model}, TP = {tp} decode: communication share of a step (no overlap)",
-        "tp_batch": "batch size B",
-        "tp_share": "communication / (compute + communication)",
-        "tp_line": "{algo}, α = {alpha}",
-        "kv_title": "{model}: KV-cache transfer vs prefill ({link})",
-        "kv_tokens": "prompt length (tokens)",
-        "kv_time": "time",
-        "kv_prefill": "prefill compute (TP = {tp})",
-        "kv_nics": "KV transfer, {k} NIC(s)",
-        "kv_layer": "exposed with layer-by-layer sending, 8 NICs",
-        "size_n": "n = {n}",
-    },
-    "zh": {
-        "size": "消息大小 n（十进制单位）",
-        "effbw": "有效带宽 n/T(n)（GB/s）",
-        "effbw_title": "α–β 模型下的有效带宽",
-        "n_half": "半带宽点 n½ = αβ：恰好得到 β 的一半",
-        # ---- 第 5 讲的图（commbook.book.p5.figures）
-        "time": "时间 T",
-        "ar_time": "all-reduce 时间",
-        "devices": "设备数 p",
-        "algo_ring": "ring",
-        "algo_rd": "递归倍增",
-        "algo_rabenseifner": "Rabenseifner（递归减半加倍）",
-        "algo_tree": "二项树",
-        "algo_double_tree": "双二叉树",
-        "algo_naive": "朴素（经 0 号汇总）",
-        "algo_innet": "交换机内归约（SHARP）",
-        "xover_rd_ring": "递归倍增 = ring：{n}",
-        "xover_tree_ring": "二项树 = ring：{n}",
-        "ar_size_title": "p = {p} 的 all-reduce（{link}）",
-        "ar_p_title": "all-reduce，n = {n}（{link}）",
-        "topo_title": "p = 16 时的拓扑",
-        "topo_switch": "交换机",
-        "topo_ring": "环",
-        "topo_torus": "二维 torus {dims}",
-        "topo_twolevel": "两级网络：{nodes} 节点 × {gpus} GPU",
-        "topo_metrics": "端口 {ports} · 直径 {diam} · 对分带宽 {bis}",
-        "node_switch": "交换机",
-        "node_spine": "脊",
-        "node_leaf": "轨道 {g}",
-        "node_nvswitch": "NVSwitch",
-        "coll_title": "4 个设备上的六种集合操作：设备 d 持有 [10d, 10d+1, 10d+2, 10d+3]",
-        "coll_broadcast": "broadcast（根 d0）",
-        "coll_reduce": "reduce（根 d0）",
-        "coll_all_reduce": "all-reduce",
-        "coll_reduce_scatter": "reduce-scatter",
-        "coll_all_gather": "all-gather",
-        "coll_all_to_all": "all-to-all",
-        "coll_key": "颜色：数值来自哪个设备 · 灰色：求和结果 · 空白：没有输出",
-        "before": "之前",
-        "after": "之后",
-        "trace_title": "例 1.1：4 卡 ring all-reduce（先 reduce-scatter，再 all-gather）",
-        "trace_initial": "初始",
-        "trace_rs": "第 {r} 轮：reduce-scatter",
-        "trace_ag": "第 {r} 轮：all-gather",
-        "trace_key_reduce": "本轮收到并累加",
-        "trace_key_copy": "本轮收到（复制）",
-        "trace_key_sent": "本轮发出",
-        "trace_cols": "列：每块 GPU 缓冲区的第 0–3 块",
-        "bcast_title": "{n} 的链式广播，p = {p}（{link}）",
-        "bcast_chunks": "分块数 k",
-        "bcast_time": "广播时间",
-        "bcast_chain": "链式，k 块",
-        "bcast_binomial": "二项树",
-        "bcast_flat": "扁平（根发出 p−1 份）",
-        "bcast_bound": "下界 n/β",
-        "bcast_opt": "最优 k* = {k:.1f}，T* = {t}",
-        "map_title": "4×4 torus 上 {n} 的 ring all-reduce（{link}）：环的顺序与链路",
-        "map_snake": "蛇形",
-        "map_row_major": "行优先",
-        "map_random": "随机（种子 {seed}）",
-        "map_ratio": "{name}：T / 理想 = {r:.2f}",
-        "map_bytes": "每条有向链路承载的字节（MB）",
-        "hier_title": "分层 all-reduce 与扁平 ring 的对比：每节点 {gpus} GPU，{links}",
-        "hier_nodes": "节点数 N",
-        "hier_speedup": "加速比 T(扁平 ring) / T(分层)",
-        "tp_title": "{model}，TP = {tp} 的 decode：通信占一步的比例（不重叠）",
-        "tp_batch": "批大小 B",
-        "tp_share": "通信 /（计算 + 通信）",
-        "tp_line": "{algo}，α = {alpha}",
-        "kv_title": "{model}：KV cache 搬运与 prefill 的对比（{link}）",
-        "kv_tokens": "提示长度（token）",
-        "kv_time": "时间",
-        "kv_prefill": "prefill 计算（TP = {tp}）",
-        "kv_nics": "KV 搬运，{k} 块网卡",
-        "kv_layer": "逐层发送后暴露的部分，8 块网卡",
-        "size_n": "n = {n}",
-    },
-}
-"""Figure labels by language; every figure function looks its text up here.
-
-No mathtext (``$...$``) in labels: matplotlib draws a whole string containing
-mathtext with the math font, which has no CJK glyphs."""
-
 
 class CJKFontWarning(UserWarning):
     """No CJK font is installed: Chinese figure labels fall back to English."""
@@ -284,7 +124,10 @@ def resolve_lang(lang: str) -> str:
 def label(key: str, lang: str, **fields: object) -> str:
     """Label ``key`` in ``lang`` (already resolved with :func:`resolve_lang`), with
     ``{field}`` placeholders filled from ``fields``."""
-    text = LABELS[lang][key]
+    if key.startswith("algo_"):  # algorithm names come from the one registry
+        text = display_name("all_reduce", key[len("algo_"):], lang)
+    else:
+        text = LABELS[lang][key]
     return text.format(**fields) if fields else text
 
 

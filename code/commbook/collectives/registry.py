@@ -47,10 +47,10 @@ class Algorithm:
 _A = Algorithm
 _DECLARED = [
     # ------------------------------------------------------------------ all-reduce
-    _A("all_reduce", "ring", "ring", "环", ring.allreduce_ring, cost.allreduce_ring),
+    _A("all_reduce", "ring", "ring", "ring", ring.allreduce_ring, cost.allreduce_ring),
     _A("all_reduce", "rd", "recursive doubling", "递归倍增", butterfly.allreduce_rd,
        cost.allreduce_rd, aliases=("recursive_doubling",)),
-    _A("all_reduce", "rabenseifner", "Rabenseifner", "Rabenseifner（递归减半 + 倍增）",
+    _A("all_reduce", "rabenseifner", "Rabenseifner (halving–doubling)", "Rabenseifner（递归减半加倍）",
        butterfly.allreduce_rabenseifner, cost.allreduce_rabenseifner,
        aliases=("butterfly", "recursive_halving_doubling")),
     _A("all_reduce", "tree", "binomial tree", "二项树", trees.allreduce_tree, cost.allreduce_tree,
@@ -59,9 +59,9 @@ _DECLARED = [
        double_tree.allreduce_double_tree, aliases=("dbtree", "double_binary_tree"), params=("chunks",)),
     _A("all_reduce", "double_binomial", "two binomial trees (unpipelined)", "双二项树（不流水）",
        trees.allreduce_double_binomial, cost.allreduce_double_binomial),
-    _A("all_reduce", "naive", "naive (star)", "朴素（星形）", direct.allreduce_naive,
+    _A("all_reduce", "naive", "naive (via rank 0)", "朴素（经 0 号汇总）", direct.allreduce_naive,
        cost.allreduce_naive, aliases=("star",)),
-    _A("all_reduce", "innet", "in-network", "交换机内归约", direct.allreduce_innet,
+    _A("all_reduce", "innet", "in-network (SHARP)", "交换机内归约（SHARP）", direct.allreduce_innet,
        cost.allreduce_innet, aliases=("sharp", "in_network")),
     _A("all_reduce", "one_shot", "one-shot", "one-shot（一次直达）", direct.allreduce_one_shot,
        cost.allreduce_one_shot),
@@ -83,10 +83,10 @@ _DECLARED = [
        aliases=("tree",)),
     _A("reduce", "flat", "flat", "直接归约到根", direct.reduce_flat, cost.reduce_flat),
     # ------------------------------------------------------------------ RS / AG / A2A
-    _A("reduce_scatter", "ring", "ring", "环", ring.ring_reduce_scatter, cost.reduce_scatter_ring),
+    _A("reduce_scatter", "ring", "ring", "ring", ring.ring_reduce_scatter, cost.reduce_scatter_ring),
     _A("reduce_scatter", "rh", "recursive halving", "递归减半", butterfly.halving_reduce_scatter,
        cost.reduce_scatter_rh, aliases=("recursive_halving",)),
-    _A("all_gather", "ring", "ring", "环", ring.ring_all_gather, cost.all_gather_ring),
+    _A("all_gather", "ring", "ring", "ring", ring.ring_all_gather, cost.all_gather_ring),
     _A("all_gather", "rd", "recursive doubling", "递归倍增", butterfly.doubling_all_gather,
        cost.all_gather_rd, aliases=("recursive_doubling",)),
     _A("all_to_all", "direct", "direct (shift)", "直接交换（移位）", alltoall.alltoall_direct,

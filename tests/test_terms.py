@@ -1,0 +1,39 @@
+"""One bilingual term list: the Chinese pages use the book's terms.
+
+A binomial tree is not a binary tree: the Chinese pages call it 二项树 and keep 二叉树 for
+NCCL's double binary tree (双二叉树).  The algorithm registry's Chinese names follow the
+term list, so tables, figures and prose agree."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from commbook.book.labels import TERMS
+from commbook.collectives import display_name
+
+ROOT = Path(__file__).resolve().parents[1]
+ZH = sorted((ROOT / "chapters" / "zh").rglob("*.md")) + sorted((ROOT / "exercises" / "zh").glob("*.ipynb"))
+
+
+def _text(path: Path) -> str:
+    if path.suffix == ".ipynb":
+        return "\n".join("".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"])
+    return path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("page", ZH, ids=lambda p: str(p.relative_to(ROOT)))
+def test_binomial_tree_is_not_called_a_binary_tree(page):
+    text = _text(page)
+    bad = [m.start() for m in re.finditer("二叉树", text) if text[max(0, m.start() - 1):m.start()] != "双"]
+    lines = sorted({text.count("\n", 0, i) + 1 for i in bad})
+    assert not bad, f"{page.name}: 二叉树 for a binomial tree on lines {lines}; the book's term is 二项树"
+
+
+def test_registry_names_follow_the_term_list():
+    assert display_name("all_reduce", "tree", "zh") == TERMS["binomial_tree"]["zh"]
+    assert display_name("broadcast", "binomial", "zh") == TERMS["binomial_tree"]["zh"]
+    assert display_name("all_reduce", "double_tree", "zh") == TERMS["double_binary_tree"]["zh"]
+    assert display_name("all_reduce", "rd", "zh") == TERMS["recursive_doubling"]["zh"]
+    assert display_name("reduce_scatter", "rh", "zh") == TERMS["recursive_halving"]["zh"]
+    assert display_name("all_reduce", "tree", "en") == TERMS["binomial_tree"]["en"]
