@@ -116,10 +116,12 @@ class Round:
         dbuf = sbuf if dbuf is None else dbuf
         src, dst, count, soff, doff, sbuf, dbuf, reduce = np.broadcast_arrays(
             *(np.asarray(a).ravel() for a in (src, dst, count, soff, doff, sbuf, dbuf, reduce)))
-        for name, a in (("count", count), ("source offset", soff), ("destination offset", doff)):
-            if a.size and not (np.all(np.isfinite(a)) and a.min() >= 0):
-                raise ValueError(f"round {label!r}: every {name} must be finite and >= 0, "
-                                 f"got {a[~(np.isfinite(a) & (a >= 0))][0]!r}")
+        if count.size and not (min(count.min(), soff.min(), doff.min()) >= 0  # NaN fails too
+                               and np.isfinite(count.sum() + soff.sum() + doff.sum())):
+            for name, a in (("count", count), ("source offset", soff), ("destination offset", doff)):
+                bad = a[~(np.isfinite(a) & (a >= 0))]
+                if bad.size:
+                    raise ValueError(f"round {label!r}: every {name} must be finite and >= 0, got {bad[0]!r}")
         return cls(src.astype(np.int64), dst.astype(np.int64), count, soff, doff,
                    sbuf.astype(np.int64), dbuf.astype(np.int64), reduce.astype(bool), label, innet)
 
