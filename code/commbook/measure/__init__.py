@@ -1,0 +1,28 @@
+"""Reading and fitting real collective measurements.
+
+* :mod:`.nccl_tests` parses the output of NVIDIA's nccl-tests (``all_reduce_perf`` …) and
+  :mod:`.busbw_table` the busbw-only markdown tables some reports publish, into the
+  records of :mod:`.records` (:class:`Run`, :class:`Row`, :class:`Timing`);
+  :func:`load_log` (:mod:`.logs`) reads the logs copied under ``data/measured/nccl-tests/``.
+* :mod:`.fit` fits effective α and β to measured times, on the closed form of the
+  collective and algorithm that ran (``commbook.measure.fit.fit``; the package attribute
+  ``fit`` is that module), or on the point-to-point α + n/β
+  (:func:`fit_point_to_point`) to show the bias of fitting unlike to unlike.
+
+This package sits above the core: it uses :mod:`commbook.bandwidth` and the algorithm
+registry of :mod:`commbook.collectives`; nothing in the core imports it.
+"""
+from .busbw_table import parse_busbw_markdown, resolve_size_label
+from . import fit  # the module: commbook.measure.fit.fit(...) is the fit itself
+from .fit import Fit, fit_point_to_point, fit_run, model_coefficients
+from .logs import LOG_DIR, available_logs, load_log
+from .nccl_tests import parse_nccl_tests
+from .records import (NCCL_TESTS_COLUMNS, PLACEMENTS, Device, Row, Run, Timing, collective_name,
+                      printed_half_unit)
+
+__all__ = [
+    "parse_nccl_tests", "parse_busbw_markdown", "load_log", "available_logs", "LOG_DIR",
+    "NCCL_TESTS_COLUMNS", "PLACEMENTS", "Run", "Row", "Timing", "Device", "printed_half_unit",
+    "resolve_size_label", "collective_name",
+    "fit", "fit_point_to_point", "fit_run", "model_coefficients", "Fit",
+]

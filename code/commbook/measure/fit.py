@@ -1,0 +1,204 @@
+r"""Fit effective α and β to measured collective times.
+
+Like must be fitted to like.  A ring all-reduce of n bytes on p ranks takes
+:math:`2(p-1)\alpha + 2\frac{p-1}{p}\frac{n}{\beta}`; fitting the point-to-point
+:math:`T = \alpha' + n/\beta'` to it "finds" :math:`\alpha' = 2(p-1)\alpha` and
+:math:`\beta' = \beta\,p/(2(p-1))` — a start-up 14× too large and a bandwidth 43 % too small
+at p = 8, from perfect data.  :func:`fit` therefore fits the closed form of the collective
+and algorithm that ran, on its own coefficients:
+
+.. math:: T_i = a(p, n_i)\,\alpha + b(p, n_i)\,\frac{1}{\beta}
+
+where :math:`a` and :math:`b` are read off the registry's closed form
+(:func:`commbook.collectives.predict`): :math:`b = T(n; \alpha{=}0, \beta{=}1)` and
+:math:`a = T(n; 1, 1) - b`.  For the ring, :math:`a = 2(p-1)` and :math:`b = 2(p-1)n/p`.
+The form must be linear in α and 1/β; :func:`model_coefficients` checks that at every size
+and raises ``ValueError`` for one that is not.
+
+Weighting: least squares on the *relative* error :math:`(T_i - \hat T_i)/T_i`.  The sizes
+of an nccl-tests sweep span 6 decades and so do the times (30 µs to 60 ms); on absolute
+errors the largest size would decide both parameters, a microsecond error at 1 KB would
+weigh 10⁻⁶ of one at 1 GB, and α — which only shows at small sizes — would be whatever the
+large sizes leave over.  Measurement noise is multiplicative too (a few per cent of the
+time at every size), so relative errors are also the homoscedastic choice.  ``weighting=
+"absolute"`` is available for comparison.
+
+The result, :class:`Fit`, carries α, β, the relative residuals, their RMS and maximum, and
+:math:`R^2` of the log times (on raw times over six decades :math:`R^2` is ≈1 for any
+model that gets the largest point right).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..checks import check_p, check_size
+from ..collectives import names, predict
+from .records import Run
+
+__all__ = ["Fit", "model_coefficients", "fit", "fit_point_to_point", "fit_run"]
+
+_LINEARITY_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Effective α (s) and β (bytes/s) of a least-squares fit, and how well it fits.
+
+    ``residuals`` are relative, (measured − model)/measured, one per point.  ``beta`` is
+    ``inf`` when the fitted 1/β is not positive (the data show no bandwidth term), and
+    ``alpha`` may come out negative when the sizes do not reach the latency-bound range:
+    both are reported as fitted, and ``warnings`` says so.
+    """
+
+    alpha: float
+    beta: float
+    inv_beta: float
+    model: str
+    sizes: np.ndarray
+    times: np.ndarray
+    predicted: np.ndarray
+    residuals: np.ndarray
+    rms_rel: float
+    max_rel: float
+    r2_log: float
+    weighting: str
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def n_half(self) -> float:
+        """αβ, the half-bandwidth size of the fitted link (bytes)."""
+        return self.alpha * self.beta
+
+    def __repr__(self) -> str:
+        return (f"Fit({self.model}: alpha={self.alpha * 1e6:.4g} us, beta={self.beta / 1e9:.4g} GB/s, "
+                f"rms_rel={self.rms_rel:.3g}, max_rel={self.max_rel:.3g}, r2_log={self.r2_log:.6f})")
+
+
+def _arrays(sizes, times) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        n = np.asarray(sizes, dtype=float).ravel()
+        t = np.asarray(times, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise TypeError("sizes and times must be sequences of numbers") from None
+    if n.size != t.size:
+        raise ValueError(f"sizes has {n.size} values but times has {t.size}")
+    if n.size < 2:
+        raise ValueError(f"need at least 2 points to fit 2 parameters, got {n.size}")
+    for x in n:
+        check_size(x, "sizes")
+    if not np.all(np.isfinite(t)) or np.any(t <= 0):
+        raise ValueError("times must be finite and > 0 seconds")
+    if np.unique(n).size < 2:
+        raise ValueError("sizes must contain at least 2 distinct values")
+    return n, t
+
+
+def model_coefficients(collective: str, algorithm: str, p: int, sizes) -> tuple[np.ndarray, np.ndarray]:
+    """Coefficients (a, b) with T(n) = a·α + b/β for the registry's closed form at each size.
+
+    b = T(n; α=0, β=1) and a = T(n; α=1, β=1) − b.  Raises ``ValueError`` if the closed form
+    is not linear in α and 1/β at some size (checked at α = 2, β = 1/2 and α = 3, β = 4).
+    """
+    p = check_p(p)
+    a, b = [], []
+    for n in np.asarray(sizes, dtype=float).ravel():
+        n = check_size(float(n), "sizes")
+        bn = predict(collective, algorithm, p, n, 0.0, 1.0)
+        an = predict(collective, algorithm, p, n, 1.0, 1.0) - bn
+        for alpha, beta in ((2.0, 0.5), (3.0, 4.0)):
+            got, want = predict(collective, algorithm, p, n, alpha, beta), an * alpha + bn / beta
+            if not math.isclose(got, want, rel_tol=_LINEARITY_RTOL, abs_tol=1e-300):
+                raise ValueError(f"the closed form of {collective}/{algorithm} is not linear in alpha and "
+                                 f"1/beta at n={n:g} (T={float(got)!r}, a*alpha+b/beta={float(want)!r}); it cannot be "
+                                 "fitted by linear least squares")
+        a.append(an)
+        b.append(bn)
+    return np.array(a), np.array(b)
+
+
+def _solve(a: np.ndarray, b: np.ndarray, n: np.ndarray, t: np.ndarray, model: str, weighting: str) -> Fit:
+    if weighting not in ("relative", "absolute"):
+        raise ValueError(f"weighting must be 'relative' or 'absolute', got {weighting!r}")
+    w = 1.0 / t if weighting == "relative" else np.ones_like(t)
+    design = np.column_stack([a * w, b * w])
+    if np.linalg.matrix_rank(design) < 2:
+        raise ValueError("the latency and bandwidth terms are proportional at these sizes: "
+                         "alpha and beta cannot be separated (give sizes of more than one magnitude)")
+    (alpha, inv_beta), *_ = np.linalg.lstsq(design, t * w, rcond=None)
+    alpha, inv_beta = float(alpha), float(inv_beta)
+    pred = a * alpha + b * inv_beta
+    res = (t - pred) / t
+    warnings = []
+    if inv_beta <= 0:
+        warnings.append("fitted 1/beta <= 0: the data show no bandwidth term; beta reported as inf")
+    if alpha < 0:
+        warnings.append("fitted alpha < 0: the sizes do not reach the latency-bound range, or the "
+                        "closed form does not describe the run")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lp = np.log(np.where(pred > 0, pred, np.nan))
+    lt = np.log(t)
+    ss_tot = float(np.sum((lt - lt.mean()) ** 2))
+    if np.isnan(lp).any():
+        r2 = math.nan
+        warnings.append("the fitted model predicts a time <= 0 at some size: r2_log undefined")
+    else:
+        r2 = 1.0 - float(np.sum((lt - lp) ** 2)) / ss_tot if ss_tot > 0 else math.nan
+    return Fit(alpha=alpha, beta=1.0 / inv_beta if inv_beta > 0 else math.inf, inv_beta=inv_beta,
+               model=model, sizes=n, times=t, predicted=pred, residuals=res,
+               rms_rel=float(np.sqrt(np.mean(res ** 2))), max_rel=float(np.max(np.abs(res))),
+               r2_log=r2, weighting=weighting, warnings=tuple(warnings))
+
+
+def fit(sizes, times, collective: str, algorithm: str, p: int, weighting: str = "relative") -> Fit:
+    """Fit effective α and β of ``collective`` by ``algorithm`` on ``p`` ranks to measured
+    ``times`` (s) at ``sizes`` (bytes, with the registry's size convention — the one
+    nccl-tests prints), on the closed form's own coefficients (see the module docstring).
+
+    >>> from commbook.collectives import predict
+    >>> ns = [1e3 * 2 ** k for k in range(21)]
+    >>> ts = [predict("all_reduce", "ring", 8, n, 5e-6, 50e9) for n in ns]
+    >>> f = fit(ns, ts, "all_reduce", "ring", 8)
+    >>> round(f.alpha * 1e6, 9), round(f.beta / 1e9, 9)
+    (5.0, 50.0)
+    """
+    n, t = _arrays(sizes, times)
+    a, b = model_coefficients(collective, algorithm, p, n)
+    return _solve(a, b, n, t, f"{collective}/{algorithm}, p={check_p(p)}", weighting)
+
+
+def fit_point_to_point(sizes, times, weighting: str = "relative") -> Fit:
+    """Fit the point-to-point α–β model T = α + n/β to ``times`` at ``sizes``.
+
+    On collective data this is the wrong model: on a ring all-reduce it returns
+    2(p−1)α and β·p/(2(p−1)) — see the module docstring.
+    """
+    n, t = _arrays(sizes, times)
+    return _solve(np.ones_like(n), n, n, t, "point-to-point", weighting)
+
+
+def fit_run(run: Run, algorithm: str | None = None, p: int | None = None, placement: str | None = None,
+            min_size: float = 0.0, max_size: float = math.inf, weighting: str = "relative") -> Fit:
+    """Fit a parsed nccl-tests :class:`~commbook.measure.records.Run`: its collective
+    by ``algorithm`` (default: ``ring`` where the collective has one, else its first
+    algorithm with a closed form; send/recv is fitted point to point) on ``p`` ranks
+    (default: the run's own rank count), using the times
+    of ``placement`` (default: the first the table prints) for sizes in
+    [``min_size``, ``max_size``].  Busbw-only tables use times derived from busbw."""
+    if not isinstance(run, Run):
+        raise TypeError(f"run must be a commbook.measure.records.Run, got {type(run).__name__}")
+    if run.collective is None:
+        raise ValueError("the run does not say which collective it measured")
+    p = run.nranks if p is None else p
+    if p is None:
+        raise ValueError("the run does not say how many ranks it used: pass p=")
+    n, t = run.sizes(), run.times(placement)
+    keep = (n >= min_size) & (n <= max_size)
+    if run.collective == "send_recv":
+        return fit_point_to_point(n[keep], t[keep], weighting)
+    if algorithm is None:
+        closed = names(run.collective, with_closed_form=True)
+        algorithm = "ring" if "ring" in closed else closed[0]
+    return fit(n[keep], t[keep], run.collective, algorithm, p, weighting)
