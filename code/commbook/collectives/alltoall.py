@@ -1,9 +1,9 @@
 """All-to-all schedules: the direct shift exchange and the rail-aligned hierarchical
-exchange of a two-level cluster.
+exchange of a two-level cluster, for equal blocks and (hierarchical) variable counts.
 
-Rank i's input (IN) is cut into blocks by ``bounds``; block j goes to rank j, which stores
-the blocks in source order in OUT.  Offsets and sizes are element counts (bytes in a
-size-only run)."""
+Rank i's input (IN) is cut into blocks by ``bounds`` (or by a count matrix in the
+all-to-all-v); block j goes to rank j, which stores the blocks in source order in OUT.
+Offsets and sizes are element counts (bytes in a size-only run)."""
 from __future__ import annotations
 
 import numpy as np
@@ -55,4 +55,56 @@ def alltoall_hierarchical(topology: TwoLevel, bounds: np.ndarray) -> tuple[list[
         dst = b_ * G + local
         rounds.append(Round.make(v, dst, G * size[dst], seg_off[b_, local], node * G * size[dst],
                                  sbuf=TMP, dbuf=OUT, label=f"rail exchange {j}"))
+    return rounds, tmp_len
+
+
+def alltoall_v_hierarchical(topology: TwoLevel, counts: np.ndarray) -> tuple[list[Round], np.ndarray]:
+    """The rail-aligned hierarchical exchange with variable counts (all-to-all-v).
+
+    ``counts[i, j]`` items go from rank i to rank j; rank i's input holds its outgoing
+    segments in destination order and rank j's output receives them in source order
+    (the layout of the direct all-to-all-v).  With ranks (a, g) = node a, GPU g:
+
+    1. **Regroup inside the node** (G rounds, round 0 a free local copy): rank (a, g)
+       sends to (a, g') everything it has for GPU g' of every node b.  Rank (a, g')
+       stages it in TMP by destination node b, and inside that by source GPU g.
+    2. **Exchange across nodes on each rail** (N rounds, round 0 local): rank (a, g')
+       sends the segment for node b, one message, to (b, g').  The segment's blocks come
+       from (a, 0), …, (a, G-1) in that order, which is exactly where they belong in the
+       receiver's source-ordered output.
+
+    Returns the rounds and the staging (TMP) length each rank needs."""
+    if not isinstance(topology, TwoLevel):
+        raise ValueError(f"the hierarchical all-to-all-v needs a TwoLevel topology, got {topology.name}")
+    N, G = topology.nodes, topology.gpus_per_node
+    q = N * G
+    C = np.asarray(counts)
+    if C.shape != (q, q):
+        raise ValueError(f"counts must have shape ({q}, {q}) for {topology.name}, got {C.shape}")
+    sdisp = np.cumsum(C, axis=1) - C                    # where rank i's segment for j starts
+    rdisp = np.cumsum(C, axis=0) - C                    # where rank j stores i's segment
+    C4 = C.reshape(N, G, N, G)                          # [a, g, b, g']
+    seg = C4.sum(axis=1)                                # [a, b, g']: staged at (a, g') for node b
+    seg_off = np.cumsum(seg, axis=1) - seg              # offset of node b's segment at (a, g')
+    inner = np.cumsum(C4, axis=1) - C4                  # offset of source g inside that segment
+    tmp_len = seg.sum(axis=1).reshape(q)                # rank (a, g') = a*G + g'
+    v = np.arange(q)
+    node, local = v // G, v % G
+    b = np.arange(N)
+    rounds = []
+    for j in range(G):  # intra-node regroup by destination rail (j = 0 is local)
+        gd = (local + j) % G                            # destination GPU g' of rank v
+        a_, g_, b_ = np.repeat(node, N), np.repeat(local, N), np.tile(b, q)
+        g2 = np.repeat(gd, N)
+        w = b_ * G + g2                                 # final destination rank
+        src = np.repeat(v, N)
+        rounds.append(Round.make(src, a_ * G + g2, C4[a_, g_, b_, g2], sdisp[src, w],
+                                 seg_off[a_, b_, g2] + inner[a_, g_, b_, g2],
+                                 sbuf=IN, dbuf=TMP, label=f"intra regroup (v) {j}"))
+    for j in range(N):  # across nodes on each rail (j = 0 is local)
+        bd = (node + j) % N
+        dst = bd * G + local
+        rounds.append(Round.make(v, dst, seg[node, bd, local], seg_off[node, bd, local],
+                                 rdisp[node * G, dst], sbuf=TMP, dbuf=OUT,
+                                 label=f"rail exchange (v) {j}"))
     return rounds, tmp_len

@@ -6,11 +6,15 @@ from typing import Sequence
 import numpy as np
 
 from ..comm_sim import Round, RunResult, VirtualCluster, chunk_bounds
+from ..topology import TwoLevel
+from .alltoall import alltoall_v_hierarchical
 from .api import Inputs, check_dtype, check_root
 from .direct import shift_rounds
 from .reference import check_equal
 from .registry import algorithm as lookup
 from .schedule import IN, OUT
+
+__all__ = ["all_to_all", "all_to_all_v", "V_ALGORITHMS", "scatter", "gather", "send_recv"]
 
 
 def all_to_all(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
@@ -50,15 +54,30 @@ def all_to_all(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
     return res
 
 
+V_ALGORITHMS = ("direct", "hierarchical")
+"""Schedules of :func:`all_to_all_v`."""
+
+
 def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
-                 counts: np.ndarray, ranks: Sequence[int] | None = None, check: bool = True,
-                 trace: bool = False) -> RunResult:
+                 counts: np.ndarray, algorithm: str = "direct", ranks: Sequence[int] | None = None,
+                 check: bool = True, trace: bool = False) -> RunResult:
     """All-to-all with variable counts: ``counts[i, j]`` items go from rank i to rank j
     (elements with ``data=``, bytes in a size-only run).  Rank i's buffer holds its
     outgoing segments in destination order; rank j receives them in source order.
-    Direct schedule: p-1 shift rounds; the hottest receiver decides each round."""
+
+    ``direct``: p-1 shift rounds; the hottest receiver decides each round.
+    ``hierarchical`` (TwoLevel only, all devices in natural order): regroup by
+    destination rail inside each node, then one aggregated message per node pair on
+    each rail (see :func:`commbook.collectives.alltoall.alltoall_v_hierarchical`).
+    Both deliver the same bytes to the same places."""
     if not isinstance(cluster, VirtualCluster):
         raise TypeError(f"expected a VirtualCluster, got {type(cluster).__name__}")
+    if not isinstance(algorithm, str) or algorithm.strip().lower() not in V_ALGORITHMS:
+        raise ValueError(f"unknown all_to_all_v algorithm {algorithm!r}; valid names: {', '.join(V_ALGORITHMS)}")
+    algorithm = algorithm.strip().lower()
+    hier = algorithm == "hierarchical"
+    if hier and ranks is not None and not np.array_equal(np.asarray(ranks), np.arange(cluster.p)):
+        raise ValueError("the hierarchical all_to_all_v runs on all devices in their natural order (ranks=None)")
     ranks = cluster.check_ranks(ranks)
     q = ranks.size
     C = np.asarray(counts)
@@ -68,6 +87,8 @@ def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = No
         raise ValueError(f"counts must have shape ({q}, {q}), got {C.shape}")
     if not np.all(np.isfinite(C)) or (C < 0).any():
         raise ValueError("counts must be finite and >= 0")
+    if hier and not isinstance(cluster.topology, TwoLevel):
+        raise ValueError(f"the hierarchical all_to_all_v needs a TwoLevel topology, got {cluster.topology.name}")
     if data is None:
         C = C.astype(float)
         bufs, itemsize = None, 1
@@ -89,10 +110,16 @@ def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = No
                 raise ValueError(f"rank {r} holds {x.size} items but counts[{r}] sums to {C[r].sum()}")
             bufs[r] = [x.copy(), np.zeros(int(C[:, r].sum()), dtype=dtype)]
     sdisp = np.cumsum(C, axis=1) - C
-    rdisp = np.cumsum(C, axis=0) - C
-    schedule = shift_rounds(q, lambda i, d: (sdisp[i, d], C[i, d], rdisp[i, d]), "all-to-all-v")
-    res = cluster.run(schedule, ranks=ranks, buffers=bufs, itemsize=itemsize)
-    res.collective, res.algorithm, res.p = "all_to_all_v", "direct", q
+    if hier:
+        schedule, tmp_len = alltoall_v_hierarchical(cluster.topology, C)
+        if bufs is not None:
+            for r in range(q):
+                bufs[r].append(np.zeros(int(tmp_len[r]), dtype=bufs[r][IN].dtype))
+    else:
+        rdisp = np.cumsum(C, axis=0) - C
+        schedule = shift_rounds(q, lambda i, d: (sdisp[i, d], C[i, d], rdisp[i, d]), "all-to-all-v")
+    res = cluster.run(schedule, ranks=ranks, buffers=bufs, itemsize=itemsize, trace=trace)
+    res.collective, res.algorithm, res.p = "all_to_all_v", algorithm, q
     res.nbytes = float(C.sum() * itemsize)
     if bufs is not None:
         res.outputs = [b[OUT] for b in bufs]
@@ -100,7 +127,7 @@ def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = No
             flat = [np.asarray(x).ravel() for x in data]
             for j in range(q):
                 ref = np.concatenate([flat[i][sdisp[i, j]:sdisp[i, j] + C[i, j]] for i in range(q)])
-                check_equal(f"all_to_all_v rank {j}", res.outputs[j], ref)
+                check_equal(f"all_to_all_v[{algorithm}] rank {j}", res.outputs[j], ref)
     return res
 
 
