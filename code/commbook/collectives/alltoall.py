@@ -58,6 +58,17 @@ def alltoall_hierarchical(topology: TwoLevel, bounds: np.ndarray) -> tuple[list[
     return rounds, tmp_len
 
 
+def alltoall_v_direct(counts: np.ndarray) -> tuple[list[Round], np.ndarray]:
+    """Variable counts, direct: q - 1 shift rounds in which rank i sends its segment for
+    rank d, ``counts[i, d]`` items; rank d stores the segments in source order.
+    Returns the rounds and the staging length per rank (none)."""
+    q = counts.shape[0]
+    sdisp = np.cumsum(counts, axis=1) - counts
+    rdisp = np.cumsum(counts, axis=0) - counts
+    rounds = shift_rounds(q, lambda i, d: (sdisp[i, d], counts[i, d], rdisp[i, d]), "all-to-all-v")
+    return rounds, np.zeros(q, dtype=counts.dtype)
+
+
 def alltoall_v_hierarchical(topology: TwoLevel, counts: np.ndarray) -> tuple[list[Round], np.ndarray]:
     """The rail-aligned hierarchical exchange with variable counts (all-to-all-v).
 

@@ -7,14 +7,12 @@ import numpy as np
 
 from ..comm_sim import Round, RunResult, VirtualCluster, chunk_bounds
 from ..topology import TwoLevel
-from .alltoall import alltoall_v_hierarchical
 from .api import Inputs, check_dtype, check_root
-from .direct import shift_rounds
 from .reference import check_equal
 from .registry import algorithm as lookup
 from .schedule import IN, OUT
 
-__all__ = ["all_to_all", "all_to_all_v", "V_ALGORITHMS", "scatter", "gather", "send_recv"]
+__all__ = ["all_to_all", "all_to_all_v", "scatter", "gather", "send_recv"]
 
 
 def all_to_all(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
@@ -54,7 +52,6 @@ def all_to_all(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
     return res
 
 
-V_ALGORITHMS = ("direct", "hierarchical")
 """Schedules of :func:`all_to_all_v`."""
 
 
@@ -72,10 +69,8 @@ def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = No
     Both deliver the same bytes to the same places."""
     if not isinstance(cluster, VirtualCluster):
         raise TypeError(f"expected a VirtualCluster, got {type(cluster).__name__}")
-    if not isinstance(algorithm, str) or algorithm.strip().lower() not in V_ALGORITHMS:
-        raise ValueError(f"unknown all_to_all_v algorithm {algorithm!r}; valid names: {', '.join(V_ALGORITHMS)}")
-    algorithm = algorithm.strip().lower()
-    hier = algorithm == "hierarchical"
+    algo = lookup("all_to_all_v", algorithm)
+    hier = algo.scope == "topology"
     if hier and ranks is not None and not np.array_equal(np.asarray(ranks), np.arange(cluster.p)):
         raise ValueError("the hierarchical all_to_all_v runs on all devices in their natural order (ranks=None)")
     ranks = cluster.check_ranks(ranks)
@@ -110,16 +105,12 @@ def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = No
                 raise ValueError(f"rank {r} holds {x.size} items but counts[{r}] sums to {C[r].sum()}")
             bufs[r] = [x.copy(), np.zeros(int(C[:, r].sum()), dtype=dtype)]
     sdisp = np.cumsum(C, axis=1) - C
-    if hier:
-        schedule, tmp_len = alltoall_v_hierarchical(cluster.topology, C)
-        if bufs is not None:
-            for r in range(q):
-                bufs[r].append(np.zeros(int(tmp_len[r]), dtype=bufs[r][IN].dtype))
-    else:
-        rdisp = np.cumsum(C, axis=0) - C
-        schedule = shift_rounds(q, lambda i, d: (sdisp[i, d], C[i, d], rdisp[i, d]), "all-to-all-v")
+    schedule, tmp_len = algo.builder(cluster.topology, C) if hier else algo.builder(C)
+    if bufs is not None:
+        for r in range(q):
+            bufs[r].append(np.zeros(int(tmp_len[r]), dtype=bufs[r][IN].dtype))
     res = cluster.run(schedule, ranks=ranks, buffers=bufs, itemsize=itemsize, trace=trace)
-    res.collective, res.algorithm, res.p = "all_to_all_v", algorithm, q
+    res.collective, res.algorithm, res.p = "all_to_all_v", algo.name, q
     res.nbytes = float(C.sum() * itemsize)
     if bufs is not None:
         res.outputs = [b[OUT] for b in bufs]
@@ -127,7 +118,7 @@ def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = No
             flat = [np.asarray(x).ravel() for x in data]
             for j in range(q):
                 ref = np.concatenate([flat[i][sdisp[i, j]:sdisp[i, j] + C[i, j]] for i in range(q)])
-                check_equal(f"all_to_all_v[{algorithm}] rank {j}", res.outputs[j], ref)
+                check_equal(f"all_to_all_v[{algo.name}] rank {j}", res.outputs[j], ref)
     return res
 
 

@@ -93,9 +93,13 @@ _DECLARED = [
        cost.all_to_all_direct),
     _A("all_to_all", "hierarchical", "hierarchical (by rail)", "分层（按轨道）",
        alltoall.alltoall_hierarchical, scope="topology"),
+    _A("all_to_all_v", "direct", "direct (shift)", "直接交换（移位）", alltoall.alltoall_v_direct),
+    _A("all_to_all_v", "hierarchical", "hierarchical (by rail)", "分层（按轨道）",
+       alltoall.alltoall_v_hierarchical, scope="topology"),
 ]
 
-COLLECTIVES = ("all_reduce", "broadcast", "reduce", "reduce_scatter", "all_gather", "all_to_all")
+COLLECTIVES = ("all_reduce", "broadcast", "reduce", "reduce_scatter", "all_gather", "all_to_all",
+               "all_to_all_v")
 
 ALGORITHMS: dict[str, dict[str, Algorithm]] = {c: {} for c in COLLECTIVES}
 for _a in _DECLARED:
