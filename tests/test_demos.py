@@ -1,6 +1,6 @@
-"""The regenerated demo tables of lecture P5 (commbook.book.p5) through the Table API:
-shape, a few anchors of seed_inventory.md C.3.3 per table, the flags they carry, and
-rendering of every row in both languages."""
+"""The regenerated demo tables of P5 (commbook.book.p5) through the Table API: shape, a few
+anchors of seed_inventory.md C.3.3 per table, the "original notes" remarks where the source
+is wrong, notes that follow the parameters, and rendering of every row in both languages."""
 from __future__ import annotations
 
 import html
@@ -8,9 +8,10 @@ import re
 
 import pytest
 
-from commbook.book.p5 import allreduce
+from commbook import measured
+from commbook.book.p5 import allreduce, inference, links, semantics, topology
 from commbook.book.p5 import scripts as demos
-from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4
+from commbook.hardware import IB_HDR, IB_NDR, ICI_V5E, NVLINK4, Link
 from commbook.book.tables import LANGS, Table, fmt_list, fmt_value
 from commbook.units import GB, KB, MB, KiB, MiB, us
 
@@ -79,9 +80,13 @@ def test_every_row_renders_in_both_languages(tables, key, lang):
 
 
 def test_text_columns_are_aligned(tables):
-    lines = tables["03-1"].to_text().splitlines()
+    t = tables["03-1"]
+    lines = t.to_text().splitlines()
     header, rule, first = lines[1], lines[2], lines[3]
-    assert len(header) == len(rule) and set(rule) <= {"-", " "}
+    assert set(rule) <= {"-", " "}
+    cols = [(m.start(), m.end()) for m in re.finditer("-+", rule)]
+    assert [header[a:b].strip() for a, b in cols] == t.headers["en"]   # each header inside its column
+    assert [first[a:b].strip() for a, b in cols] == t.cells()[0]
     assert first.split()[0:2] == ["4", "KB"]
 
 
@@ -120,6 +125,11 @@ def test_01_3_point_to_point(tables):
     nv, ib = t.rows[4], t.rows[5]
     assert in_us(nv["t_4000"]) == approx(2 + 4e3 / 450e3, abs=1e-9)
     assert in_us(ib["t_4000"]) == approx(5.08, abs=1e-9) and ib["beta"] == IB_NDR.beta
+    # the α actually paid: h·α on the torus, one α through a switch although the path lists 2 hops
+    assert t.column("alpha")[:4] == approx([h * ICI_V5E.alpha for h in (1, 2, 4, 8)])
+    assert (nv["hops"], ib["hops"]) == (2, 2) and (nv["alpha"], ib["alpha"]) == (NVLINK4.alpha, IB_NDR.alpha)
+    assert all(r["t_4000"] == approx(r["alpha"] + 4e3 / r["beta"], rel=1e-12) for r in t.rows)
+    assert "α·(1 + 1·(h − 1))" in t.notes["en"][0] and "8 µs for 8 hops" in t.notes["en"][0]
 
 
 # --------------------------------------------------------------------- 02
@@ -150,9 +160,12 @@ def test_02_2_identities_and_broadcast_units(tables):
     assert round(in_us(small["time"]), 1) == 16.1
     assert round(in_us(b.find(n=32 * KiB, algorithm="binomial")["time"]), 1) == 6.2
     assert sag["root_bytes"] == approx(1.75 * 8 * MiB) and bino["root_bytes"] == approx(3 * 8 * MiB)
-    # flag F.25: the decimal values are in the note
+    # the original's 49 / 62 µs for "8 MB" are the 8 MiB times rounded; decimal 8 MB is in the remark
     assert in_us(b.meta["decimal_8MB"]["scatter_allgather"]) == approx(47.11, abs=0.005)
-    assert "47.11" in b.notes["en"][0] and "59.33" in b.notes["en"][0] and "F.25" in b.notes["zh"][0]
+    orig_en, orig_zh = b.notes["en"][1], b.notes["zh"][1]
+    assert orig_en.startswith("Original notes: 49 vs 62 µs") and orig_zh.startswith("原讲义：")
+    assert all(v in orig_en and v in orig_zh for v in ("48.62", "61.92", "47.11", "59.33", "8,388,608"))
+    assert "1.75n" in b.notes["en"][0] and "3n" in b.notes["en"][0]
     assert "8 MiB" in b.to_text() and "scatter + all-gather" in b.to_text()
 
 
@@ -201,21 +214,34 @@ def test_03_2_scaling(tables):
     assert [round(b["ring"] * 1e3, 2) for b in big] == [9.03, 9.75, 10.23, 10.71, 11.43, 12.75, 15.33]
     assert big[0]["rabenseifner"] * 1e3 == approx(8.99, abs=0.005)
     assert big[-1]["rabenseifner"] * 1e3 == approx(10.31, abs=0.005)
-    assert "F.27" in t.notes["en"][0] and "70%" in t.notes["en"][0]
+    assert "70%" in t.notes["en"][0] and "1022 rounds = 5.11 ms" in t.notes["en"][0]
+    assert t.notes["en"][1].startswith("Original notes: for large messages ring's time does not depend on p")
 
 
 def test_03_3_model_vs_measurement(tables):
     t = tables["03-3"]
-    want = {1 * MB: 54.9, 8 * MB: 236.8, 58 * MB: 400.3, 256 * MB: 437.7, 1e9: 446.8, 10e9: 449.7}
-    assert t.column("n") == list(want)
-    assert [b / GB for b in t.column("busbw")] == approx(list(want.values()), abs=0.05)
-    # only the two points the source states in words, with their source
-    assert [r["n"] for r in t.rows if r["measured"] is not None] == [58 * MB, 10 * GB]
-    assert dict(allreduce.HTSYM_ALLREDUCE_MEASURED) == {58 * MB: 150 * GB, 10 * GB: 370 * GB}
-    assert "How to Scale Your Model" in allreduce.HTSYM_SOURCE and "SHARP off" in allreduce.HTSYM_SOURCE
-    assert in_us(t.find(n=58 * MB)["alpha_eff"]) == approx(32.2, abs=0.05)
+    data = measured.load(allreduce.HTSYM)
+    tensor = 8192 * 3584 * 2                       # bf16[8192, 3584], the measured tensor
+    want = {1 * MB: 54.9, 8 * MB: 236.8, 256 * MB: 437.7, 1e9: 446.8, 10e9: 449.7}
+    assert t.column("n") == sorted(set(want) | {tensor})
+    for n, gbps in want.items():
+        assert t.find(n=n)["busbw"] / GB == approx(gbps, abs=0.05)
+    # the ring closed form busbw = β·n / (n + pαβ) at the tensor's exact size
+    row = t.find(n=float(tensor))
+    assert row["busbw"] == approx(NVLINK4.beta * tensor / (tensor + 8 * NVLINK4.n_half), rel=1e-12)
+    # only the measured points of the data file, at their exact sizes, with its source
+    assert [(r["n"], r["measured"]) for r in t.rows if r["measured"] is not None] == list(data.pairs())
+    assert t.meta["measurement"] == data and t.meta["source"] == data.source.cite()
+    assert allreduce.HTSYM_ALLREDUCE_MEASURED == data.pairs()
+    # α_eff = n/p·(1/busbw − 1/β); the source's rounded 58 MB gives the inventory's 32.2 µs
+    assert row["alpha_eff"] == approx(tensor / 8 * (1 / row["measured"] - 1 / NVLINK4.beta), rel=1e-12)
+    stated = 58 * MB / 8 * (1 / row["measured"] - 1 / NVLINK4.beta)
+    assert in_us(stated) == approx(32.2, abs=0.05)
+    assert f"α_eff = {in_us(stated):.3g} µs" in t.notes["en"][2] and "58,720,256 B" in t.notes["en"][2]
+    assert t.notes["en"][2].startswith("Original notes:") and t.notes["zh"][2].startswith("原讲义：")
     assert t.find(n=10 * GB)["measured"] / NVLINK4.beta == approx(0.82, abs=0.005)
-    assert t.meta["source"] == allreduce.HTSYM_SOURCE and t.cell(0, "measured") == "—"
+    assert "How to Scale Your Model" in t.notes["en"][0] and data.source.url in t.notes["zh"][0]
+    assert "SHARP off" in t.title["en"] and "关闭 SHARP" in t.title["zh"] and t.cell(0, "measured") == "—"
 
 
 def test_03_4_broadcast_pipeline(tables):
@@ -229,7 +255,10 @@ def test_03_4_broadcast_pipeline(tables):
     assert best["k"] == 32 and round(best["vs_binomial"] * 100) == 46 and round(best["vs_bound"], 2) == 1.40
     assert in_us(t.meta["lower_bound"]) == approx(177.78, abs=0.005)
     assert t.meta["k_star"] == approx(32.66, abs=0.005) and in_us(t.meta["t_star"]) == approx(249.10, abs=0.005)
-    assert t.meta["t_k_plus_1"] < best["time"] and "F.28" in t.notes["en"][0]   # k = 33 is faster
+    assert t.meta["t_k_plus_1"] < best["time"] and t.meta["k_best"] == 33 == round(t.meta["k_star"])
+    assert "k = 33 (249.101 µs)" in t.notes["en"][0]
+    assert t.notes["en"][1].startswith("Original notes: k = 32 chunks is the best; here: k = 33")
+    assert "only the best power of two" in t.notes["en"][1] and t.notes["zh"][1].startswith("原讲义：")
     nv = t.part("03-4b")
     assert in_us(nv.find(schedule="binomial tree")["time"]) == approx(32.67, abs=0.005)
     nv_best = nv.find(schedule="chain, k = int(k*)")
@@ -255,7 +284,9 @@ def test_04_1_mapping(tables):
     assert [in_us(v) for v in f.column("flat")] == approx([32.67, 2696.7], abs=0.05)
     assert [in_us(v) for v in f.column("two_d")] == approx([14.67, 2678.7], abs=0.05)
     assert f.column("flat_rounds") == [30, 30] and f.column("two_d_rounds") == [12, 12]
-    assert "F.29" in t.notes["en"][0]
+    assert "1.11%" in t.notes["en"][0] and "2.22% with 2α per extra hop" in t.notes["en"][0]
+    assert t.notes["en"][1].startswith("Original notes: row-major ≈2 % slower")
+    assert "only the rule “2α per extra hop” rounds to 2 %" in t.notes["en"][1]
 
 
 def test_04_2_all_to_all(tables):
@@ -266,7 +297,9 @@ def test_04_2_all_to_all(tables):
     assert torus["topology"] == "2D torus 8×8" and torus["vs_switch"] == approx(3.2, abs=0.05)
     assert 2 <= ring["vs_bound"] <= 4 and 2 <= torus["vs_bound"] <= 4
     assert t.meta["p16_ring_vs_switch"] == approx(4.27, abs=0.01)
-    assert "F.30" in t.notes["en"][1] and "4.3×" in t.notes["en"][1]
+    assert "2.4–3.7×" in t.notes["en"][0] and "p−1 = 63" in t.notes["en"][0]
+    assert t.notes["en"][1].startswith("Original notes: the ring ≈16×")
+    assert "16.3× at p = 64, 4.3× at p = 16" in t.notes["en"][1] and "needs p = 64" in t.notes["en"][1]
 
 
 def test_04_3_hierarchical(tables):
@@ -285,6 +318,110 @@ def test_demo_parameters_are_keywords():
     assert len(t) == 1 and t.value(0, "ring") == approx(6 * (2e-6 + 1e6 / (4 * 450e9)))
     t = demos.DEMOS["04-3"](nodes=(2,), sizes=(64 * KB,))
     assert t.value(0, "speedup") == approx(3.97, abs=0.005)
+
+
+# --------------------------------------------------------------------- no narration, no IDs
+NARRATION = re.compile(r"lecture|讲义|\bF\.\d|flag|标记|seed \d{3}", re.I)
+ORIGINAL = {"en": "Original notes: ", "zh": "原讲义："}
+
+
+def _texts(t: Table, lang: str):
+    yield t.title[lang]
+    yield from t.headers[lang]
+    yield from t.labels.get(lang, {}).values()
+    yield from (c for row in t.cells(lang) for c in row)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_narration_and_no_internal_ids(tables, lang):
+    for top in tables.values():
+        for t in all_tables(top):
+            for text in _texts(t, lang):
+                assert not NARRATION.search(text), (t.key, text)
+            for note in t.notes.get(lang, []):
+                body = note.removeprefix(ORIGINAL[lang])   # the marked remark is the one exception
+                assert not NARRATION.search(body), (t.key, note)
+
+
+def _notes(t: Table, lang: str = "en") -> str:
+    return " ".join(n for part in all_tables(t) for n in part.notes.get(lang, []))
+
+
+def _both(t: Table) -> str:
+    return _notes(t, "en") + " " + _notes(t, "zh")
+
+
+def _has(text: str, *tokens: str) -> bool:
+    """Whether any token occurs as a whole number ("2 µs" is not in "32.2 µs", "8×" not in "3.98×")."""
+    return any(re.search(rf"(?<![\d.,/]){re.escape(tok)}(?!\d)", text) for tok in tokens)
+
+
+# --------------------------------------------------------------------- notes follow the parameters
+def test_notes_follow_parameters_01():
+    t = links.demo_01_2(p=16, inter=IB_HDR)
+    ratio = NVLINK4.beta / IB_HDR.beta
+    assert f"1/{ratio:.3g}" in _both(t) and "25 GB/s" in _both(t)
+    assert not _has(_both(t), "1/9", "50 GB/s")
+    t = links.demo_01_3(hops=(1, 3), hop_alpha=2.0)
+    assert t.column("alpha")[:2] == approx([ICI_V5E.alpha, 5 * ICI_V5E.alpha])   # α(1 + 2(h − 1))
+    en, zh = _notes(t), _notes(t, "zh")
+    assert "α·(1 + 2·(h − 1))" in en and "5 µs for 3 hops" in en and "3 跳是 5 µs" in zh
+    assert not _has(en + zh, "8 hops", "8 跳", "8 µs")
+
+
+def test_notes_follow_parameters_02():
+    b = semantics.demo_02_2(p=16).part("02-2b")
+    assert "1.875n" in _both(b) and "4n" in _both(b)
+    assert not _has(_both(b), "Original", "原讲义", "49", "62", "1.75n", "3n")
+    t = semantics.demo_02_3(p=16)
+    assert "1.875n" in _notes(t) and "recursive doubling sends the most on average (4n" in _notes(t)
+    assert not _has(_both(t), "1.75n", "3n")
+    assert "9-element" in _notes(semantics.demo_02_1(p=3))
+
+
+def test_notes_follow_parameters_03():
+    t = allreduce.demo_03_1(p=16, sizes=[1 * MB])
+    en = _notes(t)
+    assert "30 rounds cost 60 µs" in en and "p = 16" in en and "30 rounds to Rabenseifner's 8" in en
+    assert not _has(_both(t), "p = 8", "14", "28 µs")
+    t = allreduce.demo_03_2(ps=(8, 16, 32))
+    big = [r["ring"] for r in t.rows if r["n"] == 256 * MB]
+    assert f"{big[-1] / big[0] - 1:.0%}" in _notes(t) and "p = 32" in _notes(t)
+    assert not _has(_both(t), "512", "70%", "1022")
+    fast = Link("test link", 1e-6, NVLINK4.beta, "a test link")
+    t = allreduce.demo_03_3(link=fast)
+    mid = t.find(n=float(8192 * 3584 * 2))
+    assert f"{mid['alpha_eff'] / fast.alpha:.0f}× the link's 1 µs" in _notes(t)
+    assert not _has(_both(t), "16×", "16 倍", "2 µs", "Original", "原讲义")
+    t = allreduce.demo_03_4(n=4 * MB)
+    assert f"{t.meta['k_star']:.2f}" in _notes(t) and f"k = {t.meta['k_best']} (" in _notes(t)
+    assert not _has(_both(t), "Original", "原讲义", "32.66", "33", "249.10", "249.101")
+
+
+def test_notes_follow_parameters_04():
+    t = topology.demo_04_1(dims=(4, 2), n=16 * MB, seeds=(0,), median_seeds=4, extra_hop_alpha=3.0)
+    assert t.find(mapping="row-major, 3α per extra hop") and "seeds 0–3" in _notes(t)
+    assert "2 (p−1) = 14".replace(" ", "") in _notes(t).replace(" ", "")
+    assert not _has(_both(t), "Original", "原讲义", "2α", "2.6967", "0–19", "30")
+    t = topology.demo_04_2(p=16, check_p16=False)
+    assert "p−1 = 15" in _notes(t) and not _has(_both(t), "63", "Original", "原讲义", "16.3×")
+    t = topology.demo_04_3(nodes=(2, 4), gpus_per_node=4, sizes=(64 * KB,))
+    en = _notes(t)
+    assert all(v in en for v in ("2(4N−1)", "2×3", "n/4", "4 NICs"))
+    assert not _has(_both(t), "8N", "2×7", "n/8", "8 NICs", "8 块")
+
+
+def test_notes_follow_parameters_05():
+    t = inference.demo_05_3(tps=(4, 32))
+    assert "TP 32 on 4 nodes" in t.title["en"] and "4 nodes" in _notes(t) and "Up to 8 GPUs" in _notes(t)
+    assert not _has(t.title["en"] + _both(t), "2 nodes", "2 个节点", "TP 16")
+    t = inference.demo_05_5(nics=4, prompts=(1024, 8192))
+    lo, hi = min(t.column("ratio")), max(t.column("ratio"))
+    assert f"{lo:.2f}×–{hi:.2f}× slower than 4" in _notes(t) and t.headers["en"][3] == "4 NICs"
+    assert not _has(_both(t), "Original", "原讲义", "8×", "9×", "8 块", "8 倍")
+    t = inference.demo_05_4(eps=(4, 32))
+    assert t.headers["en"][5] == "vs EP 4 BF16" and set(t.column("ep")) == {4, 32}
+    assert "α = 10 µs" in " ".join(inference.demo_05_1(slow_alpha=10e-6, batches=(1,)).headers["en"])
 
 
 # --------------------------------------------------------------------- Table itself

@@ -1,5 +1,8 @@
-"""The link table reproduces the lecture's anchors (demo 01-1) and renders in both languages."""
+"""The link table reproduces the source's anchors (demo 01-1) and renders in both languages;
+the preset sources it draws on cite documents without narrating."""
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -11,7 +14,7 @@ from commbook.units import GB, KB, MB
 LINKS = [hw.NVLINK4, hw.NVLINK5, hw.IB_NDR, hw.IB_HDR, hw.PCIE_GEN5, hw.ROCE_100G, hw.ICI_V5E]
 
 
-def test_anchors_of_the_lecture():
+def test_anchors_of_the_link_table():
     nvl, ib, ici = link_table([hw.NVLINK4, hw.IB_NDR, hw.ICI_V5E], [4 * KB])
     assert nvl.n_half == pytest.approx(900 * KB)
     assert ib.n_half == pytest.approx(250 * KB)
@@ -67,3 +70,15 @@ def test_only_lecture_demo_keys_get_the_demo_prefix():
     assert "<caption>演示 02-2b：链路</caption>" in t("02-2b").to_html("zh")
     assert "<caption>Links</caption>" in t("hardware").to_html("en")
     assert t("hardware").to_text("zh").startswith("链路")
+
+
+@pytest.mark.parametrize("preset", sorted({**hw.LINKS, **hw.CHIPS}))
+def test_preset_sources_cite_a_document_without_narrating(preset):
+    """The sources appear in the presets table of the §0 page: each names a datasheet, spec,
+    report or book, says when α is assumed, and never narrates the lecture."""
+    obj = hw.LINKS.get(preset) or hw.CHIPS[preset]
+    assert not re.search(r"lecture|讲义|seed \d", obj.source, re.I), obj.source
+    assert re.search(r"datasheet|spec|Report|Table \d|How to Scale Your Model|export variant",
+                     obj.source), obj.source
+    if isinstance(obj, hw.Link) and obj.alpha_range is None:
+        assert "assumed" in obj.source, obj.source   # no datasheet gives α

@@ -27,8 +27,8 @@ __all__ = [
     "H100", "H200", "H800",
 ]
 
-_LECTURE = "Lecture P5 §0.4 (assumed α; public one-direction β)"
-_CH_T1 = "Chapter 'Collective Communication', Table 1 (α = midpoint of the stated range)"
+_CH_T1 = ("Scaling Machine Learning Systems, Vol. II, ch. 06 'Collective Communication', Table 1 "
+          "(interconnect parameters; α = midpoint of the stated range)")
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,9 @@ class Link:
 
 NVLINK4 = Link(
     "NVLink 4 (H100)", 2e-6, 450 * GB,
-    _LECTURE + "; NVIDIA H100 datasheet: 18 links x 25 GB/s = 450 GB/s per direction "
-    "(900 GB/s bidirectional)",
+    "α = 2 µs assumed, a typical start-up for one message between GPUs of a node (no "
+    "datasheet gives it); β: NVIDIA H100 Tensor Core GPU datasheet, NVLink 900 GB/s = 18 links "
+    "x 25 GB/s = 450 GB/s per direction",
 )
 NVLINK4_CHAPTER = Link(
     "NVLink 4 (chapter)", 1.5e-6, 450 * GB, _CH_T1 + ": 1-2 µs, 450 GB/s, n* ~ 0.7 MB",
@@ -76,7 +77,7 @@ NVLINK4_CHAPTER = Link(
 NVLINK5 = Link(
     "NVLink 5 (GB200 NVL72)", 2e-6, 900 * GB,
     "NVIDIA GB200 NVL72 spec: 1.8 TB/s NVLink per GPU bidirectional = 900 GB/s per "
-    "direction (lecture §2.3); α assumed as for NVLink 4",
+    "direction; α assumed as for NVLink 4",
 )
 NVLINK_H800 = Link(
     "NVLink (H800)", 2e-6, 160 * GB,
@@ -85,7 +86,9 @@ NVLINK_H800 = Link(
 )
 IB_NDR = Link(
     "InfiniBand NDR", 5e-6, 50 * GB,
-    _LECTURE + "; ConnectX-7 400 Gb/s = 50 GB/s per NIC",
+    "α = 5 µs assumed, a typical start-up for one RDMA message through a NIC and a switch "
+    "(no datasheet gives it); β: NVIDIA ConnectX-7 datasheet, NDR 400 Gb/s = 50 GB/s per NIC "
+    "per direction",
 )
 IB_NDR_CHAPTER = Link(
     "InfiniBand NDR (chapter)", 2e-6, 50 * GB, _CH_T1 + ": 1-3 µs, 50 GB/s per port, n* ~ 100 KB",
@@ -106,8 +109,8 @@ ROCE_100G = Link(
 )
 ICI_V5E = Link(
     "TPU v5e ICI", 1e-6, 45 * GB,
-    _LECTURE + "; How to Scale Your Model ch. 2: v5e ICI 4.5e10 B/s one way per link, "
-    "~1 µs per hop",
+    "How to Scale Your Model, ch. 2 'How to Think About TPUs': v5e ICI 4.5e10 B/s one way "
+    "per link; α = 1 µs assumed, the order of magnitude it gives per hop",
 )
 
 LINKS: dict[str, Link] = {

@@ -1,7 +1,8 @@
-"""Lecture P5 §5 tables (script 03): all-reduce algorithms by size and by p, model vs
+"""P5 §5 tables (script 03): all-reduce algorithms by size and by p, model vs
 measurement, the pipelined chain broadcast."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 from ... import cost
@@ -9,10 +10,11 @@ from ...bandwidth import algbw, busbw
 from ...collectives import all_reduce, broadcast, t_formula
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
+from ...measured import Measurement, Point, load
 from ..tables import algorithm_labels, Table, bilingual, bilingual_notes, fmt_pct, fmt_ratio
 from ...topology import Switch
 from ...units import GB, KB, MB, fmt_bytes, fmt_rate, fmt_time, us
-from .common import US2
+from .common import US2, original_note
 
 
 _SIX = ("ring", "rd", "rabenseifner", "tree", "naive", "innet")
@@ -45,7 +47,10 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
         row.update({a: all_reduce(c, nbytes=n, algorithm=a).time for a in _SIX})
         row["best"] = min(_SIX[:-1], key=lambda a: row[a])
         rows.append(row)
+    innet_best = all(r["innet"] < min(r[a] for a in _SIX[:-1]) for r in rows)
     ab = link.alpha * link.beta
+    rounds = {a: all_reduce(c, nbytes=sizes[0], algorithm=a).rounds for a in ("ring", "rabenseifner")}
+    ring_lat, rab_lat = (t_formula(a, p, 0, link.alpha, link.beta) for a in ("ring", "rabenseifner"))
     xs = [("naive → RD", _linear_crossover("naive", "rd", p, link.alpha, link.beta),
            "2α + 2(p−1)n/β = log₂p·(α + n/β)"),
           ("RD → Rabenseifner", _linear_crossover("rd", "rabenseifner", p, link.alpha, link.beta),
@@ -63,8 +68,14 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
         formats={"n": fmt_bytes, "in_nhalf": lambda v: f"{v:.3g}"},
         labels={"zh": {"naive → RD": "朴素 → 递归倍增", "RD → Rabenseifner": "递归倍增 → Rabenseifner",
                        "RD ↔ ring": "递归倍增 ↔ ring"}},
-        notes=bilingual_notes(("Ring never beats Rabenseifner at p = 8: their bytes are equal and ring takes more rounds.",
-                      "p = 8 时 ring 永远赢不了 Rabenseifner：字节相同，ring 步数更多。")),
+        notes=bilingual_notes(
+            (f"Ring never beats Rabenseifner at p = {p}: their bytes are equal and ring takes "
+             f"{rounds['ring']} rounds to Rabenseifner's {rounds['rabenseifner']}.",
+             f"p = {p} 时 ring 始终赢不了 Rabenseifner：两者字节相同，ring 要 {rounds['ring']} 步，"
+             f"Rabenseifner 只要 {rounds['rabenseifner']} 步。") if ring_lat > rab_lat * (1 + 1e-12) else
+            (f"At p = {p} ring and Rabenseifner take the same time: equal bytes and "
+             f"{rounds['ring']} rounds each.",
+             f"p = {p} 时 ring 与 Rabenseifner 用时相同：字节相同，都是 {rounds['ring']} 步。")),
         meta={"naive_rd": xs[0][1], "rd_rab": xs[1][1], "rd_ring": xs[2][1]},
     )
     return Table(
@@ -80,11 +91,13 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
         formats={"n": fmt_bytes, **{a: US2 for a in _SIX}},
         labels=algorithm_labels("all_reduce"),
         notes=bilingual_notes(
-            (f"Ring's {2 * (p - 1)} rounds cost {2 * (p - 1) * link.alpha / us:.0f} µs of latency "
-             "alone. In-network reduction (α + n/β) is fastest at every size, so the winner column "
-             "leaves it out.",
-             f"ring 的 {2 * (p - 1)} 步光延迟就是 {2 * (p - 1) * link.alpha / us:.0f} µs。"
-             "交换机内归约（α + n/β）在所有大小上都最快，所以“最快”一列不算它。"),
+            (f"Ring's {rounds['ring']} rounds cost {fmt_time(rounds['ring'] * link.alpha)} of latency "
+             "alone. In-network reduction (α + n/β) "
+             + ("is fastest at every size, so" if innet_best else "needs a switch that reduces;")
+             + " the winner column leaves it out.",
+             f"ring 的 {rounds['ring']} 步光延迟就是 {fmt_time(rounds['ring'] * link.alpha)}。交换机内归约（α + n/β）"
+             + ("在所有大小上都最快，所以" if innet_best else "要靠能做归约的交换机，")
+             + "“最快”一列不算它。"),
         ),
         parts=[cross],
     )
@@ -111,6 +124,28 @@ def demo_03_2(ps: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
             rows.append(row)
     big = [r for r in rows if r["n"] == max(sizes)]
     growth = big[-1]["ring"] / big[0]["ring"] - 1
+    rab_growth = big[-1]["rabenseifner"] / big[0]["rabenseifner"] - 1
+    p_hi = ps[-1]
+    small = next(r for r in rows if r["n"] == min(sizes) and r["p"] == p_hi)
+    lat_hi = small["ring_rounds"] * link.alpha
+    notes = [(f"Small messages ({fmt_bytes(min(sizes))}): each of ring's 2(p−1) rounds pays "
+              f"α = {fmt_time(link.alpha)}, {small['ring_rounds']} rounds = {fmt_time(lat_hi)} at "
+              f"p = {p_hi}. Large messages ({fmt_bytes(max(sizes))}): from p = {ps[0]} to p = {p_hi} "
+              f"ring grows {growth:.0%}, Rabenseifner {rab_growth:.0%}.",
+              f"小消息（{fmt_bytes(min(sizes))}）：ring 的 2(p−1) 步每步付 α = {fmt_time(link.alpha)}，"
+              f"p = {p_hi} 时共 {small['ring_rounds']} 步，合 {fmt_time(lat_hi)}。大消息（{fmt_bytes(max(sizes))}）："
+              f"从 p = {ps[0]} 到 p = {p_hi}，ring 变慢 {growth:.0%}，Rabenseifner 变慢 {rab_growth:.0%}。")]
+    if growth >= 0.01:
+        big_lat = big[-1]["ring_rounds"] * link.alpha
+        notes.append(original_note(
+            ("for large messages ring's time does not depend on p",
+             f"at {fmt_bytes(max(sizes))} it grows {growth:.0%} from p = {ps[0]} to p = {p_hi}",
+             f"each of its 2(p−1) rounds still pays α: {fmt_time(big_lat)} of its "
+             f"{fmt_time(big[-1]['ring'])} at p = {p_hi}"),
+            ("大消息下 ring 的时间与 p 无关",
+             f"{fmt_bytes(max(sizes))} 时从 p = {ps[0]} 到 p = {p_hi} 变慢 {growth:.0%}",
+             f"它的 2(p−1) 步每步仍要付 α，p = {p_hi} 时 {fmt_time(big[-1]['ring'])} 里有 "
+             f"{fmt_time(big_lat)} 是延迟")))
     cols = ["n", "p"] + [k for a in algos for k in (a, f"{a}_rounds")]
     t = lambda v: fmt_time(v, 4)
     return Table(
@@ -122,61 +157,108 @@ def demo_03_2(ps: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
                  "zh": ["n", "p", "ring", "步数", "递归倍增", "步数", "Rabenseifner", "步数"]},
         rows=rows,
         formats={"n": fmt_bytes, **{a: t for a in algos}},
-        notes=bilingual_notes(
-            (f"Small messages: ring's 2(p−1) rounds each pay α = {link.alpha / us:g} µs. Large "
-             f"messages: ring grows {growth:.0%} from p = {ps[0]} to p = {ps[-1]} (flag F.27: "
-             "nearly p-independent only up to p ≈ 64); Rabenseifner stays within "
-             f"{big[-1]['rabenseifner'] / big[0]['rabenseifner'] - 1:.0%}.",
-             f"小消息：ring 的 2(p−1) 步每步付 α = {link.alpha / us:g} µs。大消息：ring 从 "
-             f"p = {ps[0]} 到 p = {ps[-1]} 变慢 {growth:.0%}（标记 F.27：只在 p ≈ 64 以内近似与 p 无关）；"
-             f"Rabenseifner 只慢 {big[-1]['rabenseifner'] / big[0]['rabenseifner'] - 1:.0%}。"),
-        ),
+        notes=bilingual_notes(*notes),
     )
 
 
-HTSYM_SOURCE = (
-    "J. Austin et al., How to Scale Your Model, ch. 12 'How to Think About GPUs' "
-    "(https://jax-ml.github.io/scaling-book/gpus/): all-reduce on 8×H100 with SHARP off, "
-    "≈370 GB/s bus bandwidth for large messages (near 10 GB) and ≈150 GB/s at "
-    "bf16[8192, 3584] (≈58 MB); numbers as stated in the text, not digitized from its plot"
-)
-"""Where :data:`HTSYM_ALLREDUCE_MEASURED` comes from."""
+HTSYM = "htsym_allreduce_8xh100"
+"""The data set (``data/measured/htsym_allreduce_8xh100.json``) demo 03-3 compares with:
+all-reduce bus bandwidth on 8×H100 with SHARP off, How to Scale Your Model ch. 12."""
 
-HTSYM_ALLREDUCE_MEASURED: tuple[tuple[float, float], ...] = ((58 * MB, 150 * GB), (10 * GB, 370 * GB))
-"""Measured all-reduce bus bandwidth, (message bytes, busbw bytes/s), on 8×H100 with
-SHARP off, only the two points stated in words by :data:`HTSYM_SOURCE` (decimal 58 MB,
-as the lecture writes it; bf16[8192, 3584] is exactly 58,720,256 B)."""
+HTSYM_ALLREDUCE_MEASURED: tuple[tuple[float, float], ...] = load(HTSYM).pairs()
+"""``(bytes, busbw)`` of the points of :data:`HTSYM`, read from its data file (kept for the
+pages that unpack it; new code calls ``commbook.measured.load(HTSYM)``)."""
+
+
+ORIGINAL_03_3 = {"p": 8, "link": NVLINK4}
+"""The original notes' model setting for demo 03-3: their effective α used the size the
+source rounds to (a point's ``stated_bytes``), which demo 03-3 reconciles."""
+
+
+def _measurement(measured: Measurement | Sequence[tuple[float, float]] | None) -> Measurement:
+    """The data set of demo 03-3: :data:`HTSYM` by default; ``(bytes, busbw)`` pairs replace
+    its points and keep its source."""
+    if isinstance(measured, Measurement):
+        return measured
+    data = load(HTSYM)
+    if measured is None:
+        return data
+    return replace(data, points=tuple(Point(bytes=float(n), busbw=float(b)) for n, b in measured))
 
 
 def demo_03_3(p: int = 8, link: Link = NVLINK4,
-              sizes: Sequence[float] = (1 * MB, 8 * MB, 58 * MB, 256 * MB, 1 * GB, 10 * GB),
-              measured: Sequence[tuple[float, float]] = HTSYM_ALLREDUCE_MEASURED) -> Table:
-    """Demo 03-3 (lecture §5.6 "模型 vs 实测"): ring all-reduce model (p = 8, NVLink)
-    algbw and busbw vs the measured busbw of :data:`HTSYM_ALLREDUCE_MEASURED`.
+              sizes: Sequence[float] = (1 * MB, 8 * MB, 256 * MB, 1 * GB, 10 * GB),
+              measured: Measurement | Sequence[tuple[float, float]] | None = None) -> Table:
+    """Demo 03-3 (§5.6 "模型 vs 实测"): ring all-reduce model (p = 8, NVLink) algbw and
+    busbw vs a measured busbw (default: the data set :data:`HTSYM`, read by
+    :func:`commbook.measured.load`).
 
-    busbw = algbw · 2(p−1)/p.  Effective α implied by a measured point: the α that makes
-    the model's time 2(p−1)α + 2(p−1)/p·n/β equal the measured 2(p−1)/p·n/busbw.
-    Anchors: model busbw 1 MB 54.9, 8 MB 236.8, 58 MB 400.3, 256 MB 437.7, 1 GB 446.8,
-    10 GB 449.7 GB/s; 150 GB/s at 58 MB implies α_eff ≈ 32.2 µs.  Only the two measured
-    points the source states are shown (no curve is invented).
+    Rows: ``sizes`` and the measured sizes.  busbw = algbw · 2(p−1)/p.  Effective α implied
+    by a measured point: the α that makes the model's time 2(p−1)α + 2(p−1)/p·n/β equal the
+    measured 2(p−1)/p·n/busbw.  Anchors: model busbw 1 MB 54.9, 8 MB 236.8, 58 MB 400.3,
+    256 MB 437.7, 1 GB 446.8, 10 GB 449.7 GB/s; 150 GB/s at 58 MB implies α_eff ≈ 32.2 µs,
+    at the tensor's exact 58,720,256 B 32.6 µs.  Only the points the source states are
+    shown (no curve is invented).
     """
+    data = _measurement(measured)
     c = VirtualCluster(Switch(p, link))
-    meas = dict(measured)
+    meas = {pt.bytes: pt for pt in data.points if pt.busbw is not None}
     f = 2 * (p - 1) / p
+    alpha_eff = lambda n, bw: (f * n / bw - f * n / link.beta) / (2 * (p - 1))
     rows = []
     for n in sorted(set(map(float, sizes)) | set(meas)):
         t = all_reduce(c, nbytes=n).time
-        m = meas.get(n)
-        a_eff = None if m is None else (f * n / m - f * n / link.beta) / (2 * (p - 1))
-        rows.append({"n": n, "time": t, "algbw": algbw(n, t),
-                     "busbw": busbw("all_reduce", n, t, p), "measured": m, "alpha_eff": a_eff,
-                     "ratio": None if m is None else m / busbw("all_reduce", n, t, p)})
+        m = meas[n].busbw if n in meas else None
+        bus = busbw("all_reduce", n, t, p)
+        rows.append({"n": n, "time": t, "algbw": algbw(n, t), "busbw": bus, "measured": m,
+                     "alpha_eff": None if m is None else alpha_eff(n, m),
+                     "ratio": None if m is None else m / bus})
     with_meas = [r for r in rows if r["measured"] is not None]
     mid, top = with_meas[0], with_meas[-1]
+    sy, sharp = data.system, data.conditions.get("sharp")
+    machine = f"{sy.gpus}×{sy.gpu}"
+    cond = {"en": {False: "SHARP off", True: "SHARP on", None: ""}[sharp],
+            "zh": {False: "关闭 SHARP", True: "开启 SHARP", None: ""}[sharp]}
+    setup = {"en": f"{machine}, {cond['en']}" if cond["en"] else machine,
+             "zh": f"{machine}，{cond['zh']}" if cond["zh"] else machine}
+    approx = all(pt.approximate for pt in meas.values())
+    src = data.source
+    chap = {"en": f", ch. {src.chapter}" if src.chapter else "", "zh": f" 第 {src.chapter} 章" if src.chapter else ""}
+    notes = [
+        (f"Measured: {data.collective.replace('_', '-')} bus bandwidth ({setup['en']}), "
+         + ("values stated approximately in the text of " if approx else "from ")
+         + f"{src.title}{chap['en']} ({src.url}).",
+         f"实测：{data.collective.replace('_', '-')} 的 busbw（{setup['zh']}），"
+         + ("取自" if not approx else "是")
+         + f" {src.title}{chap['zh']}（{src.url}）" + ("正文里给出的约数。" if approx else "。")),
+        (f"Implied α_eff solves 2(p−1)α + 2(p−1)/p·n/β = 2(p−1)/p·n/busbw: at {fmt_bytes(mid['n'])} "
+         f"it is {fmt_time(mid['alpha_eff'], 3)} per round, {mid['alpha_eff'] / link.alpha:.0f}× the link's "
+         f"{fmt_time(link.alpha)}. At {fmt_bytes(top['n'])} the model already reaches "
+         f"{top['busbw'] / link.beta:.1%} of β, so the measured {top['measured'] / link.beta:.0%} of β is "
+         "bandwidth lost, not latency.",
+         "有效 α 由 2(p−1)α + 2(p−1)/p·n/β = 2(p−1)/p·n/busbw 解出："
+         f"{fmt_bytes(mid['n'])} 时每步 {fmt_time(mid['alpha_eff'], 3)}，是链路 {fmt_time(link.alpha)} 的 "
+         f"{mid['alpha_eff'] / link.alpha:.0f} 倍。{fmt_bytes(top['n'])} 时模型已达到 β 的 "
+         f"{top['busbw'] / link.beta:.1%}，实测只有 β 的 {top['measured'] / link.beta:.0%}，"
+         "差的是带宽，不是延迟。"),
+    ]
+    for pt in meas.values():
+        if (p, link) == (ORIGINAL_03_3["p"], ORIGINAL_03_3["link"]) and pt.stated_bytes not in (None, pt.bytes):
+            a_stated, a_exact = alpha_eff(pt.stated_bytes, pt.busbw), alpha_eff(pt.bytes, pt.busbw)
+            what = pt.label or fmt_bytes(pt.bytes)
+            notes.append(original_note(
+                (f"{what} taken as {fmt_bytes(pt.stated_bytes)}, which gives α_eff = {fmt_time(a_stated, 3)}",
+                 f"its exact size, {pt.bytes:,.0f} B ({fmt_bytes(pt.bytes, digits=4)}), gives "
+                 f"α_eff = {fmt_time(a_exact, 3)}",
+                 f"the source rounds the size of {what} to {fmt_bytes(pt.stated_bytes)}"),
+                (f"把 {what} 按 {fmt_bytes(pt.stated_bytes)} 算，得 α_eff = {fmt_time(a_stated, 3)}",
+                 f"按它的确切大小 {pt.bytes:,.0f} B（{fmt_bytes(pt.bytes, digits=4)}）算，"
+                 f"α_eff = {fmt_time(a_exact, 3)}",
+                 f"出处把 {what} 的大小取整成了 {fmt_bytes(pt.stated_bytes)}")))
     return Table(
         key="03-3",
-        title=bilingual(f"ring all-reduce, p = {p}, {link.name}: model vs measurement (8×H100, SHARP off)",
-                     f"ring all-reduce，p = {p}，{link.name}：模型对比实测（8×H100，关闭 SHARP）"),
+        title=bilingual(f"ring all-reduce, p = {p}, {link.name}: model vs measurement ({setup['en']})",
+                        f"ring all-reduce，p = {p}，{link.name}：模型对比实测（{setup['zh']}）"),
         columns=["n", "time", "algbw", "busbw", "measured", "ratio", "alpha_eff"],
         headers={"en": ["n", "model time", "model algbw", "model busbw", "measured busbw",
                         "measured / model", "implied α_eff"],
@@ -185,19 +267,14 @@ def demo_03_3(p: int = 8, link: Link = NVLINK4,
         rows=rows,
         formats={"n": fmt_bytes, "time": lambda v: fmt_time(v, 4), "algbw": fmt_rate,
                  "busbw": fmt_rate, "measured": fmt_rate, "ratio": fmt_pct, "alpha_eff": lambda v: fmt_time(v, 3)},
-        notes=bilingual_notes(
-            ("Measured: " + HTSYM_SOURCE + ". Implied α_eff solves 2(p−1)α + 2(p−1)/p·n/β = "
-             f"2(p−1)/p·n/busbw: at {fmt_bytes(mid['n'])} a per-round α {mid['alpha_eff'] / link.alpha:.0f}× "
-             f"the link's {fmt_time(link.alpha)}; at {fmt_bytes(top['n'])} the gap is bandwidth "
-             f"(measured busbw = {top['measured'] / link.beta:.0%} of β), not latency.",
-             "实测：How to Scale Your Model 第 12 章（8×H100，关闭 SHARP）文中给出的两个数："
-             "大消息（约 10 GB）≈370 GB/s，bf16[8192, 3584]（≈58 MB）≈150 GB/s；未从图中取点。"
-             "有效 α 由 2(p−1)α + 2(p−1)/p·n/β = 2(p−1)/p·n/busbw 解出："
-             f"{fmt_bytes(mid['n'])} 时每步约为链路 {fmt_time(link.alpha)} 的 {mid['alpha_eff'] / link.alpha:.0f} 倍；"
-             f"{fmt_bytes(top['n'])} 时差距来自带宽（实测 busbw 为 β 的 {top['measured'] / link.beta:.0%}），不是延迟。"),
-        ),
-        meta={"source": HTSYM_SOURCE},
+        notes=bilingual_notes(*notes),
+        meta={"measurement": data, "source": src.cite()},
     )
+
+
+ORIGINAL_03_4 = {"p": 8, "n": 8 * MB, "link": ICI_V5E, "k": 32}
+"""The original notes' pipelined chain broadcast (p, n, link) and the chunk count they call
+the best (demo 03-4 reconciles it)."""
 
 
 def demo_03_4(p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
@@ -209,7 +286,8 @@ def demo_03_4(p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
     Anchors (µs): flat 1,245.44; binomial 536.33; chain k = 1…128: 1251.44, 719.11, 454.44,
     325.11, 266.44, 249.11, 264.44, 320.11; lower bound n/β 177.78; k* = 32.66, T* = 249.10;
     chain k = 32 is 46 % of binomial, 1.40× the bound.  Flag F.28: k = 33 is 0.01 µs faster
-    than k = 32 (k = 32 is best only among powers of two); the row "int(k*)" uses floor.
+    than k = 32 (k = 32 is best only among powers of two, :data:`ORIGINAL_03_4`); the row
+    "int(k*)" uses floor.
     Part "03-4b": NVLink 4 MB (4.44 n½): binomial 32.67 vs chain k = int(k*) = 5 41.56 µs.
     """
     c = VirtualCluster(Switch(p, link))
@@ -225,8 +303,33 @@ def demo_03_4(p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
     rows.append({"schedule": "lower bound n/β", "k": None, "time": lb})
     for r in rows:
         r["vs_binomial"], r["vs_bound"] = r["time"] / t_bin, r["time"] / lb
-    t33 = broadcast(c, nbytes=n, algorithm="chain", chunks=k_int + 1).time
-    t32 = broadcast(c, nbytes=n, algorithm="chain", chunks=k_int).time
+    chain_t = lambda k: broadcast(c, nbytes=n, algorithm="chain", chunks=k).time
+    t_up, t_int = chain_t(k_int + 1), chain_t(k_int)
+    k_best = k_int + 1 if t_up < t_int else k_int    # T(k) is convex: the optimum is floor or ceil of k*
+    t_best = min(t_up, t_int)
+    pow2 = [r for r in rows if r["k"] is not None and r["k"] & (r["k"] - 1) == 0]
+    best_pow2 = min(pow2, key=lambda r: r["time"])["k"] if pow2 else None
+    notes = [(f"k* = √((p−2)n/(αβ)) = {k_star:.2f}, T* = (√((p−2)α) + √(n/β))² = {t_star / us:.2f} µs. "
+              f"The best whole number of chunks is k = {k_best} ({t_best / us:.3f} µs); the row "
+              f"“chain, k = int(k*)” has k = {k_int}"
+              + ("." if k_best == k_int else f", {(t_int - t_best) / us:.3f} µs slower."),
+              f"k* = √((p−2)n/(αβ)) = {k_star:.2f}，T* = (√((p−2)α) + √(n/β))² = {t_star / us:.2f} µs。"
+              f"块数取整数时最好的是 k = {k_best}（{t_best / us:.3f} µs）；“流水线链，k = int(k*)”一行用的是 "
+              f"k = {k_int}" + ("。" if k_best == k_int else f"，慢 {(t_int - t_best) / us:.3f} µs。"))]
+    o = ORIGINAL_03_4
+    if (p, n, link) == (o["p"], o["n"], o["link"]) and k_best != o["k"]:
+        t_o = chain_t(o["k"])
+        pow2_en = f"; {o['k']} is only the best power of two" if best_pow2 == o["k"] else ""
+        pow2_zh = f"；{o['k']} 只是 2 的幂里最好的" if best_pow2 == o["k"] else ""
+        notes.append(original_note(
+            (f"k = {o['k']} chunks is the best",
+             f"k = {k_best} takes {t_best / us:.3f} µs, {(t_o - t_best) / us:.3f} µs less than "
+             f"k = {o['k']} ({t_o / us:.3f} µs)",
+             f"k* = {k_star:.2f} lies nearer {round(k_star)}{pow2_en}"),
+            (f"k = {o['k']} 块最好",
+             f"k = {k_best} 要 {t_best / us:.3f} µs，比 k = {o['k']}（{t_o / us:.3f} µs）少 "
+             f"{(t_o - t_best) / us:.3f} µs",
+             f"k* = {k_star:.2f} 更靠近 {round(k_star)}{pow2_zh}")))
 
     cn = VirtualCluster(Switch(p, nv_link))
     nk, nt = cost.chain_broadcast_optimum(p, nv_n, nv_link.alpha, nv_link.beta)
@@ -234,6 +337,8 @@ def demo_03_4(p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
     for k in sorted({4, int(nk), 8}):
         nrows.append({"schedule": "chain, k = int(k*)" if k == int(nk) else "chain", "k": k,
                       "time": broadcast(cn, nbytes=nv_n, algorithm="chain", chunks=k).time})
+    t_nb = nrows[0]["time"]
+    t_nc = min(r["time"] for r in nrows[1:])
     nrows.append({"schedule": "lower bound n/β", "k": None, "time": nv_n / nv_link.beta})
     zh = {"flat (naive)": "朴素（根直接发）", "binomial tree": "二项树", "chain": "流水线链",
           "chain, k = int(k*)": "流水线链，k = int(k*)", "lower bound n/β": "下界 n/β"}
@@ -244,9 +349,15 @@ def demo_03_4(p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
         columns=["schedule", "k", "time"],
         headers={"en": ["schedule", "chunks k", "time (µs)"], "zh": ["算法", "块数 k", "时间（µs）"]},
         rows=nrows, formats={"time": US2}, labels={"zh": zh},
-        notes=bilingual_notes((f"k* = {nk:.2f}, T* = {nt / us:.2f} µs: a message only a few n½ long gains nothing "
-                      "from pipelining; the binomial tree wins.",
-                      f"k* = {nk:.2f}，T* = {nt / us:.2f} µs：消息只有几个 n½ 时流水线反而吃亏，二项树更快。")),
+        notes=bilingual_notes(
+            (f"k* = {nk:.2f}, T* = {nt / us:.2f} µs: at {nv_n / nv_link.n_half:.3g} n½ "
+             + (f"pipelining gains nothing, the binomial tree ({fmt_time(t_nb, 4)}) beats the best chain "
+                f"({fmt_time(t_nc, 4)})." if t_nb < t_nc else
+                f"the best chain ({fmt_time(t_nc, 4)}) beats the binomial tree ({fmt_time(t_nb, 4)})."),
+             f"k* = {nk:.2f}，T* = {nt / us:.2f} µs：消息只有 {nv_n / nv_link.n_half:.3g} 个 n½ 时，"
+             + (f"流水线占不到便宜，二项树（{fmt_time(t_nb, 4)}）比最好的链（{fmt_time(t_nc, 4)}）快。"
+                if t_nb < t_nc else
+                f"最好的链（{fmt_time(t_nc, 4)}）比二项树（{fmt_time(t_nb, 4)}）快。"))),
         meta={"k_star": nk, "t_star": nt},
     )
     return Table(
@@ -259,15 +370,7 @@ def demo_03_4(p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
         rows=rows,
         formats={"time": US2, "vs_binomial": fmt_pct, "vs_bound": fmt_ratio(2)},
         labels={"zh": zh},
-        notes=bilingual_notes(
-            (f"k* = √((p−2)n/(αβ)) = {k_star:.2f}, T* = (√((p−2)α) + √(n/β))² = {t_star / us:.2f} µs. "
-             f"Flag F.28: k = {k_int + 1} takes {t33 / us:.3f} µs, {(t32 - t33) / us:.3f} µs less than "
-             f"k = {k_int} ({t32 / us:.3f} µs); {k_int} is the best power of two, and int(k*) "
-             "reproduces both this table and the NVLink one.",
-             f"k* = √((p−2)n/(αβ)) = {k_star:.2f}，T* = (√((p−2)α) + √(n/β))² = {t_star / us:.2f} µs。"
-             f"标记 F.28：k = {k_int + 1} 要 {t33 / us:.3f} µs，比 k = {k_int}（{t32 / us:.3f} µs）"
-             f"快 {(t32 - t33) / us:.3f} µs；{k_int} 只是 2 的幂里最好的，取 int(k*) 能同时复现本表和 NVLink 那张。"),
-        ),
-        meta={"k_star": k_star, "t_star": t_star, "lower_bound": lb, "t_k_plus_1": t33},
+        notes=bilingual_notes(*notes),
+        meta={"k_star": k_star, "t_star": t_star, "lower_bound": lb, "t_k_plus_1": t_up, "k_best": k_best},
         parts=[nv],
     )

@@ -1,10 +1,12 @@
-"""Lecture P5 §2–§3 tables (script 01): links, topologies, point-to-point costs.
+"""P5 §2–§3 tables (script 01): links, topologies, point-to-point costs.
 
 Each function rebuilds one demo table as a :class:`commbook.book.tables.Table`; the
 script prints it with ``to_text`` and the pages show it with ``to_html``."""
 from __future__ import annotations
 
 from typing import Sequence
+
+import numpy as np
 
 from ...collectives import send_recv
 from ...comm_sim import VirtualCluster
@@ -47,10 +49,11 @@ def demo_01_1(links: Sequence[Link] = (NVLINK4, IB_NDR, ICI_V5E, NVLINK5, IB_HDR
         formats={"alpha": lambda a: fmt_time(a, 3), "beta": GBPS, "n_half": fmt_bytes,
                  **{c: fmt_bw_pct for c in size_cols}},
         notes=bilingual_notes(
-            ("At n = n½ every link delivers exactly β/2 (50 %); α values are assumed "
-             "magnitudes (lecture §0.4), decimal units (1 KB = 1000 B).",
-             "消息等于 n½ 时每条链路恰好拿到 β/2（50%）；α 是假设的量级（讲义 §0.4），"
-             "十进制单位（1 KB = 1000 B）。"),
+            ("At n = n½ every link delivers exactly β/2 (50 %). β is the one-way figure of "
+             "each link's datasheet; α is an assumed order of magnitude (each preset names its "
+             "source). Decimal units (1 KB = 1000 B).",
+             "消息恰为 n½ 时，每条链路都正好得到 β/2（50%）。β 取各链路资料中的单向数值，"
+             "α 只是假定的量级（每个预设都注明了出处）。单位按十进制（1 KB = 1000 B）。"),
         ),
         meta={"sizes": tuple(float(n) for n in sizes)},
     )
@@ -81,6 +84,7 @@ def demo_01_2(p: int = 64, link: Link = ICI_V5E, intra: Link = NVLINK4, inter: L
         (f"two-level {nodes}×{gpus_per_node}", TwoLevel(nodes, gpus_per_node, intra, inter)),
     ]
     rows = []
+    ratio = f"1/{intra.beta / inter.beta:.3g}"
     for name, t in topos:
         links = f"{intra.name} + {inter.name}" if isinstance(t, TwoLevel) else link.name
         rows.append({"topology": name, "links": links, "ports": t.ports_per_device,
@@ -103,59 +107,81 @@ def demo_01_2(p: int = 64, link: Link = ICI_V5E, intra: Link = NVLINK4, inter: L
         labels={"zh": zh},
         notes=bilingual_notes(
             ("Bisection per device = bisection / (p/2). Two-level: across nodes each GPU has "
-             f"its NIC ({fmt_gbps(inter.beta)}), 1/{intra.beta / inter.beta:.0f} of NVLink's "
-             f"{fmt_gbps(intra.beta)}; its diameter counts "
-             "leaf–spine–leaf hops.",
-             "每设备对分带宽 = 对分带宽 / (p/2)。两级网络跨节点时每块 GPU 只有它的网卡"
-             f"（{fmt_gbps(inter.beta)}），是 NVLink（{fmt_gbps(intra.beta)}）的 "
-             f"1/{intra.beta / inter.beta:.0f}；直径按叶–脊–叶交换机计。"),
+             f"its {inter.name} NIC ({fmt_gbps(inter.beta)}), {ratio} of its {intra.name} "
+             f"({fmt_gbps(intra.beta)}); its diameter counts leaf–spine–leaf hops.",
+             "每设备对分带宽 = 对分带宽 / (p/2)。两级网络跨节点时，每块 GPU 只能用自己的 "
+             f"{inter.name} 网卡（{fmt_gbps(inter.beta)}），是它的 {intra.name}"
+             f"（{fmt_gbps(intra.beta)}）的 {ratio}；直径按叶–脊–叶交换机计。"),
         ),
     )
 
 
 def demo_01_3(sizes: Sequence[float] = (4 * KB, 1 * MB, 64 * MB),
               hops: Sequence[int] = (1, 2, 4, 8), link: Link = ICI_V5E,
-              intra: Link = NVLINK4, inter: Link = IB_NDR) -> Table:
-    """Demo 01-3 (lecture §3.2 "点对点：距离和带宽"): the time of one message, by size
-    and path.
+              intra: Link = NVLINK4, inter: Link = IB_NDR, hop_alpha: float = 1.0) -> Table:
+    """Demo 01-3 (§3.2 "点对点：距离和带宽"): the time of one message, by size and path.
 
     Torus paths: ``send_recv`` from device 0 to device h on a 1-D torus (ring) of
-    2·max(hops) ``link`` chips, so the shortest path is h hops.  Two-level paths: GPU 0
-    to GPU 1 (same node, NVLink) and GPU 0 to GPU 8 (other node, over the IB NIC).
-    Model: hops·α + n/β of the slowest link on the path (cut-through).
+    2·max(hops) ``link`` chips (``hop_alpha`` as in :class:`commbook.topology.Torus`), so
+    the shortest path is h hops.  Two-level paths: GPU 0 to GPU 1 (same node, NVLink) and
+    GPU 0 to GPU 8 (other node, over the IB NIC).  Column "alpha": the start-up latency
+    the message pays, from the topology's :meth:`~commbook.topology.Topology.message_costs`:
+    α(1 + hop_alpha·(h − 1)) on the torus, one α through a switch whatever the hops.
     Anchors (ICI): 4 KB 1.09 / 2.09 / 4.09 / 8.09 µs for 1/2/4/8 hops; 64 MB 1,423–1,430 µs.
     """
-    ring = Torus((2 * max(hops),), link)
+    ring = Torus((2 * max(hops),), link, hop_alpha=hop_alpha)
     c_ring = VirtualCluster(ring)
     c_two = VirtualCluster(TwoLevel(2, 8, intra, inter))
+
+    def alpha_paid(topo, dst: int) -> float:
+        return float(topo.message_costs(np.array([0]), np.array([dst]))[0][0])
+
     cols = [f"t_{int(n)}" for n in sizes]
     rows = []
     for h in hops:
         row = {"path": f"{link.name}, {h} hop{'s' if h > 1 else ''}", "hops": ring.hops(0, h),
-               "beta": link.beta}
+               "alpha": alpha_paid(ring, h), "beta": link.beta}
         row.update({c: send_recv(c_ring, nbytes=n, src=0, dst=h).time for c, n in zip(cols, sizes)})
         rows.append(row)
     for name, dst, beta in ((f"{intra.name} (same node)", 1, intra.beta),
                             (f"{intra.name} + {inter.name} (other node)", 8, inter.beta)):
-        row = {"path": name, "hops": c_two.topology.hops(0, dst), "beta": beta}
+        row = {"path": name, "hops": c_two.topology.hops(0, dst),
+               "alpha": alpha_paid(c_two.topology, dst), "beta": beta}
         row.update({c: send_recv(c_two, nbytes=n, src=0, dst=dst).time for c, n in zip(cols, sizes)})
         rows.append(row)
     zh = {r["path"]: r["path"].replace(" hops", " 跳").replace(" hop", " 跳")
           .replace("(same node)", "（同一节点）").replace("(other node)", "（另一节点）") for r in rows}
+    near, far = rows[0], rows[len(hops) - 1]
+    sw_hops = sorted({r["hops"] for r in rows[len(hops):]})
+    sw_hops_s = "/".join(map(str, sw_hops))
+    big = cols[-1]
+    extra = far[big] / near[big] - 1
+    a = lambda v: fmt_time(v, 3)
+    hop_s = lambda h: f"{h} hop" + ("s" if h != 1 else "")
     return Table(
         key="01-3",
         title=bilingual("one message: time by size and path", "发一条消息：不同大小、不同路径的时间"),
-        columns=["path", "hops", "beta"] + cols,
-        headers={"en": ["path", "hops", "slowest β"] + [f"n = {fmt_bytes(n)}" for n in sizes],
-                 "zh": ["路径", "跳数", "最慢链路 β"] + [f"n = {fmt_bytes(n)}" for n in sizes]},
+        columns=["path", "hops", "alpha", "beta"] + cols,
+        headers={"en": ["path", "hops", "α paid", "slowest β"] + [f"n = {fmt_bytes(n)}" for n in sizes],
+                 "zh": ["路径", "跳数", "实付 α", "最慢链路 β"] + [f"n = {fmt_bytes(n)}" for n in sizes]},
         rows=rows,
-        formats={"beta": GBPS, **{c: lambda t: fmt_time(t, 4) for c in cols}},
+        formats={"alpha": a, "beta": GBPS, **{c: lambda t: fmt_time(t, 4) for c in cols}},
         labels={"zh": zh},
         notes=bilingual_notes(
-            ("Torus: each hop pays α, the bytes cut through at the slowest link's β, so large "
-             "messages barely see the distance. Two-level: a cross-node message pays the NIC's "
-             "α and β (hops = switch hops).",
-             "torus：每跳付一次 α，字节按路径上最慢链路的 β 直通，所以大消息几乎感觉不到距离。"
-             "两级网络：跨节点的消息付网卡的 α 和 β（跳数按交换机计）。"),
+            (f"α paid: on the {link.name} torus a message over h hops pays α·(1 + {hop_alpha:g}·(h − 1)), "
+             f"{a(near['alpha'])} for {hop_s(near['hops'])} and {a(far['alpha'])} for {hop_s(far['hops'])}; "
+             f"through a switch it pays one α whatever the hops, so the {intra.name} and "
+             f"{inter.name} paths list {sw_hops_s} hops (GPU, switch, GPU) and pay "
+             f"{a(rows[len(hops)]['alpha'])} and {a(rows[-1]['alpha'])}.",
+             f"实付 α：在 {link.name} torus 上，走 h 跳的消息付 α·(1 + {hop_alpha:g}·(h − 1))，"
+             f"{near['hops']} 跳是 {a(near['alpha'])}，{far['hops']} 跳是 {a(far['alpha'])}；"
+             f"经过交换机的消息不论几跳都只付一次 α，所以 {intra.name} 和 {inter.name} 两条路径"
+             f"虽记作 {sw_hops_s} 跳（GPU、交换机、GPU），实付只是 {a(rows[len(hops)]['alpha'])} 和 "
+             f"{a(rows[-1]['alpha'])}。"),
+            (f"The bytes cut through at the slowest link's β: at {fmt_bytes(sizes[-1])} the "
+             f"{far['hops']}-hop path takes only {extra:.2%} longer than {hop_s(near['hops'])}. A "
+             "cross-node message pays the NIC's α and β.",
+             f"字节按路径上最慢链路的 β 直通转发：{fmt_bytes(sizes[-1])} 时，{far['hops']} 跳只比 "
+             f"{near['hops']} 跳多花 {extra:.2%}。跨节点的消息付的是网卡的 α 和 β。"),
         ),
     )

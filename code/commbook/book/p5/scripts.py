@@ -1,4 +1,4 @@
-"""The lecture's scripts: which demo tables each prints, and the main they share."""
+"""The P5 scripts: which demo tables each prints, and the main they share."""
 from __future__ import annotations
 
 from . import allreduce, inference, links, semantics, topology
@@ -21,11 +21,11 @@ SCRIPTS = {
     "04": ("04-1", "04-2", "04-3"),
     "05": ("05-1", "05-2", "05-3", "05-4", "05-5"),
 }
-"""Which demos each lecture script prints, in order."""
+"""Which demos each script prints, in order."""
 
 
 def script_main(script: str, description: str, argv: list[str] | None = None) -> int:
-    """What every lecture script does: print its demo tables (``SCRIPTS[script]``) as
+    """What every P5 script does: print its demo tables (``SCRIPTS[script]``) as
     aligned plain text, in English or, with ``--lang zh``, in Chinese."""
     import argparse
 

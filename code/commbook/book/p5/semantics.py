@@ -1,4 +1,4 @@
-"""Lecture P5 §4 tables (script 02): what each collective does, its cost, its lower bound."""
+"""P5 §4 tables (script 02): what each collective does, its cost, its lower bound."""
 from __future__ import annotations
 
 import math
@@ -14,7 +14,11 @@ from ...hardware import NVLINK4, Link
 from ..tables import algorithm_labels, Table, bilingual, bilingual_notes
 from ...topology import Switch
 from ...units import MB, KiB, MiB, fmt_bytes, us
-from .common import US2
+from .common import US2, original_note
+
+ORIGINAL_02_2B = {"p": 8, "link": NVLINK4, "mb": 8, "us": (49, 62)}
+"""The original notes' broadcast of "8 MB" (``mb``) on 8 NVLink 4 devices: their scatter +
+all-gather and binomial tree times in µs (demo 02-2b reconciles them)."""
 
 
 def demo_02_1(p: int = 4) -> Table:
@@ -78,8 +82,9 @@ def demo_02_2(p: int = 8, elements: int = 64, seed: int = 2,
     broadcast == scatter then all-gather (composed from the two real collectives).
     Part "02-2b": broadcast of ``sizes`` on a ``link`` switch, scatter + all-gather vs
     binomial tree, with the bytes the root sends.  Anchors: 32 KiB 16.1 vs 6.2 µs;
-    8 MiB 49 (48.62) vs 62 (61.92) µs; root bytes 1.75n vs 3n.  Flag F.25: the lecture's
-    49/62 µs need **binary** 8 MiB; decimal 8 MB gives 47.11/59.33 (in a note).
+    8 MiB 49 (48.62) vs 62 (61.92) µs; root bytes 1.75n vs 3n.  Flag F.25: the original's
+    49/62 µs need **binary** 8 MiB; decimal 8 MB gives 47.11/59.33 (in an "original notes"
+    note, added only in the original's setting :data:`ORIGINAL_02_2B`).
     """
     rng = np.random.default_rng(seed)
     c = VirtualCluster(Switch(p, link))
@@ -111,7 +116,30 @@ def demo_02_2(p: int = 8, elements: int = 64, seed: int = 2,
             r = broadcast(c, nbytes=n, algorithm=algo)
             trows.append({"n": float(n), "algorithm": algo, "time": r.time, "rounds": r.rounds,
                           "root_bytes": float(r.bytes_sent[0])})
-    dec = {a: broadcast(c, nbytes=8 * MB, algorithm=a).time for a in ("scatter_allgather", "binomial")}
+    o = ORIGINAL_02_2B
+    dec = {a: broadcast(c, nbytes=o["mb"] * MB, algorithm=a).time for a in ("scatter_allgather", "binomial")}
+    n0 = trows[0]["n"]
+    root = {r["algorithm"]: r["root_bytes"] / n0 for r in trows[:2]}
+    notes = [(f"The root sends {root['scatter_allgather']:.4g}n with scatter + all-gather "
+              f"(2(p−1)/p·n) and {root['binomial']:.4g}n with the binomial tree (⌈log₂p⌉·n).",
+              f"根设备发出的字节：scatter + all-gather 为 {root['scatter_allgather']:.4g}n"
+              f"（2(p−1)/p·n），二项树为 {root['binomial']:.4g}n（⌈log₂p⌉·n）。")]
+    if p == o["p"] and link == o["link"] and o["mb"] * MiB in sizes:
+        mib = {r["algorithm"]: r["time"] / us for r in trows if r["n"] == o["mb"] * MiB}
+        sag, bino = mib["scatter_allgather"], mib["binomial"]
+        d_sag, d_bino = dec["scatter_allgather"] / us, dec["binomial"] / us
+        size = f"{o['mb']:g}"
+        matches = (round(sag), round(bino)) == o["us"]
+        notes.append(original_note(
+            (f"{o['us'][0]} vs {o['us'][1]} µs for “{size} MB”",
+             f"{sag:.2f} vs {bino:.2f} µs for {size} MiB = {o['mb'] * MiB:,.0f} B and "
+             f"{d_sag:.2f} vs {d_bino:.2f} µs for {size} MB = {o['mb'] * MB:,.0f} B",
+             "the original values are the binary-size times, rounded" if matches else
+             "neither size reproduces the original values"),
+            (f"“{size} MB”时为 {o['us'][0]} vs {o['us'][1]} µs",
+             f"{size} MiB（{o['mb'] * MiB:,.0f} B）为 {sag:.2f} vs {bino:.2f} µs，"
+             f"{size} MB（{o['mb'] * MB:,.0f} B）为 {d_sag:.2f} vs {d_bino:.2f} µs",
+             "原值正是二进制大小下的时间取整" if matches else "两种大小都得不到原值")))
     timing = Table(
         key="02-2b",
         title=bilingual(f"broadcast on {p} devices ({link.name} switch): scatter + all-gather vs binomial tree",
@@ -124,20 +152,42 @@ def demo_02_2(p: int = 8, elements: int = 64, seed: int = 2,
                  "root_bytes": lambda b: fmt_bytes(b, binary=True)},
         labels={"zh": {"binomial": "二项树", "scatter_allgather": "scatter + all-gather"},
                 "en": {"binomial": "binomial tree", "scatter_allgather": "scatter + all-gather"}},
-        notes=bilingual_notes(
-            ("Sizes are binary (KiB, MiB): the lecture's 49 vs 62 µs hold only for 8 MiB "
-             f"(flag F.25); decimal 8 MB gives {dec['scatter_allgather'] / us:.2f} vs "
-             f"{dec['binomial'] / us:.2f} µs. The root sends 2(p−1)/p·n = {2 * (p - 1) / p:g}n "
-             f"with scatter + all-gather, log₂p·n = {math.log2(p):g}n with the binomial tree.",
-             "大小是二进制单位（KiB、MiB）：讲义的 49 vs 62 µs 只在 8 MiB 时成立（标记 F.25）；"
-             f"十进制 8 MB 是 {dec['scatter_allgather'] / us:.2f} vs {dec['binomial'] / us:.2f} µs。"
-             f"scatter + all-gather 时根发 2(p−1)/p·n = {2 * (p - 1) / p:g}n，"
-             f"二项树时发 log₂p·n = {math.log2(p):g}n。"),
-        ),
+        notes=bilingual_notes(*notes),
         meta={"decimal_8MB": dec},
     )
     ident.parts.append(timing)
     return ident
+
+
+def _bytes_notes(rows: list[dict], p: int, bound: float, n: float) -> dict[str, list[str]]:
+    """Notes of demo 02-3 read off its rows: who meets the lower bound ``bound`` (× n), who
+    sends the most on average, whose load is uneven, who stays below the bound."""
+    name = {lang: algorithm_labels("all_reduce")[lang] for lang in ("en", "zh")}
+    x = lambda v: f"{v / n:.4g}n"
+    at = [r["algorithm"] for r in rows if math.isclose(r["max"] / n, bound)]
+    below = [r for r in rows if r["max"] / n < bound * (1 - 1e-9)]
+    most = max(rows, key=lambda r: r["mean"])
+    uneven = [r for r in rows if r["max"] > r["mean"] * (1 + 1e-9)]
+    busiest = lambda r: max(range(p), key=lambda d: r[f"d{d}"])
+    at_en = (f"With {' and '.join(name['en'][a] for a in at)} every device sends exactly the lower "
+             f"bound {bound:.4g}n" if at else f"No algorithm meets the lower bound {bound:.4g}n on every device")
+    en = [f"{at_en}; {name['en'][most['algorithm']]} "
+          f"sends the most on average ({x(most['mean'])} per device, in {most['rounds']} rounds)."]
+    zh = [f"每个设备恰好发出下界 {bound:.4g}n 的算法：{'、'.join(name['zh'][a] for a in at) or '无'}；"
+          f"平均发得最多的是{name['zh'][most['algorithm']]}（每设备 {x(most['mean'])}，共 {most['rounds']} 步）。"]
+    if uneven:
+        en.append("Uneven loads: " + "; ".join(
+            f"{name['en'][r['algorithm']]}: device {busiest(r)} sends {x(r['max'])} against a mean of "
+            f"{x(r['mean'])}" for r in uneven) + ".")
+        zh.append("负载不均：" + "；".join(
+            f"{name['zh'][r['algorithm']]}中设备 {busiest(r)} 发 {x(r['max'])}，平均只有 {x(r['mean'])}"
+            for r in uneven) + "。")
+    for r in below:
+        en.append(f"{name['en'][r['algorithm']]} sends only {x(r['max'])}, below the bound: the "
+                  "switch does the adding, so the bound for point-to-point algorithms does not apply.")
+        zh.append(f"{name['zh'][r['algorithm']]}每个设备只发 {x(r['max'])}，低于下界：加法在交换机里完成，"
+                  "针对点对点算法的下界管不到它。")
+    return {"en": en, "zh": zh}
 
 
 def demo_02_3(p: int = 8, n: float = 1 * MB, link: Link = NVLINK4) -> Table:
@@ -159,6 +209,7 @@ def demo_02_3(p: int = 8, n: float = 1 * MB, link: Link = NVLINK4) -> Table:
         row.update({col: float(b) for col, b in zip(cols, r.bytes_sent)})
         row["max"], row["mean"] = float(r.bytes_sent.max()), float(r.bytes_sent.mean())
         rows.append(row)
+    bound = cost.lower_bound_bytes("all_reduce", p, n)
     lb = Table(
         key="02-3b",
         title=bilingual(f"lower bounds on the bytes each device sends (p = {p})",
@@ -181,12 +232,7 @@ def demo_02_3(p: int = 8, n: float = 1 * MB, link: Link = NVLINK4) -> Table:
         rows=rows,
         formats={**{col: per_n for col in cols}, "max": per_n, "mean": per_n},
         labels=algorithm_labels("all_reduce"),
-        notes=bilingual_notes(
-            ("Ring and Rabenseifner reach the bound; recursive doubling sends the most bytes in "
-             "the fewest rounds; tree and naive are unbalanced (the root is the busiest).",
-             "ring 和 Rabenseifner 达到下界；递归倍增字节最多、步数最少；"
-             "树和朴素算法不均匀（根最忙）。"),
-        ),
+        notes=_bytes_notes(rows, p, bound / n, n),
         meta={"n": float(n)},
         parts=[lb],
     )

@@ -1,4 +1,4 @@
-"""Lecture P5 §6 tables (script 04): ring mappings on a torus, all-to-all bounds,
+"""P5 §6 tables (script 04): ring mappings on a torus, all-to-all bounds,
 hierarchical all-reduce."""
 from __future__ import annotations
 
@@ -12,19 +12,27 @@ from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
 from ..tables import Table, bilingual, bilingual_notes, fmt_ratio
 from ...topology import Ring, Switch, Torus, TwoLevel, ring_order
-from ...units import KB, MB, fmt_bytes, fmt_time, us
-from .common import balanced_dims
+from ...units import KB, MB, fmt_bytes, fmt_time
+from .common import balanced_dims, original_note, span
+
+ORIGINAL_04_1 = {"dims": (4, 4), "n": 64 * MB, "link": ICI_V5E, "pct": 2}
+"""The original notes' rank-mapping example (dims, n, link) and how much slower (in %)
+they say the row-major ring is than the snake (demo 04-1 reconciles it)."""
+
+ORIGINAL_04_2 = {"n": 16 * MB, "link": ICI_V5E, "ratio": 16}
+"""The original notes' all-to-all example (n per device, link; p not given) and how many
+times slower they say the ring is than the switch (demo 04-2 reconciles it)."""
 
 
 def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = ICI_V5E,
               seeds: Sequence[int] = (0, 1, 2, 3, 4), median_seeds: int = 20,
-              small: float = 64 * KB) -> Table:
+              small: float = 64 * KB, extra_hop_alpha: float = 2.0) -> Table:
     """Demo 04-1 (lecture §6.1 "映射：逻辑环放在哪里"): ring all-reduce of 64 MB on a
     4×4 ICI torus under different rank → chip mappings.
 
     Anchors, rows: snake (ideal 2,696.7 µs = the ring formula), row-major (+1.11 % with h·α per
-    message; +2.22 % with ``hop_alpha=2``, i.e. 2α per extra hop, which is what the
-    lecture's "2 %" needs: flag F.29), random permutations ``numpy.random.default_rng(seed)``
+    message; +2.22 % with ``hop_alpha=extra_hop_alpha=2``, i.e. 2α per extra hop, which is
+    what the original's "2 %" needs: flag F.29, :data:`ORIGINAL_04_1`), random permutations ``numpy.random.default_rng(seed)``
     for ``seeds`` (≈2×; the median over seeds 0…``median_seeds``−1 is in a note).  Max hops
     is the longest ring edge; max link load the bytes of the busiest directed link
     (``RunResult.link_bytes``).  Part "04-1b": flat snake ring vs the 2D (row then column)
@@ -32,7 +40,7 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
     """
     topo = Torus(dims, link)
     c = VirtualCluster(topo)
-    c2 = VirtualCluster(Torus(dims, link, hop_alpha=2.0))
+    c2 = VirtualCluster(Torus(dims, link, hop_alpha=extra_hop_alpha))
     p = topo.p
     ideal = t_formula("ring", p, n, link.alpha, link.beta)
 
@@ -44,10 +52,33 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
                 "vs_ideal": r.time / ideal, "max_hops": max(edges),
                 "max_link": float(r.link_bytes.max())}
 
+    x = f"{extra_hop_alpha:g}α"
     rows = [run(c, "snake"), run(c, "row_major"),
-            run(c2, "row_major", label="row-major, 2α per extra hop")]
+            run(c2, "row_major", label=f"row-major, {x} per extra hop")]
     rows += [run(c, "random", s) for s in seeds]
     med = float(np.median([run(c, "random", s)["vs_ideal"] for s in range(median_seeds)]))
+
+    pct1, pct2 = rows[1]["vs_ideal"] - 1, rows[2]["vs_ideal"] - 1
+    notes = [(f"Ideal = ring formula 2(p−1)(α + n/(pβ)) = {fmt_time(ideal, 5)}. Row-major (longest ring "
+              f"edge {rows[1]['max_hops']} hops) costs {pct1:.2%} more with α per hop and {pct2:.2%} "
+              f"with {x} per extra hop. Random mappings: median {med:.2f}× over seeds 0–{median_seeds - 1}.",
+              f"理想 = ring 公式 2(p−1)(α + n/(pβ)) = {fmt_time(ideal, 5)}。按行映射（环上最远一段 "
+              f"{rows[1]['max_hops']} 跳）在每跳付 α 时慢 {pct1:.2%}，每多一跳付 {x} 时慢 {pct2:.2%}。"
+              f"随机映射：种子 0–{median_seeds - 1} 的中位数是 {med:.2f}×。")]
+    o = ORIGINAL_04_1
+    if (tuple(dims), n, link) == (o["dims"], o["n"], o["link"]):
+        fits = [(en, zh) for en, zh, v in (("one α per hop", "每跳一个 α", pct1),
+                                           (f"{x} per extra hop", f"每多一跳 {x}", pct2))
+                if round(100 * v) == o["pct"]]
+        notes.append(original_note(
+            (f"row-major ≈{o['pct']} % slower than the snake",
+             f"{pct1:.2%} with one α per hop, {pct2:.2%} with {x} per extra hop",
+             f"only the rule “{fits[0][0]}” rounds to {o['pct']} %" if len(fits) == 1 else
+             f"{'both rules round' if fits else 'neither rule rounds'} to {o['pct']} %"),
+            (f"按行映射比蛇形慢约 {o['pct']}%",
+             f"每跳一个 α 时慢 {pct1:.2%}，每多一跳 {x} 时慢 {pct2:.2%}",
+             f"只有“{fits[0][1]}”这条规则取整后是 {o['pct']}%" if len(fits) == 1 else
+             f"两条规则取整后{'都' if fits else '都不'}是 {o['pct']}%")))
 
     snake = ring_order(dims, "snake")
     frows = []
@@ -67,8 +98,11 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
         rows=frows,
         formats={"n": fmt_bytes, "flat": lambda v: fmt_time(v, 5), "two_d": lambda v: fmt_time(v, 5),
                  "speedup": fmt_ratio(2)},
-        notes=bilingual_notes(("Same bytes, fewer rounds: 2(p−1) → 2(a−1) + 2(b−1).",
-                      "字节一样，步数从 2(p−1) 降到 2(a−1) + 2(b−1)。")),
+        notes=bilingual_notes(
+            (f"Same bytes, fewer rounds: 2(p−1) = {frows[0]['flat_rounds']} → 2(a−1) + 2(b−1) = "
+             f"{frows[0]['two_d_rounds']}.",
+             f"字节一样，步数从 2(p−1) = {frows[0]['flat_rounds']} 降到 2(a−1) + 2(b−1) = "
+             f"{frows[0]['two_d_rounds']}。")),
     )
     return Table(
         key="04-1",
@@ -80,16 +114,8 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
         rows=rows,
         formats={"time": lambda v: fmt_time(v, 5), "vs_ideal": fmt_ratio(3), "max_link": fmt_bytes},
         labels={"zh": {"snake": "蛇形", "row-major": "按行", "random": "随机",
-                       "row-major, 2α per extra hop": "按行，每多一跳 2α"}},
-        notes=bilingual_notes(
-            (f"Ideal = ring formula 2(p−1)(α + n/(pβ)) = {ideal / us:.1f} µs. Row-major costs "
-             f"{(rows[1]['vs_ideal'] - 1):.2%} with α per hop and {(rows[2]['vs_ideal'] - 1):.2%} with 2α "
-             "per extra hop: the lecture's \"2 %\" needs the latter (flag F.29). Random mappings: "
-             f"median {med:.2f}× over seeds 0–{median_seeds - 1}.",
-             f"理想 = ring 公式 2(p−1)(α + n/(pβ)) = {ideal / us:.1f} µs。按行映射在每跳 α 时慢 "
-             f"{(rows[1]['vs_ideal'] - 1):.2%}，每多一跳 2α 时慢 {(rows[2]['vs_ideal'] - 1):.2%}："
-             f"讲义的“2%”需要后者（标记 F.29）。随机映射：种子 0–{median_seeds - 1} 的中位数 {med:.2f}×。"),
-        ),
+                       f"row-major, {x} per extra hop": f"按行，每多一跳 {x}"}},
+        notes=bilingual_notes(*notes),
         meta={"ideal": ideal, "random_median": med},
         parts=[flat2d],
     )
@@ -102,7 +128,8 @@ def demo_04_2(p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, check_p16: 
     Bounds (:func:`commbook.cost.all_to_all_bounds`): egress (p−1)/p·n/β and bisection
     (p·n/4)/B_bisect.  Anchors (p = 64): switch 0.413 ms (egress 0.350); ring 6.71 ms =
     16.3× the switch (bound 2.844 ms, 2.36×); 8×8 torus 1.31 ms (3.2× the switch, 3.67×
-    its bound).  Flag F.30: with p = 16 the ring is only ≈4.3× the switch (note).
+    its bound).  Flag F.30: with p = 16 the ring is only ≈4.3× the switch (an "original
+    notes" note, :data:`ORIGINAL_04_2`).
     """
     d2 = balanced_dims(p, 2)
     topos = [("switch", Switch(p, link)), ("ring (bidirectional)", Ring(p, link)),
@@ -115,19 +142,41 @@ def demo_04_2(p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, check_p16: 
                      "vs_bound": r.time / max(eg, bi)})
     for r in rows:
         r["vs_switch"] = r["time"] / rows[0]["time"]
-    notes = [("The larger bound binds: egress on the switch, bisection on the ring and torus. "
-              "The direct algorithm (p−1 shift rounds) stays 2–4× above the bound on the ring "
-              "and torus: rounds are synchronous and their loads uneven.",
-              "取较大的下界：交换机受出口限制，环和 torus 受对分带宽限制。直接算法（p−1 步移位）"
-              "在环和 torus 上比下界高 2–4 倍：步与步之间同步，各步流量不均。")]
+    zh_name = {"switch": "交换机", "ring (bidirectional)": "环（双向）",
+               f"2D torus {d2[0]}×{d2[1]}": f"二维 torus {d2[0]}×{d2[1]}"}
+    by = {"egress": [r["topology"] for r in rows if r["egress"] >= r["bisection"]],
+          "bisection": [r["topology"] for r in rows if r["egress"] < r["bisection"]]}
+    others = rows[1:]
+    gap = span([r["vs_bound"] for r in others], lambda v: f"{v:.1f}")
+    sp = lambda text: text + " " if text[-1:].isascii() else text   # a space before Chinese after Latin
+    bind_en = "; ".join(f"{k} on the {' and the '.join(v)}" for k, v in by.items() if v)
+    bind_zh = "；".join(f"{sp('、'.join(zh_name[t] for t in v))}受{'出口' if k == 'egress' else '对分带宽'}限制"
+                       for k, v in by.items() if v)
+    notes = [(f"The larger bound binds: {bind_en}. The direct algorithm (p−1 = {p - 1} shift rounds) "
+              f"stays {gap}× above it on the {' and the '.join(r['topology'] for r in others)}: rounds are "
+              "synchronous and their loads uneven.",
+              f"取两个下界中较大的一个：{bind_zh}。直接算法（p−1 = {p - 1} 步移位）在"
+              f"{sp('和'.join(zh_name[r['topology']] for r in others))}上比它高 {gap} 倍："
+              "各步之间要同步，而各步的流量并不均匀。")]
     meta = {}
+    o = ORIGINAL_04_2
     if check_p16:
         sw = all_to_all(VirtualCluster(Switch(16, link)), nbytes=n).time
         rg = all_to_all(VirtualCluster(Ring(16, link)), nbytes=n).time
         meta["p16_ring_vs_switch"] = rg / sw
-        notes.append((f"Flag F.30: p is not stated; the lecture's \"≈16×\" needs p ≈ 64 — with p = 16 the "
-                      f"ring is only {rg / sw:.1f}× the switch.",
-                      f"标记 F.30：讲义没给 p；“约 16 倍”需要 p ≈ 64——p = 16 时环只比交换机慢 {rg / sw:.1f} 倍。"))
+        if n == o["n"] and link == o["link"]:
+            here = {p: rows[1]["vs_switch"], 16: rg / sw}
+            fits = [q for q, v in here.items() if round(v) == o["ratio"]]
+            here_en = ", ".join(f"{v:.1f}× at p = {q}" for q, v in here.items())
+            here_zh = "，".join(f"p = {q} 时 {v:.1f} 倍" for q, v in here.items())
+            notes.append(original_note(
+                (f"the ring ≈{o['ratio']}× slower than the switch, p not given", here_en,
+                 "the ring's time grows with p while the switch's does not, and "
+                 + (f"≈{o['ratio']}× needs p = {fits[0]}" if fits else f"neither p gives ≈{o['ratio']}×")),
+                (f"环比交换机慢约 {o['ratio']} 倍，没有给出 p", here_zh,
+                 "环的时间随 p 增长而交换机的不变，"
+                 + (f"约 {o['ratio']} 倍要 p = {fits[0]} 才对得上" if fits else
+                    f"两个 p 都得不到约 {o['ratio']} 倍"))))
     ms = lambda v: fmt_time(v, 4)
     return Table(
         key="04-2",
@@ -139,9 +188,8 @@ def demo_04_2(p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, check_p16: 
         rows=rows,
         formats={"time": ms, "egress": ms, "bisection": ms, "vs_bound": fmt_ratio(2),
                  "vs_switch": fmt_ratio(1)},
-        labels={"zh": {"switch": "交换机", "ring (bidirectional)": "环（双向）",
-                       f"2D torus {d2[0]}×{d2[1]}": f"二维 torus {d2[0]}×{d2[1]}"}},
-        notes={"en": [a for a, _ in notes], "zh": [b for _, b in notes]},
+        labels={"zh": zh_name},
+        notes=bilingual_notes(*notes),
         meta=meta,
     )
 
@@ -165,6 +213,15 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
                          "flat_rounds": flat.rounds, "hier": hier.time, "hier_rounds": hier.rounds,
                          "speedup": flat.time / hier.time})
     t = lambda v: fmt_time(v, 4)
+    g = gpus_per_node
+
+    def trend(n: float, lang: str = "en") -> str:
+        sp = [r["speedup"] for r in rows if r["n"] == n]
+        rng = span(sp, lambda v: f"{v:.2f}×")
+        if len(sp) > 1 and all(b > a for a, b in zip(sp, sp[1:])):
+            return f"grows with N, {rng}" if lang == "en" else f"随 N 增大，{rng}"
+        return f"{rng}" if lang == "en" else f"在 {rng} 之间"
+
     return Table(
         key="04-3",
         title=bilingual(f"hierarchical vs flat ring all-reduce, N nodes × {gpus_per_node} GPUs "
@@ -177,10 +234,13 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
         rows=rows,
         formats={"n": fmt_bytes, "flat": t, "hier": t, "speedup": fmt_ratio(2)},
         notes=bilingual_notes(
-            ("Flat: every one of the 2(8N−1) rounds waits for a NIC hop. Hierarchical: 2×7 NVLink "
-             "rounds plus 2(N−1) IB rounds on n/8 per rail, 8 NICs at once; the small-message "
-             "speedup grows with N.",
-             "扁平：2(8N−1) 步每步都要等一次网卡。层次化：2×7 步走 NVLink，加 2(N−1) 步走网卡、"
-             "每条轨道只传 n/8，8 块网卡同时工作；小消息的加速随节点数变大。"),
+            (f"Flat: every one of the 2({g}N−1) rounds waits for a NIC hop. Hierarchical: "
+             f"2×{g - 1} {intra.name} rounds plus 2(N−1) {inter.name} rounds on n/{g} per rail, "
+             f"{g} NICs at once. Speedup at {fmt_bytes(min(sizes))}: {trend(min(sizes))}; at "
+             f"{fmt_bytes(max(sizes))}: {trend(max(sizes))}.",
+             f"扁平：2({g}N−1) 步每一步都要等一次网卡。层次化：2×{g - 1} 步走 {intra.name}，"
+             f"再加 2(N−1) 步走 {inter.name}，每条轨道只传 n/{g}，{g} 块网卡同时工作。"
+             f"{fmt_bytes(min(sizes))} 的加速：{trend(min(sizes), 'zh')}；"
+             f"{fmt_bytes(max(sizes))}：{trend(max(sizes), 'zh')}。"),
         ),
     )
