@@ -8,7 +8,6 @@ import pytest
 from commbook import cost
 from commbook.collectives import (names, t_all_gather, t_allreduce_hierarchical, t_broadcast, t_formula,
                                   t_reduce, t_reduce_scatter)
-from commbook.bandwidth import algbw, busbw
 from commbook.collectives import (all_gather, all_reduce, all_to_all, broadcast, gather, reduce,
                                   reduce_scatter, scatter, send_recv)
 from commbook.comm_sim import VirtualCluster
@@ -49,23 +48,56 @@ def test_allreduce_real_data_equals_closed_form(algo, p):
     assert close(r.time, t_formula(algo, p, nbytes, NVLINK4.alpha, NVLINK4.beta))
 
 
-def test_textbook_formulas_p8():
-    """The lecture's own expressions, written out (p = 8, power of two)."""
-    a, b, p, n = 2e-6, 450e9, 8, 3e6
-    L = 3
-    assert close(t_formula("ring", p, n, a, b), 2 * (p - 1) * (a + n / (p * b)))
-    assert close(t_formula("rd", p, n, a, b), L * (a + n / b))
-    assert close(t_formula("rabenseifner", p, n, a, b), 2 * L * a + 2 * (p - 1) / p * n / b)
-    assert close(t_formula("butterfly", p, n, a, b), t_formula("rabenseifner", p, n, a, b))
-    assert close(t_formula("tree", p, n, a, b), 2 * L * (a + n / b))
-    assert close(t_formula("naive", p, n, a, b), 2 * (a + (p - 1) * n / b))
-    assert close(t_formula("innet", p, n, a, b), a + n / b)
+def test_closed_forms_reproduce_the_sources_numbers():
+    """Numbers the chapter (seed 000) and the lecture (seed 002) state, from the closed forms
+    (inventory C.2, table T-g and C.3.1)."""
+    us, ms = 1e-6, 1e-3
+    # chapter NM 1.5: 1 MB on 64 GPUs, α = 10 µs, β = 10 GB/s: ring 1456.9 µs, tree 1320 µs
+    assert t_formula("ring", 64, 1e6, 10e-6, 10e9) / us == pytest.approx(1456.9, abs=0.05)
+    assert t_formula("tree", 64, 1e6, 10e-6, 10e9) / us == pytest.approx(1320, abs=0.05)
+    # ... of which latency: ring 1260 µs, tree 120 µs (the closed forms at n = 0)
+    assert t_formula("ring", 64, 0, 10e-6, 10e9) / us == pytest.approx(1260)
+    assert t_formula("tree", 64, 0, 10e-6, 10e9) / us == pytest.approx(120)
+    # chapter NM 1.1: 140 GB over 64 GPUs, IB 50 GB/s, α = 1.5 µs: 5,512.7 ms
+    assert t_formula("ring", 64, 140e9, 1.5e-6, 50e9) / ms == pytest.approx(5512.7, abs=0.05)
+    # chapter Def 1.1: 1,000 GPUs, 140 GB, 50 GB/s, bandwidth only: "≈ 5.6 s"
+    assert round(t_formula("ring", 1000, 140e9, 0.0, 50e9), 1) == 5.6
+    # lecture §5.3: the ring's 14 steps cost 28 µs of latency on NVLink (p = 8)
+    assert t_formula("ring", 8, 0, NVLINK4.alpha, NVLINK4.beta) / us == pytest.approx(28)
+    # lecture §5.4 / pitfall 2: 64 KB on 512 devices over IB: ring > 5 ms, RD ≈ 57 µs
+    assert t_formula("ring", 512, 64e3, IB_NDR.alpha, IB_NDR.beta) > 5 * ms
+    assert round(t_formula("rd", 512, 64e3, IB_NDR.alpha, IB_NDR.beta) / us) == 57
 
 
-def test_non_power_of_two_fold_adds_two_full_rounds():
+def test_closed_forms_against_independent_derivations():
+    """Relations the lecture states, checked between closed forms (not the formulas retyped)."""
+    a, b = NVLINK4.alpha, NVLINK4.beta
+    for p in (2, 4, 8, 64, 1024):
+        n = 64e6
+        # Rabenseifner and ring are both bandwidth-optimal (chapter table 2): at α = 0 both
+        # send the lower bound 2(p-1)/p·n (Patarasuk & Yuan) through each port
+        bound = cost.lower_bound_bytes("all_reduce", p, n) / b
+        assert close(t_formula("ring", p, n, 0.0, b), bound)
+        assert close(t_formula("rabenseifner", p, n, 0.0, b), bound)
+        # ... and differ only in latency: 2(p-1) steps against 2·log2 p
+        assert close(t_formula("ring", p, 0, a, b) / a, 2 * (p - 1))
+        assert close(t_formula("rabenseifner", p, 0, a, b) / a, 2 * math.log2(p))
+        # recursive doubling sends the whole buffer log2 p times, one message per step
+        assert close(t_formula("rd", p, n, a, b), math.log2(p) * cost.p2p_time(n, a, b))
+    # in-network reduction: "theoretically halves" the ring's bandwidth term (lecture §5.2)
+    assert t_formula("innet", 4096, 1e9, 0.0, b) / t_formula("ring", 4096, 1e9, 0.0, b) == pytest.approx(0.5, abs=1e-3)
+    # butterfly is an alias of rabenseifner
+    assert t_formula("butterfly", 8, 3e6, a, b) == t_formula("rabenseifner", 8, 3e6, a, b)
+
+
+@pytest.mark.parametrize("algo", ["rd", "rabenseifner"])
+@pytest.mark.parametrize("p", [3, 5, 6, 12, 100])
+def test_non_power_of_two_fold_adds_two_point_to_point_messages(algo, p):
+    """MPICH's fold: the p - q extra ranks (q the largest power of two below p) first hand
+    their buffer to a partner and get the result back afterwards: two full messages."""
     a, b, n = 2e-6, 450e9, 1e6
-    assert close(t_formula("rd", 12, n, a, b), 3 * (a + n / b) + 2 * (a + n / b))
-    assert close(t_formula("rabenseifner", 12, n, a, b), 6 * a + 2 * 7 / 8 * n / b + 2 * (a + n / b))
+    q = 1 << (p.bit_length() - 1)
+    assert close(t_formula(algo, p, n, a, b) - t_formula(algo, q, n, a, b), 2 * cost.p2p_time(n, a, b))
 
 
 @pytest.mark.parametrize("p", [2, 3, 5, 8, 12])
@@ -134,27 +166,57 @@ def test_send_recv_hops_on_a_ring():
 
 def test_p2p_and_half_bandwidth():
     n_half = cost.half_bandwidth_point(NVLINK4.alpha, NVLINK4.beta)
-    assert close(n_half, 900e3)
+    assert close(n_half, 900e3)                                   # lecture §2.2: "> 900 KB"
     assert close(cost.effective_bandwidth(n_half, NVLINK4.alpha, NVLINK4.beta), NVLINK4.beta / 2)
-    assert close(cost.p2p_time(1e6, 1e-6, 1e9), 1e-6 + 1e-3)
+    # the closed form is what the simulator measures for one message through a switch
+    for n in (0.0, 4e3, n_half, 1e9):
+        sim = send_recv(VirtualCluster(Switch(2, NVLINK4)), nbytes=n, src=0, dst=1)
+        assert close(sim.time, cost.p2p_time(n, NVLINK4.alpha, NVLINK4.beta))
+
+
+def _logp_events(L, o, g, m):
+    """Event-by-event LogP (Culler et al. 1993): the sender spends o per message and
+    injects at most one message per g; each travels L; the receiver spends o per message,
+    one at a time.  Returns when the last message has been received."""
+    send_free, recv_free, done = 0.0, 0.0, 0.0
+    last_inject = -math.inf
+    for _ in range(m):
+        start = max(send_free, last_inject + g)
+        last_inject = start
+        send_free = start + o
+        arrive = send_free + L
+        recv_free = max(recv_free, arrive) + o
+        done = recv_free
+    return done
 
 
 def test_logp_napkin_math_1_3():
     """Chapter NM 1.3: L = 100 µs, o = 50 µs, 500 µs backward -> 600 µs."""
     m = cost.LogP(L=100e-6, o=50e-6)
     assert close(m.overlapped(500e-6), 600e-6)
-    assert close(cost.LogP(L=1e-6, o=2e-6, g=3e-6).p2p(4), 1e-6 + 4e-6 + 3 * 3e-6)
+    for L, o, g in ((1e-6, 2e-6, 3e-6), (5e-6, 1e-6, 0.5e-6), (2e-6, 2e-6, 2e-6), (1e-6, 0.0, 4e-6)):
+        for k in (1, 2, 4, 9):
+            assert close(cost.LogP(L=L, o=o, g=g).p2p(k), _logp_events(L, o, g, k)), (L, o, g, k)
 
 
-def test_lower_bounds_and_busbw_factors():
+def test_lower_bounds_against_the_simulator():
+    """Lecture §4.3 (p = 8): all-reduce 1.75n, the others 0.875n; no all-reduce schedule
+    lets its busiest rank send less (in-network reduction aside: the switch reduces), and
+    the ring meets the bound on every rank."""
     assert close(cost.lower_bound_bytes("all_reduce", 8, 1.0), 1.75)
     for op in ("all_gather", "reduce_scatter", "all_to_all"):
         assert close(cost.lower_bound_bytes(op, 8, 1.0), 0.875)
-    t = 1e-3
-    assert close(busbw("all_reduce", 1e9, t, 8), 1e12 * 2 * 7 / 8)
-    assert close(busbw("all_gather", 1e9, t, 8), 1e12 * 7 / 8)
-    assert close(busbw("broadcast", 1e9, t, 8), 1e12)
-    assert close(algbw(1e9, t), 1e12)
+    for p in (2, 3, 8, 12):
+        c = VirtualCluster(Switch(p, NVLINK4))
+        bound = cost.lower_bound_bytes("all_reduce", p, 1e6)
+        for algo in names("all_reduce"):
+            if algo in ("innet", "hierarchical", "torus"):
+                continue
+            sent = all_reduce(c, nbytes=1e6, algorithm=algo).bytes_sent
+            assert sent.max() >= bound * (1 - 1e-12), (algo, p)
+        np.testing.assert_allclose(all_reduce(c, nbytes=1e6).bytes_sent, bound, rtol=1e-12)
+        for name, op in (("all_gather", all_gather), ("reduce_scatter", reduce_scatter), ("all_to_all", all_to_all)):
+            np.testing.assert_allclose(op(c, nbytes=1e6).bytes_sent, cost.lower_bound_bytes(name, p, 1e6), rtol=1e-12)
 
 
 def test_crossovers_solve_their_equations():
