@@ -140,7 +140,15 @@ def test_core_imports_only_its_own_layer_or_below():
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.parametrize("name", sorted(MODULES))
+# Over the limit when this test was written (new, not yet committed chapter-1 modules);
+# the lead is splitting them.  Once one is split its xfail passes and strict=True asks to
+# remove it from this list.
+KNOWN_LONG = {"commbook.book.ch1.models", "commbook.book.ch1.parallelism_figures"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"{n} is over {MAX_LINES} lines"))
+    if n in KNOWN_LONG else n for n in sorted(MODULES)])
 def test_module_length(name):
     lines = len(MODULES[name].read_text(encoding="utf-8").splitlines())
     assert lines <= MAX_LINES, f"{name}: {lines} lines (at most {MAX_LINES})"
