@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from commbook import measured
+from commbook.measure import points as measured
 from commbook.book.p5 import allreduce, inference, links, semantics, topology
 from commbook.book.p5 import scripts as demos
 from commbook.hardware import IB_HDR, IB_NDR, ICI_V5E, NVLINK4, Link

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from commbook import measured
+from commbook.measure import points as measured
 from commbook.bandwidth import BUSBW_FACTORS
 
 FILES = measured.available()

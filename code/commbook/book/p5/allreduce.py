@@ -10,7 +10,7 @@ from ...bandwidth import algbw, busbw
 from ...collectives import all_reduce, broadcast, t_formula
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
-from ...measured import Measurement, Point, load
+from ...measure.points import Measurement, Point, load
 from ..tables import algorithm_labels, Table, bilingual, bilingual_notes, fmt_pct, fmt_ratio
 from ...topology import Switch
 from ...units import GB, KB, MB, fmt_bytes, fmt_rate, fmt_time, us
@@ -167,7 +167,7 @@ all-reduce bus bandwidth on 8×H100 with SHARP off, How to Scale Your Model ch. 
 
 HTSYM_ALLREDUCE_MEASURED: tuple[tuple[float, float], ...] = load(HTSYM).pairs()
 """``(bytes, busbw)`` of the points of :data:`HTSYM`, read from its data file (kept for the
-pages that unpack it; new code calls ``commbook.measured.load(HTSYM)``)."""
+pages that unpack it; new code calls ``commbook.measure.points.load(HTSYM)``)."""
 
 
 ORIGINAL_03_3 = {"p": 8, "link": NVLINK4}
@@ -191,7 +191,7 @@ def demo_03_3(p: int = 8, link: Link = NVLINK4,
               measured: Measurement | Sequence[tuple[float, float]] | None = None) -> Table:
     """Demo 03-3 (§5.6 "模型 vs 实测"): ring all-reduce model (p = 8, NVLink) algbw and
     busbw vs a measured busbw (default: the data set :data:`HTSYM`, read by
-    :func:`commbook.measured.load`).
+    :func:`commbook.measure.points.load`).
 
     Rows: ``sizes`` and the measured sizes.  busbw = algbw · 2(p−1)/p.  Effective α implied
     by a measured point: the α that makes the model's time 2(p−1)α + 2(p−1)/p·n/β equal the

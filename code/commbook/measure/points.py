@@ -34,7 +34,7 @@ from typing import Any
 __all__ = ["DATA_DIR", "SCHEMA", "MeasuredDataError", "Point", "Source", "System",
            "Measurement", "load", "available"]
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "measured"
+DATA_DIR = Path(__file__).resolve().parents[3] / "data" / "measured"
 """Where the data files live: ``data/measured/`` at the repository root."""
 
 SCHEMA = "commbook.measured/1"
