@@ -2,23 +2,24 @@
 without missing glyphs, and draws the numbers commbook computes."""
 from __future__ import annotations
 
-import io
 import logging
 import re
 import warnings
 
 import numpy as np
 import pytest
+from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.text import Text
 
-from commbook import cost
+from commbook import double_tree
 from commbook.book import plots
 from commbook.book.p5 import figures as figures_p5
-from commbook.collectives import t_allreduce_hierarchical, t_formula
+from commbook.book.p5 import steps
+from commbook.collectives import display_name, t_allreduce_hierarchical, t_formula
 from commbook.collectives import all_reduce
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4
-from commbook.topology import TwoLevel
+from commbook.topology import Switch, TwoLevel
 from commbook.units import KB, MB
 
 GLYPH_PROBLEM = re.compile(r"missing from font|does not have a glyph|findfont: Font family", re.I)
@@ -115,12 +116,33 @@ def test_allreduce_vs_size_lines_are_t_formula(figs):
     assert nx == pytest.approx(7.92e6) and tx == pytest.approx(t_formula("rd", 8, nx, 2e-6, 450e9))
 
 
+def test_allreduce_vs_size_draws_the_pipelined_double_tree(figs):
+    fig = figs["fig_allreduce_vs_size", "en"]
+    n, t = _line(fig, "t:double_tree")
+    for i in (0, len(n) // 3, -1):           # NCCL's pipelined tree at its best chunk count
+        best = double_tree.double_tree_optimum(8, n[i], NVLINK4.alpha, NVLINK4.beta)[1]
+        assert t[i] == pytest.approx(best, rel=1e-12)
+    assert t[-1] < t_formula("double_binomial", 8, n[-1], NVLINK4.alpha, NVLINK4.beta)
+
+
+@pytest.mark.parametrize("name, algos", [("fig_allreduce_vs_size", figures_p5.ALLREDUCE_LINES),
+                                         ("fig_allreduce_vs_p", figures_p5.SCALING_LINES)])
+def test_legends_are_registry_names(figs, name, algos, lang):
+    for ax in figs[name, lang].axes:
+        shown = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert shown == [display_name("all_reduce", a, lang) for a in algos]
+
+
 def test_allreduce_vs_p_panels(figs):
     fig = figs["fig_allreduce_vs_p", "en"]
     for ax, n in ((0, 64 * KB), (1, 256 * MB)):
-        p, t = _line(fig, "t:ring", ax)
-        assert list(p) == [2 ** k for k in range(1, 10)]
-        assert t[-1] == pytest.approx(t_formula("ring", 512, n, IB_NDR.alpha, IB_NDR.beta))
+        for algo in figures_p5.SCALING_LINES:
+            p, t = _line(fig, f"t:{algo}", ax)
+            assert list(p) == [2 ** k for k in range(1, 10)]
+            assert t[-1] == pytest.approx(t_formula(algo, 512, n, IB_NDR.alpha, IB_NDR.beta), rel=1e-12)
+    # pipelining: at 256 MB on 512 devices the two unpipelined trees pay log2 p buffers
+    (_, pipe), (_, flat) = _line(fig, "t:double_tree", 1), _line(fig, "t:double_binomial", 1)
+    assert flat[-1] > 3 * pipe[-1]
 
 
 def test_broadcast_pipeline(figs):
@@ -172,3 +194,54 @@ def test_kv_transfer_lines(figs):
     one, eight = _line(fig, "kv:1")[1], _line(fig, "kv:8")[1]
     assert one[3] / eight[3] == pytest.approx(8, abs=0.05)
     assert _line(fig, "prefill")[1][4] == pytest.approx(llm.prefill_compute(llm.LLAMA31_70B, 8192))
+
+
+# ---------------------------------------------------------------------------- step diagrams
+def _messages(fig) -> set[tuple[int, ...]]:
+    """(panel, src, dst, offset, count) of every arrow drawn."""
+    return {tuple(int(x) for x in a.get_gid().split(":")[1:]) for a in fig.findobj(FancyArrowPatch)
+            if (a.get_gid() or "").startswith("msg:")}
+
+
+def _trace_messages(algorithm: str, data) -> set[tuple[int, ...]]:
+    """The same tuples, from an independent run of the simulator with trace=True."""
+    arrays = [np.asarray(x, dtype=np.int64) for x in data]
+    res = all_reduce(VirtualCluster(Switch(len(arrays), NVLINK4)), arrays, algorithm=algorithm, trace=True)
+    return {(k, int(s), int(d), int(o), int(c)) for k, st in enumerate(res.trace, start=1)
+            for s, d, o, c in zip(st.round.src, st.round.dst, st.round.soff, st.round.count)}
+
+
+RANDOM_8 = np.random.default_rng(7).integers(0, 10, size=(8, 8)).tolist()
+
+
+@pytest.mark.parametrize("data", [figures_p5.EXAMPLE_1_1, RANDOM_8], ids=["p4", "p8"])
+@pytest.mark.parametrize("algorithm", ["rd", "rabenseifner", "tree", "ring"])
+def test_step_diagram_is_the_trace(algorithm, data):
+    fig = figures_p5.fig_allreduce_steps("en", algorithm, data)
+    drawn = _messages(fig)
+    assert drawn == _trace_messages(algorithm, data)
+    outlined = {tuple(int(x) for x in r.get_gid().split(":")[1:]) for r in fig.findobj(Rectangle)
+                if (r.get_gid() or "").startswith("sent:")}
+    assert outlined == {(k, s, o, c) for k, s, d, o, c in drawn}
+    t = _texts(fig, "state")
+    last = max(int(g.split(":")[0][len("state"):]) for g in t)
+    assert last == max(k for k, *_ in drawn)                      # one panel per round
+    p, w = np.shape(data)
+    total = np.sum(np.asarray(data), axis=0)
+    for r in range(p):
+        assert [int(t[f"state{last}:{r}:{j}"]) for j in range(w)] == total.tolist()
+        assert [int(t[f"state0:{r}:{j}"]) for j in range(w)] == list(data[r])
+
+
+def test_step_diagram_rounds():
+    rounds = lambda a: max(k for k, *_ in _messages(figures_p5.fig_allreduce_steps("en", a)))
+    assert rounds("rd") == 2 and rounds("rabenseifner") == 4 and rounds("tree") == 4   # p = 4
+
+
+def test_step_diagram_rejects_scratch_schedules():
+    with pytest.raises(ValueError, match="scratch"):
+        figures_p5.fig_allreduce_steps("en", "one_shot")
+
+
+def test_step_labels_complete_in_both_languages():
+    assert steps.STEP_LABELS["zh"].keys() == steps.STEP_LABELS["en"].keys()

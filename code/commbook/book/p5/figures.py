@@ -1,12 +1,14 @@
-"""Figures of lecture P5: topologies, the six collectives, the ring trace, all-reduce
-costs, chain broadcast, ring mappings on a torus and hierarchical all-reduce.
+"""Figures of lecture P5, one import for the pages: topologies, ring mappings on a
+torus, hierarchical all-reduce and LLM inference are drawn here; the six collectives and
+the step diagrams (:mod:`.steps`) and the algorithm costs (:mod:`.figures_algorithms`)
+are re-exported from their modules.
 
 Every function takes ``lang`` ("zh" or "en"), labels itself from
-:data:`commbook.book.plots.LABELS` and returns a :class:`matplotlib.figure.Figure`.  No
+:data:`commbook.book.labels.LABELS` and returns a :class:`matplotlib.figure.Figure`.  No
 number is typed in: each figure computes what it draws with :mod:`commbook` (the
 simulator in :mod:`commbook.collectives`, the closed forms in :mod:`commbook.cost`,
 the metrics and routes of :mod:`commbook.topology`).  Artists that carry data have a
-``gid`` (e.g. ``"t:ring"``, ``"cell:3:2"``) so that tests and readers can find them.
+``gid`` (e.g. ``"t:ring"``, ``"state3:2:1"``) so that tests and readers can find them.
 """
 from __future__ import annotations
 
@@ -15,31 +17,30 @@ from typing import Sequence
 
 import matplotlib
 import numpy as np
-from matplotlib.colors import Normalize, to_rgba
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+from matplotlib.patches import FancyArrowPatch
 
 from ... import collectives as coll
-from ...collectives import t_broadcast, t_formula
-from ... import cost, llm
+from ...collectives import t_formula
+from ... import llm
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
-from ..plots import PALETTE, TICK_FORMATS, book_style, label, log_axis
+from ..plots import PALETTE, book_style, label, log_axis
 from ...topology import Ring, Switch, Topology, Torus, TwoLevel, ring_order
 from ...units import KB, MB, fmt_bytes, fmt_rate, fmt_time
+from .figures_algorithms import (ALLREDUCE_LINES, SCALING_LINES, fig_allreduce_vs_p,  # noqa: F401
+                                 fig_allreduce_vs_size, fig_broadcast_pipeline)
+from .steps import EXAMPLE_1_1, fig_allreduce_steps, fig_collectives, fig_ring_trace  # noqa: F401
 
 __all__ = [
-    "fig_topologies", "fig_collectives", "fig_ring_trace", "fig_allreduce_vs_size",
-    "fig_allreduce_vs_p", "fig_broadcast_pipeline", "fig_ring_mapping",
+    "fig_topologies", "fig_collectives", "fig_ring_trace", "fig_allreduce_steps",
+    "fig_allreduce_vs_size", "fig_allreduce_vs_p", "fig_broadcast_pipeline", "fig_ring_mapping",
     "fig_hierarchical_speedup", "fig_tp_decode_share", "fig_kv_transfer",
 ]
 
-ALLREDUCE_LINES = ("ring", "rd", "rabenseifner", "tree", "double_tree", "naive", "innet")
-"""All-reduce algorithms drawn against message size, in legend order."""
-
 DEVICE_EDGE = "0.25"
 SWITCH_COLOR = "0.55"
-REDUCE_COLOR, COPY_COLOR = PALETTE[1], PALETTE[5]
 
 
 # ============================================================================ drawing helpers
@@ -72,37 +73,6 @@ def _blank(ax, pad: float = 0.45) -> None:
     ax.set_axis_off()
     ax.set_aspect("equal")
     ax.margins(pad / 4)
-
-
-def _cell_grid(ax, x0: float, rows: Sequence[Sequence], color, gid: str = "cell",
-               fontsize: float = 8) -> None:
-    """A grid of numbers, row i at y = -i, column j at x = x0 + j (cells 1 x 1).
-
-    ``color(i, j, value)`` gives each cell's face colour; ``None`` values leave the
-    cell empty.  Each text has gid ``f"{gid}:{i}:{j}"``."""
-    for i, row in enumerate(rows):
-        for j, v in enumerate(row):
-            if v is None:
-                continue
-            ax.add_patch(Rectangle((x0 + j - 0.5, -i - 0.5), 1, 1, facecolor=color(i, j, v),
-                                   edgecolor="white", lw=1.0))
-            ax.text(x0 + j, -i, f"{v:g}", ha="center", va="center", fontsize=fontsize,
-                    gid=f"{gid}:{i}:{j}")
-
-
-def _tint(c, a: float = 0.35):
-    return to_rgba(c, a)
-
-
-def _sizes_panel(ax, xs, curves: dict, lang: str, x_unit: str, base: int = 10) -> None:
-    """Log-log time curves ``curves[algo] = times`` against ``xs``, labelled by algorithm."""
-    for i, (algo, ts) in enumerate(curves.items()):
-        ax.plot(xs, ts, color=PALETTE[i % len(PALETTE)], label=label(f"algo_{algo}", lang),
-                gid=f"t:{algo}")
-    log_axis(ax, "x", x_unit, base=base)
-    span = max(t.max() for t in curves.values()) / min(t.min() for t in curves.values())
-    log_axis(ax, "y", "time", subs=(1.0, 2.0, 5.0) if span < 100 else (1.0,))
-    ax.set_xlim(xs[0], xs[-1])
 
 
 # ============================================================================ 1 topologies
@@ -214,221 +184,6 @@ def fig_topologies(lang: str = "en", p: int = 16, link: Link = ICI_V5E) -> Figur
             title = label(key, lang, dims=f"{side}×{side}", nodes=two.nodes, gpus=4)
             _draw_topology(ax, topo, pos, title, lang)
         fig.suptitle(label("topo_title", lang))
-    return fig
-
-
-# ============================================================================ 2 collectives
-def _semantics_runs(p: int = 4) -> tuple[list[np.ndarray], dict]:
-    """The lecture's demo 02-1: device d holds [10d, 10d+1, ...]; every collective run
-    on the simulator (switch of ``p`` NVLink 4 GPUs, root 0) with real data."""
-    c = VirtualCluster(Switch(p, NVLINK4))
-    x = [np.arange(p, dtype=np.int64) + 10 * d for d in range(p)]
-    runs = {name: getattr(coll, name)(c, x).outputs for name in
-            ("broadcast", "reduce", "all_reduce", "reduce_scatter", "all_gather", "all_to_all")}
-    return x, runs
-
-
-def _origin_color(inputs: Sequence[np.ndarray]):
-    """Cell colour: a tint of the device a value comes from; grey for values no device
-    held (results of a reduction)."""
-    origin = {int(v): d for d, arr in enumerate(inputs) for v in arr}
-    return lambda i, j, v: _tint(PALETTE[origin[int(v)]]) if int(v) in origin else _tint("0.5")
-
-
-def fig_collectives(lang: str = "en") -> Figure:
-    """The six collectives on the lecture's 4-device example (device d holds
-    [10d, 10d+1, 10d+2, 10d+3]): for each, the devices' buffers before and after.
-
-    The "after" grids are the ``outputs`` of real-data simulator runs
-    (:func:`commbook.collectives.broadcast`, ``reduce``, ``all_reduce``,
-    ``reduce_scatter``, ``all_gather``, ``all_to_all`` on a 4-GPU switch, root 0).
-    Cell texts have gid ``"<collective>:<device>:<index>"``.
-    """
-    x, runs = _semantics_runs()
-    p, width = len(x), max(len(o) for outs in runs.values() for o in outs if o is not None)
-    color = _origin_color(x)
-    before = [a.tolist() for a in x]
-    x_after, mid = p + 6, -(p - 1) / 2
-    with book_style(lang) as lang:
-        fig = Figure(figsize=(9.0, 8.4))
-        axes = fig.subplots(len(runs), 1)
-        for ax, (name, outs) in zip(axes, runs.items()):
-            after = [[None] if o is None else np.ravel(o).tolist() for o in outs]
-            _cell_grid(ax, 0, before, color, gid=f"before:{name}")
-            _cell_grid(ax, x_after, after, color, gid=name)
-            ax.annotate("", (x_after - 0.8, mid), (p - 0.2, mid),
-                        arrowprops=dict(arrowstyle="-|>", color="0.3", lw=1.2))
-            ax.text((p + x_after) / 2 - 0.5, mid + 0.25, label(f"coll_{name}", lang), ha="center",
-                    va="bottom", fontsize=9.5, gid=f"name:{name}")
-            for d in range(p):
-                ax.text(-0.8, -d, f"d{d}", ha="right", va="center", fontsize=8)
-            ax.set_xlim(-1.6, x_after + width - 0.4)
-            ax.set_ylim(-p + 0.4, 0.6)
-            ax.set_axis_off()
-        for x0, key in ((0, "before"), (x_after, "after")):
-            axes[0].text(x0 + (p - 1) / 2, 0.7, label(key, lang), ha="center", va="bottom", fontsize=9)
-        fig.suptitle(label("coll_title", lang), fontsize=11)
-        fig.supxlabel(label("coll_key", lang), fontsize=8.5, color="0.3")
-    return fig
-
-
-# ============================================================================ 3 ring trace
-EXAMPLE_1_1 = ([1, 5, 3, 7], [2, 6, 4, 8], [3, 7, 5, 9], [4, 8, 6, 10])
-"""The chapter's Example 1.1: the four GPUs' inputs of the 4-GPU ring all-reduce."""
-
-
-def _trace_panel(ax, state: list[list], step, title: str, gid: str) -> None:
-    """One state of the trace: GPUs as rows, chunks as columns; the chunks received in
-    this round are filled (orange: added, blue: copied) and the sent ones outlined."""
-    hot = {}
-    if step is not None:
-        r = step.round
-        for s, d, so, do, red in zip(r.src, r.dst, r.soff, r.doff, r.reduce):
-            hot[(int(d), int(do))] = REDUCE_COLOR if red else COPY_COLOR
-            ax.add_patch(Rectangle((so - 0.5, -s - 0.5), 1, 1, fill=False, ec="0.15", lw=1.6, zorder=3))
-    _cell_grid(ax, 0, state, lambda i, j, v: _tint(hot.get((i, j), "0.85"), 0.55 if (i, j) in hot else 0.4),
-               gid=gid, fontsize=9)
-    q = len(state)
-    ax.set_xlim(-0.6, len(state[0]) - 0.4)
-    ax.set_ylim(-q + 0.4, 0.6)
-    ax.set_aspect("equal")
-    ax.set_xticks(range(len(state[0])))
-    ax.set_yticks([-i for i in range(q)], [f"GPU {i}" for i in range(q)], fontsize=8)
-    ax.tick_params(length=0, labelsize=8)
-    ax.xaxis.tick_top()
-    ax.grid(False)
-    for side in ax.spines.values():
-        side.set_visible(False)
-    ax.set_title(title, fontsize=9)
-
-
-def fig_ring_trace(lang: str = "en", data: Sequence[Sequence[int]] = EXAMPLE_1_1) -> Figure:
-    """The chapter's Example 1.1: a 4-GPU ring all-reduce, state by state (the initial
-    buffers, then 3 reduce-scatter and 3 all-gather rounds), from
-    :func:`commbook.collectives.all_reduce` with ``trace=True`` on a 4-GPU switch.
-
-    In each round's panel the chunk every GPU received is filled (orange: added to its
-    own, blue: copied) and the chunk it sent is outlined.  Cell texts have gid
-    ``"state<k>:<gpu>:<chunk>"`` (k = 0 is the initial state).
-    """
-    arrays = [np.asarray(a, dtype=np.int64) for a in data]
-    res = coll.all_reduce(VirtualCluster(Switch(len(arrays), NVLINK4)), arrays, trace=True)
-    states = [[a.tolist() for a in arrays]] + [[b[0].tolist() for b in st.state] for st in res.trace]
-    steps = [None] + res.trace
-    with book_style(lang) as lang:
-        ncol = (len(states) + 2) // 2
-        fig = Figure(figsize=(2.0 * ncol + 0.6, 5.0))
-        axes = fig.subplots(2, ncol).ravel()
-        n_rs = sum(bool(st.round.reduce.any()) for st in res.trace)
-        for k, (ax, state, step) in enumerate(zip(axes, states, steps)):
-            if step is None:
-                title = label("trace_initial", lang)
-            elif k <= n_rs:
-                title = label("trace_rs", lang, r=k)
-            else:
-                title = label("trace_ag", lang, r=k)
-            _trace_panel(ax, state, step, title, gid=f"state{k}")
-        for ax in axes[len(states):]:
-            ax.set_axis_off()
-        axes[-1].legend(handles=[Patch(color=_tint(REDUCE_COLOR, 0.55), label=label("trace_key_reduce", lang)),
-                                 Patch(color=_tint(COPY_COLOR, 0.55), label=label("trace_key_copy", lang)),
-                                 Patch(fill=False, ec="0.15", lw=1.6, label=label("trace_key_sent", lang))],
-                        loc="center", fontsize=8.5)
-        fig.suptitle(label("trace_title", lang), fontsize=11)
-        fig.supxlabel(label("trace_cols", lang), fontsize=8.5, color="0.3")
-    return fig
-
-
-# ============================================================================ 4-5 all-reduce costs
-def _formula_times(algos: Sequence[str], p_values, n_values, link: Link) -> dict[str, np.ndarray]:
-    """``t_formula`` of each algorithm over the broadcast of ``p_values`` and ``n_values``."""
-    ps, ns = np.broadcast_arrays(np.asarray(p_values), np.asarray(n_values, dtype=float))
-    return {a: np.array([t_formula(a, int(p), float(n), link.alpha, link.beta)
-                         for p, n in zip(ps.ravel(), ns.ravel())]) for a in algos}
-
-
-def fig_allreduce_vs_size(lang: str = "en", p: int = 8, link: Link = NVLINK4,
-                          sizes: Sequence[float] | None = None) -> Figure:
-    """All-reduce time against message size (log-log), one line per algorithm of
-    :data:`ALLREDUCE_LINES`, from :func:`commbook.collectives.t_formula` on ``p`` devices over
-    ``link``; the crossovers :func:`~commbook.cost.crossover_rd_ring` and
-    :func:`~commbook.cost.crossover_tree_ring` are marked on the ring line.
-
-    Lines have gid ``"t:<algo>"``; the markers ``"xover:rd_ring"`` and ``"xover:tree_ring"``.
-    """
-    n = np.logspace(3, 9, 121) if sizes is None else np.sort(np.asarray(sizes, dtype=float))
-    curves = _formula_times(ALLREDUCE_LINES, p, n, link)
-    xovers = {"rd_ring": cost.crossover_rd_ring(p, link.alpha, link.beta),
-              "tree_ring": cost.crossover_tree_ring(p, link.alpha, link.beta)}
-    with book_style(lang) as lang:
-        fig = Figure(figsize=(7.6, 4.8))
-        ax = fig.add_subplot()
-        _sizes_panel(ax, n, curves, lang, "bytes")
-        for i, (key, nx) in enumerate(xovers.items()):
-            tx = t_formula("ring", p, nx, link.alpha, link.beta)
-            ax.plot([nx], [tx], marker="o", ms=7, mfc="white", mec="0.1", ls="none", zorder=4,
-                    gid=f"xover:{key}")
-            ax.annotate(label(f"xover_{key}", lang, n=fmt_bytes(nx)), (nx, tx),
-                        xytext=(-12, 40 + 40 * i), textcoords="offset points", ha="right", fontsize=8,
-                        arrowprops=dict(arrowstyle="-", color="0.4", lw=0.8))
-        ax.set_xlabel(label("size", lang))
-        ax.set_ylabel(label("ar_time", lang))
-        ax.set_title(label("ar_size_title", lang, p=p, link=link.name))
-        ax.legend(loc="upper left", fontsize=8.5)
-    return fig
-
-
-def fig_allreduce_vs_p(lang: str = "en", link: Link = IB_NDR,
-                       sizes: Sequence[float] = (64 * KB, 256 * MB), p_max: int = 512) -> Figure:
-    """All-reduce time against the number of devices p = 2, 4, ..., ``p_max`` (log-log),
-    one panel per message size, for ring, recursive doubling and Rabenseifner, from
-    :func:`commbook.collectives.t_formula` over ``link``.  Lines have gid ``"t:<algo>"``."""
-    ps = 2 ** np.arange(1, int(np.log2(p_max)) + 1)
-    with book_style(lang) as lang:
-        fig = Figure(figsize=(8.6, 3.9))
-        axes = fig.subplots(1, len(sizes))
-        for ax, n in zip(np.atleast_1d(axes), sizes):
-            _sizes_panel(ax, ps, _formula_times(("ring", "rd", "rabenseifner"), ps, n, link), lang,
-                         "plain", base=2)
-            ax.set_xlabel(label("devices", lang))
-            ax.set_ylabel(label("ar_time", lang))
-            ax.set_title(label("ar_p_title", lang, n=fmt_bytes(n), link=link.name), fontsize=10)
-            ax.legend(loc="upper left", fontsize=8.5)
-    return fig
-
-
-# ============================================================================ 6 chain broadcast
-def fig_broadcast_pipeline(lang: str = "en", p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
-                           k_max: int = 128) -> Figure:
-    """Pipelined chain broadcast time against the number of chunks k = 1..``k_max``
-    (:func:`commbook.collectives.t_broadcast` ``"chain"``), with the binomial tree and the flat
-    broadcast as horizontal lines, the lower bound n/β, and the optimum (k*, T*) of
-    :func:`commbook.cost.chain_broadcast_optimum`.
-
-    Artists: ``"t:chain"`` (the curve), ``"t:binomial"``, ``"t:flat"``, ``"bound"``, ``"opt"``.
-    """
-    ks = np.arange(1, k_max + 1)
-    a, b = link.alpha, link.beta
-    chain = np.array([t_broadcast("chain", p, n, a, b, chunks=int(k)) for k in ks])
-    k_star, t_star = cost.chain_broadcast_optimum(p, n, a, b)
-    with book_style(lang) as lang:
-        fig = Figure(figsize=(7.2, 4.4))
-        ax = fig.add_subplot()
-        ax.plot(ks, chain, color=PALETTE[0], label=label("bcast_chain", lang), gid="t:chain")
-        for i, algo in enumerate(("binomial", "flat"), start=1):
-            ax.axhline(t_broadcast(algo, p, n, a, b), color=PALETTE[i], ls="--", lw=1.4,
-                       label=label(f"bcast_{algo}", lang), gid=f"t:{algo}")
-        ax.axhline(n / b, color="0.3", ls=":", lw=1.4, label=label("bcast_bound", lang), gid="bound")
-        ax.plot([k_star], [t_star], marker="o", ms=8, mfc="white", mec=PALETTE[3], mew=2, ls="none",
-                label=label("bcast_opt", lang, k=k_star, t=fmt_time(t_star, 3)), gid="opt")
-        log_axis(ax, "x", "plain", base=2)
-        ax.yaxis.set_major_formatter(TICK_FORMATS["time"])
-        ax.set_xlim(1, k_max)
-        ax.set_ylim(0, 1.08 * max(chain.max(), t_broadcast("flat", p, n, a, b)))
-        ax.set_xlabel(label("bcast_chunks", lang))
-        ax.set_ylabel(label("bcast_time", lang))
-        ax.set_title(label("bcast_title", lang, n=fmt_bytes(n), p=p, link=link.name))
-        ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.86), fontsize=8.5)
     return fig
 
 
