@@ -228,14 +228,14 @@ def test_textbook_envelope_lies_below_every_chunk_count(p):
             assert env < best, (p, n, link.name)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "code/commbook/double_tree.py docstrings: at p = 2 the two trees are one exchange in "
-    "which each port moves one chunk per round, so the time tends to 2kα + n/β, not "
-    "2(k + D - 1)(α + n/(kβ)), and for small k it lies BELOW the 'lower envelope' "
-    "2·log2(p)·α + 2n/β that allreduce_double_tree_envelope says no chunk count reaches"))
-def test_two_ranks_follow_the_documented_limits():
+@pytest.mark.parametrize("k", [1, 2, 5, 16])
+def test_two_ranks_follow_the_documented_limits(k):
+    """At p = 2 both trees are one edge: each port moves one chunk of n/(2k) per round, k
+    rounds up and k down, so 2kα + n/β exactly — below the textbook envelope at k = 1,
+    which the docstrings therefore restrict to p >= 3."""
     n = 256 * MB
-    assert allreduce_double_tree_envelope(2, n, A, B) < allreduce_double_tree(2, n, A, B, 1)
+    assert allreduce_double_tree(2, n, A, B, k) == pytest.approx(2 * k * A + n / B, rel=1e-12)
+    assert allreduce_double_tree(2, n, A, B, 1) < allreduce_double_tree_envelope(2, n, A, B)
 
 
 # ============================================================================ against ring

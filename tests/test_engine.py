@@ -323,10 +323,6 @@ def test_a_straggler_at_two_thirds_makes_the_ring_one_and_a_half_times_slower():
     assert "speed={3: 0.666" in repr(slow)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug in code/commbook/comm_sim.py:245 (VirtualCluster.__init__): the -1 padding of "
-    "resource_owners contributes a factor 1.0 to the min, so a speed factor > 1 is silently "
-    "capped at 1 on every resource with a single owner (all Switch/TwoLevel ports)"))
 def test_faster_ports_make_the_ring_faster():
     """The docstring accepts any finite factor > 0; all ports at 2x β halve the ring's time
     at α = 0 (and one fast port alone changes nothing: the others still bound each round)."""

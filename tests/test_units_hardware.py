@@ -77,10 +77,6 @@ def test_fmt_time_number_in_one_to_a_thousand(exponent, mantissa, sign):
     _check_printed(units.fmt_time(value), value, _TIME_UNITS, "ns", "s", 4)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug in code/commbook/units.py _fmt_scaled: the unit test rounds x/scale in binary "
-    "floating point (995/1000 = 0.99499..., '0.99' < 1) while the smaller unit rounds the "
-    "exact tie 995 half-to-even up to '1e+03'; only reachable with digits < the default"))
 def test_fmt_with_fewer_digits_at_a_decimal_tie():
     assert units.fmt_bytes(995, digits=2) == "1 KB"
 

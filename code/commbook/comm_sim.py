@@ -242,7 +242,8 @@ class VirtualCluster:
         self.topology = topology
         self.speed = self._check_speed(speed)
         owners = topology.resource_owners              # (R, 2), -1 where no device
-        factor = np.where(owners >= 0, self.speed[np.maximum(owners, 0)], 1.0).min(axis=1)
+        factor = np.where(owners >= 0, self.speed[np.maximum(owners, 0)], np.inf).min(axis=1)
+        factor[np.isinf(factor)] = 1.0                  # shared resources (uplinks) keep their β
         self._bandwidth = topology.resource_bandwidth * np.append(factor, 1.0)
 
     def _check_speed(self, speed) -> np.ndarray:

@@ -19,10 +19,11 @@ Closed form.  Under the timing model of :mod:`commbook.comm_sim` on a switch, a 
 costs α + L·s/β, where s = n/(2k) is a chunk and L the most chunks any port sends or
 receives in that round (1 or 2 for even p; up to 4 at the rank that is inner in both
 trees for odd p).  :func:`allreduce_double_tree` counts L round by round from the tree
-shape alone.  For large k it tends to 2(k + D - 1)(α + n/(kβ)): the bandwidth term tends
-to 2n/β and the latency term grows with the depth ≈ log2 p, which is the lower envelope
-2·log2(p)·α + 2n/β quoted in textbooks (no chunk count reaches it, see
-:func:`allreduce_double_tree_envelope`).
+shape alone.  For p >= 3 and large k it tends to 2(k + D - 1)(α + n/(kβ)) with
+D = ⌈log2 p⌉: the bandwidth term tends to 2n/β and the latency term grows with the depth,
+which is the lower envelope 2·log2(p)·α + 2n/β quoted in textbooks (no chunk count
+reaches it, see :func:`allreduce_double_tree_envelope`).  At p = 2 both trees are one
+edge, each port moves one chunk per round, and the time is exactly 2kα + n/β.
 """
 from __future__ import annotations
 
@@ -150,9 +151,9 @@ def double_tree_optimum(p: int, n: float, alpha: float, beta: float, k_max: int 
 
 
 def allreduce_double_tree_envelope(p: int, n: float, alpha: float, beta: float) -> float:
-    """2·log2(p)·α + 2n/β: the textbook estimate of the double binary tree, a lower
-    envelope that no chunk count reaches (latency of the shallowest pipeline and
-    bandwidth of the deepest at once)."""
+    """2·log2(p)·α + 2n/β: the textbook estimate of the double binary tree.  For p >= 3
+    it is a lower envelope that no chunk count reaches (latency of the shallowest pipeline
+    and bandwidth of the deepest at once); at p = 2 the tree is faster (2kα + n/β)."""
     p, n = check_p(p), check_size(n)
     check_link_params(alpha, beta)
     return 0.0 if p == 1 else 2 * math.log2(p) * alpha + 2 * n / beta

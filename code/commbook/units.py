@@ -8,6 +8,7 @@ below only make call sites readable (``8 * MB`` versus ``8 * MiB``).
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 from .checks import check_size
 
@@ -42,9 +43,13 @@ def fmt_bytes(n: float, binary: bool = False, digits: int = 3) -> str:
 
 def _fmt_scaled(x: float, units: list[tuple[float, str]], digits: int) -> str:
     """Format ``x`` in the largest unit (ascending list) in which it still reads >= 1
-    once rounded to ``digits`` significant digits: 999,999 B is "1 MB", not "1e+03 KB"."""
+    once rounded to ``digits`` significant digits: 999,999 B is "1 MB", not "1e+03 KB".
+
+    The rounding is done on the exact decimal value of ``x / unit`` (so 995 B at two
+    digits is "1 KB", as 995/1000 = 0.995 rounds up, although the float 0.995 is 0.99499…)."""
     def text(i: int) -> str:
-        return f"{x / units[i][0]:.{digits}g}"
+        exact = Decimal(x) / Decimal(units[i][0])
+        return f"{float(format(exact, f'.{digits}g')):.{digits}g}"
 
     i = len(units) - 1
     while i > 0 and abs(float(text(i))) < 1:
