@@ -234,3 +234,30 @@ def test_crossovers_solve_their_equations():
     grid = [t_broadcast("chain", 8, 8e6, 1e-6, 45e9, chunks=kk) for kk in range(1, 200)]
     assert t <= min(grid) + 1e-15
     assert abs(int(np.argmin(grid)) + 1 - k) < 1
+
+
+# ----------------------------------------------------------------------------- crossover
+@pytest.mark.parametrize("p", [4, 8, 64, 256])
+def test_numeric_crossover_equals_the_closed_form_crossovers(p):
+    """collectives.crossover finds the size numerically; the affine pairs have closed forms."""
+    from commbook.collectives import crossover
+    a, b = IB_NDR.alpha, IB_NDR.beta
+    assert crossover("rd", "ring", p, a, b) == pytest.approx(cost.crossover_rd_ring(p, a, b), rel=1e-9)
+    assert crossover("tree", "ring", p, a, b) == pytest.approx(cost.crossover_tree_ring(p, a, b), rel=1e-9)
+
+
+def test_crossover_of_a_form_that_is_not_affine():
+    """The double tree at its best chunk count is not affine in n: at the crossover found,
+    the two closed forms agree, and on either side the order flips."""
+    from commbook.collectives import crossover
+    p, a, b = 256, 3.5e-6, 25e9
+    n = crossover("double_tree", "ring", p, a, b)
+    assert t_formula("double_tree", p, n, a, b) == pytest.approx(t_formula("ring", p, n, a, b), rel=1e-9)
+    assert (t_formula("double_tree", p, n / 2, a, b) < t_formula("ring", p, n / 2, a, b)) != \
+           (t_formula("double_tree", p, 2 * n, a, b) < t_formula("ring", p, 2 * n, a, b))
+
+
+def test_crossover_says_when_two_algorithms_never_cross():
+    from commbook.collectives import crossover
+    with pytest.raises(ValueError, match="'naive' and 'rd' do not cross"):
+        crossover("naive", "rd", 2, 1e-6, 1e9)

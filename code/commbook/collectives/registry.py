@@ -12,6 +12,7 @@ by the API with it.  Closed forms take ``(p, n, alpha, beta, **params)``.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -19,7 +20,7 @@ from .. import cost, double_tree
 from . import alltoall, butterfly, composite, direct, ring, trees
 
 __all__ = ["Algorithm", "ALGORITHMS", "COLLECTIVES", "algorithm", "names", "display_name",
-           "predict", "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
+           "predict", "crossover", "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
            "t_allreduce_hierarchical"]
 
 
@@ -147,6 +148,36 @@ def predict(collective: str, name: str, p: int, n: float, alpha: float, beta: fl
     if extra:
         raise ValueError(f"{collective} algorithm {a.name!r} takes no parameter {', '.join(sorted(extra))}")
     return a.closed_form(p, n, alpha, beta, **params)
+
+
+def crossover(a: str, b: str, p: int, alpha: float, beta: float, collective: str = "all_reduce",
+              n_max: float = 1e15) -> float:
+    """Message size at which algorithms ``a`` and ``b`` of ``collective`` take the same time
+    by their closed forms (numeric, so it works for forms that are not affine in n, such
+    as the double tree at its best chunk count).  Raises ``ValueError`` when the two do not
+    cross between 0 and ``n_max`` bytes (one is never faster, or they coincide)."""
+    def gap(n: float) -> float:
+        return predict(collective, a, p, n, alpha, beta) - predict(collective, b, p, n, alpha, beta)
+
+    grid = [0.0] + [10.0 ** e for e in range(0, int(math.log10(n_max)) + 1)]
+    signs = [gap(n) for n in grid]
+    for lo, hi, g_lo, g_hi in zip(grid, grid[1:], signs, signs[1:]):
+        if g_lo == 0 and g_hi == 0:
+            continue
+        if g_lo == 0:
+            return lo
+        if (g_lo < 0) != (g_hi < 0):
+            for _ in range(200):                       # bisection to the float's resolution
+                mid = (lo + hi) / 2
+                if mid in (lo, hi):
+                    break
+                if (gap(mid) < 0) == (g_lo < 0):
+                    lo = mid
+                else:
+                    hi = mid
+            return (lo + hi) / 2
+    raise ValueError(f"{collective} algorithms {a!r} and {b!r} do not cross between 0 and {n_max:g} bytes "
+                     f"at p={p} (alpha={alpha:g} s, beta={beta:g} B/s)")
 
 
 def t_formula(algorithm_name: str, p: int, n: float, alpha: float, beta: float, **params) -> float:

@@ -7,7 +7,7 @@ from typing import Sequence
 
 from ... import cost
 from ...bandwidth import algbw, busbw
-from ...collectives import all_reduce, broadcast, t_formula
+from ...collectives import all_reduce, broadcast, crossover, t_formula
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
 from ...measure.points import Measurement, Point, load
@@ -20,12 +20,13 @@ from .common import US2, original_note
 _SIX = ("ring", "rd", "rabenseifner", "tree", "naive", "innet")
 
 
-def _linear_crossover(a: str, b: str, p: int, alpha: float, beta: float) -> float:
-    """Size where two all-reduce closed forms (both affine in n) are equal."""
-    ta0, tb0 = t_formula(a, p, 0, alpha, beta), t_formula(b, p, 0, alpha, beta)
-    sa = t_formula(a, p, 1, alpha, beta) - ta0
-    sb = t_formula(b, p, 1, alpha, beta) - tb0
-    return (tb0 - ta0) / (sa - sb)
+def _where_cross(find, *args) -> float | None:
+    """A crossover size, or None where the two algorithms do not cross at these parameters
+    (the table then shows a dash)."""
+    try:
+        return find(*args)
+    except ValueError:
+        return None
 
 
 def demo_03_1(p: int = 8, link: Link = NVLINK4,
@@ -51,11 +52,11 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
     ab = link.alpha * link.beta
     rounds = {a: all_reduce(c, nbytes=sizes[0], algorithm=a).rounds for a in ("ring", "rabenseifner")}
     ring_lat, rab_lat = (t_formula(a, p, 0, link.alpha, link.beta) for a in ("ring", "rabenseifner"))
-    xs = [("naive → RD", _linear_crossover("naive", "rd", p, link.alpha, link.beta),
+    xs = [("naive → RD", _where_cross(crossover, "naive", "rd", p, link.alpha, link.beta),
            "2α + 2(p−1)n/β = log₂p·(α + n/β)"),
-          ("RD → Rabenseifner", _linear_crossover("rd", "rabenseifner", p, link.alpha, link.beta),
+          ("RD → Rabenseifner", _where_cross(crossover, "rd", "rabenseifner", p, link.alpha, link.beta),
            "log₂p·(α + n/β) = 2log₂p·α + 2(p−1)/p·n/β"),
-          ("RD ↔ ring", cost.crossover_rd_ring(p, link.alpha, link.beta),
+          ("RD ↔ ring", _where_cross(cost.crossover_rd_ring, p, link.alpha, link.beta),
            "[2(p−1) − log₂p]·αβ / [log₂p − 2(p−1)/p]")]
     cross = Table(
         key="03-1b",
@@ -64,7 +65,8 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
         columns=["boundary", "n", "in_nhalf", "equation"],
         headers={"en": ["boundary", "n", "n / αβ", "equal times"],
                  "zh": ["分界", "n", "n / αβ", "两者时间相等"]},
-        rows=[{"boundary": b, "n": x, "in_nhalf": x / ab, "equation": eq} for b, x, eq in xs],
+        rows=[{"boundary": b, "n": x, "in_nhalf": None if x is None else x / ab, "equation": eq}
+              for b, x, eq in xs],
         formats={"n": fmt_bytes, "in_nhalf": lambda v: f"{v:.3g}"},
         labels={"zh": {"naive → RD": "朴素 → 递归倍增", "RD → Rabenseifner": "递归倍增 → Rabenseifner",
                        "RD ↔ ring": "递归倍增 ↔ ring"}},
