@@ -167,6 +167,15 @@ HTSYM = "htsym_allreduce_8xh100"
 """The data set (``data/measured/htsym_allreduce_8xh100.json``) demo 03-3 compares with:
 all-reduce bus bandwidth on 8×H100 with SHARP off, How to Scale Your Model ch. 12."""
 
+HTSYM_SHARP = "htsym_allreduce_8xh100_sharp"
+"""The same node with NVLink SHARP on (``data/measured/htsym_allreduce_8xh100_sharp.json``)."""
+
+
+def sharp_gain() -> float:
+    """Measured busbw gain of NVLink SHARP on 8×H100 at large messages: the SHARP-on point
+    over the SHARP-off point of the same source, minus one (≈ 30 %)."""
+    return load(HTSYM_SHARP).points[-1].busbw / load(HTSYM).points[-1].busbw - 1
+
 HTSYM_ALLREDUCE_MEASURED: tuple[tuple[float, float], ...] = load(HTSYM).pairs()
 """``(bytes, busbw)`` of the points of :data:`HTSYM`, read from its data file (kept for the
 pages that unpack it; new code calls ``commbook.measure.points.load(HTSYM)``)."""
