@@ -21,11 +21,12 @@ CORE_LAYER = {
     "commbook.units": 0, "commbook.checks": 0,
     "commbook.hardware": 1,
     "commbook.topology": 2,
-    "commbook.cost": 3, "commbook.double_tree": 3, "commbook.bandwidth": 3,
+    "commbook.cost": 3, "commbook.double_tree": 3, "commbook.bandwidth": 3, "commbook.physics": 3,
     "commbook.comm_sim": 4,
     "commbook.collectives": 5,          # the package and every module in it
 }
-WORKLOADS = {"commbook.llm"}
+WORKLOADS = {"commbook.llm", "commbook.moe", "commbook.parallelism", "commbook.overlap"}
+MEASURE = "commbook.measure"
 
 
 def _module_name(path: Path) -> str:
@@ -123,6 +124,15 @@ def test_core_imports_neither_the_book_nor_a_workload():
            for name, deps in GRAPH.items() if _layer(name) is not None}
     bad = {k: v for k, v in bad.items() if v}
     assert not bad, f"core modules import the book layer or a workload: {bad}"
+
+
+def test_workloads_and_measure_do_not_import_the_book():
+    """Above the core, only the book layer may import the book layer."""
+    bad = {name: sorted(t for t in deps if t.startswith("commbook.book"))
+           for name, deps in GRAPH.items() if name in WORKLOADS or name.startswith(MEASURE)}
+    bad = {k: v for k, v in bad.items() if v}
+    assert WORKLOADS <= set(MODULES) and any(n.startswith(MEASURE + ".") for n in MODULES)
+    assert not bad, f"workload or measure modules import the book layer: {bad}"
 
 
 def test_core_imports_only_its_own_layer_or_below():
