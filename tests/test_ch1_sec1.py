@@ -1,0 +1,332 @@
+"""Chapter "Collective communication", purpose page and §1.1 (commbook.book.ch1.parallelism_figures).
+
+Every expected value is either a number the chapter states (checked within its rounding),
+a closed form written out here, or an independent reference (the virtual cluster, a small
+event simulation in numpy); none is a literal copied from the module under test.
+"""
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from commbook import physics
+from commbook.book.ch1 import parallelism_figures as s1
+from commbook.collectives import all_reduce, t_formula
+from commbook.comm_sim import VirtualCluster
+from commbook.hardware import H100, IB_NDR_CHAPTER, NVLINK4_CHAPTER
+from commbook.topology import Switch, TwoLevel
+from commbook.units import GB, MB
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(params=["en", "zh"])
+def lang(request):
+    if request.param == "zh":
+        request.getfixturevalue("cjk_font")
+    return request.param
+
+
+# ----------------------------------------------------------------------------- Definition 1.1
+def test_definition_1_1_payload_exact_and_approximation():
+    d = s1.definition_1_1()
+    P, N, beta = 70e9, 1000, 50 * GB                  # the box's inputs
+    M = P * 2                                          # BF16
+    assert d["m"] == M
+    assert round(d["m"] / GB) == 140                   # "140 GB"
+    # the box's "2 × 140/50 ≈ 5.6 s"
+    assert d["approx"] == pytest.approx(2 * M / beta, rel=1e-12)
+    assert round(d["approx"], 1) == 5.6
+    # the ring's exact bandwidth term, closed form written out
+    exact = 2 * (N - 1) / N * M / beta
+    assert d["exact"] == pytest.approx(exact, rel=1e-12)
+    assert d["exact"] == pytest.approx(t_formula("ring", N, M, 0.0, beta), rel=1e-12)
+    assert round(d["exact"], 1) == 5.6 and round(d["exact"], 3) == 5.594
+    # the note: the approximation overstates the exact term by 1/N of it... (N/(N-1) - 1)
+    assert d["approx"] / d["exact"] - 1 == pytest.approx(1 / (N - 1), rel=1e-9)
+    # per-worker ring traffic vs one parameter server receiving from everyone
+    assert d["per_worker_bytes"] == pytest.approx(2 * (N - 1) / N * M)
+    assert d["server_bytes"] == N * M
+
+
+def test_definition_1_1_on_the_virtual_cluster():
+    """1,000 GPUs on a switch with the box's link: the simulator's ring gives the exact term."""
+    M = s1.gradient_bytes()
+    run = all_reduce(VirtualCluster(Switch(s1.DEF_1_1_GPUS, s1.LINK_DEF_1_1)), nbytes=M, algorithm="ring")
+    assert run.rounds == 2 * (s1.DEF_1_1_GPUS - 1)
+    assert run.time == pytest.approx(s1.definition_1_1()["exact"], rel=1e-9)
+
+
+# ----------------------------------------------------------------------------- Napkin math 1.1
+def test_napkin_math_1_1():
+    nm = s1.napkin_1_1()
+    N, alpha, beta, M = 64, 1.5e-6, 50 * GB, 140 * GB      # the box's inputs
+    assert (s1.LINK_NM_1_1.alpha, s1.LINK_NM_1_1.beta) == (alpha, beta)
+    assert nm["m"] == M
+    assert nm["factor"] == 2 * (N - 1) / N == 1.96875
+    assert nm["t_bw"] == pytest.approx(1.96875 * M / beta, rel=1e-12)
+    assert nm["t_bw"] * 1e3 == pytest.approx(5512.5, rel=1e-12)        # "5,512.5 ms"
+    assert nm["steps"] == 126
+    assert nm["t_lat"] == pytest.approx(126 * alpha, rel=1e-12)
+    assert round(nm["t_lat"] * 1e3, 1) == 0.2                           # "0.2 ms"
+    closed = 2 * (N - 1) / N * M / beta + 2 * (N - 1) * alpha
+    assert nm["total"] == pytest.approx(closed, rel=1e-9)
+    assert nm["total"] * 1e3 == pytest.approx(5512.689, rel=1e-9)
+    assert round(nm["total"] * 1e3, 1) == 5512.7                        # "≈ 5,512.7 ms"
+    assert nm["sim_time"] == pytest.approx(closed, rel=1e-9)
+    assert nm["sim_rounds"] == 2 * (N - 1)
+
+
+def test_napkin_math_1_1_note_alpha_of_the_table():
+    """The note: §1.2's table gives the same link α = 2 µs; the total barely moves."""
+    nm = s1.napkin_1_1()
+    other = t_formula("ring", 64, nm["m"], IB_NDR_CHAPTER.alpha, IB_NDR_CHAPTER.beta)
+    assert IB_NDR_CHAPTER.alpha == 2e-6 and s1.LINK_NM_1_1.alpha == 1.5e-6
+    assert other - nm["total"] == pytest.approx(126 * 0.5e-6, rel=1e-9)
+    assert (other - nm["total"]) / nm["total"] < 1e-4
+
+
+def test_sixty_percent_efficiency_and_zero_copy():
+    nm = s1.napkin_1_1(simulate=False)
+    slow = s1.at_efficiency(nm["total"])
+    assert slow == pytest.approx(nm["total"] / 0.6, rel=1e-12)
+    assert slow > 9 and round(slow, 2) == 9.19                           # "over nine seconds"
+    assert s1.zero_copy_host_bytes(nm["m"]) == 2 * 140 * GB              # "280 GB"
+    with pytest.raises(ValueError):
+        s1.at_efficiency(1.0, 0)
+
+
+def test_gpu_hours_saved():
+    assert s1.gpu_hours_saved(3600.0, 2, steps=10, fraction=0.5) == pytest.approx(10.0)
+
+
+# ----------------------------------------------------------------------------- physics
+def test_speed_of_light_numbers():
+    assert physics.propagation_delay(1000) == pytest.approx(5e-6, rel=1e-12)     # 5 µs per km
+    assert physics.propagation_delay(100) == pytest.approx(500e-9, rel=1e-12)    # 500 ns per 100 m
+    assert physics.FIBER_SPEED_CHAPTER * 1e-6 == pytest.approx(200)              # 200 m per µs
+
+
+def test_energy_estimate_4_8_kJ_and_160_kJ():
+    est = s1.energy_estimate()
+    bits = 1e9 * 8
+    assert est["joules"] == pytest.approx(2 * bits * 30e-12 * 10_000, rel=1e-12)
+    assert est["joules"] == pytest.approx(4.8e3, rel=1e-12)                      # "≈ 4.8 kJ"
+    assert est["joules_figure_ib"] == pytest.approx(est["joules"] * 1000 / 30, rel=1e-12)
+    assert est["joules_figure_ib"] == pytest.approx(160e3, rel=1e-12)
+    # the 30 pJ/bit of the estimate lies in the published optical range, the figure's 1,000 does not
+    ib = physics.ENERGY["IB"]
+    assert ib.low_pj <= 30 <= ib.high_pj and not ib.figure_in_range
+    assert est["joules_ib_low"] <= est["joules"] <= est["joules_ib_high"]
+    assert est["joules_ring"] == pytest.approx(est["joules"] * (10_000 - 1) / 10_000, rel=1e-12)
+    # the note: link energy against one second of the GPUs' power
+    assert est["joules"] / est["gpu_joules_per_s"] < 1e-3
+
+
+# ----------------------------------------------------------------------------- Figure 1
+def _lines_by_gid(fig, prefix):
+    out = {}
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            gid = line.get_gid() or ""
+            if gid.startswith(prefix):
+                out[gid[len(prefix):]] = line
+    return out
+
+
+def test_figure_1_true_log_axis_with_physics_values(lang):
+    fig = s1.fig_energy(lang=lang)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log"
+    values, ranges = _lines_by_gid(fig, "value:"), _lines_by_gid(fig, "range:")
+    assert set(values) == set(ranges) == set(s1.ENERGY_ORDER) == set(physics.ENERGY)
+    for k, tier in physics.ENERGY.items():
+        assert list(values[k].get_xdata()) == [tier.figure_pj]
+        assert list(ranges[k].get_xdata()) == [tier.low_pj, tier.high_pj]
+    # the chapter's values: 0.5, 20, 100, 1,000 pJ/bit, ratios 40×, 200×, 2,000×
+    drawn = [values[k].get_xdata()[0] for k in s1.ENERGY_ORDER]
+    assert drawn == [0.5, 20, 100, 1000]
+    assert [d / drawn[0] for d in drawn[1:]] == [40, 200, 2000]
+    # nearest tier on top: y decreases along the order
+    ys = [values[k].get_ydata()[0] for k in s1.ENERGY_ORDER]
+    assert ys == sorted(ys, reverse=True)
+    # on a log axis equal ratios are equal distances: check with display coordinates
+    x = [ax.transData.transform((v, 0))[0] for v in (0.5, 5, 50)]
+    assert x[1] - x[0] == pytest.approx(x[2] - x[1], rel=1e-9)
+    # the annotations carry the computed ratios and say which values lie outside the range
+    notes = {t.get_gid(): t.get_text() for t in ax.texts}
+    assert "2,000" in notes["note:IB"] and "40" in notes["note:HBM"]
+    for k in ("NVLink", "IB"):
+        tier = physics.ENERGY[k]
+        assert f"{tier.figure_pj / tier.high_pj:.0f}" in notes[f"note:{k}"]
+    assert "note:SRAM" not in notes
+    est = [l for l in ax.get_lines() if l.get_gid() == "estimate"]
+    assert est and list(est[0].get_xdata()) == [30, 30]
+
+
+def test_figure_1_note_nvlink_and_ib_far_above_the_sources():
+    for k in ("NVLink", "IB"):
+        tier = physics.ENERGY[k]
+        assert not tier.figure_in_range and tier.figure_pj / tier.high_pj > 10
+    for k in ("SRAM", "HBM"):
+        assert physics.ENERGY[k].figure_in_range
+
+
+# ----------------------------------------------------------------------------- Figure 2
+def _event_exposed(t_backward, t_layer, layers):
+    """Independent reference: layer l's gradient is ready at l·T_bwd/L; all-reduces run
+    one after another; return the time the last one ends after backward ends."""
+    ready = np.arange(1, layers + 1) * t_backward / layers
+    end = 0.0
+    for r in ready:
+        end = max(end, r) + t_layer
+    return end - t_backward
+
+
+@pytest.mark.parametrize("gpus", [8, 64, 520, 1024, 4096])
+@pytest.mark.parametrize("weak", [False, True])
+def test_step_model_against_an_event_simulation(gpus, weak):
+    model = s1.FIG2_MODEL.weak(1024) if weak else s1.FIG2_MODEL
+    b = s1.step_breakdown(gpus, model)
+    tokens = 1024 if weak else model.global_tokens / gpus
+    t_c = 6 * 70e9 * tokens / (H100.bf16_flops * 0.40)
+    assert b["t_compute"] == pytest.approx(t_c, rel=1e-12)
+    assert b["t_backward"] == pytest.approx(2 / 3 * t_c, rel=1e-12)
+    link = NVLINK4_CHAPTER if gpus <= 8 else IB_NDR_CHAPTER
+    layer = 140 * GB / 80
+    assert b["t_layer"] == pytest.approx(2 * (gpus - 1) * (link.alpha + layer / (gpus * link.beta)), rel=1e-12)
+    exposed = _event_exposed(b["t_backward"], b["t_layer"], 80)
+    assert b["t_comm"] + b["t_stall"] == pytest.approx(exposed, rel=1e-9)
+    assert b["t_step"] == pytest.approx(b["t_compute"] + exposed, rel=1e-9)
+    assert sum(b["shares"].values()) == pytest.approx(1.0, rel=1e-12)
+
+
+def test_flat_ring_across_nodes_is_gated_by_infiniband():
+    """The model prices a multi-node flat ring with InfiniBand's α and β: the virtual
+    cluster's two-level topology agrees."""
+    layer = 140 * GB / 80
+    run = all_reduce(VirtualCluster(TwoLevel(2, 8, NVLINK4_CHAPTER, IB_NDR_CHAPTER)), nbytes=layer,
+                     algorithm="ring")
+    assert run.time == pytest.approx(s1.step_breakdown(16)["t_layer"], rel=1e-9)
+    run = all_reduce(VirtualCluster(TwoLevel(2, 8, NVLINK4_CHAPTER, IB_NDR_CHAPTER)), nbytes=layer,
+                     algorithm="hierarchical")
+    assert run.time == pytest.approx(s1.step_breakdown(16, s1.FIG2_MODEL.hierarchical())["t_layer"], rel=1e-9)
+
+
+def test_first_exposed_is_where_allreduce_outgrows_backward():
+    n = s1.first_exposed()
+    assert n % 8 == 0
+    b, prev = s1.step_breakdown(n), s1.step_breakdown(n - 8)
+    assert b["t_allreduce"] > b["t_backward"] and prev["t_allreduce"] <= prev["t_backward"]
+    assert s1.first_exposed(s1.FIG2_MODEL.hierarchical()) > n
+
+
+def _bars(fig):
+    out = {}
+    for ax in fig.axes:
+        for patch in ax.patches:
+            gid = patch.get_gid() or ""
+            if gid.startswith(("model:", "illustrative:")):
+                kind, n, part = gid.split(":")
+                out.setdefault((kind, int(n)), {})[part] = patch.get_height()
+    return out
+
+
+def test_figure_2_bars_sum_to_100_and_equal_the_model(lang):
+    fig = s1.fig_step_shares(lang=lang)
+    bars = _bars(fig)
+    for n in s1.FIG2_SIZES:
+        model = bars[("model", n)]
+        assert sum(model.values()) == pytest.approx(100.0, rel=1e-9)
+        shares = s1.step_breakdown(n)["shares"]
+        for part, h in model.items():
+            assert h == pytest.approx(100 * shares[part], rel=1e-12)
+    ill_sizes = [n for (kind, n) in bars if kind == "illustrative"]
+    assert sorted(ill_sizes) == sorted(s1.ILLUSTRATIVE_SHARES)
+    for n in ill_sizes:
+        assert sum(bars[("illustrative", n)].values()) == pytest.approx(100.0, rel=1e-9)
+
+
+def test_figure_2_illustrative_shares_are_the_chapters_and_the_note():
+    ill = s1.ILLUSTRATIVE_SHARES
+    assert ill[8]["comm"] == 0.25                                    # "约 25%"
+    assert (ill[64]["comm"], ill[64]["stall"]) == (0.50, 0.05)       # "约 50%", "另有 5%"
+    assert ill[4096]["comm"] >= 0.65                                  # caption "超过 65%"
+    # text: communication + stall = 80 %, compute 20 %: both hold only with a 15 % stall
+    assert ill[4096]["comm"] + ill[4096]["stall"] == pytest.approx(s1.ILLUSTRATIVE_TEXT_COMM_PLUS_STALL)
+    assert ill[4096]["compute"] == pytest.approx(1 - s1.ILLUSTRATIVE_TEXT_COMM_PLUS_STALL)
+    # NVLink "900 GB/s" is both directions: 18× IB instead of the one-way 9×
+    assert s1.ILLUSTRATIVE_NVLINK_BIDIR == 2 * NVLINK4_CHAPTER.beta
+    assert s1.ILLUSTRATIVE_NVLINK_BIDIR / IB_NDR_CHAPTER.beta == 18
+    assert NVLINK4_CHAPTER.beta / IB_NDR_CHAPTER.beta == 9
+
+
+def test_figure_2_model_story():
+    """Shares grow with the cluster under a fixed global batch; flat under a fixed per-GPU batch."""
+    comm = [s1.step_breakdown(n)["shares"]["comm"] for n in s1.FIG2_SIZES]
+    assert comm == sorted(comm) and comm[0] == 0 and comm[-1] > 0.5
+    weak = s1.FIG2_MODEL.weak(1024)
+    w = [s1.step_breakdown(n, weak)["shares"]["comm"] for n in (64, 4096)]
+    assert w[0] > 0.5 and abs(w[1] - w[0]) < 0.1
+    hier = s1.step_breakdown(4096, s1.FIG2_MODEL.hierarchical())
+    assert hier["shares"]["comm"] < s1.step_breakdown(4096)["shares"]["comm"]
+
+
+def test_step_model_rejects_bad_input():
+    with pytest.raises(ValueError):
+        s1.step_breakdown(12)               # not a whole number of 8-GPU nodes
+    with pytest.raises(ValueError):
+        s1.StepModel(mfu=0)
+    with pytest.raises(ValueError):
+        s1.StepModel(algorithm="tree")
+
+
+# ----------------------------------------------------------------------------- tables
+def test_transport_manifest():
+    t = s1.transport_manifest()
+    prim = dict(zip(t.column("strategy"), t.column("primitive")))
+    assert prim["Data parallel"] == "all-reduce" and prim["Tensor parallel"] == "all-reduce"
+    assert prim["Expert parallel (MoE)"] == "all-to-all"
+    assert prim["FSDP / ZeRO"] == "all-gather + reduce-scatter"
+    assert t.meta["point_to_point"] == ["Pipeline parallel"]
+    zh = t.to_text("zh")
+    # every English cell has its Chinese rendering (primitive names are the book's terms)
+    for row in t.rows:
+        for col in t.columns:
+            assert row[col] in t.labels["zh"], row[col]
+    assert "数据并行" in zh and "流水线并行" in zh and str(len(t)) in zh
+
+
+def test_connections_table():
+    t = s1.connections_table()
+    for row in t.rows:
+        n = row["n"]
+        assert row["pairs"] == n * (n - 1)
+        assert row["ring_factor"] == pytest.approx(2 * (n - 1) / n)
+    assert t.meta["grow_pairs"] == pytest.approx(t.rows[-1]["pairs"] / t.rows[0]["pairs"])
+    assert f"{t.meta['grow_pairs']:,.0f}" in t.to_text("en")
+    with pytest.raises(ValueError):
+        s1.logical_connections(0)
+
+
+# ----------------------------------------------------------------------------- pages
+PAGES = ["00-purpose.md", "01-parallelism.md"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_pages_have_matching_notes_and_no_internal_ids(page):
+    en = (ROOT / "chapters" / "en" / "ch1" / page).read_text(encoding="utf-8")
+    zh = (ROOT / "chapters" / "zh" / "ch1" / page).read_text(encoding="utf-8")
+    assert en.count("{admonition} About the original text") == zh.count("{admonition} 关于原文")
+    assert en.count("{admonition} Check yourself") == zh.count("{admonition} 自测") >= 1
+    for text in (en, zh):
+        prose = re.sub(r"```\{code-cell\}.*?```", "", text, flags=re.S)
+        assert not re.search(r"\bF\.?\d+\b|\bT-[a-n]\b|inventory|本章原文|the chapter says", prose)
+    # exactly one visible code cell (the copyable commbook cell)
+    visible = [c for c in re.findall(r"```\{code-cell\} python\n(.*?)```", en, flags=re.S)
+               if ":tags:" not in c.splitlines()[0]]
+    assert len(visible) == 1 and "commbook" in visible[0]
