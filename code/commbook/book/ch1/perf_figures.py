@@ -1,0 +1,241 @@
+"""Chapter §1.2, the figures: Figure 3 (the bandwidth gap), Figure 4 in two panels (the
+overlap timelines) and the calibration figure, each labelled in ``lang`` and drawn from the
+numbers of :mod:`.perf_numbers` and :mod:`.perf_calibration`.  Artists that carry data have a
+``gid`` so that tests can read them back.
+"""
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from ... import physics
+from ...bandwidth import busbw
+from ...collectives import t_formula
+from ...cost import p2p_time
+from ...overlap import Timeline
+from ...units import GB, fmt_time, us
+from ..plots import PALETTE, book_style, log_axis
+from ..tables import fmt_gbps
+from .perf_calibration import calibration
+from .perf_numbers import FIG4, NM13, figure4_timelines, gap_ratios, link_name
+
+__all__ = ["fig_bandwidth_gap", "fig_overlap", "fig_calibration"]
+
+_LAB = {
+    "en": {
+        "year": "year", "beta": "bandwidth per direction (GB/s)",
+        "gap_a": "(a) One-direction bandwidth by generation",
+        "gap_b": "(b) Intra-node over inter-node bandwidth",
+        "ratio": "intra / inter (×)", "claimed": "claimed: ~{x:g}× throughout",
+        "pair_newest": "{fam} ÷ newest InfiniBand of its year",
+        "pair_dgx": "NVLink 5.0 ÷ NDR (NIC of the DGX B200)",
+        "compute": "compute stream", "network": "network stream",
+        "backward": "backward {l}", "allreduce": "all-reduce {l}", "stall": "wait",
+        "optimizer": "optimizer", "launch": "o", "complete": "o", "idle": "",
+        "next": "next layer's backward", "wire": "on the wire: L",
+        "ov_a": "(a) Four layers: the last all-reduce is exposed",
+        "ov_b": "(b) One transfer beside {t} of compute",
+        "time_units": "time (arbitrary units; one backward block = {b:g})", "time_us": "time (µs)",
+        "step": "step = {t}", "hidden": "hidden: {t}", "exposed": "exposed: {t}",
+        "tail": "exposed tail {t}",
+        "cal_a": "(a) Time of one all-reduce", "cal_b": "(b) Bus bandwidth",
+        "size": "buffer per rank (bytes)", "time": "time", "busbw": "bus bandwidth (GB/s)",
+        "measured": "measured ({p} × H100, {placement})", "fit_ring": "ring closed form, fitted",
+        "fit_p2p": "α + n/β, fitted", "nominal": "ring closed form, nominal {link}",
+        "nominal_beta": "nominal β = {b}", "fit_beta": "fitted β = {b}",
+    },
+    "zh": {
+        "year": "年份", "beta": "单向带宽（GB/s）",
+        "gap_a": "(a) 各代互连的单向带宽",
+        "gap_b": "(b) 节点内带宽与节点间带宽之比",
+        "ratio": "节点内 / 节点间（倍）", "claimed": "说法：始终约 {x:g} 倍",
+        "pair_newest": "{fam} ÷ 同年最新的 InfiniBand",
+        "pair_dgx": "NVLink 5.0 ÷ NDR（DGX B200 的网卡）",
+        "compute": "计算流", "network": "网络流",
+        "backward": "反向 {l}", "allreduce": "all-reduce {l}", "stall": "等待",
+        "optimizer": "优化器", "launch": "o", "complete": "o", "idle": "",
+        "next": "下一层的反向计算", "wire": "在途：L",
+        "ov_a": "(a) 四层：最后一次 all-reduce 暴露在外",
+        "ov_b": "(b) 一次传输与 {t} 的计算并行",
+        "time_units": "时间（任意单位；一个反向块 = {b:g}）", "time_us": "时间（µs）",
+        "step": "一步 = {t}", "hidden": "被隐藏：{t}", "exposed": "暴露：{t}",
+        "tail": "暴露的尾巴 {t}",
+        "cal_a": "(a) 一次 all-reduce 的用时", "cal_b": "(b) 总线带宽",
+        "size": "每个 rank 的缓冲区（字节）", "time": "时间", "busbw": "总线带宽（GB/s）",
+        "measured": "实测（{p} 块 H100，{placement}）", "fit_ring": "环形闭式，拟合",
+        "fit_p2p": "α + n/β，拟合", "nominal": "环形闭式，标称 {link}",
+        "nominal_beta": "标称 β = {b}", "fit_beta": "拟合 β = {b}",
+    },
+}
+
+_FAMILY_COLOR = {"PCIe": PALETTE[0], "NVLink": PALETTE[2], "InfiniBand": PALETTE[3]}
+
+def fig_bandwidth_gap(lang: str = "en") -> Figure:
+    """Figure 3: (a) one-direction bandwidth of each generation against its year, one line per
+    family (gid ``"gen:<family>"``, points ``"genpt:<name>"``); (b) the intra/inter ratios of
+    :func:`gap_ratios` (gid ``"ratio:<family>"``, the DGX pairing ``"ratio:dgx"``) and the
+    claimed ratio (``"claimed"``)."""
+    ratios = gap_ratios()
+    with book_style(lang) as lang:
+        L = _LAB[lang]
+        fig = Figure(figsize=(10.0, 4.2))
+        ax, bx = fig.subplots(1, 2)
+        for fam in ("PCIe", "NVLink", "InfiniBand"):
+            gens = sorted((g for g in physics.GENERATIONS.values() if g.family == fam), key=lambda g: g.year)
+            x = [g.year for g in gens]
+            y = [g.beta / GB for g in gens]
+            ax.plot(x, y, marker="o", color=_FAMILY_COLOR[fam], label=fam, gid=f"gen:{fam}")
+            for g in gens:
+                ax.plot([g.year], [g.beta / GB], ls="none", marker="o", ms=0, gid=f"genpt:{g.name}")
+                short = g.name.replace("PCIe ", "").replace(" x16", "").replace("NVLink ", "NVL ")
+                ax.annotate(short, (g.year, g.beta / GB), textcoords="offset points", xytext=(4, -10),
+                            fontsize=7, color=_FAMILY_COLOR[fam])
+        log_axis(ax, "y", "plain", subs=(1.0, 2.0, 5.0))
+        ax.set_xlabel(L["year"])
+        ax.set_ylabel(L["beta"])
+        ax.set_title(L["gap_a"])
+        ax.legend(loc="upper left")
+
+        for key, fam in (("pcie", "PCIe"), ("nvlink", "NVLink")):
+            pairs = ratios[key]
+            x = [physics.generation(a).year for a, _, _ in pairs]
+            y = [r for *_, r in pairs]
+            bx.plot(x, y, marker="o", color=_FAMILY_COLOR[fam], gid=f"ratio:{fam}",
+                    label=L["pair_newest"].format(fam=fam))
+            above = fam == "NVLink"
+            for i, ((a, b, r), xi) in enumerate(zip(pairs, x)):
+                short = a.replace("PCIe ", "").replace(" x16", "").replace("NVLink ", "NVL ")
+                up = above and i < len(pairs) - 1          # the last NVLink label goes below its point
+                bx.annotate(f"{r:.3g}×\n{short}/{b}", (xi, r), textcoords="offset points",
+                            xytext=(0, 7 if up else -9), ha="center", va="bottom" if up else "top",
+                            fontsize=6.5, color=_FAMILY_COLOR[fam])
+        a, b, r = ratios["nvlink_dgx"][-1]
+        bx.plot([physics.generation(a).year], [r], marker="D", ls="none", mfc="white",
+                color=_FAMILY_COLOR["NVLink"], gid="ratio:dgx", label=L["pair_dgx"])
+        bx.annotate(f"{r:.3g}×\nNVL 5.0/{b}", (physics.generation(a).year, r), textcoords="offset points",
+                    xytext=(-8, 0), ha="right", va="center", fontsize=6.5, color=_FAMILY_COLOR["NVLink"])
+        bx.axhline(ratios["claimed"], color="0.4", ls="--", lw=1.0, gid="claimed",
+                   label=L["claimed"].format(x=ratios["claimed"]))
+        log_axis(bx, "y", "plain", subs=(1.0, 2.0, 5.0))
+        bx.set_ylim(0.6, 40)
+        bx.set_xlim(2011, 2025)
+        bx.set_xlabel(L["year"])
+        bx.set_ylabel(L["ratio"])
+        bx.set_title(L["gap_b"])
+        bx.legend(loc="upper left", fontsize=7)
+    return fig
+
+
+
+_KIND_COLOR = {"backward": PALETTE[1], "allreduce": PALETTE[4], "stall": PALETTE[3],
+               "optimizer": PALETTE[0], "launch": "0.35", "complete": "0.35"}
+
+
+def _block_text(block, L: dict, single: bool) -> str:
+    layer = block.label.split()[-1]
+    if block.kind == "backward":
+        return L["next"] if single else L["backward"].format(l=layer)
+    if block.kind == "allreduce":
+        return L["wire"] if single else L["allreduce"].format(l=layer)
+    return L[block.kind]
+
+
+def _draw_timeline(ax, tl: Timeline, L: dict, scale: float, single: bool) -> None:
+    rows = {"compute": 1.0, "network": 0.0}
+    for blk in tl.blocks:
+        if blk.kind == "idle":
+            continue
+        y = rows[blk.stream]
+        x0, w = blk.start / scale, blk.duration / scale
+        ax.add_patch(Rectangle((x0, y - 0.32), w, 0.64, facecolor=_KIND_COLOR[blk.kind], alpha=0.85,
+                               edgecolor="white", lw=1.0,
+                               gid=f"block:{blk.stream}:{blk.kind}:{blk.label}"))
+        text = _block_text(blk, L, single)
+        if text:
+            ax.text(x0 + w / 2, y, text, ha="center", va="center", fontsize=7.5,
+                    color="white" if blk.kind not in ("launch", "complete") else "white")
+    end = tl.step_time / scale
+    ax.axvline(end, color="0.2", ls=":", lw=1.0, gid="step_end")
+    ax.set_xlim(0, end * 1.02)
+    ax.set_ylim(-0.6, 1.6)
+    ax.set_yticks([0, 1])
+    ax.set_yticklabels([L["network"], L["compute"]])
+    ax.grid(axis="y", visible=False)
+
+
+def fig_overlap(lang: str = "en") -> Figure:
+    """Figure 4 in two panels drawn from :func:`figure4_timelines`: every bar is a
+    :class:`commbook.overlap.Block` (gid ``"block:<stream>:<kind>:<label>"``, x in the
+    panel's unit: panel (a) in units of one backward block, panel (b) in µs); the dotted line
+    ``"step_end"`` is the step time."""
+    ta, tb = figure4_timelines()
+    with book_style(lang) as lang:
+        L = _LAB[lang]
+        fig = Figure(figsize=(10.0, 5.0))
+        ax, bx = fig.subplots(2, 1)
+        _draw_timeline(ax, ta, L, 1.0, single=False)
+        tail = ta.stall
+        last_ar = max((b for b in ta.blocks if b.kind == "allreduce"), key=lambda b: b.start)
+        ax.annotate(L["tail"].format(t=f"{tail:g}"), xy=(last_ar.start + tail / 2, 0.45), ha="center",
+                    fontsize=8, color=_KIND_COLOR["stall"])
+        ax.text(ta.step_time, 1.45, L["step"].format(t=f"{ta.step_time:g}"), ha="right", fontsize=8)
+        ax.set_xlabel(L["time_units"].format(b=FIG4["backward"]))
+        ax.set_title(L["ov_a"], loc="left")
+
+        _draw_timeline(bx, tb, L, us, single=True)
+        bx.text(tb.step_time / us, 1.45, L["step"].format(t=fmt_time(tb.step_time, 3)), ha="right", fontsize=8)
+        wire = next(b for b in tb.blocks if b.kind == "allreduce")
+        o_total = sum(b.duration for b in tb.blocks if b.kind in ("launch", "complete"))
+        bx.text(wire.end / us + 8, -0.05, L["hidden"].format(t=fmt_time(wire.duration, 3)), va="center",
+                fontsize=8, color=_KIND_COLOR["allreduce"])
+        bx.text(tb.step_time / us * 0.5, 1.45, L["exposed"].format(t=f"2o = {fmt_time(o_total, 3)}"),
+                ha="center", fontsize=8, color="0.3")
+        bx.set_xlabel(L["time_us"])
+        bx.set_title(L["ov_b"].format(t=fmt_time(NM13["backward"], 3)), loc="left")
+    return fig
+
+
+def fig_calibration(lang: str = "en", cal: dict | None = None) -> Figure:
+    """(a) measured all-reduce times with the fitted ring closed form (gid ``"fit:ring"``), the
+    fitted α + n/β (``"fit:p2p"``) and the nominal ring (``"nominal"``); points ``"measured"``.
+    (b) bus bandwidth: measured (``"busbw:measured"``), of the fitted ring
+    (``"busbw:ring"``), with the nominal and fitted β as lines (``"beta:nominal"``,
+    ``"beta:fit"``)."""
+    c = calibration() if cal is None else cal
+    n, t, p = c["sizes"], c["times"], c["p"]
+    grid = np.logspace(np.log10(n.min()), np.log10(n.max()), 120)
+    ring, p2p, nom = c["ring"], c["p2p"], c["nominal"]
+    t_ring = np.array([t_formula("ring", p, x, ring.alpha, ring.beta) for x in grid])
+    t_p2p = np.array([p2p_time(x, p2p.alpha, p2p.beta) for x in grid])
+    t_nom = np.array([t_formula("ring", p, x, nom.alpha, nom.beta) for x in grid])
+    with book_style(lang) as lang:
+        L = _LAB[lang]
+        fig = Figure(figsize=(10.0, 4.2))
+        ax, bx = fig.subplots(1, 2)
+        meas = L["measured"].format(p=p, placement=c["placement"].replace("_", "-"))
+        ax.plot(n, t, "o", color="0.15", ms=5, label=meas, gid="measured")
+        ax.plot(grid, t_ring, color=PALETTE[0], label=L["fit_ring"], gid="fit:ring")
+        ax.plot(grid, t_p2p, color=PALETTE[1], ls="--", label=L["fit_p2p"], gid="fit:p2p")
+        ax.plot(grid, t_nom, color=PALETTE[2], ls=":", label=L["nominal"].format(link=link_name(nom, lang)), gid="nominal")
+        log_axis(ax, "x", "bytes")
+        log_axis(ax, "y", "time")
+        ax.set_xlabel(L["size"])
+        ax.set_ylabel(L["time"])
+        ax.set_title(L["cal_a"])
+        ax.legend(loc="upper left", fontsize=7.5)
+
+        bw_ring = np.array([busbw("all_reduce", x, y, p) for x, y in zip(grid, t_ring)]) / GB
+        bx.plot(n, c["busbw"] / GB, "o", color="0.15", ms=5, label=meas, gid="busbw:measured")
+        bx.plot(grid, bw_ring, color=PALETTE[0], label=L["fit_ring"], gid="busbw:ring")
+        bx.axhline(nom.beta / GB, color=PALETTE[2], ls=":", gid="beta:nominal",
+                   label=L["nominal_beta"].format(b=fmt_gbps(nom.beta)))
+        bx.axhline(ring.beta / GB, color=PALETTE[0], ls="-.", lw=1.0, gid="beta:fit",
+                   label=L["fit_beta"].format(b=fmt_gbps(ring.beta)))
+        log_axis(bx, "x", "bytes")
+        bx.set_ylim(0, max(ring.beta, nom.beta) / GB * 1.15)
+        bx.set_xlabel(L["size"])
+        bx.set_ylabel(L["busbw"])
+        bx.set_title(L["cal_b"])
+        bx.legend(loc="lower right", fontsize=7.5)
+    return fig

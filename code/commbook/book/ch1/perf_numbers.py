@@ -1,0 +1,350 @@
+"""Chapter §1.2, the numbers and tables: the worked boxes' links, Definition 1.2's fusion
+example, Table 1, the intra/inter bandwidth ratios of Figure 3 and its data table, the two
+timelines of Figure 4, and the Llama-70B budget.  The figures are in :mod:`.perf_figures`,
+the calibration in :mod:`.perf_calibration`; :mod:`.models` gathers all three for the page.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ... import physics
+from ...collectives import t_all_gather, t_allreduce_hierarchical, t_formula, t_reduce_scatter
+from ...cost import LogP, p2p_time
+from ...hardware import IB_HDR, IB_NDR_CHAPTER, NVLINK4_CHAPTER, PCIE_GEN5, ROCE_100G, Link
+from ...overlap import Timeline, layerwise_timeline, transfer_beside_compute
+from ...units import GB, KB, MB, fmt_bytes, fmt_time, ms, us
+from ..tables import Table, bilingual, bilingual_notes, fmt_fixed, fmt_gbps
+
+__all__ = [
+    "BOX_LINKS", "BOX_NAMES", "box_link_table", "hockney_fusion", "CHECKPOINT_1_1",
+    "TABLE1", "CHAPTER_PRINTED_NSTAR", "table1", "link_name", "regime",
+    "gap_ratios", "generations_table", "FIG4", "NM13", "figure4_timelines",
+    "LLAMA", "CHAPTER_LLAMA", "llama_budget", "llama_budget_table",
+]
+
+# ============================================================================ worked boxes
+_CH = "Scaling Machine Learning Systems, Vol. II, ch. 06 'Collective Communication'"
+
+BOX_LINKS: dict[str, Link] = {
+    "nm1.1": Link("InfiniBand NDR", 1.5e-6, 50 * GB,
+                  f"{_CH}, chapter napkin math 1.1 (70B all-reduce on 64 GPUs): α = 1.5 µs, β = 50 GB/s"),
+    "def1.2": Link("InfiniBand NDR", 2e-6, 50 * GB,
+                   f"{_CH}, chapter definition 1.2 (Hockney model): α ≈ 2 µs, β ≈ 50 GB/s"),
+    "nm1.2": Link("InfiniBand NDR", 2e-6, 400e9 / 8,
+                  f"{_CH}, chapter napkin math 1.2 (critical message size): 400 Gb/s, α = 2 µs, "
+                  "β = 50 GB/s"),
+    "cp1.1": Link("generic link", 2e-6, 10 * GB,
+                  f"{_CH}, chapter checkpoint 1.1 (α–β diagnosis): α = 2 µs, β = 10 GB/s"),
+    "nm1.4": Link("InfiniBand NDR", 3e-6, 50 * GB,
+                  f"{_CH}, chapter napkin math 1.4 (MoE all-to-all): α = 3 µs, β = 50 GB/s"),
+    "nm1.5": Link("generic link", 10e-6, 10 * GB,
+                  f"{_CH}, chapter napkin math 1.5 (ring against tree, 1 MB on 64 GPUs): α = 10 µs, "
+                  "β = 10 GB/s"),
+    "s1.4": Link("InfiniBand NDR", 5e-6, 50 * GB,
+                 f"{_CH}, chapter §1.4 (algorithm switch point), example with N = 100: α = 5 µs, "
+                 "β = 50 GB/s"),
+    "cp1.3": Link("InfiniBand NDR", 5e-6, 50 * GB,
+                  f"{_CH}, chapter checkpoint 1.3 (algorithm choice): α = 5 µs, β = 50 GB/s"),
+}
+"""The link each worked box of the chapter prices its example with, by box id."""
+
+BOX_NAMES: dict[str, dict[str, str]] = {
+    "nm1.1": bilingual("Napkin math 1.1 (§1.1)", "估算 1.1（§1.1）"),
+    "def1.2": bilingual("Definition 1.2 (§1.2)", "定义 1.2（§1.2）"),
+    "nm1.2": bilingual("Napkin math 1.2 (§1.2)", "估算 1.2（§1.2）"),
+    "cp1.1": bilingual("Checkpoint 1.1 (§1.2)", "检查点 1.1（§1.2）"),
+    "nm1.4": bilingual("Napkin math 1.4 (§1.3)", "估算 1.4（§1.3）"),
+    "nm1.5": bilingual("Napkin math 1.5 (§1.4)", "估算 1.5（§1.4）"),
+    "s1.4": bilingual("Switch-point example (§1.4)", "切换点示例（§1.4）"),
+    "cp1.3": bilingual("Checkpoint 1.3 (§1.4)", "检查点 1.3（§1.4）"),
+}
+"""Display name of each box in both languages."""
+
+_LINK_KIND = {"InfiniBand NDR": bilingual("InfiniBand NDR", "InfiniBand NDR"),
+              "generic link": bilingual("generic teaching link", "教学用的通用链路")}
+
+
+def box_link_table() -> Table:
+    """The boxes' links: box, link, α, β and n* = αβ (one row per :data:`BOX_LINKS` entry)."""
+    rows = [{"box": k, "link": l.name, "alpha": l.alpha, "beta": l.beta, "n_star": l.n_half}
+            for k, l in BOX_LINKS.items()]
+    ib = sorted({l.alpha for l in BOX_LINKS.values() if l.name == "InfiniBand NDR"})
+    us_list = ", ".join(f"{a / us:g}" for a in ib)
+    return Table(
+        key="ch1-boxes",
+        title=bilingual("The link of each worked box", "各个例题框所用的链路"),
+        columns=["box", "link", "alpha", "beta", "n_star"],
+        headers={"en": ["Box", "Link", "α", "β", "n* = αβ"],
+                 "zh": ["例题框", "链路", "α", "β", "n* = αβ"]},
+        rows=rows,
+        formats={"alpha": lambda a: fmt_time(a, 3), "beta": fmt_gbps, "n_star": fmt_bytes},
+        labels={lang: {**{k: BOX_NAMES[k][lang] for k in BOX_LINKS},
+                       **{k: v[lang] for k, v in _LINK_KIND.items()}} for lang in ("en", "zh")},
+        notes=bilingual_notes((f"InfiniBand NDR appears with α = {us_list} µs.",
+                               f"同为 InfiniBand NDR，α 取过 {us_list} µs 这几个值。")),
+        meta={"ib_alphas": ib},
+    )
+
+
+def hockney_fusion(link: Link, small: float, count: int) -> dict:
+    """Definition 1.2's fusion example: ``count`` messages of ``small`` bytes against one
+    message of ``count × small`` bytes on ``link``.
+
+    Returns the times (s) of the small messages counting α only (``t_small_alpha``) and
+    counting α + n/β each (``t_small``), the fused message's ``t_fused`` = α + N·n/β, and the
+    two speedups ``x_alpha`` = t_small_alpha / t_fused and ``x_full`` = t_small / t_fused.
+    ``bound`` is the limit N the speedup approaches as the messages shrink.
+    """
+    if not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be a whole number >= 1, got {count!r}")
+    t_small_alpha = count * link.alpha
+    t_small = count * p2p_time(small, link.alpha, link.beta)
+    t_fused = p2p_time(count * small, link.alpha, link.beta)
+    return {"n_star": link.n_half, "small": small, "count": count, "fused": count * small,
+            "t_one_small": p2p_time(small, link.alpha, link.beta),
+            "t_small_alpha": t_small_alpha, "t_small": t_small, "t_fused": t_fused,
+            "x_alpha": t_small_alpha / t_fused, "x_full": t_small / t_fused, "bound": count}
+
+
+CHECKPOINT_1_1 = {"message": 10 * KB, "link": BOX_LINKS["cp1.1"], "rates_bps": (100e9, 400e9)}
+"""Checkpoint 1.1's givens: the message of question 1 and its link, and the network upgrade of
+question 3 (line rates in bits/s, at the link's α)."""
+
+
+def regime(n: float, link: Link) -> str:
+    """``"latency"`` when ``n`` < αβ (the α term is larger), else ``"bandwidth"``."""
+    return "latency" if n < link.n_half else "bandwidth"
+
+
+# ============================================================================ Table 1
+@dataclass(frozen=True)
+class _T1Row:
+    key: str
+    link: Link
+    name: dict[str, str]
+
+
+def _gbit(link: Link) -> str:
+    return f"{link.beta * 8 / 1e9:.0f} Gb/s"
+
+
+TABLE1: tuple[_T1Row, ...] = (
+    _T1Row("NVLINK4_CHAPTER", NVLINK4_CHAPTER, bilingual("NVLink 4.0 (intra-node)", "NVLink 4.0（节点内）")),
+    _T1Row("IB_NDR_CHAPTER", IB_NDR_CHAPTER,
+           bilingual(f"InfiniBand NDR {_gbit(IB_NDR_CHAPTER)} (per port)",
+                     f"InfiniBand NDR {_gbit(IB_NDR_CHAPTER)}（每端口）")),
+    _T1Row("IB_HDR", IB_HDR, bilingual(f"InfiniBand HDR {_gbit(IB_HDR)}", f"InfiniBand HDR {_gbit(IB_HDR)}")),
+    _T1Row("PCIE_GEN5", PCIE_GEN5, bilingual("PCIe Gen5 (GPU↔CPU)", "PCIe Gen5（GPU↔CPU）")),
+    _T1Row("ROCE_100G", ROCE_100G, bilingual(f"Ethernet {_gbit(ROCE_100G)} (RoCE)",
+                                             f"以太网 {_gbit(ROCE_100G)}（RoCE）")),
+)
+"""Table 1's rows: the hardware presets with the range of α the chapter states."""
+
+CHAPTER_PRINTED_NSTAR: dict[str, tuple[float, str]] = {
+    "NVLINK4_CHAPTER": (0.7 * MB, "~0.7 MB"),
+    "IB_NDR_CHAPTER": (100 * KB, "~100 KB"),
+    "IB_HDR": (87.5 * KB, "~87.5 KB"),
+    "PCIE_GEN5": (224 * KB, "~224 KB"),
+    "ROCE_100G": (93.7 * KB, "~93.7 KB"),
+}
+"""What the chapter prints in Table 1's n* column (bytes, text), by preset name."""
+
+
+def _fmt_nstar(n: float) -> str:
+    return fmt_bytes(n, digits=4)
+
+
+def link_name(link: Link, lang: str) -> str:
+    """Table 1's name of ``link`` in ``lang`` (the preset's own name for a link not in it)."""
+    for r in TABLE1:
+        if r.link == link and r.link.name == link.name:
+            return r.name[lang]
+    return link.name
+
+
+def _fmt_range(r: tuple[float, float]) -> str:
+    return f"{r[0] / us:g}–{r[1] / us:g} µs"
+
+
+def table1() -> Table:
+    """Table 1: link, α range, β (one direction), n* = αβ at the midpoint α.
+
+    Every preset must carry an ``alpha_range`` whose midpoint is its ``alpha``.
+    """
+    rows = []
+    for r in TABLE1:
+        lo, hi = r.link.alpha_range
+        if not math.isclose(r.link.alpha, (lo + hi) / 2, rel_tol=1e-12):
+            raise ValueError(f"{r.key}: alpha {r.link.alpha} is not the midpoint of {r.link.alpha_range}")
+        rows.append({"link": r.key, "alpha_range": r.link.alpha_range, "alpha": r.link.alpha,
+                     "beta": r.link.beta, "n_star": r.link.n_half})
+    mids = "; ".join(f"{r.name['en'].split(' (')[0]} {r.link.alpha / us:g} µs" for r in TABLE1)
+    mids_zh = "；".join(f"{r.name['zh'].split('（')[0]} {r.link.alpha / us:g} µs" for r in TABLE1)
+    nv = NVLINK4_CHAPTER
+    return Table(
+        key="ch1-table1",
+        title=bilingual("Table 1: interconnect parameters", "表 1：互连参数"),
+        columns=["link", "alpha_range", "beta", "n_star"],
+        headers={"en": ["Interconnect", "α (start-up, per message)", "β (one direction)", "n* = αβ"],
+                 "zh": ["互连", "α（每条消息的启动延迟）", "β（单向）", "n* = αβ"]},
+        rows=rows,
+        formats={"alpha_range": _fmt_range, "beta": fmt_gbps, "n_star": _fmt_nstar},
+        labels={lang: {r.key: r.name[lang] for r in TABLE1} for lang in ("en", "zh")},
+        notes=bilingual_notes(
+            ("α is the effective start-up latency of one message, software stack included; "
+             f"n* uses the midpoint of each range ({mids}).",
+             f"α 是一条消息的有效启动延迟，软件栈的开销也算在内；n* 取每个区间的中点计算（{mids_zh}）。"),
+            (f"β is one direction: the {fmt_gbps(2 * nv.beta)} of NVLink 4 datasheets counts both "
+             f"directions together, so β = {fmt_gbps(nv.beta)}.",
+             f"β 按单方向计：NVLink 4 数据表上的 {fmt_gbps(2 * nv.beta)} 是两个方向之和，单向 β = "
+             f"{fmt_gbps(nv.beta)}。"),
+        ),
+    )
+
+
+
+# ============================================================================ Figure 3 (data)
+def gap_ratios() -> dict:
+    """Intra/inter bandwidth ratios of Figure 3.
+
+    ``pcie`` and ``nvlink``: :func:`commbook.physics.contemporary_pairs` (each generation
+    against the newest InfiniBand of its year); ``nvlink_dgx``: the same with NVLink 5.0
+    paired with the NIC the DGX B200 ships (:data:`commbook.physics.DGX_B200_NIC`).
+    ``claimed`` is the chapter's "order of magnitude" and ``within`` says, per family,
+    whether every ratio is at least a third of it (the loosest reading of "roughly an order
+    of magnitude": within a factor √10 ≈ 3.2 of 10×, i.e. ≥ 3.2×).
+    """
+    pcie = physics.contemporary_pairs("PCIe")
+    nvl = physics.contemporary_pairs("NVLink")
+    dgx = physics.contemporary_pairs("NVLink", {"NVLink 5.0": physics.DGX_B200_NIC})
+    claimed = physics.FIGURE3_CLAIMED_RATIO
+    floor = claimed / math.sqrt(claimed)
+    return {"pcie": pcie, "nvlink": nvl, "nvlink_dgx": dgx, "claimed": claimed, "floor": floor,
+            "within": {"PCIe": all(r >= floor for *_, r in pcie),
+                       "NVLink": all(r >= floor for *_, r in nvl)}}
+
+
+def generations_table() -> Table:
+    """Every generation drawn in Figure 3: family, name, year, scope, β and its source."""
+    gens = sorted(physics.GENERATIONS.values(), key=lambda g: (g.family, g.year))
+    rows = [{"family": g.family, "name": g.name, "year": g.year, "scope": g.scope,
+             "beta": g.beta, "source": g.source} for g in gens]
+    return Table(
+        key="ch1-fig3-data",
+        title=bilingual("Data of Figure 3 (one direction, computed as lanes × lane rate × line-code "
+                        "efficiency)", "图 3 的数据（单方向，按 通道数 × 每通道速率 × 编码效率 计算）"),
+        columns=["name", "year", "scope", "beta", "source"],
+        headers={"en": ["Generation", "Year", "Scope", "β", "Source"],
+                 "zh": ["代次", "年份", "口径", "β", "出处"]},
+        rows=rows, formats={"year": str, "beta": fmt_gbps},
+    )
+
+
+# ============================================================================ Figure 4 (timelines)
+FIG4 = {"layers": 4, "backward": 2.4, "allreduce": 2.4, "optimizer": 2.2}
+"""Figure 4's drawing: four layers whose backward blocks and all-reduces are 2.4 units each,
+and an optimizer of 2.2 units (no overhead drawn)."""
+
+NM13 = {"backward": 500e-6, "L": 100e-6, "o": 50e-6}
+"""Napkin Math 1.3: 500 µs of backward compute beside one all-reduce whose wire latency L is
+100 µs, with o = 50 µs of processor overhead to launch it and 50 µs to complete it."""
+
+
+def figure4_timelines() -> tuple[Timeline, Timeline]:
+    """(a) Figure 4's layer-wise overlap (:data:`FIG4`); (b) Napkin Math 1.3 (:data:`NM13`)
+    as a :func:`commbook.overlap.transfer_beside_compute` timeline."""
+    n = FIG4["layers"]
+    a = layerwise_timeline([FIG4["backward"]] * n, [FIG4["allreduce"]] * n, optimizer=FIG4["optimizer"])
+    b = transfer_beside_compute(NM13["backward"], LogP(L=NM13["L"], o=NM13["o"]))
+    return a, b
+
+
+
+# ============================================================================ Llama-70B budget
+LLAMA = {"params": 70e9, "bytes_per_value": 2, "nodes": 16, "gpus_per_node": 8}
+"""The budget's setting: a 70B-parameter model, BF16 gradients (2 bytes), 16 nodes × 8 GPUs."""
+
+
+CHAPTER_LLAMA = {"flat": (5557 * ms, 0), "hier": (1200.8 * ms, 1)}
+"""What the chapter prints for the budget: (seconds, decimals of the printed milliseconds) —
+"约 5,557 ms" for the flat ring and "约 1200.8 ms" for the hierarchical all-reduce."""
+
+
+def llama_budget(nodes: int = LLAMA["nodes"], gpus_per_node: int = LLAMA["gpus_per_node"],
+                 nbytes: float | None = None, intra: Link = NVLINK4_CHAPTER,
+                 inter: Link = IB_NDR_CHAPTER) -> dict:
+    """Flat ring over ``inter`` on all GPUs against the hierarchical all-reduce (ring
+    reduce-scatter over ``intra``, ring all-reduce of n/G across nodes over ``inter``, ring
+    all-gather over ``intra``), with each phase and the bandwidth-only times (α = 0).
+
+    ``range`` gives both totals over the α ranges of the links (where they have one).
+    """
+    n = LLAMA["params"] * LLAMA["bytes_per_value"] if nbytes is None else nbytes
+    p = nodes * gpus_per_node
+    flat = t_formula("ring", p, n, inter.alpha, inter.beta)
+    hier = t_allreduce_hierarchical(nodes, gpus_per_node, n, intra, inter)
+    phases = [
+        ("rs", intra, gpus_per_node, n, t_reduce_scatter("ring", gpus_per_node, n, intra.alpha, intra.beta),
+         gpus_per_node - 1),
+        ("ar", inter, nodes, n / gpus_per_node, t_formula("ring", nodes, n / gpus_per_node, inter.alpha, inter.beta),
+         2 * (nodes - 1)),
+        ("ag", intra, gpus_per_node, n, t_all_gather("ring", gpus_per_node, n, intra.alpha, intra.beta),
+         gpus_per_node - 1),
+    ]
+    if not math.isclose(sum(ph[4] for ph in phases), hier, rel_tol=1e-12):
+        raise AssertionError("the three phases do not add up to the hierarchical closed form")
+
+    def totals(a_intra, a_inter):
+        li = Link(intra.name, a_intra, intra.beta, intra.source)
+        lx = Link(inter.name, a_inter, inter.beta, inter.source)
+        return (t_formula("ring", p, n, a_inter, inter.beta),
+                t_allreduce_hierarchical(nodes, gpus_per_node, n, li, lx))
+
+    ri = intra.alpha_range or (intra.alpha, intra.alpha)
+    rx = inter.alpha_range or (inter.alpha, inter.alpha)
+    lo, hi = totals(ri[0], rx[0]), totals(ri[1], rx[1])
+    flat_bw, hier_bw = totals(0.0, 0.0)
+    return {"n": n, "p": p, "nodes": nodes, "gpus_per_node": gpus_per_node, "intra": intra, "inter": inter,
+            "flat": flat, "hier": hier, "speedup": flat / hier, "phases": phases,
+            "flat_steps": 2 * (p - 1), "flat_bw": flat_bw, "hier_bw": hier_bw,
+            "range": {"flat": (lo[0], hi[0]), "hier": (lo[1], hi[1])}, "alpha_ranges": (ri, rx)}
+
+
+_PHASES = {"rs": bilingual("1. reduce-scatter in the node", "1. 节点内 reduce-scatter"),
+           "ar": bilingual("2. all-reduce across nodes, one rail per GPU", "2. 跨节点 all-reduce（每块 GPU 各走一条轨道）"),
+           "ag": bilingual("3. all-gather in the node", "3. 节点内 all-gather"),
+           "flat": bilingual("flat ring over all GPUs", "所有 GPU 连成一个扁平环")}
+
+
+def llama_budget_table(budget: dict | None = None) -> Table:
+    """The budget's phases: what each moves, over which link, in how many α steps and how long."""
+    b = llama_budget() if budget is None else budget
+    rows = [{"phase": "flat", "link": "inter", "ranks": b["p"], "bytes": b["n"],
+             "steps": b["flat_steps"], "time": b["flat"]}]
+    rows += [{"phase": k, "link": "intra" if l is b["intra"] else "inter", "ranks": r, "bytes": n,
+              "steps": s, "time": t} for k, l, r, n, t, s in b["phases"]]
+    rows.append({"phase": "hier", "link": "—", "ranks": b["p"], "bytes": b["n"],
+                 "steps": sum(ph[5] for ph in b["phases"]), "time": b["hier"]})
+    labels = {lang: {**{k: v[lang] for k, v in _PHASES.items()},
+                     "hier": {"en": "hierarchical, total", "zh": "分层方案合计"}[lang],
+                     "intra": link_name(b["intra"], lang), "inter": link_name(b["inter"], lang)}
+              for lang in ("en", "zh")}
+    ni, nx = ({lang: link_name(b[k], lang) for lang in ("en", "zh")} for k in ("intra", "inter"))
+    return Table(
+        key="ch1-llama",
+        title=bilingual("All-reduce of the 70B model's BF16 gradients on 16 × 8 GPUs",
+                        "在 16 × 8 块 GPU 上对 70B 模型的 BF16 梯度做 all-reduce"),
+        columns=["phase", "link", "ranks", "bytes", "steps", "time"],
+        headers={"en": ["Phase", "Link", "Ranks", "Buffer per rank", "α steps", "Time"],
+                 "zh": ["阶段", "链路", "参与 rank 数", "每个 rank 的缓冲区", "α 步数", "用时"]},
+        rows=rows,
+        formats={"bytes": fmt_bytes, "time": fmt_fixed(ms, 1, " ms")},
+        labels=labels,
+        notes=bilingual_notes(
+            (f"{ni['en']}: α = {fmt_time(b['intra'].alpha, 3)}, β = {fmt_gbps(b['intra'].beta)}; "
+             f"{nx['en']}: α = {fmt_time(b['inter'].alpha, 3)}, β = {fmt_gbps(b['inter'].beta)}.",
+             f"{ni['zh']}：α = {fmt_time(b['intra'].alpha, 3)}，β = {fmt_gbps(b['intra'].beta)}；"
+             f"{nx['zh']}：α = {fmt_time(b['inter'].alpha, 3)}，β = {fmt_gbps(b['inter'].beta)}。"),
+        ),
+    )
