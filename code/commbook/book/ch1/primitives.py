@@ -1,0 +1,392 @@
+r"""Chapter §1.3, "collective primitives" (集合操作原语): the numbers, tables and figures of
+the first half of ``chapters/{zh,en}/ch1/03-primitives.md``; the MoE half is
+:mod:`commbook.book.ch1.primitives_moe`, the schedule tables and FSDP
+:mod:`commbook.book.ch1.primitives_use`.
+
+Here: the chapter's stated numbers (:data:`CHAPTER_STATED`), Napkin Math 1.4's link, the
+Chinese names of the chapter's link presets, Figure 5 from real-data simulator runs
+(:mod:`commbook.collectives`), Definition 1.3's naive/ring ratio, the six-primitive
+table from the closed forms (:func:`commbook.collectives.predict`), reduce-scatter +
+all-gather = all-reduce on integers, and a float32 sum that depends on its order.
+
+Conventions (stated so every number can be checked):
+
+* Units are decimal (KB = 1e3 B, MB = 1e6 B), except PyTorch DDP's bucket cap, which is
+  25 MiB (see :func:`commbook.book.ch1.primitives_use.fsdp_numbers`).
+* N is the number of ranks and M the bytes each rank holds.  For the all-gather M is the
+  gathered output (what every rank ends with), for the all-to-all each rank's whole
+  buffer (the local block included), as in :mod:`commbook.cost`.
+* Napkin Math 1.4 uses its own link, :data:`NM_1_4_LINK` (InfiniBand NDR with α = 3 µs);
+  the other examples use the chapter's Table 1 presets (:data:`commbook.hardware.IB_NDR_CHAPTER`,
+  :data:`~commbook.hardware.NVLINK4_CHAPTER`).
+* Definition 1.3's naive/ring ratio is computed under both readings of the naive
+  root (:func:`naive_ring_ratio`): if the root's receiving and sending overlap, the root
+  is busy (N−1)M/β and the ratio is N/2 (= 512 at N = 1024, the chapter's "500×"); if it
+  first receives everything and then sends the sum back — the chapter's own naive
+  section ("receive N·M and send N·M") and :func:`commbook.cost.allreduce_naive` — it is
+  busy 2(N−1)M/β and the ratio is N.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
+
+from ... import collectives as coll
+from ...collectives import predict
+from ...comm_sim import RunResult, VirtualCluster
+from ...cost import allreduce_naive, allreduce_ring
+from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
+from ...topology import Switch
+from ...units import GB, MB, fmt_bytes, fmt_time
+from ..plots import PALETTE, book_style
+from ..tables import Table
+
+__all__ = [
+    "CHAPTER_STATED", "NM_1_4_LINK", "link_name", "FIG5_OPS", "FIG5_LABELS", "figure5_inputs",
+    "figure5_runs", "fig5_text", "fig_primitives", "naive_ring_ratio", "PRIMITIVE_ROWS",
+    "primitives_table", "rs_ag_equals_ar", "float_order",
+]
+
+NM_1_4_LINK = Link(
+    "InfiniBand NDR (napkin math 1.4)", 3e-6, 50 * GB,
+    "chapter napkin math 1.4: InfiniBand NDR, α = 3 µs, β = 50 GB/s",
+)
+"""Napkin Math 1.4's link: α = 3 µs (not Table 1's 2 µs midpoint), β = 50 GB/s."""
+
+_LINK_NAMES_ZH = {
+    IB_NDR_CHAPTER.name: "InfiniBand NDR（本章取值）",
+    NVLINK4_CHAPTER.name: "NVLink 4（本章取值）",
+    NM_1_4_LINK.name: "InfiniBand NDR（估算 1.4）",
+}
+
+
+def link_name(link: Link, lang: str = "en") -> str:
+    """A link's display name in ``lang`` (the chapter presets have Chinese names)."""
+    if lang not in ("en", "zh"):
+        raise ValueError(f"lang must be 'en' or 'zh', got {lang!r}")
+    return _LINK_NAMES_ZH.get(link.name, link.name) if lang == "zh" else link.name
+
+CHAPTER_STATED = {
+    "naive_ring_ratio": 500,        # Definition 1.3: "500× for N = 1024"
+    "naive_ring_p": 1024,
+    "nm14_sent_mb": 1.84,           # Napkin Math 1.4: "7 × 262.144 KB = 1.84 MB"
+    "nm14_transfer_us": 8,          # "3 µs + 5 µs = 8 µs"
+    "nm14_transfer_bw_us": 5,
+    "nm14_serial_us": 56,           # "7 × 8 µs = 56 µs"
+    "nm14_injection_us": 39.7,      # "α + total bytes sent/β = 39.7 µs"
+    "fsdp_collectives_per_layer": 2,    # FSDP section: "2·N_L collectives per step"
+    "ddp_collectives": 1,           # "... instead of 1"
+}
+"""The numbers the chapter states in §1.3, where the page compares them with its own."""
+
+LETTERS = "abcd"
+SUBSCRIPTS = "₀₁₂₃₄₅₆₇₈₉"
+
+# ============================================================================ Figure 5
+FIG5_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+"""The four panels of Figure 5, in reading order."""
+
+FIG5_LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "title": "Four core collectives on 4 ranks G0–G3 (drawn from simulator runs)",
+        "key": "blue: what each rank holds before · green: after · violet: blocks redistributed "
+               "by all-to-all",
+        "use": "Typical use: ",
+        "all_reduce": "all-reduce (sum)",
+        "all_reduce_head": "every rank holds the total",
+        "all_reduce_desc": "Arrays are added element-wise; every rank gets the same sum.",
+        "all_reduce_use": "data-parallel gradient sync (DDP)",
+        "all_gather": "all-gather (concatenate)",
+        "all_gather_head": "every rank holds the whole tensor",
+        "all_gather_desc": "Each rank's shard is collected into the full tensor.",
+        "all_gather_use": "un-sharding parameters in FSDP / ZeRO-3",
+        "reduce_scatter": "reduce-scatter",
+        "reduce_scatter_head": "one reduced shard each",
+        "reduce_scatter_desc": "Sum across ranks, then give each rank a different slice of the sum.",
+        "reduce_scatter_use": "sharded gradient reduction in FSDP / ZeRO",
+        "all_to_all": "all-to-all (transpose)",
+        "all_to_all_head": "pairwise shuffle",
+        "all_to_all_desc": "Rank i sends its block j to rank j: the block matrix is transposed.",
+        "all_to_all_use": "MoE token dispatch and combine",
+    },
+    "zh": {
+        "title": "四个核心集合操作，4 个 rank（G0–G3），图中数值取自模拟器的运行结果",
+        "key": "蓝：操作前各 rank 所持 · 绿：操作后 · 紫：all-to-all 重新分配的块",
+        "use": "常见用途：",
+        "all_reduce": "all-reduce（求和）",
+        "all_reduce_head": "人人拿到总和",
+        "all_reduce_desc": "各 rank 的数组逐元素相加，每个 rank 得到同一个和。",
+        "all_reduce_use": "数据并行（DDP）的梯度同步",
+        "all_gather": "all-gather（拼接）",
+        "all_gather_head": "人人拿到完整张量",
+        "all_gather_desc": "散在各 rank 上的分片被拼回完整张量。",
+        "all_gather_use": "FSDP / ZeRO-3 还原分片参数",
+        "reduce_scatter": "reduce-scatter",
+        "reduce_scatter_head": "各得一片归约结果",
+        "reduce_scatter_desc": "先跨 rank 求和，再把和切开，每个 rank 领走不同的一片。",
+        "reduce_scatter_use": "FSDP / ZeRO 的分片梯度归约",
+        "all_to_all": "all-to-all（转置）",
+        "all_to_all_head": "成对交换",
+        "all_to_all_desc": "rank i 的第 j 块送往 rank j：块矩阵被转置。",
+        "all_to_all_use": "MoE 的 token 分发与合并",
+    },
+}
+"""Figure 5's words in both languages."""
+
+OPERATOR = {"all_reduce": "all-reduce Σ", "all_gather": "all-gather ⊞",
+            "reduce_scatter": "reduce-scatter Σ", "all_to_all": "all-to-all ⇄"}
+
+
+def figure5_inputs() -> dict[str, list[np.ndarray]]:
+    """The inputs of Figure 5's four panels on ranks G0–G3 (int64).
+
+    * all-reduce: G_i holds [i + 1], i.e. [1], [2], [3], [4];
+    * all-gather: G_i holds one shard, the letter a, b, c, d (stored as its index 0–3);
+    * reduce-scatter: G_i holds [a_i, b_i, c_i, d_i] = (i + 1)·[1, 10, 100, 1000], so the
+      sums Σa, Σb, Σc, Σd are 10, 100, 1000, 10000;
+    * all-to-all: G_i holds [a_i, b_i, c_i, d_i], block j of rank i stored as 10·j + i
+      (letter j, subscript i).
+    """
+    p = len(LETTERS)
+    return {
+        "all_reduce": [np.array([i + 1], dtype=np.int64) for i in range(p)],
+        "all_gather": [np.array([i], dtype=np.int64) for i in range(p)],
+        "reduce_scatter": [(i + 1) * 10 ** np.arange(p, dtype=np.int64) for i in range(p)],
+        "all_to_all": [10 * np.arange(p, dtype=np.int64) + i for i in range(p)],
+    }
+
+
+def figure5_runs() -> dict[str, RunResult]:
+    """The four collectives of Figure 5, each run with real data on a 4-GPU switch
+    (the timing plays no part in the figure)."""
+    cluster = VirtualCluster(Switch(len(LETTERS), NVLINK4_CHAPTER))
+    return {op: getattr(coll, op)(cluster, x) for op, x in figure5_inputs().items()}
+
+
+def fig5_text(op: str, value: int, rank: int, role: str) -> str:
+    """The text of one cell of Figure 5 (``role`` "in" or "out"), read from its value."""
+    v = int(value)
+    if op == "all_reduce":
+        return str(v)
+    if op == "all_gather":
+        return LETTERS[v]
+    if op == "reduce_scatter":
+        return str(v) if role == "in" else f"Σ{LETTERS[rank]} = {v}"
+    if op == "all_to_all":
+        return LETTERS[v // 10] + SUBSCRIPTS[v % 10]
+    raise ValueError(f"Figure 5 has no panel {op!r}")
+
+
+def _box(ax, x, y, w, h, text, edge, face, gid, weight="normal", size=8.5, color="0.1"):
+    ax.add_patch(FancyBboxPatch((x, y - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.08",
+                                ec=edge, fc=face, lw=1.1))
+    ax.text(x + w / 2, y, text, ha="center", va="center", fontsize=size, fontweight=weight,
+            color=color, gid=gid)
+
+
+def fig_primitives(lang: str = "en") -> Figure:
+    """Figure 5: all-reduce, all-gather, reduce-scatter and all-to-all on 4 ranks.
+
+    Every "after" cell is a value of the simulator's ``outputs`` (:func:`figure5_runs`),
+    written by :func:`fig5_text`; every "before" cell one of :func:`figure5_inputs`.
+    Cell texts carry gids ``"<op>:in:<rank>:<j>"`` and ``"<op>:out:<rank>:<j>"``."""
+    inputs, runs = figure5_inputs(), figure5_runs()
+    blue, green, violet, orange = PALETTE[0], PALETTE[2], PALETTE[4], PALETTE[1]
+    with book_style(lang) as lang:
+        lab = FIG5_LABELS[lang]
+        fig = Figure(figsize=(11.5, 7.6))
+        axes = fig.subplots(2, 2).ravel()
+        for ax, op in zip(axes, FIG5_OPS):
+            ax.set_xlim(0, 14)
+            ax.set_ylim(0.4, 7.2)
+            ax.set_axis_off()
+            ax.add_patch(FancyBboxPatch((0.05, 0.5), 13.9, 6.6, boxstyle="round,pad=0,rounding_size=0.25",
+                                        ec="0.8", fc="0.975", lw=0.8, zorder=-2))
+            out_edge, out_face = (violet, (0.8, 0.47, 0.65, 0.25)) if op == "all_to_all" else \
+                (green, (0.0, 0.62, 0.45, 0.18))
+            op_edge = violet if op == "all_to_all" else orange
+            ax.text(0.35, 6.7, lab[op], ha="left", va="center", fontsize=11, fontweight="bold")
+            ax.text(13.65, 6.7, lab[f"{op}_head"], ha="right", va="center", fontsize=8.5,
+                    fontweight="bold", color=out_edge)
+            ax.text(0.35, 6.15, lab[f"{op}_desc"], ha="left", va="center", fontsize=8, color="0.35")
+            ys = [5.2, 4.3, 3.4, 2.5]
+            y_op = sum(ys) / len(ys)
+            outs = runs[op].outputs
+            x_op, w_op = 5.3, 3.6
+            for r, (x_in, x_out, y) in enumerate(zip(inputs[op], outs, ys)):
+                ax.text(0.3, y, f"G{r}", ha="left", va="center", fontsize=8.5, color="0.25")
+                w = 0.95
+                for j, v in enumerate(np.ravel(x_in)):
+                    _box(ax, 1.0 + j * w, y, w * 0.92, 0.7, fig5_text(op, v, r, "in"), blue, "white",
+                         f"{op}:in:{r}:{j}")
+                x_end = 1.0 + len(np.ravel(x_in)) * w
+                ax.plot([x_end, x_op], [y, y_op + (1.5 - r) * 0.12], color=blue, lw=0.8)
+                wo = 2.6 if op == "reduce_scatter" else 0.95
+                for j, v in enumerate(np.ravel(x_out)):
+                    _box(ax, 9.8 + j * wo, y, wo * 0.92, 0.7, fig5_text(op, v, r, "out"), out_edge,
+                         out_face, f"{op}:out:{r}:{j}", weight="bold")
+                ax.annotate("", (9.75, y), (x_op + w_op, y_op),
+                            arrowprops=dict(arrowstyle="-|>", color=out_edge, lw=0.9))
+            _box(ax, x_op, y_op, w_op, 0.95, OPERATOR[op], op_edge, (1, 1, 1, 1) if op == "all_to_all"
+                 else (0.9, 0.62, 0.0, 0.15), f"{op}:op", weight="bold", size=9, color=op_edge)
+            ax.text(7.0, 1.35, lab["use"] + lab[f"{op}_use"], ha="center", va="center", fontsize=8.5)
+        fig.suptitle(lab["title"], fontsize=12)
+        fig.supxlabel(lab["key"], fontsize=8.5, color="0.3")
+    return fig
+
+
+# ============================================================================ Definition 1.3
+def naive_ring_ratio(p: int = 1024, n: float = 1 * GB, beta: float = IB_NDR_CHAPTER.beta) -> dict:
+    """Bandwidth terms (α = 0) of the naive reduce-then-broadcast against the ring.
+
+    ``ring`` = 2(N−1)/N·M/β (:func:`commbook.cost.allreduce_ring`); ``naive_serial`` =
+    2(N−1)M/β, the root first receiving N−1 buffers and then sending the sum back
+    (:func:`commbook.cost.allreduce_naive`); ``naive_overlap`` = (N−1)M/β, the root's
+    receiving and sending overlapping on a full-duplex port.  The ratios do not depend
+    on M or β: N and N/2."""
+    ring = allreduce_ring(p, n, 0.0, beta)
+    serial = allreduce_naive(p, n, 0.0, beta)
+    overlap = (p - 1) * n / beta
+    return {"p": p, "n": n, "beta": beta, "ring": ring, "naive_serial": serial,
+            "naive_overlap": overlap, "ratio_serial": serial / ring, "ratio_overlap": overlap / ring}
+
+
+# ============================================================================ six primitives
+@dataclass(frozen=True)
+class _Prim:
+    collective: str
+    algorithm: str
+    formula: str
+
+
+PRIMITIVE_ROWS: tuple[_Prim, ...] = (
+    _Prim("broadcast", "binomial", "⌈log₂N⌉(α + M/β)"),
+    _Prim("broadcast", "scatter_allgather", "Nα + 2(N−1)/N·M/β"),
+    _Prim("reduce", "binomial", "⌈log₂N⌉(α + M/β)"),
+    _Prim("all_reduce", "ring", "2(N−1)α + 2(N−1)/N·M/β"),
+    _Prim("all_reduce", "tree", "2⌈log₂N⌉(α + M/β)"),
+    _Prim("all_gather", "ring", "(N−1)α + (N−1)/N·M/β"),
+    _Prim("reduce_scatter", "ring", "(N−1)α + (N−1)/N·M/β"),
+    _Prim("all_to_all", "direct", "(N−1)α + (N−1)/N·M/β"),
+)
+"""The algorithms the six-primitive table prices: the tree and the bandwidth-efficient
+form for broadcast and all-reduce, the ring for the others, the direct shift exchange
+for all-to-all."""
+
+_PRIM_TEXT = {
+    "en": {
+        "broadcast": "broadcast", "reduce": "reduce", "all_reduce": "all-reduce",
+        "all_gather": "all-gather", "reduce_scatter": "reduce-scatter", "all_to_all": "all-to-all",
+        "broadcast_does": "one root sends its buffer to every rank",
+        "reduce_does": "combine every rank's buffer (sum, min, max) onto one root",
+        "all_reduce_does": "every rank ends with y = Σ_j x_j",
+        "all_gather_does": "x_i → [x_0, …, x_{N−1}] on every rank; resident data grows from M/N to M",
+        "reduce_scatter_does": "rank i ends with block i of Σ_j x_j (the inverse of all-gather)",
+        "all_to_all_does": "rank i sends its own block j to rank j: a distributed transpose",
+        "broadcast_use": "initial weights from rank 0 at start-up",
+        "reduce_use": "validation loss and accuracy onto the logging rank",
+        "all_reduce_use": "data parallelism: identical gradient on every GPU",
+        "all_gather_use": "FSDP / ZeRO: gather sharded parameters before forward or backward",
+        "reduce_scatter_use": "FSDP / ZeRO: reduce gradients and keep only the shard",
+        "all_to_all_use": "MoE token routing; DLRM embedding exchange",
+    },
+    "zh": {
+        "broadcast": "broadcast", "reduce": "reduce", "all_reduce": "all-reduce",
+        "all_gather": "all-gather", "reduce_scatter": "reduce-scatter", "all_to_all": "all-to-all",
+        "broadcast_does": "根把自己的缓冲区发给所有 rank",
+        "reduce_does": "把所有 rank 的数据合成一份（求和、最小、最大），只放在根上",
+        "all_reduce_does": "每个 rank 最终都有 y = Σ_j x_j",
+        "all_gather_does": "x_i → 每个 rank 都得到 [x_0, …, x_{N−1}]；驻留数据从 M/N 变成 M",
+        "reduce_scatter_does": "rank i 只拿到 Σ_j x_j 的第 i 块（all-gather 的逆操作）",
+        "all_to_all_does": "rank i 把自己的第 j 块交给 rank j，相当于分布式转置",
+        "broadcast_use": "启动时由 rank 0 下发初始权重",
+        "reduce_use": "把验证集损失、准确率汇到负责记日志的 rank",
+        "all_reduce_use": "数据并行：让每块 GPU 拿到相同的梯度",
+        "all_gather_use": "FSDP / ZeRO：前向或反向之前取回分片参数",
+        "reduce_scatter_use": "FSDP / ZeRO：归约梯度，只留自己那一片",
+        "all_to_all_use": "MoE 的 token 路由；DLRM 的嵌入交换",
+    },
+}
+
+
+def primitives_table(p: int = 64, n: float = 100 * MB, link: Link = IB_NDR_CHAPTER) -> Table:
+    """The six primitives, narrowest first: what each computes, its main use, the closed
+    form of the algorithms in :data:`PRIMITIVE_ROWS` and their time for ``p`` ranks, ``n``
+    bytes and ``link`` (:func:`commbook.collectives.predict`)."""
+    rows = []
+    for r in PRIMITIVE_ROWS:
+        rows.append({
+            "prim": r.collective, "does": f"{r.collective}_does", "use": f"{r.collective}_use",
+            "algo": f"{r.collective}:{r.algorithm}", "formula": r.formula,
+            "time": predict(r.collective, r.algorithm, p, n, link.alpha, link.beta),
+            "collective": r.collective, "algorithm": r.algorithm,
+        })
+    labels = {lang: dict(_PRIM_TEXT[lang]) for lang in ("en", "zh")}
+    for lang in labels:
+        for r in PRIMITIVE_ROWS:
+            labels[lang][f"{r.collective}:{r.algorithm}"] = coll.display_name(r.collective, r.algorithm, lang)
+    size = fmt_bytes(n)
+    return Table(
+        key="ch1-primitives",
+        title={"en": f"The six collective primitives, narrowest first; times for N = {p}, M = {size}, "
+                     f"{link.name} (α = {fmt_time(link.alpha)}, β = {link.beta / GB:g} GB/s)",
+               "zh": f"六种集合原语，由窄到宽；耗时按 N = {p}、M = {size} 计算，链路为 {link_name(link, 'zh')}："
+                     f"α = {fmt_time(link.alpha)}，β = {link.beta / GB:g} GB/s"},
+        columns=["prim", "does", "use", "algo", "formula", "time"],
+        headers={"en": ["primitive", "what it computes", "main use", "algorithm", "α–β cost", "time"],
+                 "zh": ["原语", "算的是什么", "主要用途", "算法", "α–β 成本", "耗时"]},
+        rows=rows, formats={"time": lambda t: fmt_time(t, 3)}, labels=labels,
+        notes={"en": ["M is the bytes each rank holds; for all-gather it is the gathered output, for "
+                      "all-to-all each rank's whole buffer (its own block included).",
+                      "Times are the closed forms of the book's simulator (commbook.collectives.predict), "
+                      "without overlap or protocol overheads."],
+               "zh": ["M 指每个 rank 持有的字节数；all-gather 取拼好之后的大小，all-to-all 取每个 rank "
+                      "的整个缓冲区（含留给自己的那块）。",
+                      "耗时取自本书模拟器的闭式公式（commbook.collectives.predict），不含重叠与协议开销。"]},
+        meta={"p": p, "n": n, "link": link},
+    )
+
+
+def rs_ag_equals_ar(p: int = 4, length: int = 8) -> dict:
+    """All-reduce = reduce-scatter, then all-gather, on integers in the simulator.
+
+    Rank d holds ``(d + 1)·[0, 1, …, length−1]`` (int64).  Returns the inputs, the
+    reduce-scatter outputs (each rank's block of the sum), the all-gather of those
+    blocks, and the direct all-reduce, with ``equal`` true when the last two agree bit
+    for bit on every rank."""
+    cluster = VirtualCluster(Switch(p, NVLINK4_CHAPTER))
+    x = [(d + 1) * np.arange(length, dtype=np.int64) for d in range(p)]
+    rs = coll.reduce_scatter(cluster, x).outputs
+    ag = coll.all_gather(cluster, rs).outputs
+    ar = coll.all_reduce(cluster, x).outputs
+    equal = all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(ag, ar))
+    return {"inputs": x, "reduce_scatter": rs, "all_gather": ag, "all_reduce": ar, "equal": equal}
+
+
+def float_order(p: int = 8, length: int = 16, seed: int = 0) -> dict:
+    """Floating-point addition is not associative: two small numpy sums in float32, and
+    the same float32 all-reduce by ring and by binomial tree in the simulator.
+
+    Returns the two hand-ordered sums of [1e8, 1, −1e8, 1], and for the simulator runs
+    the number of elements whose bits differ between ring and tree, and the largest
+    difference relative to the float64 sum."""
+    v = np.array([1e8, 1.0, -1e8, 1.0], dtype=np.float32)
+    left = ((v[0] + v[1]) + v[2]) + v[3]            # left to right
+    paired = (v[0] + v[2]) + (v[1] + v[3])          # pairs first
+    rng = np.random.default_rng(seed)
+    x = [rng.standard_normal(length).astype(np.float32) for _ in range(p)]
+    cluster = VirtualCluster(Switch(p, NVLINK4_CHAPTER))
+    ring = coll.all_reduce(cluster, x, algorithm="ring").outputs
+    tree = coll.all_reduce(cluster, x, algorithm="tree").outputs
+    exact = np.sum(np.asarray(x, dtype=np.float64), axis=0)
+    differ = int(np.count_nonzero(ring[0] != tree[0]))
+    return {"values": v, "left": float(left), "paired": float(paired), "p": p, "length": length,
+            "ring": ring, "tree": tree, "differ": differ,
+            "ranks_agree": all(np.array_equal(r, ring[0]) for r in ring)
+            and all(np.array_equal(t, tree[0]) for t in tree),
+            "max_abs_diff": float(np.max(np.abs(ring[0].astype(np.float64) - tree[0]))),
+            "max_err_ring": float(np.max(np.abs(ring[0] - exact))),
+            "max_err_tree": float(np.max(np.abs(tree[0] - exact)))}

@@ -1,0 +1,311 @@
+r"""Chapter §1.3, the MoE half of ``chapters/{zh,en}/ch1/03-primitives.md``: Napkin
+Math 1.4 (uniform dispatch, its bounds and the simulated shift rounds), expert capacity
+and the binomial load of one expert (table, figure, busiest expert by Monte Carlo), the
+lower bounds of a skewed dispatch, and direct against hierarchical all-to-all with their
+flow counts.  Everything is computed with :mod:`commbook.moe` and the simulator
+(:func:`commbook.collectives.all_to_all`, ``all_to_all_v``).
+
+Napkin Math 1.4's configuration is :data:`commbook.moe.NM_1_4` and its link
+:data:`commbook.book.ch1.primitives.NM_1_4_LINK` (α = 3 µs, β = 50 GB/s); the
+hierarchical comparison uses the chapter's Table 1 presets.  Units are decimal.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ... import collectives as coll
+from ... import moe
+from ...collectives import predict
+from ...comm_sim import VirtualCluster
+from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
+from ...topology import Switch, TwoLevel
+from ...units import fmt_bytes, fmt_time
+from ..plots import PALETTE, book_style
+from ..tables import Table, fmt_pct
+from .primitives import NM_1_4_LINK, link_name
+
+__all__ = [
+    "napkin_1_4", "capacity_table", "expert_max_monte_carlo", "FIG_LOAD_LABELS", "fig_expert_load",
+    "SKEWS", "skew_table", "oversubscribed_bisection", "HIER_TOKENS", "hierarchical_table",
+    "flow_counts",
+]
+
+
+# ============================================================================ Napkin Math 1.4
+def napkin_1_4(config: moe.MoEConfig = moe.NM_1_4, link: Link = NM_1_4_LINK) -> dict:
+    """Napkin Math 1.4: uniform top-k dispatch of ``config`` over ``link``.
+
+    Returns the token counts, the bytes per pair and per GPU, α + n/β of one transfer,
+    the serial sum of the P−1 transfers, the injection bound α + (bytes sent)/β, the
+    simulated direct all-to-all (P−1 shift rounds on a switch of ``link``) of the whole
+    buffer and the all-to-all-v of the uniform count matrix, and the closed form
+    (P−1)(α + n/(Pβ)) they must equal."""
+    P = config.ranks
+    counts = moe.uniform_counts(config)                   # bytes i -> j, diagonal local
+    pair = float(counts[0, 1])
+    sent = float(counts[0].sum() - counts[0, 0])
+    buffer = float(counts[0].sum())
+    transfer = link.alpha + pair / link.beta
+    cluster = VirtualCluster(Switch(P, link))
+    a2a = coll.all_to_all(cluster, nbytes=buffer)
+    a2av = coll.all_to_all_v(cluster, counts=counts)
+    return {
+        "config": config, "link": link, "counts": counts,
+        "tokens_per_gpu": config.tokens_per_rank, "experts_per_gpu": config.experts_per_rank,
+        "tokens_per_expert": config.tokens * config.top_k // config.experts,
+        "tokens_per_pair": int(pair // config.bytes_per_token), "remote": P - 1,
+        "bytes_per_token": config.bytes_per_token, "pair_bytes": pair, "sent": sent,
+        "received": float(counts[:, 0].sum() - counts[0, 0]),
+        "transfer": transfer, "transfer_bw": pair / link.beta, "serial": (P - 1) * transfer,
+        "injection": link.alpha + sent / link.beta,
+        "simulated": a2a.time, "simulated_v": a2av.time, "rounds": a2a.rounds,
+        "closed_form": predict("all_to_all", "direct", P, buffer, link.alpha, link.beta),
+        "bounds": moe.a2a_bounds_on(Switch(P, link), counts),
+    }
+
+
+# ============================================================================ MoE load
+def capacity_table(config: moe.MoEConfig = moe.NM_1_4,
+                   factors: Sequence[float] = (1.0, 1.25, 1.5)) -> Table:
+    """Capacity ⌈P·T·k/E·C⌉ for each capacity factor C and, under uniform routing
+    (Binomial(P·T, k/E) load per expert), the exact probability that one expert
+    overflows and the expected share of token assignments dropped."""
+    load = config.load()
+    rows = []
+    for c in factors:
+        cap = config.capacity(c)
+        rows.append({"C": c, "capacity": cap, "overflow": load.overflow_probability(cap),
+                     "dropped": load.dropped_share(cap)})
+    return Table(
+        key="ch1-capacity",
+        title={"en": f"Expert capacity and drops, {config.tokens} tokens, {config.experts} experts, "
+                     f"top-{config.top_k}, uniform routing",
+               "zh": f"专家容量与丢弃：{config.tokens} 个 token、{config.experts} 个专家、"
+                     f"top-{config.top_k}、均匀路由"},
+        columns=["C", "capacity", "overflow", "dropped"],
+        headers={"en": ["capacity factor C", "capacity (tokens)", "P(one expert overflows)",
+                        "expected share dropped"],
+                 "zh": ["容量因子 C", "容量（token）", "单个专家溢出的概率", "预期丢弃比例"]},
+        rows=rows, formats={"C": lambda c: f"{c:g}", "overflow": _fmt_prob, "dropped": _fmt_prob},
+        notes={"en": [f"Load of one expert: Binomial({load.n}, {config.top_k}/{config.experts}), "
+                      f"mean {load.mean:g}, standard deviation {load.sd:.2f}; probabilities are exact "
+                      "binomial sums."],
+               "zh": [f"单个专家的负载服从 Binomial({load.n}, {config.top_k}/{config.experts})，"
+                      f"均值 {load.mean:g}，标准差 {load.sd:.2f}；概率按二项分布逐项精确求和。"]},
+        meta={"load": load, "config": config},
+    )
+
+
+def _fmt_prob(x: float) -> str:
+    if x == 0:
+        return "0"
+    return fmt_pct(x) if x >= 1e-3 else f"{x:.2e}"
+
+
+def expert_max_monte_carlo(config: moe.MoEConfig = moe.NM_1_4, batches: int = 400,
+                           seed: int = 0) -> dict:
+    """The busiest expert of a batch under uniform routing, by simulation: ``batches``
+    seeded batches of :func:`commbook.moe.route`.  Returns the mean of the maximum
+    expert load, its standard error, and every expert count (for the figure's
+    histogram), next to :meth:`~commbook.moe.ExpertLoad.expected_max`, which treats the
+    experts as independent (a lower bound)."""
+    rng = np.random.default_rng(seed)
+    counts = np.array([moe.route(config, None, rng).expert_counts() for _ in range(batches)])
+    maxima = counts.max(axis=1)
+    return {"batches": batches, "seed": seed, "counts": counts, "mean_max": float(maxima.mean()),
+            "stderr": float(maxima.std(ddof=1) / math.sqrt(batches)),
+            "independent": config.load().expected_max(config.experts)}
+
+
+FIG_LOAD_LABELS = {
+    "en": {"title": "Tokens routed to one expert: {n} tokens, {e} experts, top-{k}, uniform",
+           "x": "tokens routed to one expert", "y": "probability",
+           "pmf": "exact: Binomial({n}, {k}/{e})", "mc": "simulated, {b} batches × {e} experts",
+           "cap": "capacity at C = {c:g}: {cap}", "max": "busiest of the {e}, simulated mean: {m:.1f}"},
+    "zh": {"title": "单个专家收到的 token 数：{n} 个 token、{e} 个专家、top-{k}、均匀路由",
+           "x": "路由到某一专家的 token 数", "y": "概率",
+           "pmf": "精确值：Binomial({n}, {k}/{e})", "mc": "模拟：{b} 批 × {e} 个专家",
+           "cap": "C = {c:g} 时的容量：{cap}", "max": "{e} 个专家里最忙者，模拟均值：{m:.1f}"},
+}
+
+
+def fig_expert_load(lang: str = "en", config: moe.MoEConfig = moe.NM_1_4,
+                    factors: Sequence[float] = (1.0, 1.25, 1.5), batches: int = 400,
+                    seed: int = 0) -> Figure:
+    """The load of one expert: the exact binomial pmf (bars, gid ``"pmf"``), the
+    histogram of simulated expert counts (steps, gid ``"mc"``), the capacities for
+    ``factors`` (vertical lines, gid ``"cap:<C>"``) and the simulated mean of the busiest
+    expert (dashed, gid ``"max"``)."""
+    load = config.load()
+    mc = expert_max_monte_carlo(config, batches, seed)
+    k = np.arange(load.n + 1)
+    lo, hi = int(load.mean - 5 * load.sd), int(load.mean + 6 * load.sd)
+    sel = slice(max(lo, 0), hi + 1)
+    hist = np.bincount(mc["counts"].ravel(), minlength=load.n + 1) / mc["counts"].size
+    fmt = dict(n=config.tokens, e=config.experts, k=config.top_k, b=batches)
+    with book_style(lang) as lang:
+        lab = FIG_LOAD_LABELS[lang]
+        fig = Figure(figsize=(8.0, 4.2))
+        ax = fig.subplots()
+        ax.bar(k[sel], load.pmf[sel], width=1.0, color=PALETTE[5], alpha=0.6, label=lab["pmf"].format(**fmt),
+               gid="pmf")
+        ax.step(k[sel], hist[sel], where="mid", color=PALETTE[6], lw=1.0, label=lab["mc"].format(**fmt),
+                gid="mc")
+        top = load.pmf.max()
+        for i, c in enumerate(factors):
+            cap = config.capacity(c)
+            ax.axvline(cap + 0.5, color=PALETTE[[3, 1, 2][i % 3]], lw=1.6,
+                       label=lab["cap"].format(c=c, cap=cap), gid=f"cap:{c:g}")
+        ax.axvline(mc["mean_max"], color="0.3", ls="--", lw=1.2, label=lab["max"].format(m=mc["mean_max"], **fmt),
+                   gid="max")
+        ax.set_xlim(sel.start - 0.5, sel.stop - 0.5)
+        ax.set_ylim(0, top * 1.25)
+        ax.set_xlabel(lab["x"])
+        ax.set_ylabel(lab["y"])
+        ax.set_title(lab["title"].format(**fmt))
+        ax.legend(fontsize=8, loc="upper right")
+    return fig
+
+
+# ============================================================================ skew and bounds
+SKEWS: tuple[tuple[str, float | None], ...] = (("exact", None), ("random", 0.0), ("zipf", 0.5),
+                                                ("zipf", 1.0))
+"""Routings of the skew table: the napkin math's exact shares, seeded uniform routing,
+and seeded Zipf popularity with exponents 0.5 and 1 (experts shuffled over the GPUs)."""
+
+
+def _routing_counts(config: moe.MoEConfig, kind: str, s: float | None, seed: int):
+    if kind == "exact":
+        counts = moe.uniform_counts(config)
+        per_expert = np.full(config.experts, config.tokens * config.top_k // config.experts)
+        return counts, per_expert
+    pop = None if kind == "random" else moe.zipf_popularity(config.experts, s, seed=seed)
+    r = moe.route(config, pop, rng=seed)
+    return r.counts_bytes(), r.expert_counts()
+
+
+def skew_table(config: moe.MoEConfig = moe.NM_1_4, link: Link = NM_1_4_LINK, seed: int = 0,
+               capacity_factor: float = 1.25) -> Table:
+    """The four lower bounds (:func:`commbook.moe.a2a_bounds_on`) of the dispatch of
+    ``config`` on a switch of ``link`` for each routing of :data:`SKEWS`, with the
+    busiest expert, the busiest GPU's incoming tokens, the tokens dropped at
+    ``capacity_factor`` and the simulated all-to-all-v."""
+    P = config.ranks
+    topo = Switch(P, link)
+    cap = config.capacity(capacity_factor)
+    rows = []
+    for kind, s in SKEWS:
+        counts, experts = _routing_counts(config, kind, s, seed)
+        b = moe.a2a_bounds_on(topo, counts)
+        rx = counts.sum(axis=0) // config.bytes_per_token
+        rows.append({
+            "routing": kind if s is None or kind == "random" else f"zipf:{s:g}", "s": s,
+            "hot_expert": int(experts.max()), "hot_gpu": int(rx.max()),
+            "dropped": float(np.maximum(experts - cap, 0).sum() / (config.tokens * config.top_k)),
+            "injection": b.injection, "reception": b.reception, "bisection": b.bisection,
+            "startup": b.startup, "binding": b.binding,
+            "simulated": coll.all_to_all_v(VirtualCluster(topo), counts=counts).time,
+            "counts": counts,
+        })
+    names = {"en": {"exact": "exact shares (napkin math)", "random": "uniform, random",
+                    "zipf:0.5": "Zipf, s = 0.5", "zipf:1": "Zipf, s = 1",
+                    "injection": "injection", "reception": "reception", "bisection": "bisection",
+                    "startup": "start-up"},
+             "zh": {"exact": "严格均分（估算用）", "random": "均匀随机", "zipf:0.5": "Zipf，s = 0.5",
+                    "zipf:1": "Zipf，s = 1", "injection": "注入", "reception": "接收",
+                    "bisection": "对分", "startup": "启动"}}
+    t = lambda x: fmt_time(x, 3)
+    return Table(
+        key="ch1-skew",
+        title={"en": f"Lower bounds of one dispatch all-to-all, {config.tokens} tokens on {P} GPUs "
+                     f"({link.name}), by routing (seed {seed})",
+               "zh": f"一次分发 all-to-all 的下界，按路由方式（种子 {seed}）：{config.tokens} 个 token、"
+                     f"{P} 块 GPU，链路为 {link_name(link, 'zh')}"},
+        columns=["routing", "hot_expert", "hot_gpu", "dropped", "injection", "reception", "bisection",
+                 "startup", "binding", "simulated"],
+        headers={"en": ["routing", "busiest expert (tokens)", "busiest GPU receives (tokens)",
+                        f"dropped at C = {capacity_factor:g}", "injection", "reception", "bisection",
+                        "start-up", "binding", "simulated"],
+                 "zh": ["路由", "最忙专家（token）", "最忙 GPU 收到（token）", f"C = {capacity_factor:g} 时丢弃",
+                        "注入", "接收", "对分", "启动", "起决定作用", "模拟"]},
+        rows=rows, labels=names,
+        formats={"dropped": lambda x: fmt_pct(x) if x else "0", "injection": t, "reception": t,
+                 "bisection": t, "startup": t, "simulated": t},
+        notes={"en": ["Injection and reception: α + the busiest GPU's remote bytes out (in) over β; "
+                      "bisection: α + the heavier direction across the worst balanced cut over the "
+                      "switch's bisection bandwidth; start-up: α per remote peer. Simulated: the direct "
+                      "all-to-all-v (P − 1 shift rounds) on the same switch."],
+               "zh": ["注入、接收：α 加上最忙 GPU 发出（收进）的远端字节除以 β；对分：α 加上最坏的均分切口上"
+                      "较重方向的字节除以交换机的对分带宽；启动：每个远端对象一个 α。模拟：同一交换机上的"
+                      "直接 all-to-all-v（P − 1 轮移位）。"]},
+        meta={"config": config, "link": link, "seed": seed, "capacity": cap},
+    )
+
+
+def oversubscribed_bisection(ratio: float = 4.0, config: moe.MoEConfig = moe.NM_1_4,
+                             link: Link = NM_1_4_LINK) -> dict:
+    """The uniform dispatch of ``config`` on a fabric with ``ratio``:1 oversubscription:
+    BW_bisect = P·β/(2R) (the chapter's formula) and the four bounds with it."""
+    P = config.ranks
+    bw = P * link.beta / (2 * ratio)
+    b = moe.a2a_bounds(moe.uniform_counts(config), alpha=link.alpha, inject_bw=link.beta,
+                       bisection_bw=bw)
+    return {"ratio": ratio, "bisection_bw": bw, "bounds": b}
+
+
+# ============================================================================ hierarchical
+HIER_TOKENS: tuple[int, ...] = (1, 4, 64, 1024)
+"""Tokens per GPU pair in the hierarchical comparison (× 4,096 B per token)."""
+
+
+def hierarchical_table(tokens: Sequence[int] = HIER_TOKENS, nodes: int = 8, gpus: int = 8,
+                       bytes_per_token: int = moe.NM_1_4.bytes_per_token,
+                       intra: Link = NVLINK4_CHAPTER, inter: Link = IB_NDR_CHAPTER) -> Table:
+    """Direct against hierarchical all-to-all-v on ``nodes`` × ``gpus`` GPUs, every pair
+    exchanging ``tokens`` tokens (simulated, size only)."""
+    topo = TwoLevel(nodes, gpus, intra, inter)
+    P = topo.p
+    rows = []
+    for t in tokens:
+        counts = np.full((P, P), float(t * bytes_per_token))
+        d = coll.all_to_all_v(VirtualCluster(topo), counts=counts, algorithm="direct")
+        h = coll.all_to_all_v(VirtualCluster(topo), counts=counts, algorithm="hierarchical")
+        rows.append({"tokens": t, "chunk": t * bytes_per_token, "direct": d.time, "hier": h.time,
+                     "speedup": d.time / h.time, "r_direct": d.rounds, "r_hier": h.rounds})
+    t3 = lambda x: fmt_time(x, 3)
+    return Table(
+        key="ch1-hier-a2a",
+        title={"en": f"All-to-all on {nodes} nodes × {gpus} GPUs ({intra.name} + {inter.name}): direct "
+                     "against hierarchical, by chunk per GPU pair",
+               "zh": f"{nodes} 个节点 × {gpus} 块 GPU 上的 all-to-all，直接交换与分层交换，按每对 GPU 的块大小；"
+                     f"节点内 {link_name(intra, 'zh')}，节点间 {link_name(inter, 'zh')}"},
+        columns=["tokens", "chunk", "direct", "hier", "speedup", "r_direct", "r_hier"],
+        headers={"en": ["tokens per pair", "chunk", "direct", "hierarchical", "direct / hierarchical",
+                        "rounds (direct)", "rounds (hierarchical)"],
+                 "zh": ["每对 token 数", "块大小", "直接交换", "分层交换", "直接 / 分层", "轮数（直接）",
+                        "轮数（分层）"]},
+        rows=rows, formats={"chunk": fmt_bytes, "direct": t3, "hier": t3, "speedup": lambda x: f"{x:.2f}×"},
+        notes={"en": ["Simulated with commbook.collectives.all_to_all_v; local copies (packing) cost "
+                      "nothing in the simulator, so real hierarchical runs pay somewhat more."],
+               "zh": ["用 commbook.collectives.all_to_all_v 模拟；模拟器里本地拷贝（打包）不计时间，"
+                      "真实的分层交换会多付一些。"]},
+        meta={"topology": topo},
+    )
+
+
+def flow_counts(nodes: int = 8, gpus: int = 8, intra: Link = NVLINK4_CHAPTER,
+                inter: Link = IB_NDR_CHAPTER) -> dict:
+    """Flows of the direct and the hierarchical all-to-all on ``nodes`` × ``gpus``
+    (:func:`commbook.moe.count_flows` on the runs' rounds)."""
+    topo = TwoLevel(nodes, gpus, intra, inter)
+    counts = np.full((topo.p, topo.p), 1.0)
+    out = {}
+    for algo in ("direct", "hierarchical"):
+        r = coll.all_to_all_v(VirtualCluster(topo), counts=counts, algorithm=algo, trace=True)
+        out[algo] = moe.count_flows(r, topo)
+    out.update(p=topo.p, nodes=nodes, gpus=gpus)
+    return out

@@ -1,0 +1,378 @@
+"""Chapter §1.3 (collective primitives), page chapters/{zh,en}/ch1/03-primitives.md, book
+code commbook.book.ch1.primitives, primitives_moe and primitives_use.
+
+Every number of the page is checked against the chapter's stated result (within its
+rounding), a closed form written out here, or an independent reference (numpy, exact
+rational binomial sums, a seeded Monte Carlo).  Where the chapter is wrong or ambiguous
+both its number and the page's are pinned."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from commbook import collectives as coll
+from commbook import moe, parallelism
+from commbook.book.ch1 import primitives as pr
+from commbook.book.ch1 import primitives_moe as pm
+from commbook.book.ch1 import primitives_use as pu
+from commbook.comm_sim import VirtualCluster
+from commbook.hardware import IB_NDR_CHAPTER, NVLINK4
+from commbook.topology import Switch
+
+ST = pr.CHAPTER_STATED
+
+
+def _texts(fig) -> dict[str, str]:
+    """Every text artist of a figure with a gid, by gid."""
+    out = {}
+    for ax in fig.axes:
+        for t in ax.texts:
+            if t.get_gid():
+                out[t.get_gid()] = t.get_text()
+    return out
+
+
+# ============================================================================ Figure 5
+@pytest.fixture(scope="module")
+def fig5_en():
+    return pr.fig_primitives("en")
+
+
+def _independent_runs():
+    """The four collectives run again, on another switch (NVLink 4 of the lecture), so
+    the figure is compared with outputs it did not draw from."""
+    c = VirtualCluster(Switch(4, NVLINK4))
+    x = pr.figure5_inputs()
+    return x, {op: getattr(coll, op)(c, x[op]).outputs for op in pr.FIG5_OPS}
+
+
+def test_fig5_draws_the_simulator_outputs(fig5_en):
+    texts = _texts(fig5_en)
+    x, runs = _independent_runs()
+    for op in pr.FIG5_OPS:
+        for r, out in enumerate(runs[op]):
+            for j, v in enumerate(np.ravel(out)):
+                assert texts[f"{op}:out:{r}:{j}"] == pr.fig5_text(op, v, r, "out")
+            for j, v in enumerate(np.ravel(x[op][r])):
+                assert texts[f"{op}:in:{r}:{j}"] == pr.fig5_text(op, v, r, "in")
+            assert f"{op}:out:{r}:{np.size(out)}" not in texts       # nothing extra drawn
+
+
+def test_fig5_all_reduce_is_ten_everywhere(fig5_en):
+    """The chapter's Figure 5: inputs [1], [2], [3], [4], every output [10]."""
+    texts = _texts(fig5_en)
+    x = pr.figure5_inputs()["all_reduce"]
+    assert [int(a[0]) for a in x] == [1, 2, 3, 4]
+    total = int(np.sum(np.concatenate(x)))                     # numpy reference
+    assert total == 10
+    assert [texts[f"all_reduce:out:{r}:0"] for r in range(4)] == [str(total)] * 4
+
+
+def test_fig5_other_panels_against_numpy(fig5_en):
+    texts = _texts(fig5_en)
+    x, runs = _independent_runs()
+    # all-gather: every rank holds [a, b, c, d]
+    for r in range(4):
+        assert [texts[f"all_gather:out:{r}:{j}"] for j in range(4)] == list("abcd")
+    # reduce-scatter: rank r holds the column sum Σ(letter r)
+    cols = np.sum(np.stack(x["reduce_scatter"]), axis=0)
+    for r in range(4):
+        assert int(runs["reduce_scatter"][r][0]) == cols[r]
+        assert texts[f"reduce_scatter:out:{r}:0"] == f"Σ{'abcd'[r]} = {cols[r]}"
+    # all-to-all: a transpose, rank j holds block j of every rank (a_0 … a_3 on G0)
+    m = np.stack(x["all_to_all"])
+    for j in range(4):
+        assert np.array_equal(runs["all_to_all"][j], m[:, j])
+        assert [texts[f"all_to_all:out:{j}:{i}"] for i in range(4)] == ["abcd"[j] + "₀₁₂₃"[i] for i in range(4)]
+
+
+def test_fig5_chinese_draws_the_same_values(fig5_en, cjk_font):
+    zh = _texts(pr.fig_primitives("zh"))
+    en = _texts(fig5_en)
+    cells = [k for k in en if ":in:" in k or ":out:" in k]
+    assert cells and all(zh[k] == en[k] for k in cells)
+    assert pr.FIG5_LABELS["zh"]["all_reduce_use"] != pr.FIG5_LABELS["en"]["all_reduce_use"]
+
+
+# ============================================================================ Definition 1.3
+def test_naive_ring_ratio_both_conventions():
+    p, n, beta = 1024, 1e9, 50e9
+    r = pr.naive_ring_ratio(p, n, beta)
+    ring = 2 * (p - 1) / p * n / beta                       # closed forms, written out
+    assert r["ring"] == pytest.approx(ring, rel=1e-12)
+    assert r["naive_serial"] == pytest.approx(2 * (p - 1) * n / beta, rel=1e-12)
+    assert r["naive_overlap"] == pytest.approx((p - 1) * n / beta, rel=1e-12)
+    assert r["ratio_serial"] == pytest.approx(p, rel=1e-12)            # N = 1024
+    assert r["ratio_overlap"] == pytest.approx(p / 2, rel=1e-12)       # N/2 = 512
+
+
+def test_naive_ratio_against_the_chapter():
+    """The chapter's "500×" at N = 1024 is N/2 rounded; its own naive section gives N."""
+    r = pr.naive_ring_ratio(ST["naive_ring_p"])
+    assert ST["naive_ring_ratio"] == 500 and ST["naive_ring_p"] == 1024
+    assert round(r["ratio_overlap"], -2) == ST["naive_ring_ratio"]
+    assert r["ratio_serial"] != pytest.approx(ST["naive_ring_ratio"], rel=0.1)
+
+
+def test_naive_simulated_equals_serial_convention():
+    """The simulator's naive all-reduce (gather into the root, then send back) is the
+    serial convention: its bandwidth term is 2(N−1)M/β."""
+    p, n = 16, 1e6
+    link = IB_NDR_CHAPTER
+    t = coll.all_reduce(VirtualCluster(Switch(p, link)), nbytes=n, algorithm="naive").time
+    assert t == pytest.approx(2 * (link.alpha + (p - 1) * n / link.beta), rel=1e-12)
+
+
+# ============================================================================ six primitives
+def test_primitives_table_is_the_closed_forms():
+    t = pr.primitives_table()
+    N, M, a, b = t.meta["p"], t.meta["n"], t.meta["link"].alpha, t.meta["link"].beta
+    lg = math.ceil(math.log2(N))
+    expect = {
+        ("broadcast", "binomial"): lg * (a + M / b),
+        ("broadcast", "scatter_allgather"): N * a + 2 * (N - 1) / N * M / b,
+        ("reduce", "binomial"): lg * (a + M / b),
+        ("all_reduce", "ring"): 2 * (N - 1) * a + 2 * (N - 1) / N * M / b,
+        ("all_reduce", "tree"): 2 * lg * (a + M / b),
+        ("all_gather", "ring"): (N - 1) * a + (N - 1) / N * M / b,
+        ("reduce_scatter", "ring"): (N - 1) * a + (N - 1) / N * M / b,
+        ("all_to_all", "direct"): (N - 1) * a + (N - 1) / N * M / b,
+    }
+    assert len(t) == len(expect)
+    for (c, alg), v in expect.items():
+        assert t.find(collective=c, algorithm=alg)["time"] == pytest.approx(v, rel=1e-12)
+    for lang in ("en", "zh"):
+        html = t.to_html(lang)
+        assert all(r.formula in html for r in pr.PRIMITIVE_ROWS)
+
+
+def test_reduce_scatter_then_all_gather_is_all_reduce():
+    d = pr.rs_ag_equals_ar()
+    ref = np.sum(np.stack(d["inputs"]), axis=0)            # numpy reference
+    assert d["equal"]
+    for a, b in zip(d["all_gather"], d["all_reduce"]):
+        assert a.dtype == np.int64 and np.array_equal(a, b) and np.array_equal(a, ref)
+    assert np.array_equal(np.concatenate(d["reduce_scatter"]), ref)
+
+
+def test_float_order_changes_the_sum():
+    f = pr.float_order()
+    v = f["values"]
+    assert v.dtype == np.float32
+    assert f["left"] == float(((v[0] + v[1]) + v[2]) + v[3])
+    assert f["paired"] == float((v[0] + v[2]) + (v[1] + v[3]))
+    assert f["left"] != f["paired"]
+    assert f["ranks_agree"] and 0 < f["differ"] <= f["length"]
+    assert f["differ"] == int(np.count_nonzero(f["ring"][0] != f["tree"][0]))
+    # both stay close to the float64 sum: the difference is rounding, not an error
+    assert f["max_err_ring"] < 1e-5 and f["max_err_tree"] < 1e-5
+
+
+# ============================================================================ Napkin Math 1.4
+@pytest.fixture(scope="module")
+def nm():
+    return pm.napkin_1_4()
+
+
+def test_nm_1_4_link():
+    assert pr.NM_1_4_LINK.alpha == 3e-6 and pr.NM_1_4_LINK.beta == 50e9
+    assert "napkin math 1.4" in pr.NM_1_4_LINK.source
+
+
+def test_nm_1_4_volumes(nm):
+    """262.144 KB per pair (exact); 7 × 262.144 KB = 1.835 MB, the chapter's 1.84 MB."""
+    assert nm["tokens_per_pair"] == 512 // 8 == 64
+    assert nm["pair_bytes"] == 64 * 2048 * 2 == 262_144
+    assert nm["sent"] == nm["received"] == 7 * 262_144
+    assert round(nm["sent"] / 1e6, 2) == ST["nm14_sent_mb"]
+
+
+def test_nm_1_4_times(nm):
+    a, b = 3e-6, 50e9
+    transfer = a + 262_144 / b
+    assert nm["transfer"] == pytest.approx(transfer, rel=1e-12)              # 8.243 µs
+    assert round(nm["transfer"] * 1e6) == ST["nm14_transfer_us"]             # "3 + 5 = 8 µs"
+    assert round(nm["transfer_bw"] * 1e6) == ST["nm14_transfer_bw_us"]
+    assert nm["serial"] == pytest.approx(7 * transfer, rel=1e-12)            # 57.70 µs
+    assert 7 * ST["nm14_transfer_us"] == ST["nm14_serial_us"]                # the chapter's 56 µs
+    assert round(nm["serial"] * 1e6, 1) == 57.7 and nm["serial"] * 1e6 > ST["nm14_serial_us"]
+    assert nm["injection"] == pytest.approx(a + 7 * 262_144 / b, rel=1e-12)
+    assert round(nm["injection"] * 1e6, 1) == ST["nm14_injection_us"]       # 39.7 µs
+
+
+def test_nm_1_4_simulated_shift_rounds(nm):
+    """The direct all-to-all on a switch: P−1 rounds of α + n/(Pβ), n = the whole buffer."""
+    P, n = 8, 512 * 4096
+    closed = (P - 1) * (3e-6 + n / (P * 50e9))
+    assert nm["rounds"] == P - 1
+    assert nm["simulated"] == pytest.approx(closed, rel=1e-12)
+    assert nm["simulated_v"] == pytest.approx(closed, rel=1e-12)
+    assert nm["closed_form"] == pytest.approx(closed, rel=1e-12)
+    assert nm["simulated"] - nm["injection"] == pytest.approx((P - 2) * 3e-6, rel=1e-9)
+
+
+# ============================================================================ MoE load
+def _binomial_tail(n: int, q: Fraction, c: int) -> tuple[Fraction, Fraction]:
+    """P(N > c) and E[max(N − c, 0)] for N ~ Binomial(n, q), exactly: with q = a/b every
+    term is comb(n, k)·a^k·(b − a)^(n−k) / b^n, summed as integers."""
+    a, b = q.numerator, q.denominator
+    over = dropped = 0
+    t = math.comb(n, c + 1) * a ** (c + 1) * (b - a) ** (n - c - 1)
+    for k in range(c + 1, n + 1):
+        over += t
+        dropped += (k - c) * t
+        if k < n:                       # next term, an exact integer division
+            t = t * (n - k) * a // ((k + 1) * (b - a))
+    return Fraction(over, b ** n), Fraction(dropped, b ** n)
+
+
+def test_capacities_and_exact_drops():
+    t = pm.capacity_table()
+    cfg = moe.NM_1_4
+    for row in t.rows:
+        c = row["C"]
+        assert row["capacity"] == math.ceil(Fraction(cfg.tokens * cfg.top_k, cfg.experts) * Fraction(str(c)))
+        over, drop = _binomial_tail(cfg.tokens, Fraction(cfg.top_k, cfg.experts), row["capacity"])
+        assert row["overflow"] == pytest.approx(float(over), rel=1e-9)
+        assert row["dropped"] == pytest.approx(float(drop) / 64, rel=1e-9)
+    assert [r["capacity"] for r in t.rows] == [64, 80, 96]      # the closed form at C = 1, 1.25, 1.5
+    load = t.meta["load"]
+    assert load.mean == 64 and load.var == pytest.approx(63) and load.sd == pytest.approx(math.sqrt(63))
+
+
+def test_busiest_expert_monte_carlo():
+    mc = pm.expert_max_monte_carlo(batches=300, seed=1)
+    ref = mc["independent"]
+    assert mc["counts"].shape == (300, 64) and (mc["counts"].sum(axis=1) == 4096).all()
+    # the independent approximation is a lower bound, within a few standard errors
+    assert mc["mean_max"] > ref - 3 * mc["stderr"]
+    assert abs(mc["mean_max"] - ref) < 1.0
+
+
+def test_expert_load_figure_draws_the_binomial():
+    fig = pm.fig_expert_load("en", batches=50)
+    ax = fig.axes[0]
+    q = 1 / 64
+    heights = {round(p.get_x() + p.get_width() / 2): p.get_height() for p in ax.containers[0]}
+    for k in (50, 64, 80):
+        exact = math.comb(4096, k) * q ** k * (1 - q) ** (4096 - k)
+        assert heights[k] == pytest.approx(exact, rel=1e-9)
+    caps = {ln.get_gid(): ln.get_xdata()[0] for ln in ax.lines if (ln.get_gid() or "").startswith("cap:")}
+    assert caps == {f"cap:{c:g}": moe.NM_1_4.capacity(c) + 0.5 for c in (1.0, 1.25, 1.5)}
+    assert ax.containers[0].get_label() == pm.FIG_LOAD_LABELS["en"]["pmf"].format(n=4096, k=1, e=64)
+
+
+# ============================================================================ skew and bounds
+def test_skew_table_bounds():
+    t = pm.skew_table()
+    a, b = pr.NM_1_4_LINK.alpha, pr.NM_1_4_LINK.beta
+    exact = t.find(routing="exact")
+    assert exact["injection"] == pytest.approx(a + 7 * 262_144 / b, rel=1e-12)
+    assert exact["reception"] == pytest.approx(exact["injection"], rel=1e-12)
+    assert exact["startup"] == pytest.approx(7 * a)
+    assert exact["binding"] == "injection"
+    assert exact["simulated"] == pytest.approx(7 * (a + 262_144 / b), rel=1e-12)
+    for row in t.rows:
+        C = row["counts"].astype(float)
+        off = C * (1 - np.eye(8))
+        assert row["reception"] == pytest.approx(a + off.sum(axis=0).max() / b, rel=1e-12)
+        assert row["injection"] == pytest.approx(a + off.sum(axis=1).max() / b, rel=1e-12)
+        assert row["simulated"] >= max(row["injection"], row["reception"]) - 1e-15
+    z = t.find(routing="zipf:1")
+    assert z["binding"] == "reception" and z["reception"] > 1.5 * exact["reception"]
+    # seeded: the same table twice
+    assert pm.skew_table().find(routing="zipf:1")["hot_gpu"] == z["hot_gpu"]
+
+
+def test_oversubscribed_bisection():
+    o = pm.oversubscribed_bisection(4.0)
+    P, beta, a = 8, 50e9, 3e-6
+    assert o["bisection_bw"] == P * beta / (2 * 4.0)
+    v_cut = (P // 2) * (P // 2) * 262_144                       # uniform: 4 × 4 pairs cross
+    assert o["bounds"].bisection == pytest.approx(a + v_cut / o["bisection_bw"], rel=1e-12)
+    assert o["bounds"].binding == "bisection"
+
+
+# ============================================================================ hierarchical
+def test_flow_counts_chapter_and_like_for_like():
+    f = pm.flow_counts()
+    P, N, G = f["p"], f["nodes"], f["gpus"]
+    d, h = f["direct"], f["hierarchical"]
+    assert d.gpu_pairs == P * (P - 1) == 4032                  # the chapter's P(P−1)
+    assert h.node_pairs == N * (N - 1) == 56                   # the chapter's N_nodes(N_nodes−1)
+    assert d.cross_node_gpu_pairs == P * (P - G) == 3584
+    assert h.cross_node_gpu_pairs == G * N * (N - 1) == 448
+    assert d.cross_node_gpu_pairs / h.cross_node_gpu_pairs == G
+    assert h.max_per_rail == N * (N - 1)
+
+
+def test_hierarchical_wins_for_small_chunks_only():
+    t = pm.hierarchical_table()
+    speed = [r["speedup"] for r in t.rows]
+    assert speed[0] > 3 and all(x > y for x, y in zip(speed, speed[1:]))
+    assert speed[-1] < 1.1
+    N, G = 8, 8
+    assert all(r["r_direct"] == N * G - 1 and r["r_hier"] == 2 * (G - 1) for r in t.rows)
+
+
+# ============================================================================ tables
+def test_schedule_and_selection_tables_render_both_languages():
+    for t in (pu.schedule_table(), pu.selection_table()):
+        en, zh = t.to_html("en"), t.to_html("zh")
+        assert en != zh and "_when" not in en + zh and "b_" not in en + zh
+    sel = pu.selection_table()
+    assert [r["prim"] for r in sel.rows if r["par"] == "pp"] == ["send / recv"]
+
+
+# ============================================================================ FSDP
+def test_fsdp_counts_chapter_and_correct():
+    f = pu.fsdp_numbers()
+    L = f["n_layers"]
+    assert f["chapter_count"] == ST["fsdp_collectives_per_layer"] * L == 2 * L   # chapter: 2·N_L
+    assert f["n_full"] == 3 * L                                                 # FULL_SHARD: 3·N_L
+    assert f["n_grad_op"] == 2 * L                                              # no reshard: 2·N_L
+    assert f["full"].count("all_gather") == 2 * L and f["full"].count("reduce_scatter") == L
+
+
+def test_zero3_over_ddp_bytes():
+    f = pu.fsdp_numbers()
+    p = f["world"]
+    ag = rs = (p - 1) / p
+    ar = 2 * (p - 1) / p
+    assert f["ratio_full"] == pytest.approx((2 * ag + rs) / ar, rel=1e-12) == 1.5
+    assert f["ratio_grad_op"] == pytest.approx((ag + rs) / ar, rel=1e-12) == 1.0
+    z = parallelism.zero(3, f["params"], p, n_layers=f["n_layers"])
+    assert z.bytes_per_gpu / f["ddp"].bytes_per_gpu == pytest.approx(1.5)
+
+
+def test_ddp_bucket_count_mib_and_mb():
+    f = pu.fsdp_numbers()
+    model = 7e9 * 2
+    assert f["bucket_cap"] == 25 * 1024 * 1024
+    assert f["buckets_mib"] == math.ceil(model / (25 * 1024 * 1024)) == 535
+    assert f["buckets_mb"] == math.ceil(model / 25e6) == 560
+    assert f["n_ddp"] == f["buckets_mib"]
+
+
+def test_fsdp_startup():
+    f = pu.fsdp_numbers()
+    p, L, a = f["world"], f["n_layers"], f["link"].alpha
+    assert f["alpha_ring"] == pytest.approx((p - 1) * a)
+    assert f["alpha_rd"] == pytest.approx(math.log2(p) * a)
+    assert f["startup_full_ring"] == pytest.approx(3 * L * (p - 1) * a)
+    assert f["startup_grad_op_ring"] == pytest.approx(2 * L * (p - 1) * a)
+    assert f["startup"]["ddp"] == pytest.approx(f["buckets_mib"] * 2 * (p - 1) * a)
+    for layer in f["layers"]:
+        n, b = layer["n"], f["link"].beta
+        assert layer["ring"] == pytest.approx((p - 1) * (a + n / (p * b)))
+        assert layer["rd"] == pytest.approx(math.log2(p) * a + (p - 1) / p * n / b)
+
+
+def test_link_names():
+    assert pr.link_name(IB_NDR_CHAPTER, "en") == IB_NDR_CHAPTER.name
+    assert "（" in pr.link_name(IB_NDR_CHAPTER, "zh")
+    with pytest.raises(ValueError):
+        pr.link_name(IB_NDR_CHAPTER, "fr")
