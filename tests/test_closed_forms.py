@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from commbook import cost
-from commbook.collectives import (names, t_all_gather, t_allreduce_hierarchical, t_broadcast, t_formula,
+from commbook.collectives import (algorithm, names, t_all_gather, t_allreduce_hierarchical, t_broadcast, t_formula,
                                   t_reduce, t_reduce_scatter)
 from commbook.collectives import (all_gather, all_reduce, all_to_all, broadcast, gather, reduce,
                                   reduce_scatter, scatter, send_recv)
@@ -210,7 +210,7 @@ def test_lower_bounds_against_the_simulator():
         c = VirtualCluster(Switch(p, NVLINK4))
         bound = cost.lower_bound_bytes("all_reduce", p, 1e6)
         for algo in names("all_reduce"):
-            if algo in ("innet", "hierarchical", "torus"):
+            if algo == "innet" or algorithm("all_reduce", algo).scope == "topology":
                 continue
             sent = all_reduce(c, nbytes=1e6, algorithm=algo).bytes_sent
             assert sent.max() >= bound * (1 - 1e-12), (algo, p)

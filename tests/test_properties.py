@@ -147,12 +147,13 @@ def all_reduce_cases(draw):
     algo = draw(st.sampled_from(C.names("all_reduce")))
     p = draw(ps)
     kwargs = {}
-    if algo == "hierarchical":
+    if algo in ("hierarchical", "leader", "tiers"):
         nodes, g = draw(st.sampled_from(factor_pairs(p)))
         topo = TwoLevel(nodes, g, intra=NVLINK4, inter=IB_NDR)
         kwargs["inter_algorithm"] = draw(st.sampled_from(
-            ["ring", "rd", "rabenseifner", "tree", "double_binomial", "naive", "one_shot", "two_shot"]))
-    elif algo == "torus":
+            ["ring", "rd", "rabenseifner", "tree", "double_binomial", "naive", "one_shot", "two_shot",
+             "parameter_server"]))
+    elif algo in ("torus", "torus_rings"):
         a, b = draw(st.sampled_from(factor_pairs(p)))
         dims = draw(st.sampled_from([(a, b), (p,), (1, a, b)]))
         topo = Torus(dims, NVLINK4)
@@ -164,6 +165,10 @@ def all_reduce_cases(draw):
             topo = TwoLevel(nodes, g, intra=NVLINK4, inter=IB_NDR)
     else:
         topo = draw(st.sampled_from([Switch(p, NVLINK4), Ring(p, NVLINK4)]))
+        if algo == "parameter_server":
+            kwargs["servers"] = draw(st.integers(1, p))
+        elif algo == "rabenseifner":
+            kwargs["order"] = draw(st.sampled_from(["far_first", "near_first"]))
     return VirtualCluster(topo), algo, kwargs
 
 
@@ -420,10 +425,10 @@ def timed_cases(draw):
     if name in C.ALGORITHMS:
         algo = draw(st.sampled_from(C.names(name)))
         kwargs["algorithm"] = algo
-        if algo in ("hierarchical", "innet"):
+        if algo in ("hierarchical", "innet", "leader", "tiers"):
             nodes, g = draw(st.sampled_from(factor_pairs(p)))
             topo = TwoLevel(nodes, g, intra=NVLINK4, inter=IB_NDR)
-        elif algo == "torus":
+        elif algo in ("torus", "torus_rings"):
             a, b = draw(st.sampled_from(factor_pairs(p)))
             topo = Torus((a, b), NVLINK4)
         elif algo in ("rh", "rd") and name != "all_reduce":
@@ -431,6 +436,10 @@ def timed_cases(draw):
             topo = Switch(p, NVLINK4)
         elif algo in ("chain", "double_tree"):
             kwargs["chunks"] = draw(st.integers(1, 5))
+        elif algo == "parameter_server":        # K divides p, so every shard is whole
+            kwargs["servers"] = draw(st.sampled_from([k for k in range(1, p + 1) if p % k == 0]))
+        elif algo == "rabenseifner":
+            kwargs["order"] = draw(st.sampled_from(["far_first", "near_first"]))
     if name in ("broadcast", "reduce", "scatter", "gather"):
         kwargs["root"] = draw(st.integers(0, topo.p - 1))
     if name == "send_recv":

@@ -112,11 +112,46 @@ def allreduce_rd(p, n, alpha, beta):
     return _log2_floor(p) * (alpha + n / beta) + _fold(p, n, alpha, beta)
 
 
+BUTTERFLY_ORDERS = ("far_first", "near_first")
+"""Butterfly pairing orders: MPICH's (reduce-scatter at distance q/2 first) and the chapter's."""
+
+
+def check_order(order: str) -> str:
+    """Return ``order`` if it names a butterfly pairing order, else raise ``ValueError``."""
+    if order not in BUTTERFLY_ORDERS:
+        raise ValueError(f"unknown butterfly order {order!r}; valid: {', '.join(BUTTERFLY_ORDERS)}")
+    return order
+
+
 @closed_form
-def allreduce_rabenseifner(p, n, alpha, beta):
-    """Recursive halving + doubling: 2⌊log2 p⌋α + 2(q-1)/q·n/β with q = 2^⌊log2 p⌋, plus the fold."""
+def _rabenseifner(p, n, alpha, beta):
     q = 1 << _log2_floor(p)
     return 2 * _log2_floor(p) * alpha + 2 * (q - 1) / q * n / beta + _fold(p, n, alpha, beta)
+
+
+def allreduce_rabenseifner(p: int, n: float, alpha: float, beta: float, order: str = "far_first") -> float:
+    """Recursive halving + doubling: 2⌊log2 p⌋α + 2(q-1)/q·n/β with q = 2^⌊log2 p⌋, plus the
+    fold; on a switch for both ``order`` s (on a ring see :func:`allreduce_rabenseifner_on_ring`)."""
+    check_order(order)
+    return _rabenseifner(p, n, alpha, beta)
+
+
+def allreduce_rabenseifner_on_ring(p: int, n: float, alpha: float, beta: float,
+                                   order: str = "far_first", hop_alpha: float = 1.0) -> float:
+    """Rabenseifner on a bidirectional ring of p = 2^L devices in rank order: the exchange
+    at distance d takes d hops, α(1 + hop_alpha(d-1)), and puts d messages on the busiest
+    directed link (at d = p/2 all go the same way round), so s bytes cost d·s/β.  Per
+    phase ``near_first`` costs L·n/(2β), ``far_first`` (p²-1)/(3p)·n/β; both pay
+    2(L + hop_alpha(p-1-L))α."""
+    p, n, _ = check_p(p), check_size(n), check_order(order)
+    check_link_params(alpha, beta)
+    require_pow2(p, "Rabenseifner on a ring")
+    if not hop_alpha >= 0:
+        raise ValueError(f"hop_alpha must be >= 0, got {hop_alpha!r}")
+    L = _log2_floor(p)
+    latency = 2 * (L * alpha + hop_alpha * alpha * (p - 1 - L))
+    per_phase = L * n / 2 if order == "near_first" else (p * p - 1) / (3 * p) * n
+    return latency + 2 * per_phase / beta if p > 1 else 0.0
 
 
 @closed_form
@@ -135,6 +170,27 @@ def allreduce_double_binomial(p, n, alpha, beta):
 def allreduce_naive(p, n, alpha, beta):
     """Star: everyone to rank 0 and back, 2(α + (p-1)n/β)."""
     return 2 * (alpha + (p - 1) * n / beta)
+
+
+def check_servers(servers: int, p: int) -> int:
+    """Return the parameter-server count ``servers`` if 1 <= servers <= p, else raise."""
+    k = check_count(servers, "servers")
+    if k > p:
+        raise ValueError(f"servers must be at most the number of ranks ({p}), got {k}")
+    return k
+
+
+@closed_form
+def _parameter_server(p, n, alpha, beta, k):
+    return 2 * (alpha + (p - 1) * n / (k * beta))
+
+
+def allreduce_parameter_server(p: int, n: float, alpha: float, beta: float, servers: int = 1) -> float:
+    """Parameter server on K = ``servers`` of the p ranks: each rank pushes shard k (n/K)
+    to server k and pulls it back reduced: 2(α + (p-1)n/(Kβ)), a server's port being the
+    busiest.  K = 1 is the naive star, K = p the two-shot all-reduce."""
+    k = check_servers(servers, check_p(p))
+    return _parameter_server(p, n, alpha, beta, k)
 
 
 @closed_form
@@ -164,6 +220,27 @@ def allreduce_hierarchical(nodes: int, gpus_per_node: int, n: float, intra, inte
     n = check_size(n)
     inner = 2 * (G - 1) * (intra.alpha + n / (G * intra.beta))
     return inner + inter_form(N, n / G, inter.alpha, inter.beta)
+
+
+def allreduce_leader(nodes: int, gpus_per_node: int, n: float, intra, inter,
+                     inter_form: Callable = allreduce_ring) -> float:
+    """Leader-based hierarchical all-reduce (only GPU 0 of a node crosses nodes): ring
+    reduce-scatter + one-round gather to the leader, ``inter_form`` among the N leaders
+    on the full n, one-round scatter + ring all-gather: 2(G-1)(α + n/(Gβ)) +
+    2(α + (G-1)n/(Gβ)) on NVLink plus inter_form(N, n) (one node: a ring all-reduce)."""
+    N, G = check_p(nodes, "nodes"), check_p(gpus_per_node, "gpus_per_node")
+    n = check_size(n)
+    a, b = intra.alpha, intra.beta
+    leader = 2 * (a + (G - 1) * n / (G * b)) if N > 1 and G > 1 else 0.0
+    return 2 * (G - 1) * (a + n / (G * b)) + leader + inter_form(N, n, inter.alpha, inter.beta)
+
+
+def allreduce_torus_rings(dims: Sequence[int], n: float, alpha: float, beta: float) -> float:
+    """A ring all-reduce of the full buffer along each dimension in turn (Fig. 10's card):
+    Σ over dimensions of 2(a-1)(α + n/(aβ)); each device sends 2·Σ(a-1)/a·n bytes."""
+    n = check_size(n)
+    check_link_params(alpha, beta)
+    return sum(2 * (a - 1) * (alpha + n / (a * beta)) for a in (check_p(x, "torus dimension") for x in dims))
 
 
 def allreduce_torus(dims: Sequence[int], n: float, alpha: float, beta: float) -> float:

@@ -107,14 +107,18 @@ def avg(x: np.ndarray, p: int) -> np.ndarray:
 def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
                nbytes: float | None = None, algorithm: str = "ring", op: str = "sum",
                ranks: Sequence[int] | None = None, inter_algorithm: str = "ring",
-               chunks: int | None = None, check: bool = True, trace: bool = False) -> RunResult:
+               chunks: int | None = None, order: str | None = None, servers: int | None = None,
+               check: bool = True, trace: bool = False) -> RunResult:
     """All-reduce: every rank ends with the reduction of all ranks' buffers.
 
     ``algorithm``: a name of :func:`~commbook.collectives.registry.names` ``("all_reduce")``
     or an alias such as ``butterfly``.  ``hierarchical`` needs a
     :class:`~commbook.topology.TwoLevel` cluster (``inter_algorithm`` runs across nodes on
     each rail); ``torus`` runs rings by dimension on a :class:`~commbook.topology.Torus`.
-    ``chunks`` is the pipeline depth of algorithms that take one.
+    ``chunks`` is the pipeline depth of algorithms that take one; ``order`` the pairing
+    order of ``rabenseifner`` (``far_first``, the default, or ``near_first``);
+    ``servers`` the number K of ``parameter_server`` shards.  ``leader`` (via node leaders)
+    needs a TwoLevel cluster, ``torus_rings`` a Torus.
     """
     algo = lookup("all_reduce", algorithm)
     inp = Inputs(cluster, data, nbytes, ranks)
@@ -124,17 +128,20 @@ def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
             b.append(np.empty_like(b[IN]))  # scratch (OUT) for schedules that need one
     topo = cluster.topology
     if inp.q == 1:
+        _params(algo, order=order, servers=servers)     # a parameter it does not take still fails
         schedule = []
     elif algo.scope == "topology":
         _require_natural(inp, topo, f"the {algo.en} all-reduce")
         extra = {"inter_builder": nestable(inter_algorithm).builder} if "inter_algorithm" in algo.params else {}
+        extra.update(_params(algo, order=order, servers=servers))
         schedule = algo.builder(topo, inp.n, inp.size_only, **extra)
     else:
         if algo.name == "innet":
             topo.innet_latency_bandwidth(inp.ranks)  # raises on direct networks
         if "chunks" in algo.params and chunks is None:
             chunks = _best_chunks(topo, inp)
-        schedule = algo.builder(*inp.one_group(), inp.size_only, **_params(algo, chunks=chunks))
+        schedule = algo.builder(*inp.one_group(), inp.size_only,
+                                **_params(algo, chunks=chunks, order=order, servers=servers))
     res = inp.run(schedule, op, trace, "all_reduce", algo.name)
     if inp.bufs is not None:
         outs = [b[IN] if op != "avg" else avg(b[IN], inp.q) for b in inp.bufs]

@@ -1,11 +1,12 @@
-"""One-round (direct) schedules: the star all-reduce, one-shot and two-shot kernels,
-in-network reduction, flat broadcast/reduce/scatter/gather and the shift rounds of the
-direct all-to-all."""
+"""One-round (direct) schedules: the star all-reduce, the parameter server sharded over K
+servers, one-shot and two-shot kernels, in-network reduction, flat broadcast/reduce/
+scatter/gather and the shift rounds of the direct all-to-all."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..comm_sim import Round, chunk_bounds
+from ..cost import check_servers
 from .schedule import IN, OUT, grid, whole
 
 
@@ -16,6 +17,24 @@ def allreduce_naive(groups, base, n, size_only) -> list[Round]:
     zeros = np.zeros_like(others)
     return [whole(groups, base, n, others, zeros, True, "naive gather"),
             whole(groups, base, n, zeros, others, False, "naive broadcast")]
+
+
+def allreduce_parameter_server(groups, base, n, size_only, servers: int = 1) -> list[Round]:
+    """Parameter server sharded over K = ``servers``: local ranks 0 … K-1 are the servers
+    (each also a worker, as in a colocated deployment).  Push: every rank sends shard k
+    (n/K) of its buffer to server k, which adds it to its own; pull: server k sends the
+    reduced shard k back to every other rank.  Two rounds; server k's receive port carries
+    (q-1)·n/K in each, so K servers cut the star's bandwidth term K-fold (K = 1 is
+    :func:`allreduce_naive`, K = q the two-shot all-reduce)."""
+    groups, base, n = grid(groups, base, n, size_only)
+    q = groups.shape[1]
+    k_srv = check_servers(servers, q)
+    w, k = (a.ravel() for a in np.meshgrid(np.arange(q), np.arange(k_srv), indexing="ij"))
+    w, k = w[w != k], k[w != k]                  # a server's own shard stays where it is
+    b = base[:, None] + chunk_bounds(n, k_srv, size_only)
+    size, off = b[:, k + 1] - b[:, k], b[:, k]
+    return [Round.make(groups[:, w], groups[:, k], size, off, reduce=True, label="parameter server push"),
+            Round.make(groups[:, k], groups[:, w], size, off, label="parameter server pull")]
 
 
 def allreduce_one_shot(groups, base, n, size_only) -> list[Round]:

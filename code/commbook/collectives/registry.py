@@ -18,10 +18,12 @@ from typing import Callable
 
 from .. import cost, double_tree
 from . import alltoall, butterfly, composite, direct, ring, trees
+from . import full_buffer
+from . import tiers
 
 __all__ = ["Algorithm", "ALGORITHMS", "COLLECTIVES", "algorithm", "names", "display_name",
            "predict", "crossover", "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
-           "t_allreduce_hierarchical"]
+           "t_allreduce_hierarchical", "t_allreduce_tiers"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ _DECLARED = [
        cost.allreduce_rd, aliases=("recursive_doubling",)),
     _A("all_reduce", "rabenseifner", "Rabenseifner (halving–doubling)", "Rabenseifner（递归减半加倍）",
        butterfly.allreduce_rabenseifner, cost.allreduce_rabenseifner,
-       aliases=("butterfly", "recursive_halving_doubling")),
+       aliases=("butterfly", "recursive_halving_doubling"), params=("order",)),
     _A("all_reduce", "tree", "binomial tree", "二项树", trees.allreduce_tree, cost.allreduce_tree,
        aliases=("binomial", "binomial_tree")),
     _A("all_reduce", "double_tree", "double binary tree", "双二叉树", trees.allreduce_double_tree,
@@ -62,6 +64,9 @@ _DECLARED = [
        trees.allreduce_double_binomial, cost.allreduce_double_binomial),
     _A("all_reduce", "naive", "naive (via rank 0)", "朴素（经 0 号汇总）", direct.allreduce_naive,
        cost.allreduce_naive, aliases=("star",)),
+    _A("all_reduce", "parameter_server", "parameter server (K servers)", "参数服务器（K 台服务器）",
+       direct.allreduce_parameter_server, cost.allreduce_parameter_server, aliases=("ps",),
+       params=("servers",)),
     _A("all_reduce", "innet", "in-network (SHARP)", "交换机内归约（SHARP）", direct.allreduce_innet,
        cost.allreduce_innet, aliases=("sharp", "in_network")),
     _A("all_reduce", "one_shot", "one-shot", "one-shot（一次直达）", direct.allreduce_one_shot,
@@ -72,6 +77,14 @@ _DECLARED = [
        scope="topology", params=("inter_algorithm",)),
     _A("all_reduce", "torus", "torus, by dimension", "环面按维", composite.allreduce_torus,
        scope="topology"),
+    _A("all_reduce", "tiers", "multi-level hierarchical (node, rack, racks)", "多级分层（节点、机架、跨机架）",
+       tiers.allreduce_tiers, scope="topology", params=("inter_algorithm",),
+       aliases=("multilevel", "three_tier")),
+    _A("all_reduce", "leader", "hierarchical via node leaders", "分层（经节点主卡）",
+       full_buffer.allreduce_leader, scope="topology", params=("inter_algorithm",),
+       aliases=("leader_hierarchical",)),
+    _A("all_reduce", "torus_rings", "torus, full ring per dimension", "环面按维完整环",
+       full_buffer.allreduce_torus_rings, scope="topology"),
     # ------------------------------------------------------------------ broadcast / reduce
     _A("broadcast", "binomial", "binomial tree", "二项树", trees.binomial_broadcast,
        cost.broadcast_binomial, aliases=("tree",)),
@@ -214,10 +227,13 @@ def nestable(name: str) -> Algorithm:
     """The all-reduce that runs across nodes inside the hierarchical schedule: any
     algorithm that runs on groups of ranks, except in-network reduction (one group at a
     time) and those that take parameters (the double tree's chunk count) — so every time
-    the model gives has a schedule with the same parameters."""
+    the model gives has a schedule with the same parameters.  Parameters whose default
+    the schedule and the closed form share (the butterfly's ``order``, the parameter
+    server's ``servers``) run nested at that default."""
     a = algorithm("all_reduce", name)
     def fits(x: Algorithm) -> bool:
-        return x.scope == "groups" and x.name != "innet" and not x.params
+        return (x.scope == "groups" and x.name != "innet"
+                and set(x.params) <= {"order", "servers"})
 
     if not fits(a):
         valid = [x.name for x in ALGORITHMS["all_reduce"].values() if fits(x)]
@@ -232,3 +248,9 @@ def t_allreduce_hierarchical(nodes: int, gpus_per_node: int, n: float, intra, in
     with the cross-node algorithm given by name."""
     return cost.allreduce_hierarchical(nodes, gpus_per_node, n, intra, inter,
                                        nestable(inter_algorithm).closed_form)
+
+
+def t_allreduce_tiers(topology, n: float, inter_algorithm: str = "ring") -> float:
+    """Closed-form multi-level all-reduce on a TwoLevel or ThreeTier ``topology`` (see
+    :func:`commbook.collectives.tiers.allreduce_tiers_time`), the outermost tier by name."""
+    return tiers.allreduce_tiers_time(topology, n, nestable(inter_algorithm).closed_form)
