@@ -372,7 +372,7 @@ def test_fsdp_startup():
 
 
 def test_link_names():
-    assert pr.link_name(IB_NDR_CHAPTER, "en") == IB_NDR_CHAPTER.name
+    assert pr.link_name(IB_NDR_CHAPTER, "en").startswith("InfiniBand NDR") and "Gb/s" in pr.link_name(IB_NDR_CHAPTER, "en")
     assert "（" in pr.link_name(IB_NDR_CHAPTER, "zh")
     with pytest.raises(ValueError):
         pr.link_name(IB_NDR_CHAPTER, "fr")

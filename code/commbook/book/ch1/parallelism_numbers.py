@@ -57,6 +57,7 @@ from ...comm_sim import VirtualCluster
 from ...hardware import H100, IB_NDR_CHAPTER, NVLINK4_CHAPTER, Chip, Link
 from ...topology import Switch
 from ...units import GB
+from .boxes import BOX_LINKS
 
 __all__ = [
     "PARAMS_70B", "BF16_BYTES", "LAYERS_70B", "DEF_1_1_GPUS", "NM_1_1_GPUS", "INTRO_GPUS",
@@ -83,17 +84,10 @@ DEF_1_1_GPUS = 1_000
 NM_1_1_GPUS = 64
 """GPUs of Napkin Math 1.1."""
 
-LINK_DEF_1_1 = Link(
-    "Ring link (Definition 1.1)", 0.0, 50 * GB,
-    "chapter Definition 1.1 (gradient synchronization): 50 GB/s per link; the box gives no "
-    "α, so only the bandwidth term is computed (α = 0)",
-)
+LINK_DEF_1_1 = BOX_LINKS["def1.1"]
 """The link of Definition 1.1: 50 GB/s, no α given."""
 
-LINK_NM_1_1 = Link(
-    "InfiniBand NDR (napkin math 1.1)", 1.5e-6, 50 * GB,
-    "chapter napkin math 1.1: InfiniBand NDR, 50 GB/s per port, α = 1.5 µs",
-)
+LINK_NM_1_1 = BOX_LINKS["nm1.1"]
 """The link of Napkin Math 1.1: InfiniBand NDR, α = 1.5 µs, β = 50 GB/s."""
 
 

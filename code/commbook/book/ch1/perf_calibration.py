@@ -13,7 +13,7 @@ from ...measure import fit as _fit_module
 from ...measure import fit_point_to_point, load_log
 from ...units import fmt_bytes, fmt_time
 from ..tables import Table, bilingual, bilingual_notes, fmt_gbps, fmt_pct
-from .perf_numbers import link_name
+from .boxes import link_name
 
 __all__ = ["CALIBRATION_LOG", "calibration", "calibration_table", "log_record_table"]
 

@@ -18,7 +18,8 @@ from ...units import GB, fmt_time, us
 from ..plots import PALETTE, book_style, log_axis
 from ..tables import fmt_gbps
 from .perf_calibration import calibration
-from .perf_numbers import FIG4, NM13, figure4_timelines, gap_ratios, link_name
+from .boxes import link_name
+from .perf_numbers import FIG4, NM13, figure4_timelines, gap_ratios
 
 __all__ = ["fig_bandwidth_gap", "fig_overlap", "fig_calibration"]
 

@@ -13,8 +13,9 @@ from ...collectives import t_all_gather, t_allreduce_hierarchical, t_formula, t_
 from ...cost import LogP, p2p_time
 from ...hardware import IB_HDR, IB_NDR_CHAPTER, NVLINK4_CHAPTER, PCIE_GEN5, ROCE_100G, Link
 from ...overlap import Timeline, layerwise_timeline, transfer_beside_compute
-from ...units import GB, KB, MB, fmt_bytes, fmt_time, ms, us
+from ...units import KB, MB, fmt_bytes, fmt_time, ms, us
 from ..tables import Table, bilingual, bilingual_notes, fmt_fixed, fmt_gbps
+from .boxes import BOX_LINKS, BOX_NAMES, LINK_NAMES, link_name
 
 __all__ = [
     "BOX_LINKS", "BOX_NAMES", "box_link_table", "hockney_fusion", "CHECKPOINT_1_1",
@@ -22,48 +23,6 @@ __all__ = [
     "gap_ratios", "generations_table", "FIG4", "NM13", "figure4_timelines",
     "LLAMA", "CHAPTER_LLAMA", "llama_budget", "llama_budget_table",
 ]
-
-# ============================================================================ worked boxes
-_CH = "Scaling Machine Learning Systems, Vol. II, ch. 06 'Collective Communication'"
-
-BOX_LINKS: dict[str, Link] = {
-    "nm1.1": Link("InfiniBand NDR", 1.5e-6, 50 * GB,
-                  f"{_CH}, chapter napkin math 1.1 (70B all-reduce on 64 GPUs): α = 1.5 µs, β = 50 GB/s"),
-    "def1.2": Link("InfiniBand NDR", 2e-6, 50 * GB,
-                   f"{_CH}, chapter definition 1.2 (Hockney model): α ≈ 2 µs, β ≈ 50 GB/s"),
-    "nm1.2": Link("InfiniBand NDR", 2e-6, 400e9 / 8,
-                  f"{_CH}, chapter napkin math 1.2 (critical message size): 400 Gb/s, α = 2 µs, "
-                  "β = 50 GB/s"),
-    "cp1.1": Link("generic link", 2e-6, 10 * GB,
-                  f"{_CH}, chapter checkpoint 1.1 (α–β diagnosis): α = 2 µs, β = 10 GB/s"),
-    "nm1.4": Link("InfiniBand NDR", 3e-6, 50 * GB,
-                  f"{_CH}, chapter napkin math 1.4 (MoE all-to-all): α = 3 µs, β = 50 GB/s"),
-    "nm1.5": Link("generic link", 10e-6, 10 * GB,
-                  f"{_CH}, chapter napkin math 1.5 (ring against tree, 1 MB on 64 GPUs): α = 10 µs, "
-                  "β = 10 GB/s"),
-    "s1.4": Link("InfiniBand NDR", 5e-6, 50 * GB,
-                 f"{_CH}, chapter §1.4 (algorithm switch point), example with N = 100: α = 5 µs, "
-                 "β = 50 GB/s"),
-    "cp1.3": Link("InfiniBand NDR", 5e-6, 50 * GB,
-                  f"{_CH}, chapter checkpoint 1.3 (algorithm choice): α = 5 µs, β = 50 GB/s"),
-}
-"""The link each worked box of the chapter prices its example with, by box id."""
-
-BOX_NAMES: dict[str, dict[str, str]] = {
-    "nm1.1": bilingual("Napkin math 1.1 (§1.1)", "估算 1.1（§1.1）"),
-    "def1.2": bilingual("Definition 1.2 (§1.2)", "定义 1.2（§1.2）"),
-    "nm1.2": bilingual("Napkin math 1.2 (§1.2)", "估算 1.2（§1.2）"),
-    "cp1.1": bilingual("Checkpoint 1.1 (§1.2)", "检查点 1.1（§1.2）"),
-    "nm1.4": bilingual("Napkin math 1.4 (§1.3)", "估算 1.4（§1.3）"),
-    "nm1.5": bilingual("Napkin math 1.5 (§1.4)", "估算 1.5（§1.4）"),
-    "s1.4": bilingual("Switch-point example (§1.4)", "切换点示例（§1.4）"),
-    "cp1.3": bilingual("Checkpoint 1.3 (§1.4)", "检查点 1.3（§1.4）"),
-}
-"""Display name of each box in both languages."""
-
-_LINK_KIND = {"InfiniBand NDR": bilingual("InfiniBand NDR", "InfiniBand NDR"),
-              "generic link": bilingual("generic teaching link", "教学用的通用链路")}
-
 
 def box_link_table() -> Table:
     """The boxes' links: box, link, α, β and n* = αβ (one row per :data:`BOX_LINKS` entry)."""
@@ -80,7 +39,7 @@ def box_link_table() -> Table:
         rows=rows,
         formats={"alpha": lambda a: fmt_time(a, 3), "beta": fmt_gbps, "n_star": fmt_bytes},
         labels={lang: {**{k: BOX_NAMES[k][lang] for k in BOX_LINKS},
-                       **{k: v[lang] for k, v in _LINK_KIND.items()}} for lang in ("en", "zh")},
+                       **{k: v[lang] for k, v in LINK_NAMES.items()}} for lang in ("en", "zh")},
         notes=bilingual_notes((f"InfiniBand NDR appears with α = {us_list} µs.",
                                f"同为 InfiniBand NDR，α 取过 {us_list} µs 这几个值。")),
         meta={"ib_alphas": ib},
@@ -125,20 +84,10 @@ class _T1Row:
     name: dict[str, str]
 
 
-def _gbit(link: Link) -> str:
-    return f"{link.beta * 8 / 1e9:.0f} Gb/s"
-
-
-TABLE1: tuple[_T1Row, ...] = (
-    _T1Row("NVLINK4_CHAPTER", NVLINK4_CHAPTER, bilingual("NVLink 4.0 (intra-node)", "NVLink 4.0（节点内）")),
-    _T1Row("IB_NDR_CHAPTER", IB_NDR_CHAPTER,
-           bilingual(f"InfiniBand NDR {_gbit(IB_NDR_CHAPTER)} (per port)",
-                     f"InfiniBand NDR {_gbit(IB_NDR_CHAPTER)}（每端口）")),
-    _T1Row("IB_HDR", IB_HDR, bilingual(f"InfiniBand HDR {_gbit(IB_HDR)}", f"InfiniBand HDR {_gbit(IB_HDR)}")),
-    _T1Row("PCIE_GEN5", PCIE_GEN5, bilingual("PCIe Gen5 (GPU↔CPU)", "PCIe Gen5（GPU↔CPU）")),
-    _T1Row("ROCE_100G", ROCE_100G, bilingual(f"Ethernet {_gbit(ROCE_100G)} (RoCE)",
-                                             f"以太网 {_gbit(ROCE_100G)}（RoCE）")),
-)
+TABLE1: tuple[_T1Row, ...] = tuple(
+    _T1Row(key, link, LINK_NAMES[link.name]) for key, link in (
+        ("NVLINK4_CHAPTER", NVLINK4_CHAPTER), ("IB_NDR_CHAPTER", IB_NDR_CHAPTER), ("IB_HDR", IB_HDR),
+        ("PCIE_GEN5", PCIE_GEN5), ("ROCE_100G", ROCE_100G)))
 """Table 1's rows: the hardware presets with the range of α the chapter states."""
 
 CHAPTER_PRINTED_NSTAR: dict[str, tuple[float, str]] = {
@@ -153,14 +102,6 @@ CHAPTER_PRINTED_NSTAR: dict[str, tuple[float, str]] = {
 
 def _fmt_nstar(n: float) -> str:
     return fmt_bytes(n, digits=4)
-
-
-def link_name(link: Link, lang: str) -> str:
-    """Table 1's name of ``link`` in ``lang`` (the preset's own name for a link not in it)."""
-    for r in TABLE1:
-        if r.link == link and r.link.name == link.name:
-            return r.name[lang]
-    return link.name
 
 
 def _fmt_range(r: tuple[float, float]) -> str:

@@ -43,6 +43,7 @@ from ...topology import Switch
 from ...units import GB, MB, fmt_bytes, fmt_time
 from ..plots import PALETTE, book_style
 from ..tables import Table
+from .boxes import BOX_LINKS, link_name
 
 __all__ = [
     "CHAPTER_STATED", "NM_1_4_LINK", "link_name", "FIG5_OPS", "FIG5_LABELS", "figure5_inputs",
@@ -50,24 +51,9 @@ __all__ = [
     "primitives_table", "rs_ag_equals_ar", "float_order",
 ]
 
-NM_1_4_LINK = Link(
-    "InfiniBand NDR (napkin math 1.4)", 3e-6, 50 * GB,
-    "chapter napkin math 1.4: InfiniBand NDR, α = 3 µs, β = 50 GB/s",
-)
+NM_1_4_LINK = BOX_LINKS["nm1.4"]
 """Napkin Math 1.4's link: α = 3 µs (not Table 1's 2 µs midpoint), β = 50 GB/s."""
 
-_LINK_NAMES_ZH = {
-    IB_NDR_CHAPTER.name: "InfiniBand NDR（本章取值）",
-    NVLINK4_CHAPTER.name: "NVLink 4（本章取值）",
-    NM_1_4_LINK.name: "InfiniBand NDR（估算 1.4）",
-}
-
-
-def link_name(link: Link, lang: str = "en") -> str:
-    """A link's display name in ``lang`` (the chapter presets have Chinese names)."""
-    if lang not in ("en", "zh"):
-        raise ValueError(f"lang must be 'en' or 'zh', got {lang!r}")
-    return _LINK_NAMES_ZH.get(link.name, link.name) if lang == "zh" else link.name
 
 CHAPTER_STATED = {
     "naive_ring_ratio": 500,        # Definition 1.3: "500× for N = 1024"

@@ -1,0 +1,82 @@
+"""The worked boxes of chapter 集合通信: each box prices its example with its own link.
+
+The chapter uses InfiniBand NDR with α = 1.5, 2, 3 and 5 µs in different boxes, and
+generic teaching links; every box's link is built here once, with its number and the box
+it comes from, and every page and module of the chapter takes it from here.  Also the one
+table of display names of the chapter's links in both languages (:func:`link_name`).
+"""
+from __future__ import annotations
+
+from ...hardware import IB_HDR, IB_NDR_CHAPTER, NVLINK4_CHAPTER, PCIE_GEN5, ROCE_100G, Link
+from ...units import GB
+from ..tables import bilingual
+
+__all__ = ["BOX_LINKS", "BOX_NAMES", "LINK_NAMES", "link_name"]
+
+_CH = "Scaling Machine Learning Systems, Vol. II, ch. 06 'Collective Communication'"
+
+BOX_LINKS: dict[str, Link] = {
+    "def1.1": Link("ring link", 0.0, 50 * GB,
+                   f"{_CH}, chapter definition 1.1 (gradient synchronization): 50 GB/s per link; "
+                   "the box gives no α, so only the bandwidth term is computed (α = 0 µs)"),
+    "nm1.1": Link("InfiniBand NDR", 1.5e-6, 50 * GB,
+                  f"{_CH}, chapter napkin math 1.1 (70B all-reduce on 64 GPUs): α = 1.5 µs, β = 50 GB/s"),
+    "def1.2": Link("InfiniBand NDR", 2e-6, 50 * GB,
+                   f"{_CH}, chapter definition 1.2 (Hockney model): α ≈ 2 µs, β ≈ 50 GB/s"),
+    "nm1.2": Link("InfiniBand NDR", 2e-6, 400e9 / 8,
+                  f"{_CH}, chapter napkin math 1.2 (critical message size): 400 Gb/s, α = 2 µs, "
+                  "β = 50 GB/s"),
+    "cp1.1": Link("generic link", 2e-6, 10 * GB,
+                  f"{_CH}, chapter checkpoint 1.1 (α–β diagnosis): α = 2 µs, β = 10 GB/s"),
+    "nm1.4": Link("InfiniBand NDR", 3e-6, 50 * GB,
+                  f"{_CH}, chapter napkin math 1.4 (MoE all-to-all): α = 3 µs, β = 50 GB/s"),
+    "nm1.5": Link("generic link", 10e-6, 10 * GB,
+                  f"{_CH}, chapter napkin math 1.5 (ring against tree, 1 MB on 64 GPUs): α = 10 µs, "
+                  "β = 10 GB/s"),
+    "s1.4": Link("InfiniBand NDR", 5e-6, 50 * GB,
+                 f"{_CH}, chapter §1.4 (algorithm switch point), example with N = 100: α = 5 µs, "
+                 "β = 50 GB/s"),
+    "cp1.3": Link("InfiniBand NDR", 5e-6, 50 * GB,
+                  f"{_CH}, chapter checkpoint 1.3 (algorithm choice): α = 5 µs, β = 50 GB/s"),
+}
+"""The link each worked box of the chapter prices its example with, by box id."""
+
+BOX_NAMES: dict[str, dict[str, str]] = {
+    "def1.1": bilingual("Definition 1.1 (§1.1)", "定义 1.1（§1.1）"),
+    "nm1.1": bilingual("Napkin math 1.1 (§1.1)", "估算 1.1（§1.1）"),
+    "def1.2": bilingual("Definition 1.2 (§1.2)", "定义 1.2（§1.2）"),
+    "nm1.2": bilingual("Napkin math 1.2 (§1.2)", "估算 1.2（§1.2）"),
+    "cp1.1": bilingual("Checkpoint 1.1 (§1.2)", "检查点 1.1（§1.2）"),
+    "nm1.4": bilingual("Napkin math 1.4 (§1.3)", "估算 1.4（§1.3）"),
+    "nm1.5": bilingual("Napkin math 1.5 (§1.4)", "估算 1.5（§1.4）"),
+    "s1.4": bilingual("Switch-point example (§1.4)", "切换点示例（§1.4）"),
+    "cp1.3": bilingual("Checkpoint 1.3 (§1.4)", "检查点 1.3（§1.4）"),
+}
+"""Display name of each box in both languages."""
+
+
+def _gbit(link: Link) -> str:
+    return f"{link.beta * 8 / 1e9:.0f} Gb/s"
+
+
+LINK_NAMES: dict[str, dict[str, str]] = {
+    NVLINK4_CHAPTER.name: bilingual("NVLink 4.0 (intra-node)", "NVLink 4.0（节点内）"),
+    IB_NDR_CHAPTER.name: bilingual(f"InfiniBand NDR {_gbit(IB_NDR_CHAPTER)} (per port)",
+                                   f"InfiniBand NDR {_gbit(IB_NDR_CHAPTER)}（每端口）"),
+    IB_HDR.name: bilingual(f"InfiniBand HDR {_gbit(IB_HDR)}", f"InfiniBand HDR {_gbit(IB_HDR)}"),
+    PCIE_GEN5.name: bilingual("PCIe Gen5 (GPU↔CPU)", "PCIe Gen5（GPU↔CPU）"),
+    ROCE_100G.name: bilingual(f"Ethernet {_gbit(ROCE_100G)} (RoCE)", f"以太网 {_gbit(ROCE_100G)}（RoCE）"),
+    "InfiniBand NDR": bilingual("InfiniBand NDR", "InfiniBand NDR"),
+    "generic link": bilingual("generic teaching link", "教学用的通用链路"),
+    "ring link": bilingual("ring link", "环上的链路"),
+}
+"""Display names of the chapter's links (Table 1's presets and the boxes' links), by ``Link.name``."""
+
+
+def link_name(link: Link, lang: str = "en") -> str:
+    """A link's display name in ``lang``: the chapter's name where it has one, else the
+    preset's own name."""
+    if lang not in ("en", "zh"):
+        raise ValueError(f"lang must be 'en' or 'zh', got {lang!r}")
+    names = LINK_NAMES.get(link.name)
+    return names[lang] if names else link.name
