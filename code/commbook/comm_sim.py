@@ -24,8 +24,10 @@ Timing model
 5. **Local copies are free** (``src == dst``): packing and unpacking cost nothing.
 6. **In-network reduction** (a round with ``innet=True``): the switch reduces the slices
    all participants stream into it and streams the result back: α + n/β.  Such a round
-   records bytes sent and received per rank but no link bytes (the switch's internal
-   links are not modelled).
+   records bytes sent and received per rank; its link bytes are what the topology's
+   ``innet_link_bytes`` says: none on a switch or a cluster (the switch's internal links
+   are not modelled), one slice up and one result down per device link and one aggregate
+   each way per leaf-root link on a :class:`~commbook.topology.SwitchTree`.
 
 Only :class:`~commbook.topology.Switch` and :class:`~commbook.topology.TwoLevel` devices
 have injection ports (``port*.out``/``gpu*.nic.out`` …); on a ring or torus the
@@ -318,6 +320,7 @@ class VirtualCluster:
             nbytes = rnd.count * itemsize
             if rnd.innet:
                 times[i] = self._innet_time(ranks[rnd.src], nbytes)
+                link_bytes[:R] += topo.innet_link_bytes(ranks[rnd.src], ranks[rnd.dst], nbytes)
                 remote_round[i] = len(rnd) > 0
                 np.add.at(sent, rnd.src, nbytes)
                 np.add.at(recv, rnd.dst, nbytes)

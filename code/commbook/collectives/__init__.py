@@ -15,8 +15,8 @@ numpy :mod:`.reference`, the one algorithm :mod:`.registry`, and the public API
 (:mod:`.api`, :mod:`.exchange`), re-exported here.
 """
 from .registry import (ALGORITHMS, COLLECTIVES, Algorithm, algorithm, crossover, display_name, names,
-                       predict, t_all_gather, t_allreduce_hierarchical, t_broadcast, t_formula,
-                       t_reduce, t_reduce_scatter)
+                       predict, t_all_gather, t_allreduce_hierarchical, t_allreduce_tiers, t_broadcast,
+                       t_formula, t_reduce, t_reduce_scatter)
 from .api import all_gather, all_reduce, broadcast, reduce, reduce_scatter
 from .exchange import all_to_all, all_to_all_v, gather, scatter, send_recv
 
@@ -25,5 +25,5 @@ __all__ = [
     "all_to_all_v", "scatter", "gather", "send_recv",
     "ALGORITHMS", "COLLECTIVES", "Algorithm", "algorithm", "names", "display_name", "predict", "crossover",
     "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
-    "t_allreduce_hierarchical",
+    "t_allreduce_hierarchical", "t_allreduce_tiers",
 ]

@@ -19,10 +19,11 @@ from typing import Callable
 from .. import cost, double_tree
 from . import alltoall, butterfly, composite, direct, ring, trees
 from . import full_buffer
+from . import tiers
 
 __all__ = ["Algorithm", "ALGORITHMS", "COLLECTIVES", "algorithm", "names", "display_name",
            "predict", "crossover", "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
-           "t_allreduce_hierarchical"]
+           "t_allreduce_hierarchical", "t_allreduce_tiers"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,9 @@ _DECLARED = [
        scope="topology", params=("inter_algorithm",)),
     _A("all_reduce", "torus", "torus, by dimension", "环面按维", composite.allreduce_torus,
        scope="topology"),
+    _A("all_reduce", "tiers", "multi-level hierarchical (node, rail, racks)", "多级分层（节点、轨道、跨机架）",
+       tiers.allreduce_tiers, scope="topology", params=("inter_algorithm",),
+       aliases=("multilevel", "three_tier")),
     _A("all_reduce", "leader", "hierarchical via node leaders", "分层（经节点主卡）",
        full_buffer.allreduce_leader, scope="topology", params=("inter_algorithm",),
        aliases=("leader_hierarchical",)),
@@ -244,3 +248,9 @@ def t_allreduce_hierarchical(nodes: int, gpus_per_node: int, n: float, intra, in
     with the cross-node algorithm given by name."""
     return cost.allreduce_hierarchical(nodes, gpus_per_node, n, intra, inter,
                                        nestable(inter_algorithm).closed_form)
+
+
+def t_allreduce_tiers(topology, n: float, inter_algorithm: str = "ring") -> float:
+    """Closed-form multi-level all-reduce on a TwoLevel or ThreeTier ``topology`` (see
+    :func:`commbook.collectives.tiers.allreduce_tiers_time`), the outermost tier by name."""
+    return tiers.allreduce_tiers_time(topology, n, nestable(inter_algorithm).closed_form)

@@ -1,0 +1,182 @@
+"""Budgets of hierarchical communication, by hand and by the one engine: the chapter's
+napkin math 1.6 under its own conventions and a consistent one, Figure 8's bytes per
+phase and per rail, the three-tier 128-GPU example, and Figure 9's switch tree with and
+without in-network reduction.
+
+Every time here either comes from :class:`~commbook.comm_sim.VirtualCluster` or is a
+closed form the tests hold equal to it; the hand budgets of :func:`hierarchical_budget`
+are labelled with the convention they follow.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..checks import check_p, check_size
+from ..comm_sim import RunResult, VirtualCluster
+from ..hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
+from ..topology import SwitchTree, ThreeTier, TwoLevel
+from .api import all_reduce
+from .registry import predict, t_allreduce_tiers
+from .ring import allreduce_ring
+from .tiers import tier_phases
+
+__all__ = ["HierBudget", "hierarchical_budget", "CONVENTIONS", "NM_1_6", "napkin_1_6", "phase_link_bytes",
+           "rail_table", "three_tier_example", "switch_tree_runs", "sharp_ratio"]
+
+NM_1_6 = dict(nodes=8, gpus_per_node=8, n=1e9,
+              intra=Link("NVLink 4, one way", 0.0, 450e9, "Napkin Math 1.6: 450 GB/s per direction, α ignored"),
+              inter=Link("InfiniBand NDR (NM 1.6)", 3e-6, 50e9,
+                         "Napkin Math 1.6: 50 GB/s; α = 3 µs reproduces its 4.42 ms"))
+"""Napkin Math 1.6's inputs: 8 nodes x 8 GPUs, a 1 GB gradient, NVLink 450 GB/s one way
+(its α not used), InfiniBand 50 GB/s with α = 3 µs (the value its 4.42 ms implies)."""
+
+CONVENTIONS = {
+    "chapter": dict(flat="ideal", intra_alpha=False, inter_alpha=True),
+    "consistent": dict(flat="ring", intra_alpha=True, inter_alpha=True),
+}
+"""How each budget counts.  ``chapter``: the flat ring as 2M/β (no α, no (p-1)/p), the
+NVLink phases without α, the inter-node phase with both; ``consistent``: every phase as
+the model (and the simulator) times it — the flat ring 2(p-1)(α + M/(pβ)) gated by its
+node-crossing hop, every tier with its α."""
+
+
+@dataclass(frozen=True)
+class HierBudget:
+    """Seconds per phase of a hierarchical all-reduce and of the flat ring it replaces."""
+
+    flat: float
+    reduce_scatter: float
+    inter: float
+    all_gather: float
+
+    @property
+    def total(self) -> float:
+        return self.reduce_scatter + self.inter + self.all_gather
+
+    @property
+    def speedup(self) -> float:
+        return self.flat / self.total
+
+
+def hierarchical_budget(nodes: int, gpus_per_node: int, n: float, intra: Link, inter: Link, *,
+                        flat: str = "ring", intra_alpha: bool = True, inter_alpha: bool = True) -> HierBudget:
+    """The napkin budget of Napkin Math 1.6 with its conventions as parameters.
+
+    ``flat="ring"``: the flat ring of nodes·G GPUs, 2(p-1)(α + n/(pβ_inter)); ``"ideal"``:
+    2n/β_inter.  The hierarchy: (G-1)(α_intra + n/(Gβ_intra)) for each NVLink phase and
+    2(N-1)(α_inter + n/(GNβ_inter)) across nodes, with each α dropped where its flag is
+    False."""
+    N, G, n = check_p(nodes, "nodes"), check_p(gpus_per_node, "gpus_per_node"), check_size(n)
+    if flat not in ("ring", "ideal"):
+        raise ValueError(f"flat must be 'ring' or 'ideal', got {flat!r}")
+    p = N * G
+    a_in, a_x = (intra.alpha if intra_alpha else 0.0), (inter.alpha if inter_alpha else 0.0)
+    t_flat = (2 * n / inter.beta if flat == "ideal"
+              else 2 * (p - 1) * (inter.alpha + n / (p * inter.beta)) if p > 1 else 0.0)
+    rs = (G - 1) * (a_in + n / (G * intra.beta))
+    x = 2 * (N - 1) * (a_x + n / (G * N * inter.beta))
+    return HierBudget(t_flat, rs, x, rs)
+
+
+def napkin_1_6(**inputs) -> dict[str, HierBudget]:
+    """Napkin Math 1.6 in both conventions of :data:`CONVENTIONS` (inputs default to
+    :data:`NM_1_6`; the consistent one takes NVLink's α from the chapter's Table 1,
+    1.5 µs, unless ``intra`` is given)."""
+    args = {**NM_1_6, **inputs}
+    consistent = {**args, "intra": inputs.get("intra", NVLINK4_CHAPTER)}
+    return {"chapter": hierarchical_budget(**args, **CONVENTIONS["chapter"]),
+            "consistent": hierarchical_budget(**consistent, **CONVENTIONS["consistent"])}
+
+
+# ============================================================================ Figure 8
+def _bytes_by_class(res: RunResult) -> dict[str, float]:
+    """Bytes a run put on NVLink send ports and on NIC send ports."""
+    out = {"nvlink": 0.0, "nic": 0.0}
+    for name, b in zip(res.link_names, res.link_bytes):
+        if name.endswith(".nvlink.out"):
+            out["nvlink"] += float(b)
+        elif ".nic" in name and name.endswith(".out"):
+            out["nic"] += float(b)
+    return out
+
+
+def phase_link_bytes(topology: TwoLevel, n: float) -> dict[str, dict]:
+    """Figure 8 from the simulator: for each phase of the rail-based hierarchical
+    all-reduce (ring across nodes) its time and the bytes it puts on NVLink and on NICs
+    (send side), and the leader-based variant's NIC bytes for the inset (only GPU 0 of a
+    node crosses nodes): ``{"phases": {name: {"time", "nvlink", "nic"}}, "nic_per_gpu":
+    {"rails": …, "leader": …}}`` (the largest NIC's bytes)."""
+    cluster = VirtualCluster(topology)
+    out = {}
+    for name, rounds in tier_phases(topology, n, True, allreduce_ring):
+        r = cluster.run(rounds)
+        out[name] = {"time": r.time, **_bytes_by_class(r)}
+    def nic_max(res: RunResult) -> float:
+        return max((float(b) for name, b in zip(res.link_names, res.link_bytes)
+                    if ".nic" in name and name.endswith(".out")), default=0.0)
+    rails = all_reduce(cluster, nbytes=n, algorithm="tiers")
+    leader = all_reduce(cluster, nbytes=n, algorithm="leader")
+    return {"phases": out, "nic_per_gpu": {"rails": nic_max(rails), "leader": nic_max(leader)},
+            "times": {"rails": rails.time, "leader": leader.time}}
+
+
+def rail_table(topology: TwoLevel, n: float) -> list[dict]:
+    """The chapter's rail table regenerated from ``link_bytes`` of the hierarchical
+    all-reduce: for each rail (leaf switch) the bytes it forwards and its share of all
+    cross-node bytes."""
+    res = all_reduce(VirtualCluster(topology), nbytes=n, algorithm="tiers")
+    leaves = {name: float(b) for name, b in zip(res.link_names, res.link_bytes)
+              if name.startswith(("leaf", "rack")) and not name.endswith((".up", ".down"))}
+    total = sum(leaves.values())
+    return [{"rail": name, "bytes": b, "share": b / total if total else 0.0} for name, b in leaves.items()]
+
+
+# ============================================================================ three tiers
+def three_tier_example(n: float = 1e9, racks: int = 4, nodes_per_rack: int = 4, gpus_per_node: int = 8,
+                       intra: Link = NVLINK4_CHAPTER, inter: Link = IB_NDR_CHAPTER,
+                       rack_oversubscription: float = 2.0) -> dict:
+    """The chapter's 128-GPU example (4 racks x 4 nodes x 8 GPUs, 2:1 between racks),
+    with the assumptions it leaves out made explicit: M = 1 GB (as Napkin Math 1.6), the
+    links of Table 1 (spine links = ``inter``).  Returns the multi-level all-reduce by
+    the closed form and by the simulator, the flat ring in rank order (its node-crossing
+    hops change rails, so they cross the spine) and in a rail-aligned (snake) order, and
+    the bytes per GPU that cross racks (from ``link_bytes``)."""
+    topo = ThreeTier(racks, nodes_per_rack, gpus_per_node, intra, inter,
+                     rack_oversubscription=rack_oversubscription)
+    c = VirtualCluster(topo)
+    hier = all_reduce(c, nbytes=n, algorithm="tiers")
+    G = gpus_per_node
+    snake = np.concatenate([np.arange(G)[::(-1) ** a] + a * G for a in range(topo.nodes)])
+    spine_up = sum(float(b) for name, b in zip(hier.link_names, hier.link_bytes)
+                   if "leaf" in name and name.endswith(".up"))
+    R = racks
+    sent_across = spine_up / topo.p                   # bytes per GPU through the spine
+    payload = sent_across / (2 * (R - 1) / R) if R > 1 else 0.0
+    return {"topology": topo, "model": t_allreduce_tiers(topo, n), "sim": hier.time,
+            "flat": all_reduce(c, nbytes=n).time, "flat_aligned": all_reduce(c, nbytes=n, ranks=snake).time,
+            "cross_rack_payload": payload, "reduction": n / payload if payload else float("inf")}
+
+
+# ============================================================================ Figure 9
+def switch_tree_runs(n: float, leaves: int = 2, gpus_per_leaf: int = 2, link: Link = IB_NDR_CHAPTER,
+                     algorithms: tuple[str, ...] = ("naive", "tree", "ring", "innet")) -> dict[str, RunResult]:
+    """All-reduces of ``n`` bytes on a :class:`~commbook.topology.SwitchTree` (Figure 9:
+    2 leaves x 2 GPUs): the flat software reduction to GPU 0 and back (``naive``, panel
+    a as drawn), the binomial tree, the ring, and in-switch reduction (``innet``, panel
+    b).  Each result's ``link_bytes`` is per link (``gpu{d}.up``, ``leaf{l}.up`` …)."""
+    c = VirtualCluster(SwitchTree(leaves, gpus_per_leaf, link))
+    return {a: all_reduce(c, nbytes=n, algorithm=a) for a in algorithms}
+
+
+def sharp_ratio(p: int, versus: str = "ring") -> float:
+    """Bandwidth-term ratio (α = 0, large buffers) of a software all-reduce over in-switch
+    reduction (n/β): ring 2(p-1)/p (< 2 for every p), binomial tree 2⌈log2 p⌉, naive
+    2(p-1)."""
+    p = check_p(p)
+    if versus not in ("ring", "tree", "naive"):
+        raise ValueError(f"versus must be one of ring, tree, naive, got {versus!r}")
+    if p == 1:
+        return 1.0
+    return predict("all_reduce", versus, p, 1.0, 0.0, 1.0) / predict("all_reduce", "innet", p, 1.0, 0.0, 1.0)

@@ -1,0 +1,126 @@
+"""The :class:`Topology` base class: metrics, routes and the resource tables the simulator reads.
+
+Every topology answers the textbook questions (ports per device, diameter, bisection
+bandwidth, :meth:`~Topology.route`) and, for the simulator, the cost of a batch of
+messages sent in one round (:meth:`Topology.message_costs`): each message's latency
+and the *resources* it occupies (send ports, receive ports, directed links, NICs, switch
+uplinks).  A resource serializes all bytes that cross it in a round; a message is as slow
+as the most loaded resource on its path (cut-through).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..checks import check_p
+from ..hardware import Link
+
+__all__ = ["Topology", "check_link", "check_ratio"]
+
+
+def check_link(link: object, name: str = "link") -> Link:
+    """Return ``link`` if it is a :class:`~commbook.hardware.Link`, else raise TypeError naming ``name``."""
+    if not isinstance(link, Link):
+        raise TypeError(f"{name} must be a commbook.hardware.Link, got {type(link).__name__}")
+    return link
+
+
+def check_ratio(x: object, name: str) -> float:
+    """Return an oversubscription ratio (a real number >= 1) as a float, else raise naming ``name``."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number >= 1 (a ratio: 2 for 2:1), got {type(x).__name__}")
+    if not (x >= 1 and math.isfinite(x)):
+        raise ValueError(f"{name} must be >= 1 and finite (a ratio: 2 for 2:1), got {x!r}")
+    return float(x)
+
+
+class Topology:
+    """Base class.  Subclasses set ``p`` and the resource tables."""
+
+    p: int
+    name: str = "topology"
+
+    # resource tables filled by subclasses: bandwidth (bytes/s) and names
+    _res_bw: np.ndarray
+    _res_names: list[str]
+
+    # ------------------------------------------------------------------ metrics
+    @property
+    def ports_per_device(self) -> int:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def diameter(self) -> int:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def bisection_bandwidth(self) -> float:  # pragma: no cover - overridden
+        """Bytes/s that can cross the worst half/half cut in one direction."""
+        raise NotImplementedError
+
+    def route(self, src: int, dst: int) -> list:  # pragma: no cover - overridden
+        """Path from ``src`` to ``dst``: device ids (int) and switches (str)."""
+        raise NotImplementedError
+
+    def hops(self, src: int, dst: int) -> int:
+        """Number of hops on :meth:`route`."""
+        return len(self.route(src, dst)) - 1
+
+    # ------------------------------------------------------------------ simulator
+    @property
+    def n_resources(self) -> int:
+        return len(self._res_names)
+
+    @property
+    def resource_names(self) -> list[str]:
+        """Names of the serializing resources (ports, directed links), by index."""
+        return self._res_names
+
+    @property
+    def resource_owners(self) -> np.ndarray:
+        """For every resource, the devices it belongs to, shape (n_resources, 2), -1 for
+        none: a port belongs to its device, a directed link to the devices at both ends,
+        a node's uplink to no single device.  A device's port speed factor
+        (:class:`~commbook.comm_sim.VirtualCluster`) scales the resources it owns."""
+        return self._owners
+
+    @property
+    def resource_bandwidth(self) -> np.ndarray:
+        """Bandwidth (bytes/s) of every resource, plus a trailing idle slot (inf)."""
+        return self._res_bw
+
+    def message_costs(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Latency (s) of each message and the resources it uses.
+
+        Returns ``(latency, resources)`` where ``resources`` has shape (m, w) and is
+        padded with the idle index ``n_resources``.  ``src != dst`` for every message.
+        """
+        raise NotImplementedError  # pragma: no cover
+
+    def innet_latency_bandwidth(self, devices: np.ndarray) -> tuple[float, float]:
+        """(α, β) for an in-network reduction over ``devices`` (switches only)."""
+        raise ValueError(f"in-network reduction needs a switch; {self.name} has none")
+
+    def innet_link_bytes(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+        """Bytes per resource of an in-network reduction in which device ``src[i]``
+        streams ``nbytes[i]`` into the switches and device ``dst[i]`` receives the result.
+        The base class models no links for it (all zeros: the switch's links are not
+        modelled); :class:`~commbook.topology.SwitchTree` records them."""
+        return np.zeros(self.n_resources)
+
+    def check_device(self, d: int) -> int:
+        """Return ``d`` if it names a device of this topology, else raise ValueError."""
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise TypeError(f"device id must be an integer, got {type(d).__name__}")
+        if not 0 <= d < self.p:
+            raise ValueError(f"device {d} is outside the topology ({self.name}: devices 0..{self.p - 1})")
+        return int(d)
+
+    def check_devices(self, devs: np.ndarray) -> None:
+        """Vectorized :meth:`check_device` for arrays of device ids."""
+        if devs.size and (devs.min() < 0 or devs.max() >= self.p):
+            bad = devs[(devs < 0) | (devs >= self.p)][0]
+            raise ValueError(f"device {bad} is outside the topology ({self.name}: devices 0..{self.p - 1})")
+
+
