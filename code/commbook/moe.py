@@ -361,7 +361,7 @@ def a2a_bounds(counts: np.ndarray, *, alpha: float, inject_bw: float, bisection_
 
 def a2a_bounds_on(topology: Topology, counts: np.ndarray) -> A2ABounds:
     """:func:`a2a_bounds` with the bandwidths of a topology: on a :class:`Switch` per rank
-    (port β, α of the link); on a :class:`TwoLevel` per node (uplink G·β/oversubscription,
+    (port β, α of the link); on a :class:`TwoLevel` per node (uplink: ``node_uplink_bandwidth``,
     InfiniBand α, cuts along nodes)."""
     if isinstance(topology, Switch):
         link = topology.link
@@ -370,7 +370,7 @@ def a2a_bounds_on(topology: Topology, counts: np.ndarray) -> A2ABounds:
     if isinstance(topology, TwoLevel):
         if topology.nodes < 2:
             raise ValueError("a TwoLevel topology with one node has no inter-node bound; use a Switch")
-        up = topology.gpus_per_node * topology.inter.beta / topology.oversubscription
+        up = topology.node_uplink_bandwidth
         return a2a_bounds(counts, alpha=topology.inter.alpha, inject_bw=up,
                           bisection_bw=topology.bisection_bandwidth,
                           groups=np.arange(topology.p) // topology.gpus_per_node)
