@@ -28,18 +28,24 @@ Conventions (stated so that each number can be checked):
   all-gather the updated parameters — the same bytes as DDP's all-reduce; stage 3 is
   FSDP with resharding: 3/2 of DDP's bytes.  :func:`zero_memory_per_gpu` gives the
   paper's model-state memory, (2 + 2 + K)·Ψ bytes with K = 12 for mixed-precision Adam.
+* **Pipeline** parallelism (chapter §1.9, "流水线并行消除了通信开销"): with p stages of
+  equal time and m micro-batches, a GPipe or 1F1B schedule keeps each stage idle for
+  (p − 1) of its m + p − 1 slots per phase, :func:`pipeline_bubble_fraction` =
+  (p − 1)/(m + p − 1) (Huang et al. 2019, GPipe; Narayanan et al. 2021).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
-from .checks import check_link_params, check_p, check_size
+from .checks import check_count, check_link_params, check_p, check_size
 from .collectives.registry import predict
 from .units import MiB
 
 __all__ = ["DDP_BUCKET_CAP_MB", "DDP_BUCKET_CAP_BYTES", "Collective", "StepComm", "ddp_bucket_count",
-           "ddp", "fsdp", "zero", "zero_memory_per_gpu", "ADAM_MIXED_PRECISION_K"]
+           "ddp", "fsdp", "zero", "zero_memory_per_gpu", "ADAM_MIXED_PRECISION_K",
+           "pipeline_bubble_fraction", "min_microbatches"]
 
 DDP_BUCKET_CAP_MB = 25
 """PyTorch DDP's default ``bucket_cap_mb`` (torch/nn/parallel/distributed.py), in MiB."""
@@ -181,3 +187,21 @@ def zero_memory_per_gpu(stage: int, params: float, world: int,
     psi, n, k = _params(params), check_p(world, "world"), check_size(k, "k")
     sharded = {0: 0.0, 1: k, 2: k + 2, 3: k + 4}[stage]
     return (4 + k - sharded) * psi + sharded * psi / n
+
+
+def pipeline_bubble_fraction(p: int, m: int) -> float:
+    """(p − 1)/(m + p − 1): the idle share of every stage of a p-stage pipeline running
+    m equal micro-batches (p = 8, m = 32: 7/39 = 17.95 %)."""
+    p, m = check_p(p, "p (pipeline stages)"), check_count(m, "m (micro-batches)")
+    return (p - 1) / (m + p - 1)
+
+
+def min_microbatches(p: int, target: float) -> int:
+    """The smallest m whose bubble is strictly below ``target`` (a share in (0, 1]),
+    decided exactly: m > (p − 1)(1 − t)/t, with t read by its decimal text (0.2 is
+    1/5, so m = 28 at p = 8, exactly 20 %, is not below 20 %)."""
+    p = check_p(p, "p (pipeline stages)")
+    if isinstance(target, bool) or not isinstance(target, (int, float, Fraction)) or not 0 < target <= 1:
+        raise ValueError(f"target must be a share in (0, 1], got {target!r}")
+    t = Fraction(repr(float(target))) if isinstance(target, float) else Fraction(target)
+    return max(1, math.floor((p - 1) * (1 - t) / t) + 1)

@@ -32,7 +32,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from .cost import LogP
+from ..cost import LogP
 
 __all__ = ["Block", "Timeline", "layerwise_timeline", "step_time_no_overlap",
            "step_time_perfect_overlap", "all_hidden", "transfer_beside_compute"]
@@ -204,3 +204,4 @@ def transfer_beside_compute(t_compute: float, logp: LogP) -> Timeline:
         raise TypeError(f"logp must be a commbook.cost.LogP, got {type(logp).__name__}")
     return layerwise_timeline([0.0, t_compute], [logp.L, None], overhead=logp,
                               labels=["gradients ready", "next layer"])
+

@@ -1,0 +1,73 @@
+r"""What overlap cannot hide (chapter §1.8.3, "Overlap limits") and the single-node check
+that ends §1.8.
+
+**Boundary effects.**  With L equal layers whose all-reduce takes exactly as long as
+their backward, every all-reduce but the last runs beside the next layer's backward;
+the last one has nothing left to hide behind.  The hidden share of the communication
+is (L − 1)/L: 50 % for L = 2, 66.7 % for 3, 90 % for 10, 95 % for 20 — the timeline of
+:func:`~commbook.overlap.timeline.layerwise_timeline` gives the same
+(:func:`hidden_fraction_equal_layers`).  The chapter's "50–60 %" for 2–3 layers stops
+short of the model's 66.7 % at L = 3; its "90–95 %" for "dozens of layers or more" is
+the model's L = 10 … 20 (at L = 32 it is 96.9 %).
+
+**Single node** (:func:`single_node_check`): a 70B model's BF16 gradients (140 GB)
+all-reduced by a ring over 8 GPUs on NVLink (450 GB/s per direction): 2·(7/8)·140/450 =
+0.5444 s, 25.9 % of the chapter's 2.1 s step.  Plain data parallelism cannot hold that
+model, though: parameters, gradients and Adam state take 16 bytes per parameter, 1.12
+TB per GPU (inventory flag F21), so the check is a bandwidth exercise, not a
+configuration.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..checks import check_p
+from ..collectives.registry import t_formula
+from ..hardware import NVLINK4, Link
+from ..parallelism import zero_memory_per_gpu
+from .timeline import layerwise_timeline
+
+__all__ = ["hidden_fraction_equal_layers", "SingleNodeCheck", "single_node_check", "SINGLE_NODE"]
+
+
+def hidden_fraction_equal_layers(n_layers: int, layer_time: float = 1.0) -> float:
+    """Share of the all-reduce time hidden behind backward for ``n_layers`` layers whose
+    all-reduce and backward both take ``layer_time``: read from the two-stream timeline
+    (it equals (L − 1)/L)."""
+    L = check_p(n_layers, "n_layers")
+    return layerwise_timeline([layer_time] * L, [layer_time] * L).hidden_fraction
+
+
+SINGLE_NODE = {"params": 70e9, "bytes_per_value": 2, "gpus": 8, "step_budget": 2.1, "gpu_memory": 80e9}
+"""The chapter's inputs: 70B parameters, BF16 gradients (140 GB), 8 GPUs, a 2.1 s step
+(unexplained in the chapter), and 80 GB GPUs (H100) for the memory check."""
+
+
+@dataclass(frozen=True)
+class SingleNodeCheck:
+    """All-reduce time, its share of the step, and the model-state bytes each GPU would
+    need under plain data parallelism (ZeRO stage 0, mixed-precision Adam)."""
+
+    allreduce_time: float
+    step_budget: float
+    memory_per_gpu: float
+    gpu_memory: float
+
+    @property
+    def share(self) -> float:
+        return self.allreduce_time / self.step_budget
+
+    @property
+    def fits(self) -> bool:
+        return self.memory_per_gpu <= self.gpu_memory
+
+
+def single_node_check(link: Link = NVLINK4, alpha: float = 0.0) -> SingleNodeCheck:
+    """The end of §1.8: ring all-reduce of 140 GB on 8 GPUs over ``link`` (the chapter
+    uses no α; ``alpha`` adds one per step)."""
+    if not isinstance(link, Link):
+        raise TypeError(f"link must be a commbook.hardware.Link, got {type(link).__name__}")
+    c = SINGLE_NODE
+    n = c["params"] * c["bytes_per_value"]
+    t = t_formula("ring", c["gpus"], n, alpha, link.beta)
+    return SingleNodeCheck(t, c["step_budget"], zero_memory_per_gpu(0, c["params"], c["gpus"]), c["gpu_memory"])
