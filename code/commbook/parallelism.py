@@ -15,9 +15,9 @@ Conventions (stated so that each number can be checked):
 * **DDP** (PyTorch ``DistributedDataParallel``): one all-reduce per gradient bucket.  The
   default cap is ``bucket_cap_mb = 25``, which PyTorch turns into
   ``int(bucket_cap_mb * 1024 * 1024)`` bytes (25 MiB; ``torch/nn/parallel/distributed.py``).
-  Here the bucket count is ⌈params·bytes/cap⌉; PyTorch's exact rule (a small first
-  bucket, parameters in reverse order, buckets closed at tensor boundaries) is not
-  modelled.
+  Here the bucket count is ⌈params·bytes/cap⌉; PyTorch's exact rule (a 1 MiB first
+  bucket, buckets closed at tensor boundaries once they reach the cap) runs on a
+  parameter list in :func:`commbook.overlap.ddp_bucket_assignment`.
 * **FSDP** with ``n_layers`` units of equal size.  ``reshard_after_forward=True``
   (PyTorch ``ShardingStrategy.FULL_SHARD``, the default): per unit an all-gather before
   forward, another before backward (the parameters were freed after forward), and a
