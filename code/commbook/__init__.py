@@ -3,10 +3,11 @@
 Layers, imports pointing one way:
 
 * **core** — :mod:`checks`, :mod:`units` → :mod:`hardware` → :mod:`topology` →
-  :mod:`cost` (closed forms), :mod:`double_tree`, :mod:`bandwidth` → :mod:`comm_sim` (the
+  :mod:`cost` (closed forms), :mod:`double_tree`, :mod:`bandwidth`, :mod:`physics` → :mod:`comm_sim` (the
   engine) → :mod:`collectives` (schedules, the algorithm registry, the public API);
-* **workloads** — :mod:`llm`;
+* **workloads** — :mod:`llm`, :mod:`moe`, :mod:`parallelism`, :mod:`overlap`, :mod:`compression`;
+* **measure** — :mod:`measure` (nccl-tests logs, recorded measurements, α–β fits);
 * **book** — :mod:`book.tables`, :mod:`book.plots` and one subpackage per source
-  (:mod:`book.p5`).  Nothing in the core imports the book layer.
+  (:mod:`book.p5`, :mod:`book.ch1`).  Nothing in the core imports the book layer.
 """
 __version__ = "0.1.0"
