@@ -18,7 +18,7 @@ venv: $(STAMP) fonts
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e '.[book,test]'
+	$(PY) -m pip install -e '.[book,test,measure]'
 	touch $@
 
 # Chinese figure labels need a CJK font.  Install one when we can (root + apt-get);
