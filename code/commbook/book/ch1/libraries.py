@@ -1,0 +1,400 @@
+"""Chapter §1.7, communication libraries and runtimes: the four decision axes, Table 5
+(library selection) as data, NCCL's three wire protocols with the bandwidth ceiling each
+payload share implies, the flat stretch of a real 8×A100 all-reduce log read against those
+ceilings, the MPI versions the page names, Gloo's transports, and a diagnosis against an
+nccl-tests baseline.  Every constant names its source in :data:`SOURCES`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from fractions import Fraction
+
+import numpy as np
+
+from ... import physics
+from ...hardware import IB_NDR
+from ...measure import fit as _fit
+from ...measure import load_log
+from ...units import MiB, fmt_bytes, fmt_time, us
+from ..tables import Table, bilingual, bilingual_notes, fmt_gbps, fmt_pct
+
+__all__ = ["SOURCES", "AXES", "LIBRARY_AXES", "TABLE5", "Protocol", "PROTOCOLS", "MPIVersion", "MPI_VERSIONS",
+           "CHAPTER_MPI_CITATION_YEAR", "GLOO_TRANSPORTS", "PYTORCH_GLOO_DEFAULT", "DGX_H100_NICS", "A100_LOG",
+           "NCCL_TUNING_VERSION", "NCCL275_A100_BUSBW_CAP", "DIAGNOSIS", "nic_ceiling", "fmt_date", "axes_table",
+           "table5", "protocol_table", "mpi_table", "flat_region", "flat_table", "diagnosis"]
+
+SOURCES: dict[str, str] = {
+    "nccl_env": "NVIDIA, NCCL User Guide: 'Environment Variables' (NCCL_ALGO, NCCL_PROTO = LL, LL128, "
+                "Simple; listed under Debugging) and 'Troubleshooting: Logging' (NCCL_DEBUG = VERSION, "
+                "WARN, INFO, TRACE), docs.nvidia.com/deeplearning/nccl/user-guide/docs/",
+    "nccl_redop": "NVIDIA, NCCL User Guide, 'User Defined Reduction Operators': ncclRedOpCreatePreMulSum, "
+                  "one scalar, one communicator and one data type per operator",
+    "ll": "S. Jeaugey, github.com/NVIDIA/nccl issue #281 (7 Jan 2020): LL relies on atomic 8-byte stores, "
+          "4 B data + 4 B flag; LL128 on 128-byte stores seen in order, 120 B data + 8 B flag",
+    "simple": "S. Jeaugey, github.com/NVIDIA/nccl issue #903 (3 Jul 2023): Simple waits on memory fences; "
+              "Z. Hu et al., 'Demystifying NCCL', arXiv:2507.04786 (2025), §3",
+    "switch": "S. Jeaugey, github.com/NVIDIA/nccl issue #754 (12 Dec 2022): NCCL moves between "
+              "algorithm/protocol pairs with the size (tree/LL, ring/LL, ..., ring/Simple)",
+    "tuning": "github.com/NVIDIA/nccl v2.7.5, src/graph/tuning.cc (commit 01afd20): baseLat and hwLat "
+              "(NVLink, ring) in µs, ring LL bandwidth x 1/4, LL128 x 0.92, A100 (compCap80) bus "
+              "bandwidth capped at 235 GB/s",
+    "mpi": "MPI Forum, MPI: A Message-Passing Interface Standard, Version 4.0 (9 Jun 2021), front matter "
+           "(history of versions) and change logs",
+    "gloo": "github.com/facebookincubator/gloo: README (GPU buffers, GPUDirect over ibverbs) and "
+            "gloo/transport/{tcp,ibverbs,uv}; pytorch/gloo issue #455 (11 Jul 2025) proposes a "
+            "shared-memory path; PyTorch torch/csrc/distributed/c10d/GlooDeviceFactory.cpp",
+    "dgx": "NVIDIA DGX H100 User Guide: 8 single-port ConnectX-7 400 Gb/s NICs (compute fabric); β: hardware.IB_NDR",
+    "nvswitch": "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022): NVLink SHARP (reduction "
+                "inside the switch) arrives with third-generation NVSwitch; A100 systems have none",
+    "torch": "PyTorch docs, torch.distributed 'Backends' (NCCL for GPU, Gloo for CPU training, Gloo as "
+             "fallback) and init_process_group (backend 'cpu:gloo,cuda:nccl'); ROCm builds map the "
+             "nccl backend to RCCL (github.com/ROCm/pytorch pull 347)",
+}
+
+# ============================================================================ the four axes
+AXES: dict[str, dict[str, str]] = {
+    "memory": bilingual("Device memory path", "设备内存路径"),
+    "topology": bilingual("Topology awareness", "拓扑感知"),
+    "portability": bilingual("Portability", "可移植性"),
+    "observability": bilingual("Observability", "可观测性"),
+}
+"""The four axes on which a production library realises the chapter's cost models."""
+
+LIBRARY_AXES: dict[str, dict[str, tuple[str, str]]] = {
+    "NCCL": {
+        "memory": ("GPU kernels move and reduce; GPUDirect RDMA to the NIC",
+                   "数据由 GPU 内核搬运、顺带归约；经 GPUDirect RDMA 进出网卡"),
+        "topology": ("detects NVLink, NVSwitch, PCIe and NICs; picks ring, tree or NVLS",
+                     "启动时识别 NVLink、NVSwitch、PCIe 与网卡，据此选环、树或 NVLS"),
+        "portability": ("NVIDIA GPUs only", "只支持 NVIDIA GPU"),
+        "observability": ("NCCL_DEBUG logs; NCCL_ALGO, NCCL_PROTO to pin a choice",
+                          "NCCL_DEBUG 日志；NCCL_ALGO、NCCL_PROTO 可钉死选择"),
+    },
+    "MPI": {
+        "memory": ("host buffers; CUDA-aware builds take GPU pointers",
+                   "以主机缓冲区为本；CUDA 感知的版本接受 GPU 指针"),
+        "topology": ("process topologies with rank reordering; tuned per HPC fabric",
+                     "进程拓扑可重排 rank；各实现针对 HPC 网络调优"),
+        "portability": ("vendor-neutral standard, many implementations", "厂商中立的标准，实现众多"),
+        "observability": ("request handles (MPI_Test); PMPI profiling layer",
+                          "请求句柄（MPI_Test）；PMPI 剖析接口"),
+    },
+    "Gloo": {
+        "memory": ("host memory; GPU data staged through the host",
+                   "主机内存；GPU 数据要经主机中转"),
+        "topology": ("flat ring and halving-doubling over TCP", "在 TCP 上跑扁平的环与减半-倍增"),
+        "portability": ("Linux, macOS, Windows; no CUDA needed", "Linux、macOS、Windows 均可，无需 CUDA"),
+        "observability": ("torch.distributed's checks; no protocol to inspect",
+                          "依靠 torch.distributed 的检查；没有协议可查"),
+    },
+}
+"""Each library on each axis (``nccl_env``, ``nccl_redop``, ``switch``, ``gloo``, ``torch``)."""
+
+
+def axes_table() -> Table:
+    """The three libraries on the four axes."""
+    libs = list(LIBRARY_AXES)
+    rows = [{"axis": key, **{lib: key + "|" + lib for lib in libs}} for key in AXES]
+    labels = {lang: {k: v[lang] for k, v in AXES.items()} for lang in ("en", "zh")}
+    for lang, i in (("en", 0), ("zh", 1)):
+        labels[lang].update({k + "|" + lib: LIBRARY_AXES[lib][k][i] for k in AXES for lib in libs})
+    return Table(key="ch1-lib-axes", title=bilingual("Three libraries on the four decision axes",
+                                                     "三个库在四个决策轴上的位置"),
+                 columns=["axis"] + libs, headers={"en": ["Axis"] + libs, "zh": ["决策轴"] + libs}, rows=rows, labels=labels)
+
+
+# ============================================================================ Table 5
+TABLE5: tuple[dict, ...] = (
+    {"scenario": ("Multi-GPU training (NVIDIA)", "多 GPU 训练（NVIDIA）"), "library": ("NCCL", "NCCL"),
+     "reason": ("GPUDirect, kernel fusion, NVLink-aware", "GPUDirect、内核融合、认得 NVLink"),
+     "axes": ("memory", "topology")},
+    {"scenario": ("CPU-only distributed training", "纯 CPU 的分布式训练"), "library": ("Gloo or MPI", "Gloo 或 MPI"),
+     "reason": ("mature CPU optimisation", "CPU 端优化成熟"), "axes": ("memory",)},
+    {"scenario": ("Development and debugging", "开发与调试"), "library": ("Gloo", "Gloo"),
+     "reason": ("cross-platform, no CUDA dependency", "跨平台，不依赖 CUDA"),
+     "axes": ("portability", "observability")},
+    {"scenario": ("GPUs of mixed vendors", "混用多家厂商的 GPU"), "library": ("Gloo (fallback)", "Gloo（回退）"),
+     "reason": ("NCCL runs on NVIDIA only", "NCCL 只能跑在 NVIDIA 上"), "axes": ("portability",)},
+    {"scenario": ("HPC integration", "接入 HPC 设施"), "library": ("MPI + NCCL", "MPI + NCCL"),
+     "reason": ("MPI launches the job, NCCL runs the GPU collectives",
+                "MPI 负责拉起作业，NCCL 负责 GPU 上的集合通信"), "axes": ("portability", "memory")},
+)
+"""Table 5 of the chapter, row by row, in both languages, with the axes that decide each row."""
+
+
+def table5() -> Table:
+    """Table 5: which library for which hardware and workload."""
+    rows, labels = [], {"en": {}, "zh": {}}
+    for i, r in enumerate(TABLE5):
+        row = {"axes": r["axes"]}
+        for col in ("scenario", "library", "reason"):
+            row[col] = f"{col}{i}"
+            labels["en"][row[col]], labels["zh"][row[col]] = r[col]
+        row["axis"] = f"axis{i}"
+        labels["en"][row["axis"]] = ", ".join(AXES[a]["en"].lower() for a in r["axes"])
+        labels["zh"][row["axis"]] = "、".join(AXES[a]["zh"] for a in r["axes"])
+        rows.append(row)
+    nccl_rows = sum("NCCL" in r["library"][0] for r in TABLE5)
+    return Table(
+        key="ch1-table5",
+        title=bilingual("Table 5: choosing a communication library by hardware and workload",
+                        "表 5：按硬件与负载选通信库"),
+        columns=["scenario", "library", "reason", "axis"],
+        headers={"en": ["Scenario", "Library", "Why", "Deciding axis"],
+                 "zh": ["场景", "选用的库", "理由", "起决定作用的轴"]},
+        rows=rows, labels=labels,
+        notes=bilingual_notes(
+            (f"NCCL is in {nccl_rows} of {len(TABLE5)} rows, the NVIDIA GPU ones; Gloo is the portable "
+             f"fallback. The last column names the axes of §1.7 that settle each row.",
+             f"{len(TABLE5)} 行里有 {nccl_rows} 行用到 NCCL，都是 NVIDIA GPU 的场景；Gloo 是可移植的后备。"
+             f"最后一列指出每一行由 §1.7 的哪几个轴决定。"),
+        ),
+        meta={"nccl_rows": nccl_rows},
+    )
+
+
+# ============================================================================ protocols
+@dataclass(frozen=True)
+class Protocol:
+    """One NCCL wire protocol.  ``line`` bytes per store that carries data and flag together
+    (``None``: the flag is not in the data, as in Simple), ``flag`` bytes of it; ``base`` and
+    ``hop`` are NCCL 2.7.5's ring latencies (s), ``bw_factor`` its bandwidth discount."""
+
+    name: str
+    line: int | None
+    flag: int
+    sync: tuple[str, str]
+    base: float
+    hop: float
+    bw_factor: Fraction
+
+    @property
+    def payload(self) -> int | None:
+        """Data bytes per line."""
+        return None if self.line is None else self.line - self.flag
+
+    @property
+    def share(self) -> Fraction:
+        """Payload share of what crosses the link: payload / line (1 for Simple)."""
+        return Fraction(1) if self.line is None else Fraction(self.payload, self.line)
+
+    def ceiling(self, beta: float) -> float:
+        """The most payload a link of β bytes/s can carry with this protocol."""
+        return float(self.share) * beta
+
+    def ring_latency(self, p: int) -> float:
+        """NCCL 2.7.5's model of the fixed cost of a one-node ring all-reduce on p GPUs:
+        base + 2(p − 1) hops."""
+        return self.base + 2 * (p - 1) * self.hop
+
+
+PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
+    Protocol("LL", 8, 4, ("each 8-byte store holds 4 B of data and a 4 B flag; the reader polls the flag",
+                          "每次 8 字节写入含 4 字节数据和 4 字节标志，读方轮询标志即可"),
+             3.6 * us, 0.47 * us, Fraction(1, 4)),
+    Protocol("LL128", 128, 8, ("each 128-byte store holds 120 B of data and an 8 B flag; needs 128-byte "
+                               "stores to arrive in order (NVLink)",
+                               "每次 128 字节写入含 120 字节数据和 8 字节标志；要求 128 字节的写入按序到达（NVLink）"),
+             10.0 * us, 1.9 * us, Fraction(92, 100)),
+    Protocol("Simple", None, 0, ("large chunks; a memory fence, then one flag per chunk",
+                                 "按大块发送；先做内存栅栏，再为整块置一次标志"),
+             8.4 * us, 3.4 * us, Fraction(1)),
+)}
+"""NCCL's protocols (sources: ``ll``, ``simple``, ``tuning``)."""
+
+NCCL_TUNING_VERSION = "2.7.5"
+"""The NCCL release whose tuning model (src/graph/tuning.cc) the protocol numbers come from."""
+NCCL275_A100_BUSBW_CAP = 235e9
+"""NCCL 2.7.5's tuning model caps an A100 node's bus bandwidth at 235 GB/s (``tuning``)."""
+
+
+def protocol_table(p: int = 8) -> Table:
+    """The three protocols: line, payload share, how they synchronise, the ceiling on NVLink 4
+    (H100) and NVLink 3 (A100), and NCCL 2.7.5's ring start-up on p GPUs."""
+    nv4, nv3 = physics.generation("NVLink 4.0").beta, physics.generation("NVLink 3.0").beta
+    rows = [{"proto": pr.name, "line": pr.line, "payload": pr.payload, "share": float(pr.share),
+             "sync": "sync|" + pr.name, "nv4": pr.ceiling(nv4), "nv3": pr.ceiling(nv3),
+             "factor": float(pr.bw_factor), "lat": pr.ring_latency(p)} for pr in PROTOCOLS.values()]
+    labels = {lang: {"sync|" + pr.name: pr.sync[i] for pr in PROTOCOLS.values()}
+              for lang, i in (("en", 0), ("zh", 1))}
+    return Table(
+        key="ch1-lib-protocols",
+        title=bilingual("NCCL's three protocols: what a line carries and what that costs",
+                        "NCCL 的三种协议：每行装了什么，代价几何"),
+        columns=["proto", "line", "payload", "share", "sync", "nv4", "nv3", "factor", "lat"],
+        headers={"en": ["Protocol", "Line (B)", "Data (B)", "Payload share", "Synchronisation",
+                        "Ceiling, NVLink 4", "Ceiling, NVLink 3", "Tuning-model factor",
+                        f"Ring start-up, {p} GPUs"],
+                 "zh": ["协议", "每行（字节）", "数据（字节）", "有效载荷占比", "同步方式",
+                        "上限，NVLink 4", "上限，NVLink 3", "调优模型的折扣", f"环形启动开销，{p} 卡"]},
+        rows=rows, labels=labels,
+        formats={"share": fmt_pct, "nv4": fmt_gbps, "nv3": fmt_gbps, "factor": lambda f: f"{f:g}",
+                 "lat": lambda t: fmt_time(t, 3)},
+        notes=bilingual_notes(
+            (f"Ceiling = payload share × the link's one-direction rate ({fmt_gbps(nv4)} for NVLink 4, "
+             f"{fmt_gbps(nv3)} for NVLink 3). Last two columns: NCCL 2.7.5's tuning model, bandwidth "
+             f"factor on a ring and fixed cost base + 2({p} − 1) NVLink hops.",
+             f"上限 = 有效载荷占比 × 链路单向速率（NVLink 4 为 {fmt_gbps(nv4)}，NVLink 3 为 {fmt_gbps(nv3)}）。"
+             f"最后两列取自 NCCL 2.7.5 的调优模型：环上的带宽折扣，以及固定开销 = 基础值 + 2({p} − 1) 跳 NVLink。"),
+            ("Sources: S. Jeaugey, NVIDIA/nccl issues #281 and #903; Z. Hu et al., arXiv:2507.04786; "
+             "NVIDIA/nccl v2.7.5 src/graph/tuning.cc.",
+             "出处：S. Jeaugey 在 NVIDIA/nccl 第 281、903 号 issue 中的说明；Z. Hu 等，arXiv:2507.04786；"
+             "NVIDIA/nccl v2.7.5 的 src/graph/tuning.cc。"),
+        ),
+        meta={"nv4": nv4, "nv3": nv3, "p": p},
+    )
+
+DGX_H100_NICS = 8
+"""Compute-fabric NICs of a DGX H100 (``dgx``)."""
+
+
+def nic_ceiling(nics: int = DGX_H100_NICS, per_nic: float = IB_NDR.beta) -> dict:
+    """One channel drives one NIC; ``nics`` channels can drive them all."""
+    return {"nics": nics, "per_nic": per_nic, "node": nics * per_nic, "x": nics}
+
+
+# ============================================================================ MPI
+@dataclass(frozen=True)
+class MPIVersion:
+    """One version of the MPI standard: number, release date, what the page uses of it."""
+
+    version: str
+    released: date
+    feature: tuple[str, str]
+
+
+MPI_VERSIONS: tuple[MPIVersion, ...] = (
+    MPIVersion("1.0", date(1994, 5, 5), ("collectives (MPI_Allreduce, MPI_Bcast, MPI_Scatter), "
+                                         "communicators, point-to-point",
+                                         "集合操作（MPI_Allreduce、MPI_Bcast、MPI_Scatter）、通信器、点对点")),
+    MPIVersion("2.0", date(1997, 7, 18), ("one-sided: MPI_Put, MPI_Get, MPI_Accumulate",
+                                          "单边通信：MPI_Put、MPI_Get、MPI_Accumulate")),
+    MPIVersion("3.0", date(2012, 9, 21), ("non-blocking collectives: MPI_Iallreduce",
+                                          "非阻塞集合操作：MPI_Iallreduce")),
+    MPIVersion("4.0", date(2021, 6, 9), ("persistent collectives: MPI_Allreduce_init",
+                                         "持久化集合操作：MPI_Allreduce_init")),
+)
+"""The MPI versions this page names, with the standard's own dates (``mpi``)."""
+
+CHAPTER_MPI_CITATION_YEAR = 1993
+"""Year of the reference the original gives for MPI 1.0: the Forum's Supercomputing '93 paper."""
+
+
+def fmt_date(d: date, lang: str) -> str:
+    """'5 May 1994' / '1994 年 5 月 5 日'."""
+    return f"{d.year} 年 {d.month} 月 {d.day} 日" if lang == "zh" else f"{d.day} {d:%B} {d.year}"
+
+
+def mpi_table() -> Table:
+    """The versions of MPI behind the features the page discusses."""
+    rows = [{"version": f"MPI-{v.version}", "released": "d" + v.version, "feature": "f" + v.version}
+            for v in MPI_VERSIONS]
+    labels = {lang: {k + v.version: (v.feature[i] if k == "f" else fmt_date(v.released, lang))
+                     for v in MPI_VERSIONS for k in "fd"} for lang, i in (("en", 0), ("zh", 1))}
+    return Table(key="ch1-lib-mpi", title=bilingual("MPI versions and what they added", "MPI 各版本及其新增内容"),
+                 columns=["version", "released", "feature"],
+                 headers={"en": ["Version", "Released", "Added (as used on this page)"],
+                          "zh": ["版本", "发布日期", "新增（本页用到的部分）"]}, rows=rows, labels=labels,
+                 notes=bilingual_notes(("Dates: the history in the front matter of the MPI 4.0 standard.",
+                                        "日期取自 MPI 4.0 标准前言中的版本沿革。")))
+
+
+# ============================================================================ Gloo
+GLOO_TRANSPORTS: dict[str, tuple[str, str]] = {
+    "tcp": ("sockets, any IP network including loopback", "套接字，任何 IP 网络，包括回环接口"),
+    "ibverbs": ("InfiniBand / RoCE; GPUDirect for its CUDA algorithms", "InfiniBand / RoCE；其 CUDA 算法可用 GPUDirect"),
+    "uv": ("libuv sockets, the macOS and Windows path", "基于 libuv 的套接字，macOS 与 Windows 走这条路"),
+}
+"""Gloo's transports (gloo/transport/*); none is shared memory (``gloo``)."""
+
+PYTORCH_GLOO_DEFAULT = {"Linux": "tcp", "macOS": "uv", "Windows": "uv"}
+"""The transport PyTorch's GlooDeviceFactory creates by default on each OS (``gloo``)."""
+
+# ============================================================================ the A100 log
+A100_LOG = "a100x8_nvswitch_nccl-tests_allreduce.txt"
+"""8×A100 NVSwitch all-reduce sweep (data/measured/nccl-tests/PROVENANCE.md)."""
+
+
+def flat_region(log: str = A100_LOG, p: int = 8, tol: float = 0.01) -> dict:
+    """Where the measured time stops growing with size, read against the protocols.
+
+    The flat stretch is the longest run of consecutive sizes whose times are within ``tol``
+    of one another.  The sizes below it are fitted with the ring closed form; the line is
+    extrapolated over the stretch.  The LL ceiling on the node's NVLink excludes LL wherever
+    the measured bus bandwidth passes it: every all-reduce algorithm sends at least
+    2(p − 1)/p · n per GPU when nothing reduces inside the switch, as on A100 (``nvswitch``)."""
+    run, = load_log(log)
+    n, t, bus = run.sizes(), run.times(), run.column("busbw")
+    best = (0, 0)
+    for i in range(len(n)):
+        j = i
+        while j + 1 < len(n) and t[i:j + 2].max() / t[i:j + 2].min() - 1 <= tol:
+            j += 1
+        if j - i > best[1] - best[0]:
+            best = (i, j)
+    i, j = best
+    if j == i:
+        raise ValueError(f"{log}: no two consecutive sizes within {tol:.0%} of each other")
+    below = _fit.fit(n[:i], t[:i], "all_reduce", "ring", p)
+    pred = below.alpha * 2 * (p - 1) + 2 * (p - 1) / p * n / below.beta
+    beta = physics.generation("NVLink 3.0").beta
+    ll_cap = PROTOCOLS["LL"].ceiling(beta)
+    not_ll = np.nonzero(bus > ll_cap)[0]
+    return {"run": run, "p": p, "sizes": n, "times": t, "busbw": bus, "flat": (i, j), "below": below,
+            "pred": pred, "beta": beta, "ll_cap": ll_cap, "ll128_cap": PROTOCOLS["LL128"].ceiling(beta),
+            "first_not_ll": int(not_ll[0]) if len(not_ll) else None, "max_busbw": float(bus.max())}
+
+
+def flat_table(fr: dict | None = None, before: int = 2, after: int = 2) -> Table:
+    """The log's rows around the flat stretch: measured, the ring line fitted below, busbw."""
+    fr = flat_region() if fr is None else fr
+    i, j = fr["flat"]
+    lo, hi = max(0, i - before), min(len(fr["sizes"]), j + after + 1)
+    rows = [{"n": fr["sizes"][k], "t": fr["times"][k], "pred": fr["pred"][k],
+             "ratio": fr["times"][k] / fr["pred"][k], "bus": fr["busbw"][k],
+             "ll": fr["busbw"][k] / fr["ll_cap"], "flat": i <= k <= j} for k in range(lo, hi)]
+    b = fr["below"]
+    small = (fmt_bytes(fr["sizes"][0], binary=True), fmt_bytes(fr["sizes"][i - 1], binary=True))
+    return Table(
+        key="ch1-lib-flat",
+        title=bilingual(f"{fr['p']}×A100 all-reduce around the flat stretch", f"{fr['p']} 卡 A100 all-reduce：平台段前后"),
+        columns=["n", "t", "pred", "ratio", "bus", "ll"],
+        headers={"en": ["Size", "Measured", "Ring line from below", "Measured / line", "Bus bandwidth",
+                        "Bus bw / LL ceiling"],
+                 "zh": ["大小", "实测", "按下方拟合的环形直线", "实测 / 直线", "总线带宽", "总线带宽 / LL 上限"]},
+        rows=rows,
+        formats={"n": lambda x: fmt_bytes(x, binary=True), "t": lambda x: fmt_time(x, 4),
+                 "pred": lambda x: fmt_time(x, 4), "ratio": lambda x: f"{x:.2f}", "bus": fmt_gbps,
+                 "ll": lambda x: f"{x:.2f}"},
+        notes=bilingual_notes(
+            (f"Line: ring closed form fitted to {small[0]}–{small[1]} (α = {fmt_time(b.alpha, 3)}, "
+             f"β = {fmt_gbps(b.beta)}, RMS residual {fmt_pct(b.rms_rel)}). LL ceiling: half of NVLink 3's "
+             f"{fmt_gbps(fr['beta'])} = {fmt_gbps(fr['ll_cap'])}. The log does not say which of its two time "
+             f"columns it kept.",
+             f"直线：对 {small[0]}–{small[1]} 拟合的环形闭式（α = {fmt_time(b.alpha, 3)}，β = {fmt_gbps(b.beta)}，"
+             f"相对残差均方根 {fmt_pct(b.rms_rel)}）。LL 上限：NVLink 3 的 {fmt_gbps(fr['beta'])} 的一半，"
+             f"即 {fmt_gbps(fr['ll_cap'])}。日志没有说明保留的是哪一列时间。"),
+        ),
+    )
+
+
+# ============================================================================ diagnosis
+DIAGNOSIS = {"bucket": 64 * MiB, "traced": 1.10e-3, "close": 0.70e-3}
+"""An illustrative profiler reading (not a measurement): a 64 MiB gradient bucket's
+all-reduce on an 8×A100 node takes 1.10 ms in the training step (``close``: a second case)."""
+
+
+def diagnosis(bucket: float = DIAGNOSIS["bucket"], traced: float = DIAGNOSIS["traced"],
+              log: str = A100_LOG) -> dict:
+    """Compare a traced all-reduce time with the bare nccl-tests time at the same size."""
+    run, = load_log(log)
+    n, t, bus = run.sizes(), run.times(), run.column("busbw")
+    if bucket not in n:
+        raise ValueError(f"{fmt_bytes(bucket, binary=True)} is not a size of {log}")
+    k = int(np.nonzero(n == bucket)[0][0])
+    factor = 2 * (run.nranks - 1) / run.nranks
+    beta = physics.generation("NVLink 3.0").beta
+    return {"n": bucket, "traced": traced, "baseline": t[k], "ratio": traced / t[k],
+            "excess": traced - t[k], "bus_base": bus[k], "bus_traced": factor * bucket / traced,
+            "base_share": bus[k] / beta, "beta": beta}
