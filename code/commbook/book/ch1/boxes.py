@@ -38,6 +38,9 @@ BOX_LINKS: dict[str, Link] = {
                  "β = 50 GB/s"),
     "cp1.3": Link("InfiniBand NDR", 5e-6, 50 * GB,
                   f"{_CH}, chapter checkpoint 1.3 (algorithm choice): α = 5 µs, β = 50 GB/s"),
+    "nm1.6": Link("InfiniBand NDR", 3e-6, 50 * GB,
+                  f"{_CH}, chapter napkin math 1.6 (hierarchical all-reduce, 8 x 8 GPUs): β = 50 GB/s; "
+                  "the box gives no α, its 4.42 ms for the inter-node phase implies α = 3 µs"),
 }
 """The link each worked box of the chapter prices its example with, by box id."""
 
@@ -51,6 +54,7 @@ BOX_NAMES: dict[str, dict[str, str]] = {
     "nm1.5": bilingual("Napkin math 1.5 (§1.4)", "估算 1.5（§1.4）"),
     "s1.4": bilingual("Switch-point example (§1.4)", "切换点示例（§1.4）"),
     "cp1.3": bilingual("Checkpoint 1.3 (§1.4)", "检查点 1.3（§1.4）"),
+    "nm1.6": bilingual("Napkin math 1.6 (§1.5)", "估算 1.6（§1.5）"),
 }
 """Display name of each box in both languages."""
 

@@ -1,0 +1,284 @@
+"""Chapter §1.5, the figures, each drawn from the simulator's per-link bytes
+(``RunResult.link_bytes``) and labelled in ``lang``:
+
+* :func:`fig_hierarchical` (Figure 8): the hierarchical all-reduce on 2 nodes x 8 GPUs with
+  one NIC per GPU on 8 rails — the cluster with each rail's bytes, the bytes per GPU of
+  every phase on NVLink and on NICs, and the leader-based variant's NIC bytes;
+* :func:`fig_in_network` (Figure 9): a software reduction to one GPU against in-switch
+  reduction on a tree of 2 leaf switches x 2 GPUs, bytes per link each way, and the
+  speed-up of in-switch reduction over the ring, the binomial tree and the star;
+* :func:`fig_torus` (Figure 10): the all-reduce on a 4x4 torus, every directed link
+  coloured by the bytes it carried, for one ring of 16, by dimension, and a full ring per
+  dimension.
+
+Artists that carry data have a ``gid`` so that tests read them back.
+"""
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
+
+from ... import collectives as coll
+from ...collectives.ring import allreduce_ring
+from ...collectives.tiers import tier_phases
+from ...comm_sim import RunResult, VirtualCluster
+from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
+from ...topology import SwitchTree, Torus, TwoLevel
+from ...units import GB, KB, MB, fmt_bytes, fmt_time
+from ..p5.allreduce import sharp_gain
+from ..p5.figures import _blank, _curve, _draw_nodes, _grid_pos, _torus_links, _wrap_bulge
+from ..plots import PALETTE, book_style, log_axis
+from .hierarchy_numbers import CHAPTER_STATED, sharp_curves, sharp_sim
+from .hierarchy_routing import TORUS, TORUS_VARIANTS, torus_runs
+
+__all__ = ["FIG8", "fig8_data", "fig_hierarchical", "FIG9", "fig9_runs", "fig_in_network", "fig_torus"]
+
+_LAB = {
+    "en": {
+        "f8_a": "(a) {N} nodes × {G} GPUs, one NIC per GPU on {G} rails", "node": "node {a}",
+        "rail": "rail {g}\n{b}", "nvswitch": "NVSwitch: {b} out per GPU in ① and in ③",
+        "f8_b": "(b) Bytes each GPU sends, by phase", "ph_node reduce-scatter": "① reduce-scatter\nin the node",
+        "ph_rail all-reduce": "② all-reduce\non each rail", "ph_node all-gather": "③ all-gather\nin the node",
+        "nvlink": "NVLink", "nic": "NIC", "mb": "MB per GPU", "f8_c": "(c) NIC bytes in node 0",
+        "rails": "rails: {t}", "leader": "leader only: {t}", "gpu": "GPU of node 0",
+        "f9_a": "(a) Software: every gradient to GPU 0 and back\n{t}",
+        "f9_b": "(b) In-switch reduction\n{t}", "reducer": "adds", "switch": "adds", "fwd": "forwards",
+        "f9_c": "(c) In-switch reduction vs software, p = {p}", "size": "buffer per GPU",
+        "x": "time of software ÷ in-switch", "claim": "{lo:g}–{hi:g}× (the claim)", "measured": "measured (+{g:.0f}%)",
+        "ring": "ring", "tree": "binomial tree", "naive": "star (all to one GPU)",
+        "f10_flat": "(a) One ring of {p} (snake)", "f10_torus": "(b) By dimension (RS, RS, AG, AG)",
+        "f10_torus_rings": "(c) Full ring per dimension", "f10_sub": "{s} steps · {b:.4g}·M sent per chip",
+        "f10_bar": "bytes on the link (× M)",
+    },
+    "zh": {
+        "f8_a": "(a) {N} 个节点 × {G} 块 GPU，每块 GPU 一张网卡，{G} 条轨道", "node": "节点 {a}",
+        "rail": "轨道 {g}\n{b}", "nvswitch": "NVSwitch：① 和 ③ 中每块 GPU 各发出 {b}",
+        "f8_b": "(b) 各阶段每块 GPU 发出的字节", "ph_node reduce-scatter": "① 节点内\nreduce-scatter",
+        "ph_rail all-reduce": "② 每条轨道上\nall-reduce", "ph_node all-gather": "③ 节点内\nall-gather",
+        "nvlink": "NVLink", "nic": "网卡", "mb": "每块 GPU 的 MB 数", "f8_c": "(c) 节点 0 各网卡的字节",
+        "rails": "按轨道：{t}", "leader": "只经主卡：{t}", "gpu": "节点 0 的 GPU",
+        "f9_a": "(a) 软件归约：梯度都送到 GPU 0 再发回\n{t}",
+        "f9_b": "(b) 交换机内归约\n{t}", "reducer": "求和", "switch": "求和", "fwd": "转发",
+        "f9_c": "(c) 交换机内归约与软件算法之比，p = {p}", "size": "每块 GPU 的缓冲区",
+        "x": "软件用时 ÷ 交换机内用时", "claim": "{lo:g}–{hi:g} 倍（原说法）", "measured": "实测（+{g:.0f}%）",
+        "ring": "环形", "tree": "二项树", "naive": "星形（全部发给一块 GPU）",
+        "f10_flat": "(a) {p} 块芯片一个环（蛇形）", "f10_torus": "(b) 按维度（RS、RS、AG、AG）",
+        "f10_torus_rings": "(c) 每个维度一个完整的环", "f10_sub": "{s} 步 · 每块芯片发出 {b:.4g}·M",
+        "f10_bar": "链路上的字节（M 的倍数）",
+    },
+}
+
+
+def _per(res: RunResult, suffix: str) -> dict[str, float]:
+    return {name: float(b) for name, b in zip(res.link_names, res.link_bytes) if name.endswith(suffix)}
+
+
+# ============================================================================ Figure 8
+FIG8 = {"nodes": 2, "gpus_per_node": 8, "n": 1 * GB, "intra": NVLINK4_CHAPTER, "inter": IB_NDR_CHAPTER}
+"""Figure 8's cluster: 2 nodes x 8 GPUs (as drawn in the chapter, with all 8), 1 GB, Table 1's links."""
+
+
+def fig8_data(nodes: int = FIG8["nodes"], gpus_per_node: int = FIG8["gpus_per_node"], n: float = FIG8["n"],
+              intra: Link = FIG8["intra"], inter: Link = FIG8["inter"]) -> dict:
+    """Every phase of the rail-based hierarchical all-reduce run alone (its time and the
+    bytes on every NVLink port, NIC and leaf switch), and the whole rail-based and
+    leader-based all-reduces (their times and NIC bytes)."""
+    topo = TwoLevel(nodes, gpus_per_node, intra, inter)
+    c = VirtualCluster(topo)
+    phases = {}
+    for name, rounds in tier_phases(topo, n, True, allreduce_ring):
+        r = c.run(rounds)
+        phases[name] = {"time": r.time, "nvlink": _per(r, ".nvlink.out"),
+                        "nic": {k: v for k, v in _per(r, ".out").items() if ".nic" in k}, "leaf": _per(r, "")}
+    whole = {a: coll.all_reduce(c, nbytes=n, algorithm=a) for a in ("hierarchical", "leader")}
+    nic = {a: {k: v for k, v in _per(r, ".out").items() if ".nic" in k} for a, r in whole.items()}
+    return {"topology": topo, "n": n, "phases": phases, "nic": nic,
+            "times": {a: r.time for a, r in whole.items()}}
+
+
+def fig_hierarchical(lang: str = "en", data: dict | None = None) -> Figure:
+    """Figure 8 (gids: ``"rail:<g>"`` leaf labels, ``"bytes:<phase>:<nvlink|nic>"`` bars of
+    panel b, ``"nic:<hierarchical|leader>:<g>"`` bars of panel c)."""
+    d = fig8_data() if data is None else data
+    topo, ph = d["topology"], d["phases"]
+    N, G = topo.nodes, topo.gpus_per_node
+    rail_phase = ph["rail all-reduce"]
+    with book_style(lang) as lang:
+        L = _LAB[lang]
+        fig = Figure(figsize=(11.0, 7.2))
+        gs = fig.add_gridspec(2, 2, height_ratios=(1.15, 1.0))
+        ax = fig.add_subplot(gs[0, :])
+        pitch = G + 1.5
+        pos = {a * G + g: (a * pitch + g, 0.0) for a in range(N) for g in range(G)}
+        mid = ((N - 1) * pitch + G - 1) / 2
+        leaf = {g: (mid + (g - (G - 1) / 2) * 1.25, 2.6) for g in range(G)}
+        for dev, (x, y) in pos.items():
+            g = dev % G
+            nic_b = rail_phase["nic"][f"gpu{dev}.nic.out"]
+            ax.plot([x, leaf[g][0]], [y + 0.25, leaf[g][1] - 0.2], color=PALETTE[g % len(PALETTE)],
+                    lw=0.6 + 2.5 * nic_b / max(rail_phase["nic"].values()), zorder=1)
+        for a in range(N):
+            ax.add_patch(FancyBboxPatch((a * pitch - 0.55, -0.5), G - 1 + 1.1, 1.0, boxstyle="round,pad=0.05",
+                                        fc="0.95", ec="0.6", zorder=0))
+            ax.text(a * pitch - 0.5, -0.62, L["node"].format(a=a), ha="left", va="top", fontsize=9)
+            ax.plot([a * pitch, a * pitch + G - 1], [-0.28, -0.28], color="0.55", lw=4, solid_capstyle="round")
+        _draw_nodes(ax, pos, list(pos), size=190, fontsize=7)
+        for g, (x, y) in leaf.items():
+            ax.scatter([x], [y], s=120, marker="s", color=PALETTE[g % len(PALETTE)], zorder=3)
+            ax.text(x, y + 0.22, L["rail"].format(g=g, b=fmt_bytes(rail_phase["leaf"][f"leaf{g}"])), ha="center",
+                    va="bottom", fontsize=7.5, gid=f"rail:{g}")
+        nv = max(ph["node reduce-scatter"]["nvlink"].values())
+        ax.text(mid, -1.05, L["nvswitch"].format(b=fmt_bytes(nv)), ha="center", va="top", fontsize=9, color="0.3")
+        ax.set_title(L["f8_a"].format(N=N, G=G))
+        _blank(ax)
+        ax.set_ylim(-1.5, 3.6)
+
+        bx = fig.add_subplot(gs[1, 0])
+        names = list(ph)
+        x = np.arange(len(names))
+        for k, (cls, col) in enumerate((("nvlink", PALETTE[0]), ("nic", PALETTE[3]))):
+            vals = [max(ph[nm][cls].values(), default=0.0) / MB for nm in names]
+            bars = bx.bar(x + (k - 0.5) * 0.38, vals, 0.38, color=col, label=L[cls])
+            for nm, bar, v in zip(names, bars, vals):
+                bar.set_gid(f"bytes:{nm}:{cls}")
+                if v:
+                    bx.text(bar.get_x() + bar.get_width() / 2, v, f"{v:,.0f}", ha="center", va="bottom", fontsize=8)
+        for i, nm in enumerate(names):
+            bx.text(i, -0.2, fmt_time(ph[nm]["time"], 3), ha="center", va="top", fontsize=8.5,
+                    transform=bx.get_xaxis_transform(), color="0.3")
+        bx.set_xticks(x, [L[f"ph_{nm}"] for nm in names], fontsize=8.5)
+        bx.set_ylabel(L["mb"])
+        bx.set_title(L["f8_b"])
+        bx.legend(loc="upper center")
+
+        cx = fig.add_subplot(gs[1, 1])
+        gx = np.arange(G)
+        for k, (a, col) in enumerate((("hierarchical", PALETTE[3]), ("leader", PALETTE[1]))):
+            vals = [d["nic"][a].get(f"gpu{g}.nic.out", 0.0) / MB for g in gx]
+            key = "rails" if a == "hierarchical" else "leader"
+            bars = cx.bar(gx + (k - 0.5) * 0.4, vals, 0.4, color=col,
+                          label=L[key].format(t=fmt_time(d["times"][a], 3)))
+            for g, bar in zip(gx, bars):
+                bar.set_gid(f"nic:{a}:{g}")
+        cx.set_xticks(gx)
+        cx.set_xlabel(L["gpu"])
+        cx.set_ylabel(L["mb"])
+        cx.set_title(L["f8_c"])
+        cx.legend(loc="upper right")
+    return fig
+
+
+# ============================================================================ Figure 9
+FIG9 = {"leaves": 2, "gpus_per_leaf": 2, "n": 100 * MB, "link": IB_NDR_CHAPTER,
+        "sizes": np.logspace(3, 10, 57), "sim_sizes": (1 * KB, 100 * KB, 10 * MB, 1 * GB)}
+"""Figure 9's tree (2 leaf switches x 2 GPUs, InfiniBand NDR of Table 1, 100 MB per GPU)
+and panel (c)'s sizes (1 KB to 10 GB; the simulator at four of them)."""
+
+
+def fig9_runs(n: float = FIG9["n"]) -> dict[str, RunResult]:
+    """The flat software reduction to GPU 0 and back (``naive``) and in-switch reduction
+    (``innet``) on Figure 9's tree."""
+    c = VirtualCluster(SwitchTree(FIG9["leaves"], FIG9["gpus_per_leaf"], FIG9["link"]))
+    return {a: coll.all_reduce(c, nbytes=n, algorithm=a) for a in ("naive", "innet")}
+
+
+def _tree_panel(ax, topo: SwitchTree, res: RunResult, n: float, key: str, L: dict) -> None:
+    P, k = topo.p, topo.gpus_per_leaf
+    b = dict(zip(res.link_names, (float(x) for x in res.link_bytes)))
+    gpu = {d: (d + 1.2 * (d // k), 0.0) for d in range(P)}
+    leaf = {l: (l * (k + 1.2) + (k - 1) / 2, 1.2) for l in range(topo.leaves)}
+    root = ((P - 1 + 1.2 * (topo.leaves - 1)) / 2, 2.4)
+    top = max(b.values())
+    for name, p0, p1 in ([(f"gpu{d}", gpu[d], leaf[int(topo.leaf_of(d))]) for d in range(P)]
+                         + [(f"leaf{l}", leaf[l], root) for l in leaf]):
+        up, down = b[f"{name}.up"], b[f"{name}.down"]
+        ax.plot(*_curve(p0, p1), color="0.45", lw=0.8 + 3.5 * (up + down) / (2 * top), zorder=1)
+        right = p0[0] > p1[0]                      # labels on the outer side of each edge
+        t = 0.4 if name.startswith("gpu") else 0.5
+        xm, ym = p0[0] + t * (p1[0] - p0[0]), p0[1] + t * (p1[1] - p0[1])
+        ax.text(xm + (0.1 if right else -0.1), ym, f"↑{up / n:g}n ↓{down / n:g}n", fontsize=8,
+                ha="left" if right else "right", va="center",
+                gid=f"{key}:{name}", bbox=dict(fc="white", ec="none", pad=0.4, alpha=0.85), zorder=4)
+    sw_col = PALETTE[2] if key == "innet" else "0.6"
+    for xy in list(leaf.values()) + [root]:
+        ax.scatter(*xy, s=220, marker="s", color=sw_col, zorder=3)
+        ax.text(xy[0], xy[1] + 0.2, L["switch"] if key == "innet" else L["fwd"], ha="center", va="bottom",
+                fontsize=7.5, color="0.3")
+    _draw_nodes(ax, gpu, list(range(P)), size=260, fontsize=8)
+    if key == "naive":
+        ax.scatter(*gpu[0], s=330, facecolor="none", edgecolor=PALETTE[3], lw=2, zorder=5)
+        ax.text(0, -0.3, L["reducer"], ha="center", va="top", fontsize=8, color=PALETTE[3])
+    _blank(ax)
+    ax.set_ylim(-0.6, 2.9)
+
+
+def fig_in_network(lang: str = "en", runs: dict | None = None, curves: dict | None = None,
+                   sim: dict | None = None) -> Figure:
+    """Figure 9 (gids: ``"naive:<link>"`` / ``"innet:<link>"`` edge labels "↑an ↓bn" with
+    ``<link>`` = ``gpu<d>`` or ``leaf<l>``; ``"ratio:<algo>"`` curves, ``"sim:<algo>"``
+    simulator points, ``"measured"``, ``"claim"``)."""
+    runs = fig9_runs() if runs is None else runs
+    curves = sharp_curves(FIG9["sizes"]) if curves is None else curves
+    sim = sharp_sim(FIG9["sim_sizes"]) if sim is None else sim
+    topo = SwitchTree(FIG9["leaves"], FIG9["gpus_per_leaf"], FIG9["link"])
+    gain = sharp_gain()
+    with book_style(lang) as lang:
+        L = _LAB[lang]
+        fig = Figure(figsize=(12.0, 5.0))
+        axes = fig.subplots(1, 3, width_ratios=(1.0, 1.0, 1.2))
+        for ax, key in zip(axes, ("naive", "innet")):
+            _tree_panel(ax, topo, runs[key], FIG9["n"], key, L)
+            ax.set_title(L[f"f9_{'a' if key == 'naive' else 'b'}"].format(t=fmt_time(runs[key].time, 3)), fontsize=10)
+        cx = axes[2]
+        lo, hi = CHAPTER_STATED["sharp"]
+        cx.axhspan(lo, hi, color=PALETTE[1], alpha=0.18, gid="claim", label=L["claim"].format(lo=lo, hi=hi))
+        for i, a in enumerate(("ring", "tree", "naive")):
+            col = PALETTE[(0, 2, 4)[i]]
+            cx.plot(curves["sizes"], curves["ratio"][a], color=col, gid=f"ratio:{a}", label=L[a])
+            cx.plot(FIG9["sim_sizes"], sim[a], ls="none", marker="o", mfc="white", color=col, gid=f"sim:{a}")
+        cx.plot([10 * GB], [1 + gain], marker="*", ms=12, ls="none", color=PALETTE[3], gid="measured",
+                label=L["measured"].format(g=100 * gain))
+        log_axis(cx, "x", "bytes")
+        cx.set_yscale("log")
+        cx.set_yticks([1, 2, 3, 5, 10, 14], ["1", "2", "3", "5", "10", "14"])
+        cx.set_xlabel(L["size"])
+        cx.set_ylabel(L["x"])
+        cx.set_title(L["f9_c"].format(p=curves["p"]), fontsize=10)
+        cx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8)
+    return fig
+
+
+# ============================================================================ Figure 10
+def fig_torus(lang: str = "en", runs: dict | None = None) -> Figure:
+    """Figure 10 on :data:`~.hierarchy_routing.TORUS` at its largest size: every directed
+    link coloured by the bytes it carried, in multiples of M (gid ``"link:<variant>:<name>"``
+    with the resource name, e.g. ``"5.d0+"``; unused links are light grey); titles with
+    gid ``"title:<variant>"``."""
+    runs = torus_runs() if runs is None else runs
+    topo = Torus(TORUS["dims"], TORUS["link"])
+    pos = _grid_pos(topo)
+    norm = Normalize(0, max(r["run"].link_bytes.max() / r["n"] for r in runs.values()))
+    cmap = matplotlib.colormaps["YlOrRd"]
+    with book_style(lang) as lang:
+        L = _LAB[lang]
+        fig = Figure(figsize=(11.0, 4.3))
+        axes = fig.subplots(1, len(TORUS_VARIANTS))
+        for ax, v in zip(axes, TORUS_VARIANTS):
+            r = runs[v]
+            for i, u, w in _torus_links(topo):
+                val = r["run"].link_bytes[i] / r["n"]
+                xs, ys = _curve(pos[u], pos[w], _wrap_bulge(pos[u], pos[w]), shift=0.07)
+                ax.plot(xs, ys, color=cmap(norm(val)) if val > 0 else "0.88", lw=2.6 if val > 0 else 1.0,
+                        solid_capstyle="butt", zorder=1, gid=f"link:{v}:{topo.resource_names[i]}")
+            _draw_nodes(ax, pos, list(range(topo.p)), size=170)
+            title = L[f"f10_{v}"].format(p=topo.p) + "\n" + L["f10_sub"].format(s=r["steps"], b=r["bytes"])
+            ax.set_title(title, fontsize=10, gid=f"title:{v}")
+            _blank(ax)
+            ax.set_xlim(-0.75, TORUS["dims"][1] - 0.55)
+            ax.set_ylim(-TORUS["dims"][0] + 0.55, 0.75)
+        fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap), ax=list(axes), shrink=0.8,
+                     label=L["f10_bar"])
+    return fig

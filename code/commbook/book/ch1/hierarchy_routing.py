@@ -1,0 +1,266 @@
+"""Chapter §1.5.3, topology-aware routing: the all-reduce on a 4x4 torus (flat ring, by
+dimension, a full ring per dimension; with and without wraparound links), the rail table
+regenerated from the simulator's per-link bytes, what shared NICs, a wrong GPU-to-NIC
+affinity and a rail-misaligned placement through a 2:1 spine cost, and the flat ring's
+time under several rank placements.
+
+Every time is a simulator run (:class:`~commbook.comm_sim.VirtualCluster`); the tests hold
+the closed forms equal to it.  Figures are in :mod:`.hierarchy_figures`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import collectives as coll
+from ...collectives import tier_budgets as TB
+from ...collectives.composite import allreduce_hierarchical
+from ...collectives.ring import allreduce_ring
+from ...collectives.tiers import tier_phases
+from ...comm_sim import RunResult, VirtualCluster
+from ...hardware import IB_NDR_CHAPTER, ICI_V5E, NVLINK4_CHAPTER, Link
+from ...topology import Torus, TwoLevel, ring_order
+from ...units import GB, KB, MB, fmt_bytes, fmt_time, ms
+from ..tables import Table, bilingual, bilingual_notes, fmt_fixed, fmt_ratio
+
+__all__ = ["TORUS", "V5E_WRAP_AXIS", "TORUS_VARIANTS", "torus_runs", "torus_table", "RAILS", "rail_rows", "rail_table",
+           "snake", "rotated", "nic_cases", "nic_table", "PLACEMENTS", "CLUSTERS", "placements",
+           "placement_table"]
+
+# ============================================================================ torus
+TORUS = {"dims": (4, 4), "link": ICI_V5E, "sizes": (64 * KB, 64 * MB)}
+"""Figure 10's setting: a 4x4 torus of TPU v5e chips (ICI, 45 GB/s per link, α = 1 µs),
+an all-reduce of 64 KB (latency-bound) and 64 MB (bandwidth-bound), as in P5 §6.1."""
+
+V5E_WRAP_AXIS = 16
+"""A TPU v5e slice has wraparound links only along an axis of this full length (How to
+Scale Your Model, ch. 2): a 4x4 slice is a mesh."""
+
+TORUS_VARIANTS = ("flat", "torus", "torus_rings")
+"""The schedules compared: one ring of all chips in snake order, reduce-scatter/all-gather
+by dimension, a complete ring all-reduce per dimension."""
+
+
+def _torus_run(c: VirtualCluster, variant: str, n: float) -> RunResult:
+    if variant == "flat":
+        return coll.all_reduce(c, nbytes=n, ranks=ring_order(c.topology.dims, "snake"))
+    return coll.all_reduce(c, nbytes=n, algorithm=variant)
+
+
+def torus_runs(dims=TORUS["dims"], link: Link = TORUS["link"], sizes=TORUS["sizes"],
+               wraparound: bool = True) -> dict[str, dict]:
+    """For each variant of :data:`TORUS_VARIANTS`: its steps (rounds), the bytes each chip
+    sends (a multiple of n), the time at every size, and the run of the largest size (for
+    its per-link bytes)."""
+    c = VirtualCluster(Torus(dims, link, wraparound=wraparound))
+    out = {}
+    for v in TORUS_VARIANTS:
+        runs = [_torus_run(c, v, n) for n in sizes]
+        sent = runs[-1].bytes_sent / sizes[-1]
+        if not np.allclose(sent, sent[0], rtol=1e-12):
+            raise AssertionError(f"{v}: chips send different amounts")
+        out[v] = {"steps": runs[-1].rounds, "bytes": float(sent[0]), "times": [r.time for r in runs],
+                  "run": runs[-1], "n": sizes[-1]}
+    return out
+
+
+_TORUS_NAMES = {
+    "flat": bilingual("one ring of all 16 chips (snake order)", "16 块芯片连成一个环（蛇形顺序）"),
+    "torus": bilingual("by dimension: reduce-scatter, then all-gather", "按维度：先 reduce-scatter，后 all-gather"),
+    "torus_rings": bilingual("a full ring all-reduce per dimension", "每个维度各做一次完整的环形 all-reduce"),
+}
+
+
+def torus_table(runs: dict | None = None, sizes=TORUS["sizes"], mesh: dict | None = None) -> Table:
+    """Steps, bytes per chip and times of the three variants (and, with ``mesh``, the
+    by-dimension schedule on a 4x4 slice without wraparound links)."""
+    runs = torus_runs(sizes=sizes) if runs is None else runs
+    rows = [{"what": v, "steps": r["steps"], "bytes": r["bytes"], **{f"t{i}": t for i, t in enumerate(r["times"])}}
+            for v, r in runs.items()]
+    names = {k: dict(v) for k, v in _TORUS_NAMES.items()}
+    if mesh is not None:
+        m = mesh["torus"]
+        rows.append({"what": "mesh", "steps": m["steps"], "bytes": m["bytes"],
+                     **{f"t{i}": t for i, t in enumerate(m["times"])}})
+        names["mesh"] = bilingual("by dimension, no wraparound links", "按维度，没有回绕链路")
+    size_cols = [f"t{i}" for i in range(len(sizes))]
+    return Table(
+        key="ch1-torus",
+        title=bilingual("All-reduce on a 4 × 4 torus of TPU v5e chips", "TPU v5e 芯片组成的 4 × 4 环面上的 all-reduce"),
+        columns=["what", "steps", "bytes", *size_cols],
+        headers={"en": ["Schedule", "Steps", "Bytes sent per chip", *(f"Time, {fmt_bytes(n)}" for n in sizes)],
+                 "zh": ["方案", "步数", "每块芯片发出的字节", *(f"用时，{fmt_bytes(n)}" for n in sizes)]},
+        rows=rows,
+        formats={"bytes": lambda b: f"{b:.4g} · M", **{c: (lambda t: fmt_time(t, 4)) for c in size_cols}},
+        labels={lang: {k: v[lang] for k, v in names.items()} for lang in ("en", "zh")},
+        notes=bilingual_notes((f"ICI: α = {fmt_time(TORUS['link'].alpha, 3)}, β = 45 GB/s per link and direction.",
+                               f"ICI：α = {fmt_time(TORUS['link'].alpha, 3)}，每条链路每个方向 β = 45 GB/s。")),
+    )
+
+
+# ============================================================================ rails
+RAILS = {"nodes": 8, "gpus_per_node": 8, "n": 1 * GB, "intra": NVLINK4_CHAPTER, "inter": IB_NDR_CHAPTER}
+"""The rail examples: 8 nodes x 8 GPUs (one NIC per GPU, DGX style), a 1 GB all-reduce,
+Table 1's links."""
+
+
+def _two_level(**kw) -> TwoLevel:
+    return TwoLevel(RAILS["nodes"], RAILS["gpus_per_node"], RAILS["intra"], RAILS["inter"], **kw)
+
+
+def rail_rows() -> list[dict]:
+    """The rail table from the simulator: each rail's leaf switch, the bytes it forwards
+    during the hierarchical all-reduce, its share of all cross-node bytes, and the payload
+    each rail all-reduces (bytes / 2(N-1): a ring of N GPUs sends 2(N-1)/N of it from each)."""
+    N = RAILS["nodes"]
+    rows = TB.rail_table(_two_level(), RAILS["n"])
+    return [{**r, "index": k, "payload": r["bytes"] / (2 * (N - 1))} for k, r in enumerate(rows)]
+
+
+def rail_table(rows: list[dict] | None = None) -> Table:
+    """The rail table: each rail, its members, the payload it all-reduces, the bytes
+    through its leaf switch and their share."""
+    rows = rail_rows() if rows is None else rows
+    N = RAILS["nodes"]
+    body = [{"rail": r["index"], "members": f"rail{r['index']}", "payload": r["payload"], "bytes": r["bytes"],
+             "share": r["share"]} for r in rows]
+    members = {"en": {f"rail{r['index']}": f"GPU {r['index']} of nodes 0–{N - 1}" for r in rows},
+               "zh": {f"rail{r['index']}": f"节点 0–{N - 1} 的 {r['index']} 号 GPU" for r in rows}}
+    return Table(
+        key="ch1-rails",
+        title=bilingual(f"Rails of {N} nodes × {RAILS['gpus_per_node']} GPUs, hierarchical all-reduce of "
+                        f"{fmt_bytes(RAILS['n'])}",
+                        f"{N} 个节点 × {RAILS['gpus_per_node']} 块 GPU 的轨道：{fmt_bytes(RAILS['n'])} 的分层 all-reduce"),
+        columns=["rail", "members", "payload", "bytes", "share"],
+        headers={"en": ["Rail", "Members", "Payload all-reduced on the rail", "Bytes through its leaf switch",
+                        "Share of cross-node bytes"],
+                 "zh": ["轨道", "成员", "这条轨道上 all-reduce 的数据量", "经过其叶交换机的字节", "占跨节点字节的比例"]},
+        rows=body,
+        formats={"payload": fmt_bytes, "bytes": fmt_bytes, "share": lambda s: f"{100 * s:.1f}%"},
+        labels=members,
+    )
+
+
+# ============================================================================ NICs and the spine
+def snake(nodes: int, g: int) -> np.ndarray:
+    """Node-contiguous ranks, node a's GPUs forwards for even a and backwards for odd a:
+    every node-crossing hop of a ring stays on one rail."""
+    return np.concatenate([np.arange(g)[::(-1) ** a] + a * g for a in range(nodes)])
+
+
+def rotated(nodes: int, g: int) -> np.ndarray:
+    """Rank g of node a on GPU (g + a) mod G of node a: a scheduler that ignores rails.
+    Inside a node nothing changes; rank g's cross-node partners sit on other rails."""
+    return np.array([a * g + (k + a) % g for a in range(nodes) for k in range(g)])
+
+
+NIC_CASES = {
+    "aligned": ({}, None),
+    "one_nic": ({"nics_per_node": 1}, None),
+    "two_per_nic": ({"nics_per_node": 4}, None),
+    "misaligned_spine": ({"spine_oversubscription": 2}, "rotated"),
+    "affinity2": ({"nic_of_gpu": [0, 0, 2, 2, 4, 4, 6, 6], "nics_per_node": 8}, None),
+    "affinity4": ({"nic_of_gpu": [0, 0, 0, 0, 4, 4, 4, 4], "nics_per_node": 8}, None),
+}
+"""The cases of :func:`nic_cases`: TwoLevel keywords and the rank placement (``None`` =
+rank order)."""
+
+
+def nic_cases() -> dict[str, dict]:
+    """The hierarchical all-reduce of :data:`RAILS` in each case of :data:`NIC_CASES`: the
+    inter-node phase's time and bandwidth term (time minus its 2(N-1) start-ups), the whole
+    all-reduce, and both as multiples of the rail-aligned case."""
+    N, G, n = RAILS["nodes"], RAILS["gpus_per_node"], RAILS["n"]
+    lat = 2 * (N - 1) * RAILS["inter"].alpha
+    out = {}
+    for key, (kw, placement) in NIC_CASES.items():
+        topo = _two_level(**kw)
+        c = VirtualCluster(topo)
+        ranks = rotated(N, G) if placement == "rotated" else None
+        phase = dict(tier_phases(topo, n, True, allreduce_ring))["rail all-reduce"]
+        inter = c.run(phase, ranks=ranks).time
+        whole = c.run(allreduce_hierarchical(topo, n, True, allreduce_ring), ranks=ranks).time
+        out[key] = {"inter": inter, "bw": inter - lat, "whole": whole, "topology": topo}
+    base = out["aligned"]
+    for v in out.values():
+        v.update(x_bw=v["bw"] / base["bw"], x_inter=v["inter"] / base["inter"], x_whole=v["whole"] / base["whole"])
+    return out
+
+
+_NIC_NAMES = {
+    "aligned": bilingual("one NIC per GPU, ranks on their rails", "每块 GPU 一张网卡，rank 各在自己的轨道上"),
+    "one_nic": bilingual("one NIC for the whole node", "整个节点只有一张网卡"),
+    "two_per_nic": bilingual("two GPUs per NIC (4 NICs per node)", "两块 GPU 共用一张网卡（每节点 4 张）"),
+    "misaligned_spine": bilingual("ranks ignore rails, 2:1 spine", "rank 不理会轨道，脊交换层 2:1"),
+    "affinity2": bilingual("wrong GPU→NIC affinity, 2 GPUs on a NIC", "GPU 与网卡的对应关系错了，一张网卡上 2 块 GPU"),
+    "affinity4": bilingual("wrong GPU→NIC affinity, 4 GPUs on a NIC", "GPU 与网卡的对应关系错了，一张网卡上 4 块 GPU"),
+}
+
+
+def nic_table(cases: dict | None = None) -> Table:
+    cases = nic_cases() if cases is None else cases
+    rows = [{"case": k, "inter": v["inter"], "x_bw": v["x_bw"], "whole": v["whole"], "x_whole": v["x_whole"]}
+            for k, v in cases.items()]
+    return Table(
+        key="ch1-nics",
+        title=bilingual(f"Hierarchical all-reduce of {fmt_bytes(RAILS['n'])} on {RAILS['nodes']} × "
+                        f"{RAILS['gpus_per_node']} GPUs: where the cross-node bytes go",
+                        f"{RAILS['nodes']} × {RAILS['gpus_per_node']} 块 GPU 上 {fmt_bytes(RAILS['n'])} 的分层 "
+                        "all-reduce：跨节点的字节走哪里"),
+        columns=["case", "inter", "x_bw", "whole", "x_whole"],
+        headers={"en": ["Case", "Inter-node phase", "Its bandwidth term, × aligned", "Whole all-reduce",
+                        "× aligned"],
+                 "zh": ["情形", "跨节点阶段", "其带宽项，相对对齐情形", "整个 all-reduce", "相对对齐情形"]},
+        rows=rows,
+        formats={"inter": fmt_fixed(ms, 2, " ms"), "whole": fmt_fixed(ms, 2, " ms"),
+                 "x_bw": fmt_ratio(2), "x_whole": fmt_ratio(2)},
+        labels={lang: {k: v[lang] for k, v in _NIC_NAMES.items()} for lang in ("en", "zh")},
+    )
+
+
+# ============================================================================ placement
+PLACEMENTS = ("order", "snake", "round_robin", "random")
+CLUSTERS = {"plain": {}, "shared": {"nics_per_node": 4}, "spine": {"spine_oversubscription": 2}}
+"""Rank placements and cluster variants of :func:`placements`: one NIC per GPU and a
+non-blocking spine; two GPUs per NIC; a 2:1 spine."""
+
+
+def _placement(key: str) -> np.ndarray | None:
+    N, G = RAILS["nodes"], RAILS["gpus_per_node"]
+    return {"order": None, "snake": snake(N, G), "round_robin": np.arange(N * G).reshape(N, G).T.ravel(),
+            "random": np.random.default_rng(0).permutation(N * G)}[key]
+
+
+def placements() -> dict[str, dict[str, float]]:
+    """Flat ring all-reduce of :data:`RAILS` by cluster variant and rank placement (rank
+    order; snake; round-robin: rank r on node r mod N; a random permutation, seed 0)."""
+    out = {}
+    for ck, kw in CLUSTERS.items():
+        c = VirtualCluster(_two_level(**kw))
+        out[ck] = {pk: coll.all_reduce(c, nbytes=RAILS["n"], ranks=_placement(pk)).time for pk in PLACEMENTS}
+    return out
+
+
+_PLACE_NAMES = {
+    "plain": bilingual("one NIC per GPU, non-blocking spine", "每块 GPU 一张网卡，脊交换层无阻塞"),
+    "shared": bilingual("two GPUs per NIC", "两块 GPU 共用一张网卡"),
+    "spine": bilingual("one NIC per GPU, 2:1 spine", "每块 GPU 一张网卡，脊交换层 2:1"),
+}
+
+
+def placement_table(t: dict | None = None) -> Table:
+    t = placements() if t is None else t
+    rows = [{"cluster": ck, **t[ck]} for ck in CLUSTERS]
+    return Table(
+        key="ch1-placement",
+        title=bilingual(f"Flat ring all-reduce of {fmt_bytes(RAILS['n'])} on {RAILS['nodes']} × "
+                        f"{RAILS['gpus_per_node']} GPUs under four rank placements",
+                        f"{RAILS['nodes']} × {RAILS['gpus_per_node']} 块 GPU 上 {fmt_bytes(RAILS['n'])} 的扁平环 "
+                        "all-reduce，四种 rank 摆放"),
+        columns=["cluster", *PLACEMENTS],
+        headers={"en": ["Cluster", "Rank order", "Snake (rail-aligned)", "Round-robin over nodes",
+                        "Random (seed 0)"],
+                 "zh": ["集群", "按 rank 顺序", "蛇形（对齐轨道）", "按节点轮流", "随机（种子 0）"]},
+        rows=rows,
+        formats={pk: fmt_fixed(ms, 1, " ms") for pk in PLACEMENTS},
+        labels={lang: {k: v[lang] for k, v in _PLACE_NAMES.items()} for lang in ("en", "zh")},
+    )

@@ -1,0 +1,370 @@
+"""Chapter §1.5 (hierarchical communication), page chapters/{zh,en}/ch1/05-hierarchical.md,
+book code commbook.book.ch1.hierarchy_numbers, hierarchy_routing and hierarchy_figures.
+
+Every number is checked against the chapter's printed result (within its rounding), a
+closed form written out here, or the simulator; every figure against the data it draws
+(per-link bytes of a simulator run, recounted here from the schedule or from
+``Topology.route``).  Where the chapter is wrong both its number and the page's are pinned.
+"""
+from __future__ import annotations
+
+import math
+
+import matplotlib
+import numpy as np
+import pytest
+from matplotlib.colors import Normalize, to_rgba
+
+from commbook import collectives as coll
+from commbook import cost
+from commbook.book.ch1 import hierarchy_figures as hf
+from commbook.book.ch1 import hierarchy_numbers as hn
+from commbook.book.ch1 import hierarchy_routing as hr
+from commbook.book.ch1.boxes import BOX_LINKS, BOX_NAMES
+from commbook.book.p5.allreduce import sharp_gain
+from commbook.collectives import t_allreduce_hierarchical, t_formula
+from commbook.comm_sim import VirtualCluster
+from commbook.hardware import IB_NDR_CHAPTER, ICI_V5E, NVLINK4_CHAPTER
+from commbook.topology import SwitchTree, Torus, TwoLevel, ring_order
+from commbook.units import GB, KB, MB, fmt_bytes, ms
+
+NV, IB = NVLINK4_CHAPTER, IB_NDR_CHAPTER
+ST = hn.CHAPTER_STATED
+REL = 1e-12
+
+
+def _printed(x: float, decimals: int) -> float:
+    return round(x / ms, decimals)
+
+
+def _by_gid(fig, kind: str) -> dict:
+    """Artists of a figure with a gid: ``kind`` is "texts", "patches" or "lines"."""
+    return {a.get_gid(): a for ax in fig.axes for a in getattr(ax, kind) if a.get_gid()}
+
+
+# ============================================================================ tiers
+def test_tier_table_nine_times_and_the_mixed_eighteen():
+    t = hn.tier_numbers()
+    assert t["ratio"] == t["ratio_both"] == 9 == ST["tier_ratio"]
+    assert t["nv_both"] == ST["tier_bw"] == 2 * 450e9        # the printed 900 GB/s is both directions
+    assert t["mixed"] == 18 == ST["fig8_ratio"]              # 900 / 50: two conventions at once
+    assert t["bars"] == pytest.approx(7.0) and t["bars"] not in (9, 18)
+    table = hn.tier_table()
+    assert [r["ratio"] for r in table.rows] == [9.0, 1.0]
+    for lang in ("en", "zh"):
+        assert "9×" in table.to_html(lang)
+
+
+# ============================================================================ napkin math 1.6
+def test_napkin_1_6_in_the_chapter_convention_gives_its_printed_numbers():
+    """RS 875 MB / 450 GB/s = 1.944 ms; inter 2·7/8·125 MB / 50 GB/s + 14·3 µs = 4.417 ms;
+    8.306 ms in all; flat 2 GB / 50 GB/s = 40 ms; 4.82× (printed 1.94, 4.42, 8.3, 40, 4.8)."""
+    d = hn.nm16()
+    b = d["chapter"]
+    a = BOX_LINKS["nm1.6"].alpha
+    assert a == 3e-6 and d["inter"] is BOX_LINKS["nm1.6"] and "nm1.6" in BOX_NAMES
+    rs = 7 / 8 * 1e9 / 450e9
+    inter = 2 * 7 * (a + 1e9 / 64 / 50e9)
+    assert b.reduce_scatter == pytest.approx(rs, rel=REL) and round(rs / ms, 3) == 1.944
+    assert b.inter == pytest.approx(inter, rel=REL) and round(inter / ms, 3) == 4.417
+    assert b.total == pytest.approx(2 * rs + inter, rel=REL) and round(b.total / ms, 3) == 8.306
+    assert b.flat == pytest.approx(2 * 1e9 / 50e9, rel=REL)
+    for key, attr in (("rs", "reduce_scatter"), ("inter", "inter"), ("total", "total"), ("flat", "flat")):
+        value, decimals = ST["nm16"][key]
+        assert _printed(getattr(b, attr), decimals) == _printed(value, decimals)
+    assert round(b.speedup, 2) == 4.82 and round(b.speedup, 1) == ST["nm16"]["speedup"][0]
+
+
+def test_napkin_1_6_counted_consistently_is_the_simulator():
+    """Every α and (p-1)/p: flat 2·63(α + M/(64β)) = 39.753 ms, hierarchy with NVLink α
+    1.5 µs 8.327 ms, 4.77× — the simulator on TwoLevel(8, 8) gives the same, phase by phase."""
+    d = hn.nm16()
+    c = d["consistent"]
+    a = BOX_LINKS["nm1.6"].alpha
+    flat = 2 * 63 * (a + 1e9 / (64 * 50e9))
+    rs = 7 * (NV.alpha + 1e9 / (8 * 450e9))
+    inter = 2 * 7 * (a + 1e9 / (64 * 50e9))
+    assert c.flat == pytest.approx(flat, rel=REL) and d["sim"]["flat"] == pytest.approx(flat, rel=REL)
+    assert c.total == pytest.approx(2 * rs + inter, rel=REL) == d["sim"]["hier"]
+    assert list(d["sim_phases"].values()) == pytest.approx([rs, inter, rs], rel=REL)
+    assert (round(c.flat / ms, 3), round(c.total / ms, 3), round(c.speedup, 2)) == (39.753, 8.327, 4.77)
+    table = hn.nm16_table(d)
+    assert table.find(what="speedup")["chapter"] == pytest.approx(d["chapter"].speedup)
+
+
+# ============================================================================ Figure 8
+@pytest.fixture(scope="module")
+def fig8():
+    return hf.fig8_data()
+
+
+def test_fig8_bytes_per_phase_per_port(fig8):
+    """2 nodes x 8 GPUs, 1 GB: in each NVLink phase every GPU sends (G-1)/G·M and no NIC
+    is used; in the rail phase every NIC sends 2(N-1)/N·M/G, every rail switch forwards N
+    times that, and NVLink is idle; the phases add up to the closed form."""
+    N, G, M = 2, 8, 1 * GB
+    ph = fig8["phases"]
+    assert list(ph) == ["node reduce-scatter", "rail all-reduce", "node all-gather"]
+    for k in ("node reduce-scatter", "node all-gather"):
+        assert list(ph[k]["nvlink"].values()) == pytest.approx([(G - 1) / G * M] * N * G, rel=REL)
+        assert not any(ph[k]["nic"].values())
+    rail = ph["rail all-reduce"]
+    assert list(rail["nic"].values()) == pytest.approx([2 * (N - 1) / N * M / G] * N * G, rel=REL)
+    assert [rail["leaf"][f"leaf{g}"] for g in range(G)] == pytest.approx([N * 2 * (N - 1) / N * M / G] * G)
+    assert not any(rail["nvlink"].values())
+    total = sum(p["time"] for p in ph.values())
+    assert total == pytest.approx(t_allreduce_hierarchical(N, G, M, NV, IB), rel=REL)
+    assert fig8["times"]["hierarchical"] == pytest.approx(total, rel=REL)
+
+
+def test_fig8_leader_inset_puts_g_times_the_bytes_on_one_nic(fig8):
+    """Only GPU 0 crosses nodes: its NIC carries the ring's 2(N-1)/N·M (1 GB for N = 2),
+    8× the rail NIC's 125 MB; the other NICs carry nothing; its time is the closed form."""
+    N, G, M = 2, 8, 1 * GB
+    lead = fig8["nic"]["leader"]
+    assert lead["gpu0.nic.out"] == pytest.approx(2 * (N - 1) / N * M, rel=REL)
+    assert all(lead[f"gpu{g}.nic.out"] == 0 for g in range(1, G))
+    assert lead["gpu0.nic.out"] / fig8["nic"]["hierarchical"]["gpu0.nic.out"] == pytest.approx(G, rel=REL)
+    assert fig8["times"]["leader"] == pytest.approx(cost.allreduce_leader(N, G, M, NV, IB), rel=REL)
+    assert round(fig8["times"]["leader"] / fig8["times"]["hierarchical"], 2) == 4.34
+
+
+def test_fig8_draws_the_simulated_bytes(fig8):
+    fig = hf.fig_hierarchical("en", fig8)
+    bars, texts = _by_gid(fig, "patches"), _by_gid(fig, "texts")
+    for name, ph in fig8["phases"].items():
+        for cls in ("nvlink", "nic"):
+            want = max(ph[cls].values()) / MB
+            assert bars[f"bytes:{name}:{cls}"].get_height() == pytest.approx(want, rel=REL)
+    for g in range(8):
+        assert bars[f"nic:hierarchical:{g}"].get_height() == pytest.approx(125.0, rel=REL)
+        assert bars[f"nic:leader:{g}"].get_height() == pytest.approx(1000.0 if g == 0 else 0.0, abs=1e-9)
+        assert texts[f"rail:{g}"].get_text().endswith(fmt_bytes(250 * MB))
+
+
+# ============================================================================ three tiers
+def test_three_tier_example_model_equals_simulator_and_corrects_the_chapter():
+    """128 GPUs, 1 GB, Table 1's links, 2:1 between racks: 9.56 ms (closed form = simulator =
+    the five phases written out), flat ring 79.9 ms in rank order (β/2 through the spine),
+    40.2 ms rail-aligned; 32x smaller payload between racks; 160 ms would need 12.4 GB/s."""
+    d = hn.three_tier()
+    M, G, Nr, R, p = 1e9, 8, 4, 4, 128
+    rs_node = 7 * (NV.alpha + M / (G * NV.beta))
+    rs_rail = 3 * (IB.alpha + M / (G * Nr * IB.beta))
+    ar_rack = 2 * 3 * (IB.alpha + M / (G * Nr * R * IB.beta / 2))
+    assert [t for _, t in d["phases"]] == pytest.approx([rs_node, rs_rail, ar_rack, rs_rail, rs_node], rel=REL)
+    assert d["model"] == pytest.approx(d["sim"], rel=REL) == 2 * rs_node + 2 * rs_rail + ar_rack
+    assert d["flat"] == pytest.approx(2 * (p - 1) * (IB.alpha + M / p / (IB.beta / 2)), rel=REL)
+    assert d["flat_aligned"] == pytest.approx(2 * (p - 1) * (IB.alpha + M / p / IB.beta), rel=REL)
+    assert (round(d["sim"] / ms, 2), round(d["flat"] / ms, 1), round(d["flat_aligned"] / ms, 1)) == (9.56, 79.9, 40.2)
+    assert d["reduction"] == ST["three_tier"]["reduction"] == 32
+    b160 = d["beta_for_160"]
+    assert 2 * (p - 1) * (IB.alpha + M / p / b160) == pytest.approx(ST["three_tier"]["flat"], rel=1e-12)
+    assert round(b160 / 1e9, 1) == 12.4
+    assert abs(d["sim"] - ST["three_tier"]["hier"]) > 5 * ms and abs(d["flat"] - ST["three_tier"]["flat"]) > 80 * ms
+    assert len(hn.three_tier_table(d)) == 9
+
+
+# ============================================================================ Figure 9
+def _recount_tree(res, topo):
+    """Bytes per link of a non-innet run, from route(): every hop of every message."""
+    out = dict.fromkeys(topo.resource_names, 0.0)
+    for step in res.trace:
+        for s, d, n in zip(step.round.src, step.round.dst, step.round.count):
+            path = topo.route(int(s), int(d))
+            out[f"gpu{s}.up"] += n
+            out[f"gpu{d}.down"] += n
+            if "root" in path:
+                out[f"{path[1]}.up"] += n
+                out[f"{path[3]}.down"] += n
+    return out
+
+
+def test_fig9_labels_are_the_simulated_bytes_per_link():
+    """Panel (a), reduction to GPU 0 through forwarding switches: leaf uplinks 2n each way,
+    GPU 0's link 3n, the others n (recounted from route()); panel (b): n on every link."""
+    n = hf.FIG9["n"]
+    runs = hf.fig9_runs()
+    topo = SwitchTree(2, 2, IB)
+    traced = coll.all_reduce(VirtualCluster(topo), nbytes=n, algorithm="naive", trace=True)
+    recount = _recount_tree(traced, topo)
+    np.testing.assert_allclose(runs["naive"].link_bytes, [recount[k] for k in topo.resource_names])
+    assert recount["leaf0.up"] == recount["leaf1.down"] == 2 * n and recount["gpu0.down"] == 3 * n
+    np.testing.assert_allclose(runs["innet"].link_bytes, n)
+    texts = _by_gid(hf.fig_in_network("en", runs), "texts")
+    for key in ("naive", "innet"):
+        b = dict(zip(runs[key].link_names, runs[key].link_bytes))
+        for link in [f"gpu{d}" for d in range(4)] + ["leaf0", "leaf1"]:
+            want = f"↑{b[link + '.up'] / n:g}n ↓{b[link + '.down'] / n:g}n"
+            assert texts[f"{key}:{link}"].get_text() == want
+    assert texts["naive:leaf1"].get_text() == "↑2n ↓2n" and texts["innet:leaf1"].get_text() == "↑1n ↓1n"
+    assert runs["naive"].time == pytest.approx(2 * (IB.alpha + 3 * n / IB.beta), rel=REL)
+    assert runs["innet"].time == pytest.approx(IB.alpha + n / IB.beta, rel=REL)
+
+
+def test_fig9_speedup_curves_closed_form_simulator_and_measurement():
+    """Panel (c), p = 8 on one switch: ring/in-switch = (14α + 1.75n/β)/(α + n/β), below 2
+    at large n and 14 at small n; tree 6 and star → 14 for large n; the simulator's points
+    lie on the curves; the measured point is 480/370 GB/s = 1.30."""
+    p, link = 8, hn.SHARP_SETTING["link"]
+    a, b = link.alpha, link.beta
+    sizes = np.array(hf.FIG9["sim_sizes"])
+    c = hn.sharp_curves(sizes)
+    ring = (2 * (p - 1) * a + 2 * (p - 1) / p * sizes / b) / (a + sizes / b)
+    np.testing.assert_allclose(c["ratio"]["ring"], ring, rtol=REL)
+    np.testing.assert_allclose(c["ratio"]["tree"], 6.0, rtol=REL)
+    sim = hn.sharp_sim(sizes)
+    for algo in ("ring", "tree", "naive"):
+        np.testing.assert_allclose(sim[algo], c["ratio"][algo], rtol=1e-12)
+    assert c["limit"] == {"ring": 1.75, "tree": 6.0, "naive": 14.0}
+    big = hn.sharp_curves([10 * GB])["ratio"]["ring"][0]
+    assert 1.75 < big < ST["sharp"][0]
+    assert 1 + sharp_gain() == pytest.approx(480 / 370, rel=1e-12) and round(sharp_gain(), 2) == 0.30
+    fig = hf.fig_in_network("en", curves=hn.sharp_curves(hf.FIG9["sizes"]), sim=sim)
+    lines = _by_gid(fig, "lines")
+    assert lines["measured"].get_ydata()[0] == pytest.approx(1 + sharp_gain())
+    np.testing.assert_allclose(lines["sim:ring"].get_ydata(), sim["ring"])
+    assert "claim" in _by_gid(fig, "patches")
+
+
+@pytest.mark.parametrize("p", [2, 4, 8, 16, 64, 1024])
+def test_sharp_bandwidth_ratio_is_below_two_against_a_ring(p):
+    from commbook.collectives.tier_budgets import sharp_ratio
+    assert sharp_ratio(p) == pytest.approx(2 * (p - 1) / p) and sharp_ratio(p) < 2 <= sharp_ratio(p, "tree")
+    assert sharp_ratio(p, "naive") == 2 * (p - 1)
+
+
+# ============================================================================ Figure 10
+@pytest.fixture(scope="module")
+def torus():
+    return hr.torus_runs()
+
+
+def test_torus_steps_bytes_and_times(torus):
+    """4x4 ICI: 30 vs 12 steps; 1.875·M per chip for the flat ring and the decomposition,
+    3·M for full rings; times = closed forms, and P5 §6.1's 32.67 / 14.67 µs at 64 KB."""
+    dims, L = (4, 4), ICI_V5E
+    assert (torus["flat"]["steps"], torus["torus"]["steps"]) == (ST["torus"]["flat_steps"], ST["torus"]["dim_steps"])
+    assert torus["torus_rings"]["steps"] == 12 and 30 / 12 == ST["torus"]["x"]
+    assert torus["flat"]["bytes"] == pytest.approx(2 * 15 / 16)
+    assert torus["torus"]["bytes"] == pytest.approx(2 * (3 / 4 + 3 / 16)) == 1.875
+    assert torus["torus_rings"]["bytes"] == pytest.approx(2 * (3 / 4 + 3 / 4)) == 3.0
+    for i, n in enumerate(hr.TORUS["sizes"]):
+        assert torus["flat"]["times"][i] == pytest.approx(t_formula("ring", 16, n, L.alpha, L.beta), rel=REL)
+        assert torus["torus"]["times"][i] == pytest.approx(cost.allreduce_torus(dims, n, L.alpha, L.beta), rel=REL)
+        assert torus["torus_rings"]["times"][i] == pytest.approx(cost.allreduce_torus_rings(dims, n, L.alpha, L.beta),
+                                                                 rel=REL)
+    assert round(torus["flat"]["times"][0] * 1e6, 2) == 32.67 and round(torus["torus"]["times"][0] * 1e6, 2) == 14.67
+    assert round(torus["torus"]["times"][1] * 1e3, 3) == 2.679 and round(torus["torus_rings"]["times"][1] * 1e3, 3) == 4.279
+
+
+def test_torus_without_wraparound():
+    """A 4x4 mesh (a v5e 4x4 slice): each ring's closing message takes 3 hops (3α) on the
+    otherwise idle reverse links: 12 rounds of 3α + share/β, 38.67 µs at 64 KB."""
+    mesh = hr.torus_runs(wraparound=False)
+    L, n = ICI_V5E, 64 * KB
+    want = 6 * (3 * L.alpha + n / 4 / L.beta) + 6 * (3 * L.alpha + n / 16 / L.beta)
+    assert mesh["torus"]["times"][0] == pytest.approx(want, rel=REL)
+    assert round(mesh["torus"]["times"][0] * 1e6, 2) == 38.67 and mesh["torus"]["bytes"] == pytest.approx(1.875)
+    assert hr.V5E_WRAP_AXIS > hr.TORUS["dims"][0]
+
+
+def test_fig10_colours_every_link_by_its_simulated_bytes(torus):
+    """Recount: the decomposition puts 1.5·M on every + link of dimension 0 and 0.375·M on
+    every + link of dimension 1; full rings 1.5·M on every + link; the snake ring 1.875·M on
+    its 16 links; every - link is idle.  The drawn colours are these values."""
+    topo = Torus((4, 4), ICI_V5E)
+    names = topo.resource_names
+    want = {v: np.zeros(len(names)) for v in hr.TORUS_VARIANTS}
+    for i, name in enumerate(names):
+        dev, rest = name.split(".")
+        if rest.endswith("+"):
+            want["torus"][i] = 1.5 if rest == "d0+" else 0.375
+            want["torus_rings"][i] = 1.5
+    order = ring_order((4, 4), "snake")
+    for r in range(16):
+        u, w = int(order[r]), int(order[(r + 1) % 16])
+        path = topo.route(u, w)
+        assert len(path) == 2                                    # neighbours: one link
+        du = topo.coords(u)
+        dw = topo.coords(w)
+        dim = int(np.flatnonzero(du != dw)[0])
+        step = (dw[dim] - du[dim]) % 4
+        want["flat"][names.index(f"{u}.d{dim}{'+' if step == 1 else '-'}")] = 2 * 15 / 16
+    for v in hr.TORUS_VARIANTS:
+        got = torus[v]["run"].link_bytes / torus[v]["n"]
+        np.testing.assert_allclose(got, want[v], rtol=1e-12, atol=1e-15)
+    fig = hf.fig_torus("en", torus)
+    lines = _by_gid(fig, "lines")
+    norm = Normalize(0, max(w.max() for w in want.values()))
+    cmap = matplotlib.colormaps["YlOrRd"]
+    for v in hr.TORUS_VARIANTS:
+        for i, name in enumerate(names):
+            colour = lines[f"link:{v}:{name}"].get_color()
+            expect = cmap(norm(want[v][i])) if want[v][i] > 0 else to_rgba("0.88")
+            assert to_rgba(colour) == pytest.approx(expect)
+    titles = {ax.title.get_gid(): ax.title.get_text() for ax in fig.axes if ax.title.get_gid()}
+    assert "30 steps" in titles["title:flat"] and "12 steps" in titles["title:torus"]
+    assert "3·M" in titles["title:torus_rings"] and "1.875·M" in titles["title:torus"]
+
+
+def test_3d_torus_steps():
+    t3 = hr.torus_runs(dims=(4, 4, 4), sizes=(64 * KB,))
+    assert (t3["flat"]["steps"], t3["torus"]["steps"]) == (126, 18)
+    assert t3["flat"]["bytes"] == pytest.approx(t3["torus"]["bytes"]) == pytest.approx(2 * 63 / 64)
+    assert t3["torus_rings"]["bytes"] == pytest.approx(4.5) and Torus((4, 4, 4), ICI_V5E).ports_per_device == 6
+
+
+# ============================================================================ rails
+def test_rail_table_is_m_over_8_per_rail():
+    N, G, M = 8, 8, 1 * GB
+    rows = hr.rail_rows()
+    assert [r["rail"] for r in rows] == [f"leaf{k}" for k in range(G)]
+    for r in rows:
+        assert r["payload"] == pytest.approx(M / G, rel=REL) and r["share"] == pytest.approx(1 / G, rel=REL)
+        assert r["bytes"] == pytest.approx(N * 2 * (N - 1) / N * M / G, rel=REL)
+    zh = hr.rail_table(rows).to_html("zh")
+    assert "节点 0–7 的 3 号 GPU" in zh and "125 MB" in zh
+
+
+def test_nic_sharing_and_the_spine_multiply_the_inter_node_phase():
+    """One NIC per node 8×, two GPUs per NIC 2×, rail-ignoring ranks through a 2:1 spine 2×,
+    wrong affinity 2× and 4× (bandwidth term of the inter-node phase); the whole all-reduce
+    1.53× and 2.58× for the wrong affinity; aligned is the hierarchical closed form."""
+    c = hr.nic_cases()
+    want = {"aligned": 1, "one_nic": 8, "two_per_nic": 2, "misaligned_spine": 2, "affinity2": 2, "affinity4": 4}
+    for k, x in want.items():
+        assert c[k]["x_bw"] == pytest.approx(x, rel=1e-9), k
+    base = c["aligned"]
+    assert base["whole"] == pytest.approx(t_allreduce_hierarchical(8, 8, 1 * GB, NV, IB), rel=REL)
+    assert base["bw"] == pytest.approx(2 * 7 / 8 * 1e9 / 8 / IB.beta, rel=1e-9)
+    assert round(c["affinity2"]["x_whole"], 2) == 1.53 and round(c["affinity4"]["x_whole"], 2) == 2.58
+    assert ST["mismatch"] == (2.0, 4.0)
+    # the rotated placement changes nothing without the oversubscribed spine
+    topo = TwoLevel(8, 8, NV, IB)
+    sched = coll.algorithm("all_reduce", "hierarchical").builder(topo, 1e9, True, coll.algorithm("all_reduce", "ring").builder)
+    cl = VirtualCluster(topo)
+    assert cl.run(sched, ranks=hr.rotated(8, 8)).time == pytest.approx(base["whole"], rel=REL)
+
+
+def test_placement_changes_the_flat_ring_only_with_shared_nics_or_an_oversubscribed_spine():
+    t = hr.placements()
+    p, M = 64, 1 * GB
+    ring = lambda bw: 2 * (p - 1) * (IB.alpha + M / p / bw)
+    assert list(t["plain"].values()) == pytest.approx([ring(IB.beta)] * 4, rel=REL)
+    assert t["shared"]["order"] == pytest.approx(ring(IB.beta), rel=REL)
+    assert t["shared"]["round_robin"] == pytest.approx(ring(IB.beta / 2), rel=REL)
+    assert t["spine"]["order"] == pytest.approx(ring(IB.beta / 2), rel=REL)
+    assert t["spine"]["round_robin"] == pytest.approx(ring(IB.beta), rel=REL)
+    for cluster in t:                                    # snake is never slow
+        assert t[cluster]["snake"] == pytest.approx(ring(IB.beta), rel=REL)
+    assert max(t["spine"].values()) / min(t["spine"].values()) == pytest.approx(ring(IB.beta / 2) / ring(IB.beta))
+    assert round(t["spine"]["order"] / t["spine"]["snake"], 2) == 1.99        # the "2×"
+    assert len(hr.placement_table(t).rows) == 3
+
+
+def test_tables_render_in_both_languages():
+    for table in (hn.tier_table(), hr.nic_table(), hr.torus_table(), hr.placement_table()):
+        for lang in ("en", "zh"):
+            html = table.to_html(lang)
+            assert "<table" in html and "—" not in html
