@@ -41,6 +41,16 @@ BOX_LINKS: dict[str, Link] = {
     "nm1.6": Link("InfiniBand NDR", 3e-6, 50 * GB,
                   f"{_CH}, chapter napkin math 1.6 (hierarchical all-reduce, 8 x 8 GPUs): β = 50 GB/s; "
                   "the box gives no α, its 4.42 ms for the inter-node phase implies α = 3 µs"),
+    "nm1.8": Link("InfiniBand NDR", 2e-6, 50 * GB,
+                  f"{_CH}, chapter napkin math 1.8 (7B overlap budget, 8 x 8 GPUs): the box gives the "
+                  "hierarchical all-reduce's time per layer but no link; Table 1's InfiniBand NDR, "
+                  "α = 2 µs (midpoint), β = 50 GB/s, checks it"),
+    "nm1.8-nvl": Link(NVLINK4_CHAPTER.name, NVLINK4_CHAPTER.alpha, NVLINK4_CHAPTER.beta,
+                      f"{_CH}, chapter napkin math 1.8, the intra-node phases of the same check: Table 1's "
+                      "NVLink 4.0, α = 1.5 µs (midpoint), β = 450 GB/s"),
+    "sn1.8": Link("bandwidth only", 0.0, 450 * GB,
+                  f"{_CH}, chapter §1.8 (single-node check, 70B on 8 GPUs): NVLink at 450 GB/s per "
+                  "direction, no α (α = 0 µs: bandwidth term only)"),
 }
 """The link each worked box of the chapter prices its example with, by box id."""
 
@@ -55,6 +65,9 @@ BOX_NAMES: dict[str, dict[str, str]] = {
     "s1.4": bilingual("Switch-point example (§1.4)", "切换点示例（§1.4）"),
     "cp1.3": bilingual("Checkpoint 1.3 (§1.4)", "检查点 1.3（§1.4）"),
     "nm1.6": bilingual("Napkin math 1.6 (§1.5)", "估算 1.6（§1.5）"),
+    "nm1.8": bilingual("Napkin math 1.8 (§1.8)", "估算 1.8（§1.8）"),
+    "nm1.8-nvl": bilingual("Napkin math 1.8, intra-node (§1.8)", "估算 1.8，节点内（§1.8）"),
+    "sn1.8": bilingual("Single-node check (§1.8)", "单节点核算（§1.8）"),
 }
 """Display name of each box in both languages."""
 

@@ -1,0 +1,354 @@
+"""Chapter §1.8 (overlapping communication with computation): the page's numbers, tables and
+figures (``commbook.book.ch1.overlap_numbers``, ``overlap_figures`` and
+``chapters/{zh,en}/ch1/08-overlap.md``).
+
+Every check compares the book's value with the chapter's stated result at the chapter's own
+rounding, with a closed form written out here, or with an independent numpy computation; where
+the chapter is wrong (the 26.4 ms all-reduce, 66.7 % at three layers, the single-node memory),
+both numbers are pinned.
+"""
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal
+
+import numpy as np
+import pytest
+
+from commbook import hardware as hw
+from commbook.book.ch1 import overlap_figures as figs
+from commbook.book.ch1 import overlap_numbers as ov
+from commbook.book.ch1.boxes import BOX_LINKS, BOX_NAMES
+from commbook.overlap import FEW_LARGE_LAYERS, MANY_SMALL_LAYERS
+from commbook.units import GB, MB, MiB, ms, us
+
+CAP, FIRST = 25 * 2**20, 2**20          # PyTorch: bucket_cap_mb = 25 → 25 MiB; first bucket 1 MiB
+
+
+def _round(x: float, decimals: int) -> float:
+    """Half-up rounding, as a printed number is rounded (not banker's rounding)."""
+    return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+# ============================================================================ Napkin math 1.8
+L, B, A = 32, 15e-3, 26.4e-3             # the box: 32 layers, 15 ms backward, 26.4 ms all-reduce
+
+
+def test_nm18_inputs_are_the_box():
+    c = ov.NM18
+    assert (c["layers"], c["params"], c["nodes"] * c["gpus_per_node"]) == (32, 7e9, 64)
+    assert c["backward"] == pytest.approx(B) and c["allreduce"] == pytest.approx(A)
+    assert c["bucket"] == 100 * MB and c["bytes_per_value"] == 4
+
+
+def test_nm18_timeline_equals_the_closed_forms_and_the_chapter():
+    """Sequential N(b + a); pipelined, the box's T_bwd + T_first + (N − 1)(a − b), which is
+    b + N·a when a > b (the network stream never rests); 1,324.8 ms, 859.8 ms, 35.1 %."""
+    r = ov.nm18()
+    assert r["sequential"] == pytest.approx(L * (B + A), rel=1e-12)
+    assert r["pipelined"] == pytest.approx(L * B + A + (L - 1) * (A - B), rel=1e-12)
+    assert r["pipelined"] == pytest.approx(B + L * A, rel=1e-12)
+    assert _round(r["sequential"] * 1e3, 1) == 1324.8
+    assert _round(r["pipelined"] * 1e3, 1) == 859.8
+    assert _round((1 - r["pipelined"] / r["sequential"]) * 100, 1) == 35.1
+    assert r["stall"] == pytest.approx(r["pipelined"] - L * B, rel=1e-12)
+    assert r["hidden"] == pytest.approx(1 - (B + L * A - L * B) / (L * A), rel=1e-12)
+    for key in ("sequential", "pipelined"):
+        value, dec = ov.CHAPTER_NM18[key]
+        assert _round(r[key] * 1e3, dec) == _round(value * 1e3, dec)
+
+
+def test_nm18_layer_bytes_round_to_the_chapter():
+    """7e9 / 32 × 4 B = 875 MB of FP32 gradients per layer; the box says about 880 MB."""
+    r = ov.nm18()
+    assert r["layer_bytes"] == pytest.approx(7e9 / 32 * 4) == pytest.approx(875 * MB)
+    assert round(r["layer_bytes"], -7) == ov.CHAPTER_NM18["layer_bytes"][0] == 880 * MB
+
+
+def test_nm18_in_flight_when_backward_ends():
+    """All-reduce k (1-based) ends at b + k·a when the network is the bottleneck; those that
+    end after N·b are still in flight: N − ⌊(N·b − b)/a⌋ = 15."""
+    ends = B + A * np.arange(1, L + 1)
+    expected = int(np.sum(ends > L * B + 1e-12))
+    assert ov.nm18()["in_flight"] == expected == L - math.floor((L * B - B) / A)
+    hier = ov.nm18(ov.nm18_check()["bucketed"])
+    assert hier["in_flight"] == 1                      # only the last one: it is hidden otherwise
+
+
+def _hierarchical(nodes, g, n, intra, inter):
+    """Ring reduce-scatter in the node, ring all-reduce of n/g across the nodes, ring
+    all-gather in the node."""
+    rs = (g - 1) * (intra.alpha + n / g / intra.beta)
+    ar = 2 * (nodes - 1) * (inter.alpha + n / g / nodes / inter.beta)
+    return 2 * rs + ar
+
+
+def test_nm18_all_reduce_against_the_hierarchical_model():
+    """The given 26.4 ms is 3.6× the model's 7.28 ms (7.23 ms of it bandwidth);
+    in 100 MB buckets 7.67 ms; only a flat ring (34.7 ms) is slower than the given value."""
+    chk = ov.nm18_check()
+    n = 875e6
+    nvl, ib = BOX_LINKS["nm1.8-nvl"], BOX_LINKS["nm1.8"]
+    assert (nvl.alpha, nvl.beta) == (hw.NVLINK4_CHAPTER.alpha, hw.NVLINK4_CHAPTER.beta)
+    assert (ib.alpha, ib.beta) == (hw.IB_NDR_CHAPTER.alpha, hw.IB_NDR_CHAPTER.beta)
+    assert chk["one"] == pytest.approx(_hierarchical(8, 8, n, nvl, ib), rel=1e-12)
+    assert chk["bandwidth_only"] == pytest.approx(2 * 7 / 8 * n / 450e9 + 2 * 7 / 8 * (n / 8) / 50e9, rel=1e-12)
+    assert round(chk["bandwidth_only"] * 1e3, 2) == 7.23
+    pieces = [100e6] * 8 + [75e6]
+    assert chk["buckets"] == 9 and sum(chk["pieces"]) == pytest.approx(n)
+    assert chk["bucketed"] == pytest.approx(sum(_hierarchical(8, 8, x, nvl, ib) for x in pieces), rel=1e-12)
+    assert chk["flat"] == pytest.approx(2 * 63 * ib.alpha + 2 * 63 / 64 * n / ib.beta, rel=1e-12)
+    assert chk["one"] < chk["bucketed"] < B < A < chk["flat"]
+    assert chk["ratio"] == pytest.approx(A / chk["one"]) and chk["ratio"] > 3.5
+
+
+def test_nm18_table_rows():
+    t = ov.nm18_table()
+    chk = t.meta["check"]
+    given, hier, flat = t.rows
+    assert [r["variant"] for r in t.rows] == ["given", "hierarchical", "flat"]
+    assert given["pipelined"] == pytest.approx(B + L * A) and given["in_flight"] == 15
+    # the model's all-reduce fits under the next block: all but the last hidden
+    assert hier["pipelined"] == pytest.approx(L * B + chk["bucketed"], rel=1e-12)
+    assert hier["hidden"] == pytest.approx((L - 1) / L, rel=1e-12)
+    assert flat["pipelined"] == pytest.approx(B + L * chk["flat"], rel=1e-12)
+    for lang in ("en", "zh"):
+        assert f"{chk['buckets']}" in t.cell(1, "variant", lang)
+        assert t.notes[lang] and "875 MB" in t.notes[lang][0]
+
+
+def test_box_links_of_the_section():
+    for key in ("nm1.8", "nm1.8-nvl", "sn1.8"):
+        assert key in BOX_NAMES and set(BOX_NAMES[key]) == {"en", "zh"}
+    assert BOX_LINKS["sn1.8"].alpha == 0 and BOX_LINKS["sn1.8"].beta == 450 * GB
+
+
+# ============================================================================ single node
+def test_single_node_check_and_its_memory():
+    """2·(7/8)·140 GB / 450 GB/s = 0.5444 s ≈ 0.54 s, 25.9 % ≈ 26 % of 2.1 s; plain data
+    parallelism needs 16 B per parameter, 1.12 TB per GPU, 14× an 80 GB H100;
+    ZeRO-3 over 8 GPUs still 140 GB."""
+    sn = ov.single_node()
+    t = 2 * 7 / 8 * 140e9 / 450e9
+    assert sn["time"] == pytest.approx(t, rel=1e-12)
+    assert _round(sn["time"], 2) == ov.CHAPTER_SINGLE_NODE["time"][0] == 0.54
+    assert sn["share"] == pytest.approx(t / 2.1, rel=1e-12)
+    assert _round(sn["share"] * 100, 0) == ov.CHAPTER_SINGLE_NODE["share"][0] == 26
+    assert _round(sn["share"] * 100, 1) == 25.9
+    assert sn["memory"] == pytest.approx((2 + 2 + 12) * 70e9) == pytest.approx(1.12e12)
+    assert sn["memory_x"] == pytest.approx(14) and not sn["fits"]
+    assert sn["zero3"] == pytest.approx(16 * 70e9 / 8) and sn["zero3"] > sn["gpu_memory"] == 80e9
+
+
+# ============================================================================ limits
+@pytest.mark.parametrize("layers", [2, 3, 10, 20, 32])
+def test_hidden_fraction_of_equal_layers(layers):
+    assert ov.hidden_fractions()[layers] == pytest.approx((layers - 1) / layers, rel=1e-12)
+
+
+def test_chapter_hidden_ranges():
+    """'50–60 %' for 2–3 layers: 2 layers give 50 %, 3 layers 66.7 %, above the range;
+    '90–95 %' for deep models is L = 10 … 20."""
+    hf = ov.hidden_fractions()
+    (lo_l, hi_l), (lo, hi) = ov.CHAPTER_HIDDEN["shallow"]
+    assert (lo_l, hi_l, lo, hi) == (2, 3, 0.5, 0.6)
+    assert hf[2] == pytest.approx(lo) and hf[3] == pytest.approx(2 / 3)
+    assert hf[3] > hi
+    (d_lo_l, d_hi_l), (d_lo, d_hi) = ov.CHAPTER_HIDDEN["deep"]
+    assert hf[d_lo_l] == pytest.approx(d_lo) and hf[d_hi_l] == pytest.approx(d_hi)
+
+
+def test_overhead_example():
+    """Σb + 2Lo + a_last with overlap (each 20 µs wire hides under the next block), Σ(b + 2o + a)
+    without: overlap saves the wire time of all but the last layer and nothing else."""
+    e = ov.overhead_example()
+    n, b, a, o = 100, 30 * us, 20 * us, 50 * us
+    assert e["layers"] == n and e["o"] == pytest.approx(o)
+    assert e["overlapped"] == pytest.approx(n * b + 2 * n * o + a, rel=1e-12)
+    assert e["blocking"] == pytest.approx(n * (b + 2 * o + a), rel=1e-12)
+    assert e["overhead"] > e["compute"] and b < 2 * o
+
+
+def test_residual_example():
+    """2o + max(compute, wire) against compute + 2o + wire; the wire is the ring closed form."""
+    r = ov.residual_example()
+    wire = 2 * 63 * 5e-6 + 2 * 63 / 64 * 500e6 / 50e9
+    assert r["wire"] == pytest.approx(wire, rel=1e-12) and round(wire * 1e3) == 20
+    assert r["overlapped"] == pytest.approx(2 * 50e-6 + max(30e-3, wire), rel=1e-12)
+    assert r["hidden"] == pytest.approx(wire, rel=1e-9)
+
+
+def test_ring_against_tree():
+    """Ring 2(p−1)α + 2(p−1)/p·n/β, binomial tree 2·log2(p)(α + n/β); the ring's penalty is
+    L·Δ without overlap and Δ with it (both hidden under 1 ms blocks)."""
+    rt = ov.ring_vs_tree()
+    p, n, al, be = 64, 1e6, 5e-6, 50e9
+    ring = 2 * (p - 1) * al + 2 * (p - 1) / p * n / be
+    tree = 2 * math.log2(p) * (al + n / be)
+    assert rt["ring"]["allreduce"] == pytest.approx(ring) and rt["tree"]["allreduce"] == pytest.approx(tree)
+    assert rt["penalty_blocking"] == pytest.approx(32 * (ring - tree), rel=1e-9)
+    assert rt["penalty_overlapped"] == pytest.approx(ring - tree, rel=1e-9)
+    x = rt["crossover"]     # ring = tree there: solve the two affine forms
+    assert x == pytest.approx((2 * math.log2(p) - 2 * (p - 1)) * al / (2 * (p - 1) / p / be - 2 * math.log2(p) / be),
+                              rel=1e-6)
+    assert n < x
+
+
+# ============================================================================ buckets
+def _spec_buckets(sizes, cap, first, rebuilt):
+    """PyTorch's rule from its specification: walk (definition order, or reversed for the
+    rebuilt buckets), add, close at >= limit; construction's list is reversed afterwards."""
+    walk = list(range(len(sizes)))[::-1] if rebuilt else list(range(len(sizes)))
+    out, cur, tot, lim = [], [], 0, first
+    for i in walk:
+        cur.append(i)
+        tot += sizes[i]
+        if tot >= lim:
+            out.append(cur)
+            cur, tot, lim = [], 0, cap
+    if cur:
+        out.append(cur)
+    return out if rebuilt else out[::-1]
+
+
+@pytest.mark.parametrize("cap", [CAP, 50 * MiB, 10 * MiB])
+def test_bucket_boundaries_on_the_synthetic_list(cap):
+    t = ov.bucket_table(cap=cap)
+    sizes = [int(s) for _, s in ov.SYNTHETIC_PARAMS]
+    for key, rebuilt in (("construction", False), ("rebuilt", True)):
+        expected = _spec_buckets(sizes, cap, FIRST, rebuilt)
+        assert t.meta[key] == expected
+        rows = [r for r in t.rows if r["order"] == key]
+        assert [r["size"] for r in rows] == [sum(sizes[i] for i in b) for b in expected]
+        assert [r["indices"] for r in rows] == [tuple(b) for b in expected]
+
+
+def test_synthetic_table_shows_the_rule():
+    """At 25 MiB: the construction walk's first bucket is the embedding alone (it passes
+    1 MiB by itself) and is reduced last; the rebuilt first bucket overshoots 1 MiB; buckets
+    above the cap exist; the open bucket shows no limit."""
+    t = ov.bucket_table()
+    sizes = t.meta["sizes"]
+    cons, reb = t.meta["construction"], t.meta["rebuilt"]
+    assert cons[-1] == [0] and sizes[0] > CAP
+    assert sum(sizes[i] for i in reb[0]) > FIRST
+    over = sum(1 for r in t.rows if r["size"] > CAP)
+    assert over == t.meta["over_cap"] >= 1
+    for r in t.rows:
+        if r["limit"] is None:
+            assert r["size"] < CAP
+        else:
+            assert r["size"] >= r["limit"]
+    assert str(over) in t.notes["en"][0] and str(over) in t.notes["zh"][0]
+    assert {r["order"] for r in t.rows} == {"construction", "rebuilt"}
+
+
+def _maxplus(plan, shape):
+    """o = 0: a bucket's all-reduce starts at max(ready, previous end); the step ends at the
+    last end or the end of backward, whichever is later."""
+    ready_order = list(range(len(shape.param_bytes)))[::-1]
+    t_ready = np.cumsum([shape.backward[i] for i in ready_order])
+    pos = {p: k for k, p in enumerate(ready_order)}
+    end = 0.0
+    cost = ov.ring_allreduce_cost(ov.SWEEP_GPUS, ov.EXAMPLE_LINK)
+    for bucket, nbytes in zip(plan.buckets, plan.bucket_bytes):
+        start = max(t_ready[max(pos[i] for i in bucket)], end)
+        end = start + cost(nbytes)
+    return max(end, t_ready[-1])
+
+
+@pytest.mark.parametrize("shape", [MANY_SMALL_LAYERS, FEW_LARGE_LAYERS], ids=lambda s: s.name)
+def test_sweep_optimum_is_interior(shape):
+    s = ov.sweep_summary(shape)
+    caps = [c for c, _ in s["sweep"]]
+    steps = np.array([p.step_time for _, p in s["sweep"]])
+    k = int(np.argmin(steps))
+    assert 0 < k < len(caps) - 1 and s["cap"] == caps[k]
+    assert s["step"] < s["first"] and s["step"] < s["last"]
+    assert s["step"] == pytest.approx(_maxplus(s["plan"], shape), rel=1e-12)
+    assert s["step"] >= s["compute"]
+
+
+def test_sweep_optimum_against_the_chapter_ranges():
+    """Many small layers: 5 MiB = 5.24 MB, inside '5–10 MB'; few large layers: 120 MiB =
+    126 MB, above '50–100 MB', with 100 MiB (104.9 MB) within 0.2 % of it."""
+    small, large = ov.sweep_summary(MANY_SMALL_LAYERS), ov.sweep_summary(FEW_LARGE_LAYERS)
+    lo, hi = small["range"]
+    assert lo <= small["cap"] <= hi and small["cap"] == 5 * MiB
+    lo, hi = large["range"]
+    assert large["cap"] > hi and large["cap"] == 120 * MiB
+    near = dict((c, p.step_time) for c, p in large["sweep"])[100 * MiB]
+    assert near <= large["step"] * 1.002
+
+
+def test_sweep_assumptions():
+    """Compute per gradient byte 0.2 ns and 0.04 ns; the ring's 2(p−1)/(pβ) per byte and
+    2(p−1)α per call on 64 GPUs, α = 5 µs, β = 50 GB/s."""
+    small, large = ov.sweep_summary(MANY_SMALL_LAYERS), ov.sweep_summary(FEW_LARGE_LAYERS)
+    assert small["compute_per_byte"] == pytest.approx(0.2e-9) and large["compute_per_byte"] == pytest.approx(0.04e-9)
+    assert small["net_per_byte"] == pytest.approx(2 * 63 / 64 / 50e9, rel=1e-9)
+    assert small["start_up"] == pytest.approx(2 * 63 * 5e-6) == ov.ring_startup()
+    fb = ov.FEW_LARGE_BASIS
+    d = fb["d_model"]
+    assert sum(ov.layer_tensors(FEW_LARGE_LAYERS)) == (4 * d * d + 2 * d * 4 * d) * fb["bytes_per_value"]
+    per_byte = fb["flops_per_param_token"] * fb["tokens"] / fb["flops"] / fb["bytes_per_value"]
+    assert per_byte == pytest.approx(large["compute_per_byte"], rel=0.03)
+    assert max(ov.layers_of(MANY_SMALL_LAYERS)) + 1 == 100 and max(ov.layers_of(FEW_LARGE_LAYERS)) + 1 == 8
+
+
+def test_construction_against_rebuilt():
+    cr = ov.construction_vs_rebuilt()
+    assert cr["rebuilt"].step_time < cr["construction"].step_time
+    # the rebuilt first bucket is the 1 MiB-limited one; the constructor's is reduced last
+    assert cr["rebuilt"].bucket_bytes[0] < CAP and cr["construction"].bucket_bytes[-1] < CAP
+
+
+def test_bucket_plans_for_the_figure():
+    plans = ov.bucket_plans()
+    caps = [c for c, _ in plans]
+    best = ov.sweep_summary(ov.TIMELINE_SHAPE)["cap"]
+    assert caps == [CAP, best, ov.SWEEP_GRID[-1]]
+    steps = [p.step_time for _, p in plans]
+    assert steps[1] == min(steps)
+
+
+# ============================================================================ figures
+def _rects(ax):
+    return {a.get_gid(): a for a in ax.patches if (a.get_gid() or "").startswith("block:")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_bucket_timeline_figure_draws_the_plans(lang):
+    fig = figs.fig_bucket_timeline(lang)
+    axes = fig.axes
+    plans = ov.bucket_plans()
+    assert len(axes) == len(plans)
+    for ax, (_, plan) in zip(axes, plans):
+        rects = _rects(ax)
+        blocks = [b for b in plan.timeline.blocks if b.kind != "idle"]
+        assert len(rects) == len(blocks)
+        for b in blocks:
+            r = rects[f"block:{b.stream}:{b.kind}:{b.label}"]
+            assert r.get_x() == pytest.approx(b.start / ms) and r.get_width() == pytest.approx(b.duration / ms)
+        wires = [r for g, r in rects.items() if ":allreduce:" in g]
+        assert len(wires) == len(plan.buckets)
+        end = next(l for l in ax.lines if l.get_gid() == "step_end")
+        assert end.get_xdata()[0] == pytest.approx(plan.step_time / ms)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_bucket_sweep_figure_draws_the_sweep(lang):
+    fig = figs.fig_bucket_sweep(lang)
+    for ax, shape in zip(fig.axes, ov.SHAPES):
+        s = ov.sweep_summary(shape)
+        line = next(l for l in ax.lines if l.get_gid() == f"sweep:{shape.name}")
+        assert list(line.get_xdata()) == [c for c, _ in s["sweep"]]
+        np.testing.assert_allclose(line.get_ydata(), [p.step_time / ms for _, p in s["sweep"]])
+        best = next(l for l in ax.lines if l.get_gid() == f"best:{shape.name}")
+        assert best.get_xdata()[0] == s["cap"]
+        assert best.get_ydata()[0] == pytest.approx(min(line.get_ydata()))
+        compute = next(l for l in ax.lines if l.get_gid() == f"compute:{shape.name}")
+        assert compute.get_ydata()[0] == pytest.approx(sum(shape.backward) / ms)
+        span = next(p for p in ax.patches if p.get_gid() == f"range:{shape.name}")
+        x0, x1 = span.get_x(), span.get_x() + span.get_width()
+        assert x0 == pytest.approx(s["range"][0]) and x1 == pytest.approx(s["range"][1])
