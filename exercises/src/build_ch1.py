@@ -423,6 +423,346 @@ print(CHECKED)
 ''')
 
 
+# ============================================================================= checkpoint 1.4
+notebook("ch1-4")
+md(r"""
+(zh-ch1-4-exercises)=
+# 检查点 1.4 · 要不要压缩梯度
+
+[English version](../en/ch1-4.ipynb)
+
+这一页解答 §1.6 检查点 1.4 的 <<n_exercises()>> 道题（{doc}`../../chapters/zh/ch1/06-compression`）。每题先给题目；推导收在"参考解答"下拉框里，负责计算的代码及其输出也默认折叠——先自己想，再展开对照。
+
+解答里的数没有一个是手填的：构建这一页时由 `commbook` 现算，再写进文字；每个代码单元末尾的 `assert`
+用另一种算法把结果核对一遍。题目给定的数与正文取自同一处（`commbook.book.ch1.compression_numbers`），改了那里，这一页会跟着变。
+
+KB、MB、GB 一律按十进制（1 MB = <<MB:,.0f>> 字节）；带宽指单方向。
+""", r"""
+(en-ch1-4-exercises)=
+# Checkpoint 1.4 · Deciding on gradient compression
+
+[中文版 / Chinese version](../zh/ch1-4.ipynb)
+
+This page works through the <<n_exercises()>> questions of Checkpoint 1.4, in §1.6
+({doc}`../../chapters/en/ch1/06-compression`). Each problem is stated first; the reasoning sits
+in a collapsed "Solution" box, and the code that computes the numbers, with its output, is
+collapsed as well. Think first, then open them.
+
+No number in the solutions is typed: `commbook` computes each one when the page is built, and
+the builder writes it into the text. The `assert` at the end of each code cell checks the result
+by a second route. The givens come from the same place as the page's
+(`commbook.book.ch1.compression_numbers`); change them there and this page follows.
+
+Units: KB, MB and GB are decimal (1 MB = <<MB:,.0f>> bytes); bandwidths are one direction.
+""")
+code(SETUP, tags=[])
+
+# ----------------------------------------------------------------------------- exercise 1
+md(r"""
+(zh-ch1-4-ex-1)=
+## 练习 1 · 1 位 SGD 与 1 位 Adam
+
+不带误差反馈的 1 位 SGD 为什么收敛不了，而先预热的 1 位 Adam 却能收敛？两者各自怎样对待压缩时丢掉的信息？
+用正文收敛图的最小二乘问题（<<p.workers>> 个工作节点，$d$ = <<p.dim>>）做实验：1 位符号压缩分别带与不带误差反馈；1 位 Adam 取不同的预热比例。
+""", r"""
+(en-ch1-4-ex-1)=
+## Exercise 1 · 1-bit SGD and 1-bit Adam
+
+Why does 1-bit SGD without error feedback fail to converge, while 1-bit Adam with a warm-up
+converges? How does each treat the information compression throws away? Try it on the
+least-squares problem of the page's convergence figure (<<p.workers>> workers,
+$d$ = <<p.dim>>): 1-bit sign compression with and without error feedback, and 1-bit Adam with
+several warm-up shares.
+""")
+solution(r"""
+**1 位 SGD，不带误差反馈。** 每一步只发梯度的符号和一个平均幅度，丢掉的部分当场作废，下一步从头再来。
+于是被丢掉的信息每步都朝同一方向缺一块：在最优点处，各节点压缩后再平均的更新并不为零（范数 <<bias:.2g>>，不压缩时只有 <<exact0:.0e>>），
+最优点不再是不动点。在这个问题上它没有发散，而是停在一个有偏的点：<<sgd_no.steps>> 步后相对超额损失为 <<sgd_no.final:.2g>>。
+带上误差反馈，丢掉的部分记在残差里、下一步补上，同样的压缩降到 <<sgd_ef.final:.2g>>，低了 <<sgd_no.final / sgd_ef.final:,.0f>> 倍。
+
+**1 位 Adam。** 它同时做了三件事：(1) 预热阶段用全精度的 Adam，让二阶矩估计稳定下来，然后冻结它，此后压缩不会再污染预条件子；
+(2) 压缩的对象是动量而不是原始梯度，动量本身是许多步梯度的平滑；(3) 每个工作节点和汇总端都保留压缩残差，下次压缩前加回去——这正是误差反馈。
+信息没有丢，只是晚到。预热太短时，冻结的方差估计还不可靠：
+
+| 预热比例 | 预热步数 | 最终相对超额损失 | 通信量比 Adam 少 |
+|---|---|---|---|
+<<table_zh>>
+
+预热 <<100 * warmups[-1]:g>>% 时降到 <<adam[warmups[-1]].final:.2g>>；只预热 1 步时停在 <<adam[warmups[0]].final:.2g>>。预热越长，通信省得越少：
+按比特算是 $1/(f + (1-f)/32)$，这里每个张量只有 <<p.dim>> 个值，缩放因子不可忽略，所以实测是 $1/(f + (1-f)/r)$，$r$ = <<r_sign:.3g>> 为符号压缩在 $d$ = <<p.dim>> 时的压缩比。
+""", r"""
+**1-bit SGD without error feedback.** Each step sends the signs of the gradient and one mean
+magnitude; what was dropped is forgotten, and the next step starts afresh. The missing part
+errs the same way step after step: at the optimum, the workers' compressed updates averaged
+together are not zero (norm <<bias:.2g>>, against <<exact0:.0e>> uncompressed), so the
+optimum is no longer a fixed point. On this problem it does not blow up; it settles at a biased
+point, with a relative excess loss of <<sgd_no.final:.2g>> after <<sgd_no.steps>> steps. With
+error feedback the dropped part waits in the residual and goes out later, and the same
+compressor reaches <<sgd_ef.final:.2g>>, <<sgd_no.final / sgd_ef.final:,.0f>> times lower.
+
+**1-bit Adam** does three things at once: (1) warm-up runs full-precision Adam until the
+second-moment estimate is stable, then freezes it, so compression can no longer disturb the
+preconditioner; (2) it compresses the momentum, itself a smoothing of many steps' gradients,
+not the raw gradient; (3) every worker, and the side that averages, keeps its compression
+residual and adds it back before compressing again: error feedback. Information is delayed,
+not lost. With too short a warm-up the frozen variance is not yet reliable:
+
+| warm-up share | warm-up steps | final relative excess loss | less traffic than Adam |
+|---|---|---|---|
+<<table_en>>
+
+With <<100 * warmups[-1]:g>>% of warm-up it reaches <<adam[warmups[-1]].final:.2g>>; with a
+single warm-up step it stalls at <<adam[warmups[0]].final:.2g>>. The longer the warm-up, the
+less it saves: $1/(f + (1-f)/32)$ in bits, and here, with only <<p.dim>> values per tensor, the
+scale counts too, so the measured saving is $1/(f + (1-f)/r)$ with $r$ = <<r_sign:.3g>>, sign
+compression's ratio at $d$ = <<p.dim>>.
+""")
+code(r'''
+from fractions import Fraction
+
+import numpy as np
+
+from commbook import compression as cz
+from commbook.book.ch1 import compression_numbers as cn
+
+p = cz.least_squares()                                   # the page's problem, seed 0
+sgd_no = cz.train_sgd(p, cz.Sign(), feedback=False)
+sgd_ef = cz.train_sgd(p, cz.Sign())
+bias, exact0 = cz.update_at_optimum(p, cz.Sign()), cz.update_at_optimum(p)
+print(f"sign, no EF: {sgd_no.final:.2e}   sign + EF: {sgd_ef.final:.2e}   "
+      f"|update at optimum|: {bias:.3g} ({tr('不压缩', 'uncompressed')} {exact0:.1e})")
+
+warmups = (1 / 800, 0.05, 0.1, 0.2)
+adam = {f: cz.train_onebit_adam(p, warmup=f) for f in warmups}
+full = cz.train_adam(p)
+r_sign = cz.Sign().ratio(p.dim)
+lines = []
+for f, run in adam.items():
+    saving = full.bytes_up / run.bytes_up
+    assert same(saving, cz.onebit_adam_ratio(f, bits=r_sign))      # 1/(f + (1 − f)/r), from the payloads
+    lines.append(f"| {100 * f:.3g}% | {max(1, round(f * run.steps))} | {run.final:.2g} | {saving:.3g}× |")
+    print(f"warm-up {100 * f:6.3g}%: final {run.final:.2e}, {saving:.3g}x less than Adam")
+table_zh = table_en = "\n".join(lines)
+assert sgd_no.final >= 100 * sgd_ef.final and bias > 1e-3 > 1e-12 > exact0
+assert adam[0.2].final <= 1e-5 and all(adam[f].final >= 100 * adam[0.2].final for f in warmups[:-1])
+print(CHECKED)
+''')
+
+# ----------------------------------------------------------------------------- exercise 2
+md(r"""
+(zh-ch1-4-ex-2)=
+## 练习 2 · 压缩能否缩短一步
+
+反向传播耗时 <<c / ms:,.0f>> ms，梯度 all-reduce 耗时 <<ts[0] / ms:,.0f>> ms 或 <<ts[1] / ms:,.0f>> ms。把梯度压缩 <<r>>×（不计编码开销），每步时间怎样变化？
+分两种极端情形回答：通信与计算完全不重叠；通信完全藏在反向传播后面（完美重叠）。
+""", r"""
+(en-ch1-4-ex-2)=
+## Exercise 2 · Does compression shorten the step?
+
+The backward pass takes <<c / ms:,.0f>> ms and the gradient all-reduce <<ts[0] / ms:,.0f>> ms or
+<<ts[1] / ms:,.0f>> ms. How does the step change if the gradients are compressed <<r>>×
+(encoding overhead ignored)? Answer for the two extremes: no overlap at all between
+communication and computation, and communication hidden completely behind the backward pass
+(perfect overlap).
+""")
+solution(r"""
+不重叠时一步是 $c + T/r$，完美重叠时是 $\max(c, T/r)$（$c$ 为反向传播，$T$ 为 all-reduce）：
+
+| all-reduce | 不重叠：压缩前 → 后 | 加速 | 完美重叠：压缩前 → 后 | 加速 |
+|---|---|---|---|---|
+<<table_zh>>
+
+all-reduce 只要 <<ts[0] / ms:,.0f>> ms 时，不重叠的情况下压缩省下 <<(rows[0][0] - rows[0][1]) / ms:,.0f>> ms；可一旦能重叠，通信本来就藏在反向传播后面，压缩一毫秒也省不下，
+算上编码开销反而更慢。all-reduce 要 <<ts[1] / ms:,.0f>> ms 时，通信是瓶颈，两种情形下压缩都有明显收益；完美重叠时一步降到反向传播本身的 <<c / ms:,.0f>> ms。
+一般地，有重叠时只有 $T > c$ 的那部分通信是暴露在外的，压缩最多只能把它削掉。
+""", r"""
+Without overlap a step is $c + T/r$; with perfect overlap it is $\max(c, T/r)$ ($c$ the
+backward pass, $T$ the all-reduce):
+
+| all-reduce | no overlap: before → after | speedup | perfect overlap: before → after | speedup |
+|---|---|---|---|---|
+<<table_en>>
+
+With a <<ts[0] / ms:,.0f>> ms all-reduce, compression saves <<(rows[0][0] - rows[0][1]) / ms:,.0f>> ms
+without overlap; with overlap the communication was already hidden behind the backward pass,
+compression saves nothing, and its encoding overhead would make the step slower. With a
+<<ts[1] / ms:,.0f>> ms all-reduce communication is the bottleneck, and compression pays in both
+cases; with perfect overlap the step falls to the <<c / ms:,.0f>> ms of the backward pass itself.
+In general, with overlap only the part of communication beyond $c$ is exposed, and that is the
+most compression can remove.
+""")
+code(r'''
+cp = cn.CHECKPOINT_1_4
+c, ts, r = cp["backward"], cp["allreduce"], cp["ratio"]
+rows, lines = [], []
+for t in ts:
+    seq0, seq1 = cz.step_time(c, t), cz.step_time(c, t, r)
+    ov0, ov1 = cz.step_time(c, t, overlap=True), cz.step_time(c, t, r, overlap=True)
+    assert same(seq0, c + t) and same(seq1, c + t / r) and same(ov0, max(c, t)) and same(ov1, max(c, t / r))
+    rows.append((seq0, seq1, ov0, ov1))
+    lines.append(f"| {t / ms:,.0f} ms | {seq0 / ms:,.0f} → {seq1 / ms:,.0f} ms | {seq0 / seq1:.3g}× "
+                 f"| {ov0 / ms:,.0f} → {ov1 / ms:,.0f} ms | {ov0 / ov1:.3g}× |")
+    print(f"all-reduce {t / ms:6,.0f} ms: no overlap {seq0 / ms:6,.0f} -> {seq1 / ms:6,.0f} ms, "
+          f"perfect overlap {ov0 / ms:6,.0f} -> {ov1 / ms:6,.0f} ms")
+table_zh = table_en = "\n".join(lines)
+assert rows[0][2] == rows[0][3] == c and rows[1][3] == c            # hidden already / hidden after
+print(CHECKED)
+''')
+
+# ----------------------------------------------------------------------------- exercise 3
+md(r"""
+(zh-ch1-4-ex-3)=
+## 练习 3 · 误差累加器的稳态
+
+沿用正文表 4 的玩具压缩器：输入达到 <<dec(thr)>> 就发送一个单位，否则不发，并带误差反馈。若每一步的真实梯度都是 $g$ = <<dec(g)>>，
+误差累加器 $e_t$ 最后会进入什么样的稳态？发送的规律、平均每步发送量、$e_t$ 的取值范围各是什么？
+""", r"""
+(en-ch1-4-ex-3)=
+## Exercise 3 · The steady state of the error accumulator
+
+Take the toy compressor of the page's Table 4: it sends one unit when its input reaches
+<<dec(thr)>> and nothing otherwise, with error feedback. If the true gradient is $g$ = <<dec(g)>> at every
+step, what steady state does the accumulator $e_t$ reach? What pattern of transmissions, what
+mean transmission per step, and what range of $e_t$?
+""")
+solution(r"""
+从 $e_1 = 0$ 出发，残差第 <<s.transient + s.period + 1>> 步回到起点，之后每 <<s.period>> 步重复一次（没有过渡段）。一个周期的轨迹：
+
+| 步 | $e_t$ | $g + e_t$ | $v_t$ | $e_{t+1}$ |
+|---|---|---|---|---|
+<<trace_md>>
+
+- 发送规律：<<pattern_text>>，每 <<s.period>> 步发 <<sum(pattern)>> 次；
+- 平均每步发送 <<dec(s.mean_v)>>，恰好等于 $g$。这不是巧合：一个周期结束时残差回到原值，裂项求和 $\sum v_t = \sum g_t + e_1 - e_{K+1}$ 里的残差项相消；
+- $e_t$ 在 [<<dec(s.e_min)>>, <<dec(s.e_max)>>] 之间，送进压缩器的 $g + e_t$ 在 [<<dec(s.acc_min)>>, <<dec(s.acc_max)>>] 之间。一般地，只要 $0 \le g \le 1$，残差总落在 [门槛 − 1, 门槛) 里：低于门槛就不发、残差只增不减，一旦达到门槛就减掉一个单位。
+
+顺带一提：若用二进制浮点数来算，第 5 步的 $g + e_5$ 应当正好是 <<dec(thr)>>，实际却是 <<repr(float_acc)>>，比门槛小了一点点，于是这一步没有发送（前 5 步发送 <<float_sent>>，精确计算是 <<exact_sent>>）。这就是正文和这里都用精确有理数的原因。
+""", r"""
+Starting from $e_1 = 0$, the residual is back where it started at step
+<<s.transient + s.period + 1>>, and from then on everything repeats every <<s.period>> steps
+(there is no transient). One period of the trace:
+
+| step | $e_t$ | $g + e_t$ | $v_t$ | $e_{t+1}$ |
+|---|---|---|---|---|
+<<trace_md>>
+
+- Pattern: <<pattern_text>>, <<sum(pattern)>> transmissions every <<s.period>> steps;
+- mean transmission <<dec(s.mean_v)>> per step, exactly $g$. Not by chance: over a period the
+  residual returns to its value, so in the telescoping sum $\sum v_t = \sum g_t + e_1 - e_{K+1}$
+  the residual terms cancel;
+- $e_t$ stays in [<<dec(s.e_min)>>, <<dec(s.e_max)>>], and the compressor's input $g + e_t$ in
+  [<<dec(s.acc_min)>>, <<dec(s.acc_max)>>]. In general, for $0 \le g \le 1$ the residual stays in
+  [threshold − 1, threshold): below the threshold nothing is sent and it only grows; at the
+  threshold one unit is taken off.
+
+An aside: in binary floating point, $g + e_5$ should be exactly <<dec(thr)>> but comes out as
+<<repr(float_acc)>>, a hair below the threshold, so nothing is sent at step 5 (the first 5 steps send
+<<float_sent>>; exactly, <<exact_sent>>). That is why the page and this exercise compute with
+exact rationals.
+""")
+code(r'''
+g, thr = cp["g"], cp["threshold"]
+dec = cz.decimal_text
+s = cz.steady_state(g, cz.Threshold(thr))
+pattern = [int(v) for v in s.pattern]
+cycle = s.rows[s.transient:]
+trace_md = "\n".join(f"| {r.step} | {dec(r.e)} | {dec(r.acc)} | {int(r.v)} | {dec(r.e_next)} |" for r in cycle)
+pattern_text = ", ".join(map(str, pattern))
+print(tr("周期", "period"), s.period, " pattern", pattern, " mean v =", dec(s.mean_v),
+      f" e in [{dec(s.e_min)}, {dec(s.e_max)}]")
+
+e, seq = Fraction(0), []                                 # the recurrence written out, two periods
+for _ in range(2 * s.period):
+    acc = g + e
+    v = 1 if acc >= thr else 0
+    e, seq = acc - v, seq + [v]
+assert seq == pattern * 2 and e == 0 and s.transient == 0
+assert s.mean_v == g == Fraction(sum(pattern), s.period)
+assert thr - 1 <= s.e_min and s.e_max < thr
+
+ef = cz.ErrorFeedback(cz.Threshold(thr))                 # the same five steps in float64
+float_sent = [int(ef.step(np.array([float(g)]))[1][0]) for _ in range(4)]
+float_acc = float(g) + float(ef.error[0])
+float_sent = float_sent + [int(float_acc >= float(thr))]
+exact_sent = [int(r.v) for r in s.rows[:5]]
+assert float_acc < float(thr) and float_sent != exact_sent
+print(CHECKED)
+''')
+
+# ----------------------------------------------------------------------------- exercise 4
+md(r"""
+(zh-ch1-4-ex-4)=
+## 练习 4 · top-k 还是量化
+
+一个模型有 <<d / 1e6:,.0f>> M 个参数，FP32 梯度共 <<fmt_bytes(4 * d)>>，在表 1 那种 <<link.beta * 8 / 1e9:g>> Gb/s 以太网（β = <<link.beta / GB:g>> GB/s）上同步。
+按编码规则算出每种方案实际要发送的字节数（数值、索引、缩放因子都算上）和单程发送时间；top-k 要保留多少比例以下，才比 INT8 或 1 位量化发得少？你会怎么选？
+""", r"""
+(en-ch1-4-ex-4)=
+## Exercise 4 · Top-k or quantization?
+
+A model has <<d / 1e6:,.0f>> M parameters, <<fmt_bytes(4 * d)>> of FP32 gradients, synchronised
+over Table 1's <<link.beta * 8 / 1e9:g>> Gb/s Ethernet (β = <<link.beta / GB:g>> GB/s). From the
+encoding rules, how many bytes does each scheme really send (values, indices and scales
+counted), and how long does one transfer take? Below which kept share does top-k send less
+than INT8 or 1-bit quantization? Which would you choose?
+""")
+solution(r"""
+| 方案 | 每个值的字节数 | 消息大小 | 相对 FP32 | 发送时间 $n/\beta$ |
+|---|---|---|---|---|
+<<table_zh>>
+
+top-k 每保留一个值要发 8 字节（FP32 数值 + INT32 索引），INT8 分块（每 128 个一个缩放因子）平均每个值 <<per_int8:.4g>> 字节，1 位符号约 <<per_sign:.4g>> 字节。
+所以 top-k 只有在保留比例低于 <<per_int8 / 8:.1%>> 时才比 INT8 省，低于 <<per_sign / 8:.2%>> 时才比 1 位省；
+若按不超过 <<2**16:,>> 个元素一段编号、用 16 位索引（每个保留值 6 字节），两条线放宽到 <<per_int8 / 6:.1%>> 和 <<per_sign / 6:.2%>>。
+
+怎么选：INT8 分块量化的 <<r_int8:.3g>>× 够用时，它是稳妥的选择——每个分量都在，误差有界，收敛几乎不受影响。需要的压缩比远高于此时（例如跨数据中心），
+只能用 1 位（<<r_sign_d:.0f>>×）或保留比例低于 <<per_sign / 8:.2%>> 的 top-k，而且两者都必须配误差反馈。稀疏化还有一笔账：各节点保留的索引不同，压缩后的梯度没法在环形 all-reduce 里逐段相加，
+实际系统往往改用 all-gather 收集稀疏载荷，流量比 $n/r$ 更大。
+""", r"""
+| scheme | bytes per value | message | vs FP32 | transfer time $n/\beta$ |
+|---|---|---|---|---|
+<<table_en>>
+
+Top-k sends 8 bytes per kept value (an FP32 value and an INT32 index); block INT8 (a scale per
+128) <<per_int8:.4g>> bytes per value on average, 1-bit sign about <<per_sign:.4g>>. So top-k
+sends less than INT8 only below a kept share of <<per_int8 / 8:.1%>>, and less than 1 bit only
+below <<per_sign / 8:.2%>>; with 16-bit indices counted within segments of at most
+<<2**16:,>> elements (6 bytes per kept value) the limits move to <<per_int8 / 6:.1%>> and
+<<per_sign / 6:.2%>>.
+
+The choice: when block INT8's <<r_int8:.3g>>× is enough, it is the safe option: every
+coordinate is kept, the error is bounded, and convergence hardly suffers. When far more is
+needed (across data centres, say), only 1 bit (<<r_sign_d:.0f>>×) or top-k keeping less than
+<<per_sign / 8:.2%>> will do, and either needs error feedback.
+Sparsification carries one more cost: the workers keep different indices, so the compressed
+gradients cannot be added chunk by chunk inside a ring all-reduce; real systems often
+all-gather the sparse payloads instead, which moves more than $n/r$.
+""")
+code(r'''
+from commbook.hardware import ROCE_100G
+
+link, d = ROCE_100G, 250_000_000                           # 1 GB of FP32 gradients
+schemes = [("FP32", cz.Identity()), ("FP16", cz.FP16()), ("INT8", cz.Int8()),
+           (tr("INT8，每 128 个一块", "INT8, blocks of 128"), cz.Int8(128)), (tr("1 位符号", "1-bit sign"), cz.Sign()),
+           ("top-10%", cz.TopK(0.1)), ("top-1%", cz.TopK(0.01)), ("top-0.1%", cz.TopK(0.001))]
+lines = []
+for name, op in schemes:
+    n = op.encoded_bytes(d)
+    lines.append(f"| {name} | {n / d:.4g} | {fmt_bytes(n)} | {op.ratio(d):.4g}× | {fmt_time(n / link.beta, 3)} |")
+    print(f"{name:22s} {fmt_bytes(n):>9s}  {op.ratio(d):8.4g}x  {fmt_time(n / link.beta, 3):>9s}")
+table_zh = table_en = "\n".join(lines)
+per_int8, per_sign = cz.Int8(128).encoded_bytes(d) / d, cz.Sign().encoded_bytes(d) / d
+r_int8, r_sign_d = cz.Int8(128).ratio(d), cz.Sign().ratio(d)
+
+g = np.random.default_rng(0).standard_normal(1_000_064)   # the closed forms against real payloads
+for _, op in schemes:
+    assert op.encode(g).nbytes == op.encoded_bytes(g.size)
+assert same(per_int8, 1 + 4 / 128) and abs(per_sign - 1 / 8) < 1e-6
+assert cz.TopK(per_int8 / 8 * 0.99).encoded_bytes(d) < cz.Int8(128).encoded_bytes(d) < cz.TopK(per_int8 / 8 * 1.01).encoded_bytes(d)
+print(CHECKED)
+''')
+
+
 # ----------------------------------------------------------------------------- build
 def namespaces(name: str, lang: str) -> dict[int, dict]:
     """Run the code cells of one notebook in order, in one namespace as the kernel would; for

@@ -1,0 +1,328 @@
+r"""Chapter §1.6, gradient compression: the numbers and tables of the page
+``chapters/{zh,en}/ch1/06-compression.md`` and of the exercises of Checkpoint 1.4.
+
+* quantization: the payloads of FP32, FP16, INT8 and 1-bit on one gradient
+  (:func:`quant_table`), the codes INT8 actually uses (:func:`int8_levels`), the block-wise
+  ratios 4b/(b + 4) (:func:`block_table`) and the error of per-tensor against per-block
+  scales on heavy-tailed gradients (:func:`heavy_tail_table`);
+* sparsification: top-k sizes with 32- and 16-bit indices (:func:`sparse_table`), a
+  coordinate that top-k never sends (:func:`persistent_small`);
+* error feedback: Tables 3 and 4 cell for cell from the exact trace (:func:`table3`,
+  :func:`table4`), Example 1.2 (:func:`example_1_2`), Definition 1.4's 70B case
+  (:func:`def14`);
+* the chapter's table of methods with the ratio each encoding really reaches
+  (:func:`methods_table`).
+
+Napkin math 1.7, the time-to-train decisions and 1-bit Adam's ratio come straight from
+:mod:`commbook.compression`; the chapter's givens are here (:data:`CHECKPOINT_1_4`,
+:data:`DECISION`).  Nothing here types a result.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ...compression import (FP16, Identity, Int8, Sign, Threshold, TopK, decimal_text, ef_trace,
+                            sparse_ratio)
+from ...compression.feedback import ErrorFeedback
+from ...compression.payoff import CHAPTER_COMPRESSION_TABLE, compression_table
+from ...units import fmt_bytes
+from ..tables import Table, bilingual, bilingual_notes, fmt_ratio
+from .perf_numbers import LLAMA
+
+__all__ = ["SETTING", "QUANT_D", "BLOCK_D", "quant_table", "int8_levels", "block_table", "heavy_tail_table",
+           "SPARSE_CASES", "sparse_table", "persistent_small", "EF_INPUT", "table3", "table4",
+           "example_1_2", "def14", "CHECKPOINT_1_4", "DECISION", "CHAPTER_DECISION",
+           "CHAPTER_ONEBIT", "methods_table"]
+
+SETTING = {"wan_gap": (10, 100), "reduction": (4, 1000)}
+"""The chapter's opening ranges: WAN links 10–100× slower than InfiniBand, and compression
+that cuts the traffic 4–1000× (INT8's 4× to top-0.1 %'s nominal 1000×)."""
+
+QUANT_D = 10**6
+"""Gradient size of the quantization and method tables."""
+
+BLOCK_D = 2**20
+"""Gradient size of the block table: a multiple of every block size in it, so that d/b is exact."""
+
+
+def _g(d: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(d)
+
+
+# ============================================================================ quantization
+def quant_table(d: int = QUANT_D) -> Table:
+    """One gradient of ``d`` elements through FP32, FP16, INT8 (one scale), INT8 with blocks
+    of 128 and 1-bit sign (one scale): bytes of values, of scales, total and the ratio to
+    FP32, all read from the payloads; ``stated`` is the chapter's ratio (None: not given)."""
+    g = _g(d)
+    rows = []
+    for key, op, stated in (("fp32", Identity(), 1), ("fp16", FP16(), 2), ("int8", Int8(), 4),
+                            ("int8b", Int8(128), None), ("sign", Sign(), 32)):
+        p = op.encode(g)
+        br = p.breakdown
+        values = br.get("values", br.get("bits", 0))
+        rows.append({"op": key, "values": values, "scales": br.get("scales", 0), "total": p.nbytes,
+                     "ratio": p.ratio, "stated": stated})
+    sign = rows[-1]
+    return Table(
+        key="ch1-quant",
+        title=bilingual(f"One gradient of {d:,} FP32 values, quantized",
+                        f"一个 {d:,} 元素的 FP32 梯度，量化之后"),
+        columns=["op", "values", "scales", "total", "ratio", "stated"],
+        headers={"en": ["Format", "Values", "Scales", "On the wire", "Ratio to FP32", "Nominal"],
+                 "zh": ["格式", "数值", "缩放因子", "实际发送", "相对 FP32 的压缩比", "名义值"]},
+        rows=rows,
+        formats={"values": fmt_bytes, "scales": lambda b: f"{b:,} B", "total": fmt_bytes,
+                 "ratio": lambda r: f"{r:.6g}×", "stated": lambda r: f"{r:g}×"},
+        labels={"en": {"fp32": "FP32 (baseline)", "fp16": "FP16", "int8": "INT8, one scale",
+                       "int8b": "INT8, a scale per 128", "sign": "1-bit sign, one scale"},
+                "zh": {"fp32": "FP32（基准）", "fp16": "FP16", "int8": "INT8，整个张量一个缩放因子",
+                       "int8b": "INT8，每 128 个一个缩放因子", "sign": "1 位符号，一个缩放因子"}},
+        notes=bilingual_notes(
+            ("Sizes are the bytes of the encoded arrays; scales are FP32. The 1-bit row reaches "
+             f"{sign['ratio']:.6g}×, not 32×, because its one scale is sent too.",
+             f"字节数取自编码后的数组本身；缩放因子为 FP32。1 位那一行是 {sign['ratio']:.6g}× 而不是 32×，"
+             "因为那一个缩放因子也要发送。")),
+        meta={"d": d})
+
+
+def int8_levels(d: int = 100_001) -> dict:
+    """The INT8 codes per-tensor quantization (s = max|g|/127) can produce, found by encoding
+    ``d`` values spread evenly over [−1, 1]: the distinct codes, their range, and the 2⁸
+    codes the type has (−128 is never produced)."""
+    q = Int8().encode(np.linspace(-1.0, 1.0, d)).arrays["values"]
+    used = np.unique(q)
+    return {"used": int(used.size), "lo": int(used.min()), "hi": int(used.max()), "type": 2**8}
+
+
+def block_table(blocks=(32, 64, 128, 256, 512), d: int = BLOCK_D) -> Table:
+    """INT8 with one FP32 scale per block of b: bytes per element and the ratio read from a
+    payload, beside the closed form 4b/(b + 4)."""
+    g = _g(d)
+    rows = []
+    for b in blocks:
+        p = Int8(b).encode(g)
+        rows.append({"b": b, "per_elem": p.nbytes / d, "ratio": p.ratio, "closed": 4 * b / (b + 4)})
+    return Table(
+        key="ch1-blocks",
+        title=bilingual("INT8 with a scale per block", "每块一个缩放因子的 INT8"),
+        columns=["b", "per_elem", "ratio", "closed"],
+        headers={"en": ["Block b", "Bytes per element", "Ratio (payload)", "4b/(b + 4)"],
+                 "zh": ["块大小 b", "每个元素的字节数", "压缩比（按载荷）", "4b/(b + 4)"]},
+        rows=rows,
+        formats={"per_elem": lambda x: f"{x:.5g}", "ratio": fmt_ratio(3), "closed": fmt_ratio(3)},
+        notes=bilingual_notes((f"Payload of a {d:,}-element gradient: d INT8 values and d/b FP32 scales.",
+                               f"载荷取自一个 {d:,} 元素的梯度：d 个 INT8 数值加 d/b 个 FP32 缩放因子。")),
+        meta={"d": d})
+
+
+def heavy_tail_table(block: int = 128, d: int = 2**16, nus=(None, 8, 5, 4, 3), seed: int = 0) -> Table:
+    """RMS quantization error of INT8 with one scale against one scale per ``block``, on
+    gradients drawn from a normal law (``None``) and from Student's t with ν degrees of
+    freedom (the smaller ν, the heavier the tails); also max|g|/σ and the worst error."""
+    rows = []
+    for nu in nus:
+        rng = np.random.default_rng(seed)
+        g = rng.standard_normal(d) if nu is None else rng.standard_t(nu, d)
+        e_t, e_b = Int8()(g) - g, Int8(block)(g) - g
+        rms_t, rms_b = float(np.sqrt(np.mean(e_t**2))), float(np.sqrt(np.mean(e_b**2)))
+        rows.append({"dist": "normal" if nu is None else f"t{nu}", "nu": nu,
+                     "peak": float(np.abs(g).max() / g.std()), "rms_tensor": rms_t, "rms_block": rms_b,
+                     "gain": rms_t / rms_b, "max_tensor": float(np.abs(e_t).max()),
+                     "max_block": float(np.abs(e_b).max())})
+    sci = lambda x: f"{x:.3g}"
+    return Table(
+        key="ch1-heavy",
+        title=bilingual(f"INT8 error, one scale against a scale per {block}",
+                        f"INT8 的误差：整个张量一个缩放因子，对比每 {block} 个一个"),
+        columns=["dist", "peak", "rms_tensor", "rms_block", "gain", "max_tensor", "max_block"],
+        headers={"en": ["Gradient values", "max|g| / σ", "RMS error, one scale", f"RMS error, b = {block}",
+                        "Error cut", "Worst error, one scale", f"Worst error, b = {block}"],
+                 "zh": ["梯度分布", "max|g| / σ", "均方根误差（一个缩放因子）", f"均方根误差（b = {block}）",
+                        "误差缩小", "最大误差（一个缩放因子）", f"最大误差（b = {block}）"]},
+        rows=rows,
+        formats={"peak": lambda x: f"{x:.3g}", "rms_tensor": sci, "rms_block": sci,
+                 "gain": fmt_ratio(2), "max_tensor": sci, "max_block": sci},
+        labels={"en": {"normal": "normal", **{f"t{n}": f"Student t, ν = {n}" for n in nus if n}},
+                "zh": {"normal": "正态", **{f"t{n}": f"学生 t 分布，ν = {n}" for n in nus if n}}},
+        notes=bilingual_notes((f"{d:,} values per gradient, seed {seed}; unit scale (σ of the normal law = 1).",
+                               f"每个梯度 {d:,} 个值，随机种子 {seed}；正态分布的 σ = 1。")),
+        meta={"block": block, "d": d})
+
+
+# ============================================================================ sparsification
+SPARSE_CASES = ((10**6, 0.001), (65_000, 0.001), (10**6, 0.01), (65_000, 0.01))
+"""(d, kept share) of the sparse table: a large gradient (32-bit indices) and one small enough
+for 16-bit indices (d ≤ 65,536), each at 0.1 % and 1 %."""
+
+
+def sparse_table(cases=SPARSE_CASES) -> Table:
+    """Top-k payloads: d, K, bytes of values and of indices (read from the payload), the
+    ratio, the nominal d/K (values alone) and the chapter's d/(2K) (32-bit indices)."""
+    rows = []
+    for d, share in cases:
+        p = TopK(share).encode(_g(d))
+        br, k = p.breakdown, int(p.arrays["values"].size)
+        rows.append({"d": d, "share": share, "k": k, "values": br["values"], "indices": br["indices"],
+                     "index_bits": 8 * p.arrays["indices"].itemsize, "ratio": p.ratio, "nominal": d / k,
+                     "int32": sparse_ratio(d, k)})
+    return Table(
+        key="ch1-sparse",
+        title=bilingual("Top-k on the wire: values and their indices", "Top-k 实际发送的内容：数值加索引"),
+        columns=["d", "share", "k", "values", "indices", "index_bits", "ratio", "nominal", "int32"],
+        headers={"en": ["d", "Kept", "K", "Values", "Indices", "Index bits", "Ratio", "d/K (values only)",
+                        "d/(2K) (32-bit indices)"],
+                 "zh": ["d", "保留比例", "K", "数值", "索引", "索引位数", "压缩比", "d/K（只算数值）",
+                        "d/(2K)（32 位索引）"]},
+        rows=rows,
+        formats={"d": lambda x: f"{x:,}", "share": lambda s: f"{100 * s:g}%", "values": fmt_bytes,
+                 "indices": fmt_bytes, "ratio": fmt_ratio(1), "nominal": fmt_ratio(0), "int32": fmt_ratio(0)},
+        notes=bilingual_notes(("Values are FP32; indices are 16-bit when d ≤ 65,536, else 32-bit.",
+                               "数值为 FP32；d ≤ 65,536 时索引用 16 位，否则用 32 位。")))
+
+
+def persistent_small(steps: int = 1000, big: float = 1.0, small: float = 0.01) -> dict:
+    """Two coordinates, gradient (big, small) every step, top-1: without error feedback the
+    small one is never sent; with it, what is sent of it, how often, and its residual."""
+    g = np.array([big, small])
+    op, ef = TopK(k=1), ErrorFeedback(TopK(k=1))
+    naive = sum(op(g)[1] for _ in range(steps))
+    sent, times, worst = 0.0, 0, 0.0
+    for _ in range(steps):
+        _, v = ef.step(g)
+        sent += v[1]
+        times += v[1] != 0
+        worst = max(worst, float(np.abs(ef.error).max()))
+    return {"steps": steps, "big": big, "small": small, "true": steps * small, "naive_sent": float(naive),
+            "ef_sent": float(sent), "ef_times": int(times), "ef_residual": float(ef.error[1]),
+            "ef_max_residual": worst}
+
+
+# ============================================================================ error feedback
+EF_INPUT = ("0.4", "0.3", "0.2", "0.4", "0.3")
+"""The gradients of Tables 3 and 4 (as printed); the compressor sends 1 when its input ≥ 0.5."""
+
+_DEC = decimal_text
+
+
+def table3(grads=EF_INPUT) -> Table:
+    """Table 3: the trace without error feedback — g_t, the running true sum, what is sent
+    and the running sent sum (the chapter leaves the last two out: they are all 0)."""
+    rows = [{"step": r.step, "g": r.g, "sum_g": r.sum_g, "v": r.v, "sum_v": r.sum_v}
+            for r in ef_trace(list(grads), feedback=False)]
+    return Table(
+        key="ch1-table3",
+        title=bilingual("Table 3: compression without error feedback", "表 3：不带误差反馈的压缩"),
+        columns=["step", "g", "sum_g", "v", "sum_v"],
+        headers={"en": ["Step", "True gradient g_t", "Running true sum", "Sent v_t", "Running sent sum"],
+                 "zh": ["步", "真实梯度 g_t", "真实梯度累计", "发送 v_t", "发送累计"]},
+        rows=rows, formats={k: _DEC for k in ("g", "sum_g", "v", "sum_v")},
+        notes=bilingual_notes(("The compressor sends one unit when its input reaches 0.5, else nothing.",
+                               "压缩器在输入达到 0.5 时发送一个单位，否则什么也不发。")))
+
+
+def table4(grads=EF_INPUT) -> Table:
+    """Table 4: the same inputs with error feedback, every cell exact (Fraction)."""
+    rows = [{"step": r.step, "g": r.g, "e": r.e, "acc": r.acc, "v": r.v, "e_next": r.e_next,
+             "sum_v": r.sum_v, "sum_g": r.sum_g} for r in ef_trace(list(grads))]
+    return Table(
+        key="ch1-table4",
+        title=bilingual("Table 4: the same steps with error feedback", "表 4：同样几步，带误差反馈"),
+        columns=["step", "g", "e", "acc", "v", "e_next", "sum_v", "sum_g"],
+        headers={"en": ["Step", "g_t", "e_t", "g_t + e_t", "v_t", "e_{t+1} = g_t + e_t − v_t", "Running Σv",
+                        "Running Σg"],
+                 "zh": ["步", "g_t", "e_t", "g_t + e_t", "v_t", "e_{t+1} = g_t + e_t − v_t", "Σv 累计",
+                        "Σg 累计"]},
+        rows=rows, formats={k: _DEC for k in ("g", "e", "acc", "v", "e_next", "sum_v", "sum_g")},
+        notes=bilingual_notes(("In every row Σv = Σg − e_{t+1}: what has not been sent is in the residual.",
+                               "每一行都有 Σv = Σg − e_{t+1}：没发出去的部分都留在残差里。")))
+
+
+def example_1_2(grads=EF_INPUT) -> dict:
+    """Example 1.2: the true sum, what each trace sends, the share lost without feedback and
+    the residual left with it (exact)."""
+    naive, ef = ef_trace(list(grads), feedback=False), ef_trace(list(grads))
+    true = naive[-1].sum_g
+    return {"true": true, "naive_sent": naive[-1].sum_v, "lost_share": (true - naive[-1].sum_v) / true,
+            "ef_sent": ef[-1].sum_v, "residual": ef[-1].e_next, "steps": len(ef),
+            "sends": [r.step for r in ef if r.v != 0], "threshold": Threshold().threshold}
+
+
+def def14(share: float = 0.01) -> dict:
+    """Definition 1.4's case: the BF16 gradients of the 70B model, top-1 %: the kept values,
+    and the message once indices are counted (32-bit indices into buckets of at most 2³²
+    elements: a flat index into 70 billion elements would need more than 32 bits)."""
+    d, bpv = int(LLAMA["params"]), LLAMA["bytes_per_value"]
+    k = round(share * d)
+    full, values = d * bpv, k * bpv
+    return {"params": d, "full": full, "values": values, "nominal": full / values,
+            "with_index": k * (bpv + 4), "ratio_index": full / (k * (bpv + 4)), "share": share,
+            "index_bits_needed": int(np.ceil(np.log2(d)))}
+
+
+# ============================================================================ checkpoint and decisions
+CHECKPOINT_1_4 = {"backward": 0.8, "allreduce": (0.2, 2.0), "ratio": 4, "g": Fraction(3, 10),
+                  "threshold": Fraction(1, 2)}
+"""Checkpoint 1.4's givens: an 800 ms backward pass, all-reduce of 200 or 2000 ms, 4×
+compression; the error accumulator with constant g = 0.3 and threshold 0.5."""
+
+DECISION = {"steps": 100_000, "t_compute": 0.3, "t_comm": (0.2, 0.03), "ratio": 4, "extra_steps": 0.10}
+"""The time-to-train example: 100,000 steps of 300 ms compute and 200 ms (then 30 ms) of
+communication; INT8 with error feedback (4×) needs 10 % more steps."""
+
+CHAPTER_DECISION = {0.2: (50_000, 38_500, -0.23), 0.03: (33_000, 33_825, 0.025)}
+"""The chapter's results by communication time: baseline and compressed time to train (s) and
+the relative change as printed (−23 %, +2.5 %)."""
+
+CHAPTER_ONEBIT = {"comm": 5, "bert": 3.3, "squad": 2.9, "gpus": 256}
+"""What Tang et al. (2021) report for 1-bit Adam: up to 5× less communication, up to 3.3×
+throughput in BERT-Large pre-training and 2.9× in SQuAD fine-tuning, on up to 256 GPUs."""
+
+
+def methods_table(d: int = QUANT_D) -> Table:
+    """The chapter's table of methods: its ratio beside the ratio each encoding reaches on a
+    ``d``-element gradient (values, indices and scales counted), the convergence cost and
+    the setting it suits, as the chapter gives them."""
+    impact = {"en": {"negligible": "negligible", "~5-10% slower": "slightly slower (~5–10%)",
+                     "~10-20% slower": "moderately slower (~10–20%)",
+                     "~20-30% slower": "markedly slower (~20–30%)"},
+              "zh": {"negligible": "可以忽略", "~5-10% slower": "略慢（约 5–10%）",
+                     "~10-20% slower": "明显变慢（约 10–20%）", "~20-30% slower": "慢得多（约 20–30%）"}}
+    use = {"en": ("the usual accelerator baseline", "clusters short of bandwidth",
+                  "training across data centres", "the tightest bandwidth limits"),
+           "zh": ("加速器训练的常规起点", "带宽吃紧的集群", "跨数据中心训练", "带宽极度受限的场合")}
+    enc = {name: (got, op) for name, _, got, op in compression_table(d)}
+    rows = []
+    for i, (name, stated, imp) in enumerate(CHAPTER_COMPRESSION_TABLE):
+        got, op = enc[name]
+        rows.append({"method": name, "stated": float(stated), "encoded": got, "impact": imp,
+                     "use": f"use{i}", "op": op.name})
+    labels = {lang: {**impact[lang], **{f"use{i}": u for i, u in enumerate(use[lang])},
+                     "INT8 + EF": "INT8 + EF" if lang == "en" else "INT8 + 误差反馈",
+                     "Top-k (1%) + EF": "Top-k (1%) + EF" if lang == "en" else "Top-k（1%）+ 误差反馈",
+                     "1-bit + EF": "1-bit + EF" if lang == "en" else "1 位 + 误差反馈"}
+              for lang in ("en", "zh")}
+    topk = next(r for r in rows if r["method"].startswith("Top-k"))
+    sign = next(r for r in rows if r["method"].startswith("1-bit"))
+    return Table(
+        key="ch1-methods",
+        title=bilingual("Gradient compression methods", "梯度压缩方法"),
+        columns=["method", "stated", "encoded", "impact", "use"],
+        headers={"en": ["Method", "Nominal ratio", f"Encoded ratio (d = {d:,})", "Convergence",
+                        "Suits"],
+                 "zh": ["方法", "名义压缩比", f"实际编码后的压缩比（d = {d:,}）", "对收敛的影响", "适用场合"]},
+        rows=rows,
+        formats={"stated": lambda r: f"{r:g}×", "encoded": lambda r: f"{r:.6g}×"},
+        labels=labels,
+        notes=bilingual_notes(
+            (f"Top-k keeps 1% as FP32 values with 32-bit indices: {topk['encoded']:g}×; the "
+             f"{topk['stated']:g}× counts the values alone. 1-bit sends one FP32 scale with its bits: "
+             f"{sign['encoded']:.6g}×.",
+             f"Top-k 保留 1% 的 FP32 数值并附 32 位索引：{topk['encoded']:g}×；{topk['stated']:g}× "
+             f"只算了数值。1 位方案除了比特位还要发一个 FP32 缩放因子：{sign['encoded']:.6g}×。"),
+            ("The convergence column is the pattern reported across studies of each method, not a "
+             "measurement on one model.",
+             "“对收敛的影响”一栏是各类方法在文献中呈现的大致规律，并非在某个模型上的实测。")),
+        meta={"d": d})

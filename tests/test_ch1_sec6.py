@@ -1,0 +1,343 @@
+"""Chapter §1.6 (gradient compression): the page's numbers, tables and figures
+(``commbook.book.ch1.compression_numbers``, ``compression_figures`` and
+``chapters/{zh,en}/ch1/06-compression.md``).
+
+Every check compares the book's value with the chapter's stated result at the chapter's own
+rounding, with a closed form written out here, or with an independent numpy computation; where
+the chapter is wrong (the top-1 % row of its table, the 1-bit row's 32×, INT8's 256 levels),
+both numbers are pinned.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from commbook import compression as cz
+from commbook.book.ch1 import compression_figures as cf
+from commbook.book.ch1 import compression_numbers as cn
+from commbook.hardware import IB_NDR_CHAPTER
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = {lang: ROOT / "chapters" / lang / "ch1" / "06-compression.md" for lang in ("en", "zh")}
+F = Fraction
+
+# The chapter's Tables 3 and 4, cell for cell as printed (step, g, cumulative true value) and
+# (step, g, e, g + e, v, e_next, cumulative v).
+CHAPTER_TABLE3 = [(1, "0.4", "0.4"), (2, "0.3", "0.7"), (3, "0.2", "0.9"), (4, "0.4", "1.3"), (5, "0.3", "1.6")]
+CHAPTER_TABLE4 = [
+    (1, "0.4", "0", "0.4", "0", "0.4", "0"), (2, "0.3", "0.4", "0.7", "1", "−0.3", "1"),
+    (3, "0.2", "−0.3", "−0.1", "0", "−0.1", "1"), (4, "0.4", "−0.1", "0.3", "0", "0.3", "1"),
+    (5, "0.3", "0.3", "0.6", "1", "−0.4", "2")]
+
+
+def _frac(text: str) -> Fraction:
+    return Fraction(text.replace("−", "-"))
+
+
+# ============================================================================ quantization
+def test_quant_table_ratios_from_the_payloads():
+    t = cn.quant_table()
+    d = t.meta["d"]
+    r = {row["op"]: row for row in t.rows}
+    assert r["fp32"]["total"] == 4 * d and r["fp16"]["total"] == 2 * d
+    assert r["int8"]["total"] == d + 4 and r["int8"]["ratio"] == pytest.approx(4 * d / (d + 4))
+    assert r["int8b"]["scales"] == 4 * math.ceil(d / 128)
+    assert r["sign"]["total"] == math.ceil(d / 8) + 4
+    # the chapter's nominal ratios (2x, 4x, 32x) are the bit widths; the payloads fall short by the scales
+    for op, stated in (("fp16", 2), ("int8", 4), ("sign", 32)):
+        assert r[op]["stated"] == stated
+        assert r[op]["ratio"] == pytest.approx(stated, rel=1e-4) and r[op]["ratio"] <= stated
+    assert round(r["sign"]["ratio"], 3) == 31.999
+    assert "31.999×" in t.notes["en"][0] and "31.999×" in t.notes["zh"][0]
+
+
+def test_int8_levels_are_255_not_the_chapters_256():
+    lev = cn.int8_levels()
+    assert (lev["lo"], lev["hi"], lev["used"]) == (-127, 127, 255)
+    assert lev["type"] == 256                       # what the chapter gives as the number of levels
+    # independent: round(g / (max|g|/127)) over [-1, 1]
+    g = np.linspace(-1, 1, 100_001)
+    assert np.unique(np.rint(g / (np.abs(g).max() / 127))).size == 255
+
+
+@pytest.mark.parametrize("b,printed", [(128, "3.88"), (256, None), (64, None)])
+def test_block_ratios(b, printed):
+    t = cn.block_table()
+    row = next(r for r in t.rows if r["b"] == b)
+    assert row["ratio"] == pytest.approx(4 * b / (b + 4), rel=1e-12) == pytest.approx(row["closed"])
+    assert row["per_elem"] == pytest.approx(1 + 4 / b)
+    if printed:
+        assert f"{row['ratio']:.2f}" == printed          # the chapter's 3.88× at b = 128
+    assert {128: "3.879", 256: "3.938", 64: "3.765"}[b] == f"{row['ratio']:.3f}"
+
+
+def _rms_block_error_numpy(g: np.ndarray, b: int | None) -> float:
+    """INT8 quantization written out in numpy: scale max|g|/127 per block (FP32), round, rebuild."""
+    blocks = g.reshape(-1, g.size if b is None else b)
+    s = (np.abs(blocks).max(axis=1) / 127).astype(np.float32).astype(np.float64)
+    q = np.clip(np.rint(blocks / s[:, None]), -127, 127)
+    return float(np.sqrt(np.mean((q * s[:, None] - blocks) ** 2)))
+
+
+def test_block_quantization_cuts_the_error_2_to_5x_on_heavy_tails():
+    """§1.6.1: "2–5× lower error" for heavy-tailed gradients; not for normal ones."""
+    t = cn.heavy_tail_table()
+    b, d = t.meta["block"], t.meta["d"]
+    for row in t.rows:
+        rng = np.random.default_rng(0)
+        g = rng.standard_normal(d) if row["nu"] is None else rng.standard_t(row["nu"], d)
+        assert row["rms_tensor"] == pytest.approx(_rms_block_error_numpy(g, None), rel=1e-9)
+        assert row["rms_block"] == pytest.approx(_rms_block_error_numpy(g, b), rel=1e-9)
+        # uniform rounding error: RMS ≈ sqrt(mean(s²)/12), the closed form of the step
+        s = np.repeat(np.abs(g.reshape(-1, b)).max(axis=1) / 127, b)
+        assert row["rms_block"] == pytest.approx(np.sqrt(np.mean(s**2) / 12), rel=0.05)
+        if row["nu"] is None:
+            assert 1 < row["gain"] < 2
+        else:
+            assert 2 <= row["gain"] <= 5
+        # the worst error stays: it lies in the block holding max|g|, whose scale is the tensor's
+        assert row["max_block"] <= row["max_tensor"] <= 1.06 * row["max_block"]
+
+
+# ============================================================================ sparsification
+def test_sparse_table_against_the_chapter():
+    """K = 0.1 % of d: nominal 1000×, 500× with INT32 indices (d/(2K)), 666.7× with INT16."""
+    rows = {(r["d"], r["share"]): r for r in cn.sparse_table().rows}
+    big, small = rows[(10**6, 0.001)], rows[(65_000, 0.001)]
+    assert big["nominal"] == 1000 and big["ratio"] == 500 == 10**6 / (2 * 1000) and big["index_bits"] == 32
+    assert small["index_bits"] == 16 and f"{small['ratio']:.1f}" == "666.7"
+    assert small["ratio"] == pytest.approx(4 * 65_000 / (65 * (4 + 2)))
+    assert rows[(10**6, 0.01)]["ratio"] == 50 and rows[(10**6, 0.01)]["nominal"] == 100
+
+
+def test_a_persistently_small_gradient():
+    ps = cn.persistent_small()
+    assert ps["naive_sent"] == 0 and ps["true"] == pytest.approx(10)
+    assert ps["ef_sent"] == pytest.approx(ps["true"], abs=1e-9)
+    assert ps["ef_times"] == ps["steps"] * ps["small"] / ps["big"]     # once per 1/0.01 steps
+    assert ps["ef_max_residual"] <= ps["big"] + 1e-12
+
+
+def test_random_k_variance_closed_form():
+    """Var = (d/k − 1) g² per entry: check by enumerating every subset of a small case."""
+    from itertools import combinations
+    d, k, g = 6, 2, np.arange(1.0, 7.0)
+    outs = []
+    for sub in combinations(range(d), k):
+        v = np.zeros(d)
+        v[list(sub)] = g[list(sub)] * d / k
+        outs.append(v)
+    outs = np.array(outs)
+    assert np.allclose(outs.mean(axis=0), g)
+    assert np.allclose(outs.var(axis=0), (d / k - 1) * g**2)
+
+
+# ============================================================================ error feedback
+def test_table3_cell_for_cell():
+    t = cn.table3()
+    assert len(t) == len(CHAPTER_TABLE3)
+    for i, (step, g, cum) in enumerate(CHAPTER_TABLE3):
+        row = t.rows[i]
+        assert row["step"] == step and row["g"] == _frac(g) and row["sum_g"] == _frac(cum)
+        assert row["v"] == 0 and row["sum_v"] == 0                      # nothing is ever sent
+        assert t.cell(i, "g") == g and t.cell(i, "sum_g") == cum
+
+
+def test_table4_cell_for_cell():
+    t = cn.table4()
+    cols = ("step", "g", "e", "acc", "v", "e_next", "sum_v")
+    assert len(t) == len(CHAPTER_TABLE4)
+    for i, printed in enumerate(CHAPTER_TABLE4):
+        for col, text in zip(cols, printed):
+            if col == "step":
+                assert t.rows[i]["step"] == text
+            else:
+                assert t.rows[i][col] == _frac(text), (i, col)
+                assert t.cell(i, col, "en") == t.cell(i, col, "zh") == text      # as printed, − sign
+
+
+def test_table4_by_an_independent_recurrence():
+    """The same trace written out: e ← e + g; send 1 when e ≥ 1/2 (then e ← e − 1)."""
+    e, sent, rows = F(0), F(0), []
+    for g in map(F, cn.EF_INPUT):
+        acc = g + e
+        v = F(1) if acc >= F(1, 2) else F(0)
+        e = acc - v
+        sent += v
+        rows.append((acc, v, e, sent))
+    assert rows == [(r["acc"], r["v"], r["e_next"], r["sum_v"]) for r in cn.table4().rows]
+
+
+def test_example_1_2():
+    ex = cn.example_1_2()
+    assert ex["true"] == F("1.6") and ex["naive_sent"] == 0 and ex["lost_share"] == 1     # "100 %"
+    assert ex["ef_sent"] == 2 and ex["residual"] == F("-0.4")
+    assert ex["ef_sent"] == ex["true"] - ex["residual"]                # telescoping, e₁ = 0
+    assert ex["sends"] == [2, 5]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_telescoping_identity(seed):
+    """Σv = Σg + e₁ − e_{K+1} after every step: exactly (Fraction) for the chapter's
+    compressor, to rounding for top-k and sign on float vectors."""
+    rng = np.random.default_rng(seed)
+    gs = [str(round(x, 3)) for x in rng.uniform(-0.5, 1.0, 30)]
+    for r in cz.ef_trace(gs, e1="0.1"):
+        assert r.sum_v == r.sum_g + F("0.1") - r.e_next
+    for op in (cz.TopK(0.1), cz.Sign()):
+        ef, sv, sg = cz.ErrorFeedback(op), np.zeros(50), np.zeros(50)
+        for _ in range(40):
+            g = rng.standard_normal(50)
+            _, v = ef.step(g)
+            sv, sg = sv + v, sg + g
+            assert np.allclose(sv, sg - ef.error, atol=1e-12)
+
+
+def test_definition_1_4_numbers():
+    d = cn.def14()
+    assert d["full"] == 140e9 and d["values"] == 1.4e9 and d["nominal"] == 100     # 140 GB -> 1.4 GB
+    assert d["with_index"] == pytest.approx(0.01 * 70e9 * (2 + 4))
+    assert d["ratio_index"] == pytest.approx(2 / 6 * 100)
+    assert 2 ** (d["index_bits_needed"] - 1) < 70e9 <= 2 ** d["index_bits_needed"]
+
+
+# ============================================================================ the runs
+@pytest.fixture(scope="module")
+def runs():
+    return cf.runs()
+
+
+def test_convergence_thresholds(runs):
+    fin = {k: runs[k].final for k in cf.RUN_KEYS}
+    for k in ("top1+ef", "top10+ef", "sign+ef"):
+        assert fin[k] <= 1e-5, k
+    for k in ("top1", "sign"):
+        assert fin[k] >= 100 * fin[k + "+ef"], k
+    assert runs["int8+ef"].final_loss == pytest.approx(runs["fp32"].final_loss, rel=0.01)
+    assert fin["top10+ef"] < fin["randk10"] < 1e-5                # unbiased converges, slower
+    assert fin["1bit"] <= 1e-5 and fin["adam"] <= 1e-12
+
+
+def test_uncompressed_run_against_plain_numpy(runs):
+    """Gradient descent on ½·mean((Ax − b)²) written out with the stacked matrix."""
+    p, s = runs["problem"], cf.RUN_SETTINGS
+    A, b = p.A.reshape(-1, p.dim), p.b.ravel()
+    x = np.zeros(p.dim)
+    x_opt = np.linalg.lstsq(A, b, rcond=None)[0]
+    loss = lambda x: 0.5 * np.mean((A @ x - b) ** 2)
+    ex = [1.0]
+    for _ in range(s["steps"]):
+        x = x - s["lr"] * A.T @ (A @ x - b) / A.shape[0]
+        ex.append((loss(x) - loss(x_opt)) / (loss(np.zeros(p.dim)) - loss(x_opt)))
+    assert np.allclose(runs["fp32"].excess, ex, rtol=1e-6, atol=1e-12)
+
+
+def test_runs_table_and_onebit_ratio(runs):
+    t = cf.runs_table()
+    row = {r["run"]: r for r in t.rows}
+    f = cf.RUN_SETTINGS["warmup"]
+    assert row["fp32"]["bytes"] == 4 * cf.RUN_SETTINGS["dim"]
+    assert row["1bit"]["ratio"] == pytest.approx(1 / (f + (1 - f) / cz.Sign().ratio(100)))
+    assert cz.onebit_adam_ratio(f) == pytest.approx(1 / (0.2 + 0.8 / 32))
+    assert f"{cz.onebit_adam_ratio(f):.3g}" == "4.44"
+    f5 = (1 / 5 - 1 / 32) / (1 - 1 / 32)
+    assert cz.onebit_adam_ratio(f5) == pytest.approx(cn.CHAPTER_ONEBIT["comm"]) and f"{f5:.3f}" == "0.174"
+
+
+def test_convergence_figure_draws_the_runs(runs):
+    fig = cf.fig_convergence("en")
+    lines = {l.get_gid(): l for ax in fig.axes for l in ax.get_lines() if l.get_gid()}
+    for key in cf.RUN_KEYS:
+        assert np.allclose(lines[f"run:{key}"].get_ydata(), np.maximum(runs[key].excess, cf.FLOOR))
+    warm = lines["warmup"].get_xdata()[0]
+    assert warm == round(cf.RUN_SETTINGS["warmup"] * cf.RUN_SETTINGS["adam_steps"])
+    # without feedback the curves end far above the ones with it
+    assert lines["run:top1"].get_ydata()[-1] >= 100 * lines["run:top1+ef"].get_ydata()[-1]
+
+
+# ============================================================================ payoff
+def test_napkin_math_1_7():
+    nm = cz.napkin_math_1_7()
+    net, nv = nm["network"], nm["nvlink"]
+    assert net.t_comm_new == pytest.approx(5e-3) and net.t_total_new == pytest.approx(7e-3)
+    assert f"{net.speedup:.1f}" == "5.7" and f"{net.speedup:.3f}" == "5.714"
+    assert net.saving == pytest.approx(35e-3)                          # "2 ms buys 35 ms"
+    assert nv.t_total_new == pytest.approx(1e-3 / 8 + 2e-3) == pytest.approx(2.125e-3)
+    assert nv.t_total_new > 1e-3 and not nv.worthwhile                # NVLink: slower
+    assert net.break_even_comm == pytest.approx(2e-3 / (1 - 1 / 8))
+
+
+@pytest.mark.parametrize("t_comm", cn.DECISION["t_comm"])
+def test_decision_cases(t_comm):
+    D = cn.DECISION
+    base, comp, change = cn.CHAPTER_DECISION[t_comm]
+    dd = cz.compression_decision(D["steps"], D["t_compute"], t_comm, D["ratio"], D["extra_steps"])
+    # closed forms: steps·(c + T) and steps·(1 + x)·(c + T/r)
+    assert dd.baseline == pytest.approx(D["steps"] * (D["t_compute"] + t_comm)) == pytest.approx(base)
+    assert dd.compressed == pytest.approx(D["steps"] * 1.1 * (D["t_compute"] + t_comm / 4)) == pytest.approx(comp)
+    assert round(dd.change, 3) == change                              # −23 %, +2.5 %
+
+
+def test_break_even_communication_time():
+    D = cn.DECISION
+    t = cz.break_even_comm_time(D["t_compute"], D["ratio"], D["extra_steps"])
+    c, r, x = D["t_compute"], D["ratio"], D["extra_steps"]
+    assert (1 + x) * (c + t / r) == pytest.approx(c + t)               # both runs take as long
+    assert t == pytest.approx(x * c / (1 - (1 + x) / r)) and f"{t * 1e3:.1f}" == "41.4"
+    assert D["t_comm"][1] < t < D["t_comm"][0]
+
+
+def test_when_figure(runs):
+    fig = cf.fig_when("en")
+    lines = {l.get_gid(): l for ax in fig.axes for l in ax.get_lines() if l.get_gid()}
+    D = cn.DECISION
+    x, y = lines["ttt:base"].get_xdata(), lines["ttt:base"].get_ydata()
+    assert np.allclose(y, D["steps"] * (D["t_compute"] + x / 1e3))
+    x, y = lines["ttt:comp"].get_xdata(), lines["ttt:comp"].get_ydata()
+    assert np.allclose(y, D["steps"] * 1.1 * (D["t_compute"] + x / 1e3 / 4))
+    assert lines["break_even"].get_xdata()[0] == pytest.approx(
+        cz.break_even_comm_time(D["t_compute"], D["ratio"], D["extra_steps"]) * 1e3)
+    link, p = IB_NDR_CHAPTER, cf.WHEN_P
+    ring = lambda n: 2 * (p - 1) * link.alpha + 2 * (p - 1) / p * n / link.beta
+    for r in cf.WHEN_RATIOS:
+        n, s = lines[f"speedup:{r}"].get_xdata(), lines[f"speedup:{r}"].get_ydata()
+        assert np.allclose(s, ring(n) / ring(n / r))
+        assert s[0] < 1.01 and s[-1] > 0.95 * r                        # latency-bound: nothing; large: ~r
+
+
+def test_checkpoint_1_4_givens():
+    cp = cn.CHECKPOINT_1_4
+    ms = lambda t: round(t * 1e3, 6)
+    c = cp["backward"]
+    assert [ms(cz.step_time(c, t)) for t in cp["allreduce"]] == [1000, 2800]
+    assert [ms(cz.step_time(c, t, cp["ratio"])) for t in cp["allreduce"]] == [850, 1300]
+    assert [ms(cz.step_time(c, t, overlap=True)) for t in cp["allreduce"]] == [800, 2000]
+    assert [ms(cz.step_time(c, t, cp["ratio"], overlap=True)) for t in cp["allreduce"]] == [800, 800]
+    s = cz.steady_state(cp["g"], cz.Threshold(cp["threshold"]))
+    assert [int(v) for v in s.pattern] == [0, 1, 0, 0, 1, 0, 0, 0, 1, 0] and s.mean_v == cp["g"]
+    assert (s.e_min, s.e_max) == (F(-1, 2), F(2, 5))
+
+
+# ============================================================================ the methods table (flag)
+def test_methods_table_flags_the_topk_row():
+    t = cn.methods_table()
+    row = {r["method"]: r for r in t.rows}
+    topk, sign = row["Top-k (1%) + EF"], row["1-bit + EF"]
+    assert topk["stated"] == 100 and topk["encoded"] == 50 == t.meta["d"] / (2 * 0.01 * t.meta["d"])
+    assert sign["stated"] == 32 and round(sign["encoded"], 3) == 31.999
+    assert row["FP16"]["encoded"] == 2 and row["INT8 + EF"]["encoded"] == pytest.approx(4, rel=1e-5)
+    for lang in ("en", "zh"):
+        assert "50×" in t.notes[lang][0] and "31.999×" in t.notes[lang][0]
+
+
+def test_pages_carry_the_notes_and_the_checkpoint_link():
+    for lang, path in PAGE.items():
+        text = path.read_text(encoding="utf-8")
+        for key in ("mt_topk_stated", "mt_topk", "mt_sign_stated", "q_type", "q_levels"):
+            assert f"{{glue:text}}`{key}`" in text, (lang, key)
+        assert f"exercises/{lang}/ch1-4" in text
+        assert f"({lang}-ch1-comp-fig-conv)" not in text and f":name: {lang}-ch1-comp-fig-conv" in text
