@@ -152,12 +152,19 @@ def _pci_bus(torch, index: int) -> str:
 
 
 def _git_commit() -> str | None:
+    """HEAD of the checkout the script runs from, ``-dirty`` when the script's own files
+    differ from it (or are not committed); ``None`` outside git."""
+    here = Path(__file__).resolve().parent
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
-                             capture_output=True, text=True, timeout=5)
-        return out.stdout.strip() or None if out.returncode == 0 else None
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
+                              timeout=5)
+        status = subprocess.run(["git", "status", "--porcelain", "--", "bench_*.py"], cwd=here,
+                                capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.TimeoutExpired):
         return None
+    if head.returncode != 0 or not head.stdout.strip():
+        return None
+    return head.stdout.strip() + ("-dirty" if status.returncode != 0 or status.stdout.strip() else "")
 
 
 def main(argv: list[str] | None = None) -> int:
