@@ -1,0 +1,128 @@
+"""Chapter §1.10, summary: the archetype table (Lighthouse 1.1) as data, with one computed
+figure per archetype, and the numbers of the recap and of the seven key takeaways, for the page
+``chapters/{zh,en}/ch1/10-summary.md``.
+
+Every number is computed here or in :mod:`.fallacies` (the same examples the §1.9 page
+works through), :mod:`.primitives_moe` (the all-to-all flow counts of §1.3) and the
+package; none is typed.
+"""
+from __future__ import annotations
+
+from ...compression import Int8, Sign, TopK
+from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER
+from ...overlap import hidden_fraction_equal_layers, layerwise_timeline
+from ..tables import Table, bilingual
+from . import fallacies as fa
+from .primitives_moe import flow_counts
+
+__all__ = ["ARCHETYPES", "archetype_figures", "lighthouse_table", "exposed_share", "RECAP", "recap_numbers",
+           "takeaway_numbers"]
+
+ARCHETYPES: tuple[dict, ...] = (
+    {"key": "A",
+     "name": bilingual("A: dense language model (GPT-4, Llama 3)", "A：稠密语言模型（GPT-4、Llama 3）"),
+     "collective": bilingual("all-reduce", "all-reduce"),
+     "limit": bilingual("bandwidth (β)", "带宽（β）"),
+     "technique": bilingual("hierarchical all-reduce; rail-optimized routing", "分层 all-reduce；按轨道优化路由")},
+    {"key": "B",
+     "name": bilingual("B: large recommendation model (DLRM)", "B：大规模推荐模型（DLRM）"),
+     "collective": bilingual("all-to-all", "all-to-all"),
+     "limit": bilingual("message granularity, fabric capacity or skew", "消息粒度、网络容量或访问倾斜"),
+     "technique": bilingual("message coalescing; topology-aware routing; shard balancing",
+                            "合并消息；感知拓扑的路由；均衡分片")},
+    {"key": "C",
+     "name": bilingual("C: federated learning (MobileNet on devices)", "C：联邦学习（设备上的 MobileNet）"),
+     "collective": bilingual("point-to-point, asynchronous", "点对点，异步"),
+     "limit": bilingual("connectivity and latency", "连通性与延迟"),
+     "technique": bilingual("aggressive quantization; error feedback", "激进量化；误差反馈")},
+)
+"""The three archetypes: main collective, the limit that tends to bind, the techniques."""
+
+
+def archetype_figures(gradient_dim: int = 10**6) -> dict[str, dict[str, str]]:
+    """One computed figure per archetype, in both languages: A, hierarchical against flat ring
+    (:func:`.fallacies.nic_load`); B, cross-node flows of the direct and the hierarchical
+    all-to-all (:func:`.primitives_moe.flow_counts`); C, the bytes INT8 and 1-bit sign with
+    error feedback save on a ``gradient_dim``-value gradient."""
+    nl, fl = fa.nic_load(), flow_counts()
+    x = nl["ring"] / nl["hierarchical"]
+    d, h = fl["direct"].cross_node_gpu_pairs, fl["hierarchical"].cross_node_gpu_pairs
+    i8, s1 = Int8().ratio(gradient_dim), Sign().ratio(gradient_dim)
+    a_gpus, b_gpus = f"{nl['nodes']} × {nl['gpn']}", f"{fl['nodes']} × {fl['gpus']}"
+    return {
+        "A": bilingual(f"{x:.2f}× faster than a flat ring ({a_gpus} GPUs, {nl['n'] / 1e9:g} GB)",
+                       f"比扁平环形快 {x:.2f} 倍（{a_gpus} 块 GPU，{nl['n'] / 1e9:g} GB）"),
+        "B": bilingual(f"cross-node flows {d:,} → {h:,} ({b_gpus} GPUs, hierarchical)",
+                       f"跨节点流 {d:,} → {h:,}（{b_gpus} 块 GPU，分层交换）"),
+        "C": bilingual(f"{i8:.2f}× (INT8) to {s1:.1f}× (1-bit) fewer bytes",
+                       f"字节数减为 1/{i8:.2f}（INT8）到 1/{s1:.1f}（1 位）"),
+    }
+
+
+def lighthouse_table(gradient_dim: int = 10**6) -> Table:
+    """Lighthouse 1.1: archetype → main collective → likely limit → technique, and a figure
+    computed for each (:func:`archetype_figures`)."""
+    figs = archetype_figures(gradient_dim)
+    rows = [{"name": f"name_{a['key']}", "collective": f"coll_{a['key']}", "limit": f"limit_{a['key']}",
+             "technique": f"tech_{a['key']}", "figure": f"fig_{a['key']}"} for a in ARCHETYPES]
+    labels = {lang: {} for lang in ("en", "zh")}
+    for a in ARCHETYPES:
+        for field, prefix in (("name", "name"), ("collective", "coll"), ("limit", "limit"), ("technique", "tech")):
+            for lang in labels:
+                labels[lang][f"{prefix}_{a['key']}"] = a[field][lang]
+        for lang in labels:
+            labels[lang][f"fig_{a['key']}"] = figs[a["key"]][lang]
+    return Table(
+        key="ch1-lighthouse",
+        title=bilingual("Lighthouse 1.1: each archetype, its collective and its bottleneck",
+                        "灯塔 1.1：每种原型的集合操作与瓶颈"),
+        columns=["name", "collective", "limit", "technique", "figure"],
+        headers={"en": ["Archetype", "Main collective", "Limit that tends to bind", "Techniques", "In numbers"],
+                 "zh": ["原型", "主要集合操作", "常见的限制项", "应对手段", "算一算"]},
+        rows=rows, labels=labels,
+        notes={"en": ["The figures come from this chapter's examples: A from §1.9 (flat against hierarchical), "
+                      f"B from §1.3 (all-to-all schedules), C from §1.6's operators on a {gradient_dim:,}-value "
+                      "gradient, scales counted."],
+               "zh": ["最后一列取自本章的例子：A 见 §1.9（扁平与分层），B 见 §1.3（all-to-all 调度），"
+                      f"C 为 §1.6 的压缩算子作用于 {gradient_dim:,} 个值的梯度（计入缩放系数）。"]},
+        meta={"figures": figs},
+    )
+
+
+def exposed_share(layers: int) -> float:
+    """Share of the step that stays exposed when ``layers`` equal layers each take as long to
+    all-reduce as to run backward: the two-stream timeline's stall over its step (1/(L + 1))."""
+    tl = layerwise_timeline([1.0] * layers, [1.0] * layers)
+    return tl.stall / tl.step_time
+
+
+RECAP = {"layers": (6, 20), "topk_fine": 0.001, "dim": 10**6}
+"""The recap's examples: equal-layer models of 6 and 20 layers; top-0.1 % on a 10⁶-value gradient."""
+
+
+def recap_numbers(layers=RECAP["layers"], topk_fine: float = RECAP["topk_fine"], dim: int = RECAP["dim"]) -> dict:
+    """n* of Table 1's two links; the compression range from INT8 to top-k (with its indices,
+    and counting values only); the exposed share of the step for the two layer counts."""
+    return {"nstar_ib": IB_NDR_CHAPTER.n_half, "nstar_nvl": NVLINK4_CHAPTER.n_half,
+            "int8": Int8().ratio(dim), "topk": TopK(topk_fine).ratio(dim), "topk_values": 1 / topk_fine,
+            "topk_fraction": topk_fine, "layers": tuple(layers),
+            "exposed": tuple(exposed_share(L) for L in layers)}
+
+
+def takeaway_numbers(layers: tuple[int, int] = (10, 20)) -> dict:
+    """One number (or pair) per key takeaway, from the computations of §1.9 and the package;
+    ``layers`` are the two equal-layer models of the overlap takeaway."""
+    rt, nl, ef = fa.ring_tree(), fa.nic_load(), fa.ef_runs()
+    fl = flow_counts()
+    place = fa.placement_table()
+    spread = {r["cluster"]: r["spread"] for r in place.rows}
+    return {
+        "nstar": IB_NDR_CHAPTER.n_half, "nstar_link": IB_NDR_CHAPTER,
+        "cross_p": rt["p"], "cross_log": rt["cross_log"], "cross": rt["cross"], "cross_crude": rt["cross_crude"],
+        "nodes": nl["nodes"], "gpn": nl["gpn"], "nic_ratio": nl["ring_nic_max"] / nl["hierarchical_nic_max"],
+        "hier_x": nl["ring"] / nl["hierarchical"], "hier_x_one_nic": nl["ring_one_nic"] / nl["hierarchical_one_nic"],
+        "flows_nodes": fl["nodes"], "flows_gpus": fl["gpus"], "flows_direct": fl["direct"].cross_node_gpu_pairs, "flows_hier": fl["hierarchical"].cross_node_gpu_pairs,
+        "ef_plain": ef["plain"], "ef": ef["ef"], "ef_steps": ef["steps"], "ef_fraction": ef["fraction"],
+        "layers": layers, "hidden": tuple(hidden_fraction_equal_layers(L) for L in layers),
+        "map_2": spread["nic2"], "map_4": spread["nic4"],
+    }

@@ -1,0 +1,362 @@
+"""Chapter §1.9 (fallacies and pitfalls) and §1.10 (summary): pages
+``chapters/{zh,en}/ch1/09-fallacies.md`` and ``10-summary.md``, book code
+``commbook.book.ch1.fallacies`` and ``commbook.book.ch1.summary``.
+
+Every computed example is checked against a closed form written out here, an exact rational,
+an independent numpy computation or the raw data file; where the chapter states a number it
+is pinned beside the page's value (the chapter's within its rounding where it is right, both
+where it is wrong)."""
+from __future__ import annotations
+
+import json
+import math
+import re
+import struct
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from commbook.book.ch1 import fallacies as fa
+from commbook.book.ch1 import summary as su
+from commbook.compression import least_squares
+from commbook.hardware import IB_NDR_CHAPTER as IB
+from commbook.hardware import NVLINK4_CHAPTER as NV
+from commbook.units import GB, KB, MB, fmt_bytes, fmt_time, us
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = {(k, lang): ROOT / "chapters" / lang / "ch1" / f"{k}.md"
+        for k in ("09-fallacies", "10-summary") for lang in ("en", "zh")}
+REL = 1e-9
+
+
+def ring(p, n, a, b):
+    """Ring all-reduce: 2(p − 1)(α + n/(pβ))."""
+    return 2 * (p - 1) * (a + n / (p * b))
+
+
+# ============================================================================ 1 bandwidth
+def test_bandwidth_table_is_alpha_plus_n_over_beta():
+    t = fa.bandwidth_table()
+    a = 5e-6                                                  # the item's "5 µs"
+    betas = [100e9 / 8, 400e9 / 8, 800e9 / 8]                 # 100G, 400G, 800G
+    assert [r["n"] for r in t.rows] == [4 * KB, 64 * KB, 1 * MB, 100 * MB, 1 * GB]
+    for r in t.rows:
+        for i, b in enumerate(betas):
+            assert r[f"t{i}"] == pytest.approx(a + r["n"] / b, rel=REL)
+        assert r["gain"] == pytest.approx((a + r["n"] / betas[0]) / (a + r["n"] / betas[1]), rel=REL)
+    assert t.rows[0]["gain"] < 1.05 < 3.99 < t.rows[-1]["gain"] < 4     # 400G does not help small messages
+    assert t.meta["n_star"] == pytest.approx([62.5 * KB, 250 * KB, 500 * KB], rel=REL)
+
+
+# ============================================================================ 2 all-reduce as routing
+def test_routing_by_all_reduce_costs_2p_the_bytes():
+    r = fa.alltoall_by_allreduce()
+    p, n, a, b = r["p"], r["n"], IB.alpha, IB.beta
+    assert r["same"]
+    assert r["bytes_a2a"] == pytest.approx((p - 1) / p * n, rel=REL)          # all-to-all lower bound
+    assert r["bytes_ar"] == pytest.approx(2 * (p - 1) * n, rel=REL)            # ring of p·n bytes
+    assert r["bytes_ar"] / r["bytes_a2a"] == pytest.approx(2 * p, rel=REL)
+    assert r["t_a2a"] == pytest.approx((p - 1) * (a + n / p / b), rel=REL)     # p − 1 shift rounds
+    assert r["t_ar"] == pytest.approx(ring(p, p * n, a, b), rel=REL)
+
+
+def test_padded_all_reduce_is_a_transpose_in_numpy():
+    """The emulation, done in numpy alone: summing the padded rows and reading column block j
+    gives what all-to-all delivers to rank j (block j of every rank, in rank order)."""
+    p, blk = 5, 3
+    x = [np.arange(p * blk) + 100 * r for r in range(p)]
+    rows = sum(np.eye(p, dtype=int)[r][:, None] * x[r][None, :] for r in range(p))
+    for j in range(p):
+        want = np.concatenate([x[s][j * blk:(j + 1) * blk] for s in range(p)])
+        assert np.array_equal(rows[:, j * blk:(j + 1) * blk].ravel(), want)
+
+
+# ============================================================================ 3 pipeline bubble
+def test_bubble_against_the_chapter_and_exact_fractions():
+    b = fa.bubble_numbers()
+    assert Fraction(b["bubble"]).limit_denominator(1000) == Fraction(7, 39)
+    assert round(100 * b["bubble"], 1) == 17.9                                 # the chapter's 17.9 %
+    assert b["m_min"] == 4 * (8 - 1) + 1 == 29                                 # m > (p−1)(1−t)/t = 28
+    assert Fraction(b["bubble_before"]).limit_denominator(100) == Fraction(1, 5)
+    assert b["bubble_min"] == pytest.approx(7 / 36, rel=REL)
+    assert fa.CHAPTER["bubble_m"] == 32 and b["bubble"] < 0.2                  # the chapter's m suffices at p = 8
+    for q, d in b["deeper"].items():                                           # ... but not deeper
+        assert d["m_min"] == 4 * (q - 1) + 1
+        assert d["at_chapter_m"] == pytest.approx((q - 1) / (32 + q - 1), rel=REL) and d["at_chapter_m"] > 0.2
+
+
+def test_bubble_table_rows():
+    t = fa.bubble_table()
+    for r in t.rows:
+        assert r["bubble"] == pytest.approx(7 / (r["m"] + 7), rel=REL)
+        assert r["below"] == (7 * 5 < r["m"] + 7)                              # exact: 7/(m+7) < 1/5
+
+
+# ============================================================================ 4 ring against tree
+def test_ring_against_tree_napkin_math_1_5():
+    r = fa.ring_tree()
+    p, n, a, b = 64, 1 * MB, 10e-6, 10e9
+    L = 6
+    assert r["ring_lat"] == pytest.approx(2 * 63 * a) and round(r["ring_lat"] / us) == 1260
+    assert r["ring_bw"] == pytest.approx(2 * 63 / 64 * n / b) and round(r["ring_bw"] / us, 1) == 196.9
+    assert r["tree_lat"] == pytest.approx(2 * L * a) and round(r["tree_lat"] / us) == 120
+    assert r["tree_bw"] == pytest.approx(2 * L * n / b) and round(r["tree_bw"] / us) == 1200   # napkin math 1.5
+    assert round(fa.CHAPTER["tree_bw"] / us) == 1000 != round(r["tree_bw"] / us)                  # the item's figure
+    assert round(r["ring"] / us, 1) == 1456.9 and round(r["tree"] / us) == 1320
+    assert r["tree"] < r["ring"] and r["ring_lat"] > r["tree_bw"]
+    # crossover: 2L(α + n/β) = 2(p−1)α + 2(p−1)/p·n/β solved for n
+    exact = (2 * (p - 1) - 2 * L) * a * b / (2 * L - 2 * (p - 1) / p)
+    assert r["cross"] == pytest.approx(exact, rel=1e-6)
+    assert r["cross_log"] == pytest.approx(p * a * b / L) and r["cross_crude"] == pytest.approx(p * a * b)
+    assert r["cross_log"] < r["cross"] < r["cross_crude"]
+
+
+def test_ring_tree_table_winners():
+    t = fa.ring_tree_table()
+    cross = fa.ring_tree()["cross"]
+    for row in t.rows:
+        assert row["ring"] == pytest.approx(ring(64, row["n"], 10e-6, 10e9), rel=REL)
+        assert row["best"] == ("tree" if row["n"] < cross else "ring")
+
+
+# ============================================================================ 5 error feedback
+@pytest.fixture(scope="module")
+def ef():
+    return fa.ef_runs()
+
+
+def test_top_k_without_feedback_stalls(ef):
+    assert ef["kept"] == 1 and ef["fraction"] == 0.01
+    assert ef["ef"] < 1e-5 < 1e-3 < ef["plain_end"]          # with EF near the optimum, without it not
+    assert ef["plain"] > 0.1                                  # after the same 500 steps
+    assert ef["plain_change"] < 0.01                          # stalled: < 1 % over the last 1,000 steps
+    assert ef["ratio_1e6"] == pytest.approx(10**6 * 4 / (10**4 * 8))          # FP32 values + INT32 indices: 50×
+
+
+def test_the_optimum_is_not_a_fixed_point_without_feedback(ef):
+    """numpy alone: each worker's gradient at the least-squares optimum, top-1 (largest |g|)
+    kept, averaged; the average is not zero, while the plain average is."""
+    prob = least_squares()
+    A, bvec, x = prob.A, prob.b, prob.x_opt
+    G = np.stack([A[w].T @ (A[w] @ x - bvec[w]) / A.shape[1] for w in range(A.shape[0])])
+    kept = np.zeros_like(G)
+    for w, g in enumerate(G):
+        i = int(np.argmax(np.abs(g)))
+        kept[w, i] = np.float32(g[i])
+    assert np.linalg.norm(G.mean(axis=0)) < 1e-10
+    assert ef["drift_topk"] == pytest.approx(np.linalg.norm(kept.mean(axis=0)), rel=1e-6) and ef["drift_topk"] > 1e-3
+
+
+# ============================================================================ 6 time to train
+def test_time_to_train():
+    t = fa.time_to_train_example()
+    assert t["baseline"] == pytest.approx(1e5 * (0.3 + 0.2))
+    assert t["compressed"] == pytest.approx(2e5 * (0.3 + 0.2 / 100))
+    assert t["compressed"] > t["baseline"]                                     # 100× faster comm, slower run
+    assert t["break_even"] == pytest.approx(0.3 / (1 - 2 / 100))               # x·c/(1 − (1+x)/r), x = 1
+
+
+# ============================================================================ 7 async
+def test_async_logp_condition():
+    r = fa.async_example()
+    L, o, T = 100e-6, 50e-6, 80e-6
+    assert r["step"] == pytest.approx(2 * o + max(T, L)) and r["stall"] == pytest.approx(L - T)
+    assert r["hidden"] == pytest.approx(T / L)
+    assert r["t"] > r["o"] and r["stall"] > 0                 # the chapter's T > o holds, the GPU still waits
+
+
+# ============================================================================ 8 silent corruption
+def test_bit_flips_against_struct():
+    r = fa.bit_flips()
+    rng = np.random.default_rng(0)
+    g = (0.01 * rng.standard_normal(100_000)).astype(np.float32)
+    v = float(g[int(rng.integers(100_000))])
+    assert v == r["value"]
+    norm2 = float(np.sum(g.astype(np.float64) ** 2))
+    (bits,) = struct.unpack("<I", struct.pack("<f", v))
+    caught, worst = 0, 0.0
+    for k in range(32):
+        (w,) = struct.unpack("<f", struct.pack("<I", bits ^ (1 << k)))
+        change = abs(math.sqrt(norm2 - v * v + w * w) - math.sqrt(norm2)) / math.sqrt(norm2)
+        caught += change > 0.01
+        worst = max(worst, abs(w / v)) if change <= 0.01 else worst
+    assert r["norm_caught"] == caught == 1 and r["worst_missed"] == pytest.approx(worst) == 16
+    assert r["crc_caught"] == 32                               # CRC-32 detects every single-bit error
+
+
+def test_fleet_bits_per_day():
+    assert fa.fleet_bits_per_day() == pytest.approx(10_000 * 8 * 400e9 * 86_400)
+
+
+# ============================================================================ 9 flat against hierarchical
+def hier(N, G, n):
+    return 2 * (G - 1) * (NV.alpha + n / (G * NV.beta)) + 2 * (N - 1) * (IB.alpha + n / G / (N * IB.beta))
+
+
+def test_flat_against_hierarchical_closed_forms():
+    t = fa.flat_hier_table()
+    for r in t.rows:
+        N = r["nodes"]
+        for k, n in enumerate(fa.FLAT["sizes"]):
+            assert r[f"flat{k}"] == pytest.approx(ring(8 * N, n, IB.alpha, IB.beta), rel=REL)
+            assert r[f"hier{k}"] == pytest.approx(hier(N, 8, n), rel=REL)
+    assert round(t.rows[0]["x1"], 1) == fa.CHAPTER["flat_speedup"] == 4.8       # the chapter's ≈ 4.8×
+
+
+def test_nic_load_simulated():
+    r = fa.nic_load()
+    N, G, n = 8, 8, 1 * GB
+    p = N * G
+    assert r["ring"] == pytest.approx(ring(p, n, IB.alpha, IB.beta), rel=1e-9)
+    assert r["hierarchical"] == pytest.approx(hier(N, G, n), rel=1e-9)
+    assert r["ring_nic_max"] == pytest.approx(2 * (p - 1) / p * n, rel=REL)
+    assert r["hierarchical_nic_max"] == pytest.approx(2 * (N - 1) / N * n / G, rel=REL)
+    assert r["ring_nic_total"] == pytest.approx(N * 2 * (p - 1) / p * n, rel=REL)
+    assert r["hierarchical_nic_total"] == pytest.approx(p * 2 * (N - 1) / N * n / G, rel=REL)
+    ratio = r["ring_nic_max"] / r["hierarchical_nic_max"]
+    assert ratio == pytest.approx(9) and fa.CHAPTER["flat_traffic_cut"] == 8   # page 9×, chapter "8×"
+    assert r["ring_nic_total"] / r["hierarchical_nic_total"] == pytest.approx(1.125)
+    one_nic = 2 * (G - 1) * (NV.alpha + n / (G * NV.beta)) + 2 * (N - 1) * (IB.alpha + n / (N * IB.beta))
+    assert r["hierarchical_one_nic"] == pytest.approx(one_nic, rel=1e-9)
+    assert r["ring_one_nic"] == pytest.approx(r["ring"], rel=1e-9)
+
+
+# ============================================================================ 10 inside one node
+def test_intra_node_models():
+    t = fa.intra_node_table()
+    a, b, p = NV.alpha, NV.beta, 8
+    forms = {"innet": lambda n: a + n / b, "ring": lambda n: ring(p, n, a, b),
+             "two_shot": lambda n: 2 * a + 2 * (p - 1) / p * n / b, "tree": lambda n: 6 * (a + n / b)}
+    for r in t.rows:
+        for k, n in enumerate(fa.INTRA["sizes"]):
+            assert r[f"t{k}"] == pytest.approx(forms[r["algo"]](n), rel=REL)
+            assert r[f"x{k}"] == pytest.approx(forms[r["algo"]](n) / (a + n / b), rel=REL)
+    ring_row = next(r for r in t.rows if r["algo"] == "ring")
+    assert 1.7 < ring_row["x1"] < 1.8 and ring_row["x0"] > 6                  # 2(p−1)/p at large n
+
+
+# ============================================================================ 11 rank placement
+def test_placement_simulated_against_bottleneck_closed_forms():
+    t = fa.placement_table()
+    p, n = 32, 1 * GB
+    fast, half, quarter = (ring(p, n, IB.alpha, IB.beta / k) for k in (1, 2, 4))
+    want = {"rails": (fast, fast, fast), "nic2": (fast, half, fast), "nic4": (fast, quarter, fast),
+            "spine2": (half, fast, fast)}
+    for r in t.rows:
+        got = (r["block"], r["round_robin"], r["snake"])
+        assert got == pytest.approx(want[r["cluster"]], rel=1e-9), r["cluster"]
+    spread = {r["cluster"]: r["spread"] for r in t.rows}
+    lo, hi = fa.CHAPTER["mapping_share"]                                       # "50–60 %" of nccl-tests
+    assert lo <= 1 / spread["nic2"] <= hi
+    assert 2 * 0.99 < spread["nic2"] <= 2 and 4 * 0.99 < spread["nic4"] <= 4   # the summary's "2–4×"
+
+
+# ============================================================================ 12 benchmark context
+def test_benchmark_context_from_the_raw_files():
+    r = fa.benchmark_context()
+    text = (ROOT / "data" / "measured" / "nccl-tests" / fa.CONTEXT_LOG).read_text()
+    block = text.split("all_reduce_perf")[1].split("Collective test concluded")[0]
+    rows = [ln.split() for ln in block.splitlines() if re.match(r"\s+\d+\s+\d+\s+double", ln)]
+    busbw = [float(c[7]) * 1e9 for c in rows]                                  # out-of-place busbw column
+    assert r["busbw"] == pytest.approx(max(busbw)) and r["busbw"] > NV.beta
+    off = json.loads((ROOT / "data" / "measured" / f"{fa.SHARP_OFF}.json").read_text())
+    assert r["off_busbw"] == off["points"][-1]["busbw_bytes_per_s"] and off["conditions"]["sharp"] is False
+    assert r["gap"] == pytest.approx(max(busbw) / off["points"][-1]["busbw_bytes_per_s"] - 1)
+    assert r["algo"] is None and r["rank_is_device"] and "NCCL_ALGO" not in block
+
+
+# ============================================================================ §1.10
+def test_lighthouse_table_renders_every_cell_in_both_languages():
+    t = su.lighthouse_table()
+    assert [a["key"] for a in su.ARCHETYPES] == ["A", "B", "C"] and len(t) == 3
+    for lang in ("en", "zh"):
+        cells = [c for row in t.cells(lang) for c in row]
+        assert not any(re.fullmatch(r"(name|coll|limit|tech|fig)_[ABC]", c) for c in cells)
+        assert "all-reduce" in t.cells(lang)[0][1] and "all-to-all" in t.cells(lang)[1][1]
+    figs = t.meta["figures"]
+    nl = fa.nic_load()
+    assert f"{nl['ring'] / nl['hierarchical']:.2f}×" in figs["A"]["en"]
+    assert "3,584 → 448" in figs["B"]["en"] and "3,584 → 448" in figs["B"]["zh"]   # p(p−G) and N(N−1)G
+    assert 8 * 8 * (8 * 8 - 8) == 3584 and 8 * 7 * 8 == 448
+    assert "4.00×" in figs["C"]["en"] and "32.0×" in figs["C"]["en"]
+
+
+def test_recap_numbers():
+    r = su.recap_numbers()
+    d = 10**6
+    assert r["nstar_ib"] == pytest.approx(100 * KB) and r["nstar_nvl"] == pytest.approx(675 * KB)
+    assert r["int8"] == pytest.approx(4 * d / (d + 4), rel=REL)               # one FP32 scale per tensor
+    assert r["topk"] == pytest.approx(d / (2 * 1000)) and r["topk_values"] == pytest.approx(1000)
+    assert r["exposed"] == pytest.approx((1 / 7, 1 / 21), rel=REL)            # 1/(L + 1)
+    assert 0.05 - 0.01 < r["exposed"][1] < r["exposed"][0] < 0.15            # the chapter's 5–15 %
+
+
+def test_takeaway_numbers():
+    t = su.takeaway_numbers()
+    assert t["nstar"] == pytest.approx(2e-6 * 50e9)                           # Table 1's ~100 KB
+    assert t["cross_log"] == pytest.approx(64 * 10e-6 * 10e9 / 6)
+    assert t["nic_ratio"] == pytest.approx(9) and round(t["hier_x"], 1) == 4.8
+    assert t["hier_x_one_nic"] < 1.05
+    assert (t["flows_direct"], t["flows_hier"]) == (3584, 448)
+    assert t["hidden"] == pytest.approx((0.9, 0.95))                          # (L−1)/L: the chapter's 90–95 %
+    assert 2 * 0.99 < t["map_2"] <= 2 and 4 * 0.99 < t["map_4"] <= 4          # the chapter's 2–4×
+    assert t["ef"] < 1e-5 < t["ef_plain"]
+
+
+# ============================================================================ pages
+def _text(key, lang):
+    return PAGE[(key, lang)].read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_pages_structure(lang):
+    note, check = {"en": ("About the original text", "Check yourself"), "zh": ("关于原文", "自测")}[lang]
+    f, s = _text("09-fallacies", lang), _text("10-summary", lang)
+    assert f.count(f"admonition}} {note}") == 4 and f.count(f"admonition}} {check}") == 3
+    assert len(re.findall(rf"^\({lang}-ch1-fall-[a-z]+\)=$", f, re.M)) == 12        # twelve items
+    assert len(re.findall(r"^## ", f, re.M)) == 12
+    assert len(re.findall(r"^- \*\*", s, re.M)) == 7                                   # seven takeaways
+    assert s.count(f"admonition}} {check}") == 1
+    outside = {"en": "outside this book", "zh": "不在本书范围内"}[lang]
+    assert outside in s and outside in f                                      # fault tolerance
+    for page in (f, s):                                                      # one visible code cell each
+        cells = re.findall(r"```\{code-cell\} python\n(:tags: \[[^\]]*\])?", page)
+        assert sum(1 for c in cells if not c) == 1
+
+
+@pytest.fixture(scope="module")
+def page_glue():
+    jupytext = pytest.importorskip("jupytext")
+    nbclient = pytest.importorskip("nbclient")
+    out = {}
+    for key in ("09-fallacies", "10-summary"):
+        nb = jupytext.read(PAGE[(key, "en")])
+        nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                resources={"metadata": {"path": str(ROOT)}}).execute()
+        for cell in nb.cells:
+            for o in cell.get("outputs", []):
+                name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+                txt = next((v for k, v in o.get("data", {}).items() if k.endswith("text/plain")), None)
+                if name and txt is not None:
+                    out[name] = txt.strip("'\"")
+    return out
+
+
+def test_pages_glue_the_independent_values(page_glue):
+    g = page_glue
+    assert g["pp_bubble"] == "17.9%" and g["pp_m_min"] == "29" and g["pp_chapter_m"] == "32"
+    assert g["pp_m16"] == str(4 * 15 + 1) and g["q_pp_m"] == "100"               # 11·9 = 99 < m
+    assert g["rt_ring_lat"] == "1,260 µs" and g["rt_tree_bw"] == "1,200 µs" and g["rt_chapter_bw"] == "1,000 µs"
+    assert g["rt_tree"] == "1,320 µs" and g["rt_ring"] == "1,456.9 µs"
+    assert g["as_stall"] == fmt_time(100e-6 - 80e-6, 3) and g["as_step"] == fmt_time(200e-6, 3)
+    assert g["fl_x"] == f"{ring(64, GB, IB.alpha, IB.beta) / hier(8, 8, GB):.3g}×" == "4.77×"
+    assert g["fl_nic_x"] == "9" and g["fl_ch_cut"] == "8"
+    assert g["bc_busbw"] == "482 GB/s" and g["bc_off"] == "370 GB/s"
+    assert g["tt_base"] == "50,000 s" and g["tt_comp"] == "60,400 s"
+    assert g["sd_norm"] == "1" and g["sd_crc"] == "32"
+    assert g["tk_nstar"] == fmt_bytes(100 * KB) and g["tk_flows_d"] == "3,584" and g["tk_flows_h"] == "448"
+    assert g["tk_h10"] == "90%" and g["tk_h20"] == "95%" and g["tk_map2"] == "2.0×" and g["tk_map4"] == "4.0×"
+    assert g["rc_topk"] == "500×" and g["rc_topk_values"] == "1,000×"                 # 1/0.001, values only
+    assert g["q_rt_cross"] == fmt_bytes((2 * 127 - 14) * 10e-6 * 10e9 / (14 - 2 * 127 / 128))  # p = 128
