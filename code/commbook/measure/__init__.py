@@ -8,6 +8,11 @@
   collective and algorithm that ran (``commbook.measure.fit.fit``; the package attribute
   ``fit`` is that module), or on the point-to-point α + n/β
   (:func:`fit_point_to_point`) to show the bias of fitting unlike to unlike.
+* :mod:`.points` reads the recorded measurements of ``data/measured/*.json`` (schema
+  ``commbook.measured/1``), each with its source.
+* :mod:`.nccl_model` (constants and formulas in :mod:`.nccl_tuning`, NCCL 2.29.2) predicts
+  the time and busbw NCCL picks for all-reduce, all-gather and reduce-scatter on one
+  NVSwitch node; ``benchmarks/accuracy.py`` prints its error against every recorded log.
 
 This package sits above the core: it uses :mod:`commbook.bandwidth` and the algorithm
 registry of :mod:`commbook.collectives`; nothing in the core imports it.
