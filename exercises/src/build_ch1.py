@@ -763,6 +763,481 @@ print(CHECKED)
 ''')
 
 
+# ============================================================================= checkpoint 1.2
+notebook("ch1-2")
+page_top(
+    "ch1-2", "检查点 1.2 · ring 的运作", "Checkpoint 1.2 · The mechanics of the ring",
+    r"""
+这一页是 §1.4 中检查点 1.2 的 <<n_exercises()>> 道题（{doc}`../../chapters/zh/ch1/04-allreduce-algorithms`）。每题先给题目；推导收在"参考解答"下拉框里，
+负责计算的代码及其输出也默认折叠——先自己想，再展开对照。所有 all-reduce 都在 `commbook` 的模拟器上真实跑过：
+每块 GPU 挂在一台交换机上，每一轮付一次 α，端口把本轮要收发的字节依次送完。
+""",
+    r"""
+This page works through the <<n_exercises()>> questions of Checkpoint 1.2, in §1.4
+({doc}`../../chapters/en/ch1/04-allreduce-algorithms`). Each problem is stated first; the reasoning
+sits in a collapsed "Solution" box, and the code that computes the numbers, with its output, is
+collapsed as well. Think first, then open them. Every all-reduce here really runs on the
+`commbook` simulator: each GPU hangs off one switch, every round costs α once, and a port
+pushes the bytes of a round through one after the other.
+""")
+
+# ----------------------------------------------------------------------------- exercise 1
+md(r"""
+(zh-ch1-2-ex-1)=
+## 练习 1 · 一共多少步
+
+$N$ 块 GPU 连成的环，做完一整次 all-reduce 需要多少个前后相接的步骤？在 $N$ = <<", ".join(map(str, ps))>> 上用模拟器数一数。
+""", r"""
+(en-ch1-2-ex-1)=
+## Exercise 1 · How many steps
+
+How many sequential steps does a ring of $N$ GPUs need for a whole all-reduce? Count them on
+the simulator for $N$ = <<", ".join(map(str, ps))>>.
+""")
+solution(r"""
+reduce-scatter 要 $N-1$ 步：每一步里每块部分和沿环前进一站，走完 $N-1$ 站才把所有 GPU 的贡献收齐。all-gather 再走 $N-1$ 步，把完成的块送到其余 $N-1$ 块 GPU。合计 $2(N-1)$ 步：
+
+| $N$ | 模拟器数出的步数 | $2(N-1)$ |
+|---|---|---|
+<<rows_md>>
+
+步数随 $N$ 线性增长，每一步都要付一次 α；这就是 ring 的延迟项 $2(N-1)\alpha$。
+""", r"""
+The reduce-scatter takes $N-1$ steps: in each, every partial sum moves one stop around the ring,
+and it needs $N-1$ stops to collect every GPU's contribution. The all-gather takes another $N-1$
+to carry each finished chunk to the other $N-1$ GPUs. In all, $2(N-1)$ steps:
+
+| $N$ | steps counted by the simulator | $2(N-1)$ |
+|---|---|---|
+<<rows_md>>
+
+The count grows linearly in $N$, and each step pays α once: this is the ring's latency term
+$2(N-1)\alpha$.
+""")
+code(r'''
+from commbook.book.ch1 import allreduce_numbers as an
+
+ps = (4, 8, 64, 1024)
+lines = []
+for p in ps:
+    rounds = an.run("ring", p, 1 * MB, m.BOX_LINKS["cp1.2"]).rounds     # a size-only run
+    lines.append(f"| {p:,} | {rounds:,} | {2 * (p - 1):,} |")
+    print(f"N = {p:5d}: {rounds:5d} {tr('步', 'steps')}")
+    assert rounds == 2 * (p - 1) == an.alpha_steps("ring", p)
+rows_md = "\n".join(lines)
+print(CHECKED)
+''')
+
+# ----------------------------------------------------------------------------- exercise 2
+md(r"""
+(zh-ch1-2-ex-2)=
+## 练习 2 · 为什么带宽最优
+
+解释 ring 为什么是带宽最优的。就每块 GPU 而言，缓冲区 $M$ 的每个字节要在网络上走几趟？用模拟器数出 $M$ = <<fmt_bytes(n)>> 时每块 GPU 发出的字节，与下界 $2(N-1)/N \cdot M$ 比较。
+""", r"""
+(en-ch1-2-ex-2)=
+## Exercise 2 · Why bandwidth-optimal
+
+Explain why the ring is bandwidth-optimal. How many times does each byte of the buffer $M$ cross
+the network, per GPU? Count on the simulator the bytes each GPU sends for $M$ = <<fmt_bytes(n)>>
+and compare them with the bound $2(N-1)/N \cdot M$.
+""")
+solution(r"""
+任何 all-reduce 里，每块 GPU 都至少要发出 $2(N-1)/N \cdot M$ 字节：一份 reduce-scatter 量的自家部分和，加一份 all-gather 量的成品。
+ring 把缓冲区切成 $N$ 块，$2(N-1)$ 步里每步发一块 $M/N$，恰好就是这么多，一个字节不多；而且每一步里每块 GPU 都在发，没有哪条链路闲着。
+
+| $N$ | 每块 GPU 发出（模拟器） | 下界 | 以 $M$ 计 |
+|---|---|---|---|
+<<rows_md>>
+
+所以每个字节大约走两趟：一趟作为部分和（reduce-scatter），一趟作为成品（all-gather）；确切地说是 $2(N-1)/N$ 趟，$N$ 越大越接近 2，却不会随 $N$ 增长。
+""", r"""
+Any all-reduce makes each GPU send at least $2(N-1)/N \cdot M$ bytes: a reduce-scatter's worth of
+its own partial sums and an all-gather's worth of finished data. The ring cuts the buffer into
+$N$ chunks and sends one chunk of $M/N$ in each of its $2(N-1)$ steps: exactly that much, not a
+byte more, and every GPU sends in every step, so no link is idle.
+
+| $N$ | sent per GPU (simulator) | bound | in units of $M$ |
+|---|---|---|---|
+<<rows_md>>
+
+So each byte crosses the network about twice: once as a partial sum (reduce-scatter) and once
+finished (all-gather); exactly $2(N-1)/N$ times, approaching 2 as $N$ grows, and never more.
+""")
+code(r'''
+from commbook.cost import lower_bound_bytes
+
+n = 1 * GB
+lines = []
+for p in (4, 8, 64):
+    sent = an.run("ring", p, n, m.BOX_LINKS["cp1.2"]).bytes_sent
+    bound = lower_bound_bytes("all_reduce", p, n)
+    lines.append(f"| {p} | {fmt_bytes(sent.max(), digits=4)} | {fmt_bytes(bound, digits=4)} | {bound / n:.4g} |")
+    print(f"N = {p:3d}: {tr('每块 GPU 发出', 'sent per GPU')} {fmt_bytes(sent.min(), digits=4)} … "
+          f"{fmt_bytes(sent.max(), digits=4)}, {tr('下界', 'bound')} {fmt_bytes(bound, digits=4)}")
+    assert same(sent.min(), bound) and same(sent.max(), bound)            # every GPU, exactly the bound
+    assert same(bound / n, 2 * (p - 1) / p) and bound / n < 2
+rows_md = "\n".join(lines)
+print(CHECKED)
+''')
+
+# ----------------------------------------------------------------------------- exercise 3
+md(r"""
+(zh-ch1-2-ex-3)=
+## 练习 3 · 一块慢 GPU
+
+<<p>> 块 GPU 组成的环对 <<fmt_bytes(n)>> 做 all-reduce，链路 <<link.beta/GB:g>> GB/s，为了只看带宽取 α = 0。
+其中一块 GPU 的端口只有正常速度的 $<<tex_frac(speed)>>$，也就是慢了 <<1/speed-1:.0%>>。整个集合操作的用时会怎样？慢的是哪一块有关系吗？
+换成二项树，慢卡分别是根（0 号）、一个内部节点（<<inner>> 号）和一片叶子（<<leaf>> 号）时又如何？
+""", r"""
+(en-ch1-2-ex-3)=
+## Exercise 3 · One slow GPU
+
+A ring of <<p>> GPUs all-reduces <<fmt_bytes(n)>> over <<link.beta/GB:g>> GB/s links, with α = 0 so
+that only bandwidth counts. One GPU's port runs at $<<tex_frac(speed)>>$ of the normal speed, that
+is <<1/speed-1:.0%>> slower. What happens to the time of the whole collective? Does it matter which
+GPU is slow? And on a binomial tree, with the slow GPU as the root (rank 0), an inner node (rank
+<<inner>>) or a leaf (rank <<leaf>>)?
+""")
+solution(r"""
+ring 是步调一致的：每一步里每块 GPU 都要把 $M/N$ 发给下家，这一步要等最慢的那块发完才算结束。慢卡在**每一步**都在发和收，
+所以每一步都被拖长到 <<1/speed:g>> 倍，整个 all-reduce 也就慢到 <<ring_ratio:g>> 倍（<<fmt_time(ring_base)>> → <<fmt_time(ring_slow)>>），
+不管慢的是哪一块：模拟器对 <<p>> 个位置逐一试过，结果都一样。
+
+二项树不同，只有碰到慢卡的那几轮会变慢（二项树每一轮都发整个缓冲区，每轮 $M/\beta$）：
+
+| 慢卡 | 碰到它的轮次 / 总轮数 | 用时之比 |
+|---|---|---|
+<<tree_md_zh>>
+
+根和靠近根的内部节点每一轮都在收发，慢多少整棵树就慢多少；叶子只在第一轮发、最后一轮收，<<tree_rounds>> 轮里只拖慢 <<len(tree[leaf]["slowed_rounds"])>> 轮。
+ring 把工作均摊给所有人，换来的代价就是：任何一块慢卡都会拖累全体。
+""", r"""
+The ring runs in lock step: in every step each GPU sends $M/N$ to its successor, and the step is
+over only when the slowest one has finished. The slow GPU sends and receives in **every** step,
+so every step takes <<1/speed:g>> times as long, and so does the all-reduce: <<ring_ratio:g>>×
+(<<fmt_time(ring_base)>> → <<fmt_time(ring_slow)>>), whichever GPU it is — the simulator tried all
+<<p>> positions and got the same time.
+
+A binomial tree is different: only the rounds that touch the slow GPU slow down (each round of
+the tree moves the whole buffer, $M/\beta$):
+
+| slow GPU | rounds that touch it / all rounds | time ratio |
+|---|---|---|
+<<tree_md_en>>
+
+The root and the inner node next to it send or receive in every round, so the whole tree slows
+down as much as they do; a leaf sends in the first round and receives in the last, and slows only
+<<len(tree[leaf]["slowed_rounds"])>> of <<tree_rounds>> rounds. Spreading the work evenly, as the ring does, means that any straggler
+holds everyone back.
+""")
+code(r'''
+from fractions import Fraction
+
+S = an.STRAGGLER
+p, n, link, speed = S["p"], S["n"], S["link"], S["speed"]
+ring = [an.straggler("ring", k) for k in range(p)]
+ring_base, ring_slow, ring_ratio = ring[0]["base"], ring[0]["time"], ring[0]["ratio"]
+assert link is m.BOX_LINKS["cp1.2"] and link.alpha == 0
+assert all(same(r["time"], ring_slow) for r in ring)                       # whichever GPU is slow
+assert same(ring_ratio, 1 / speed) and len(ring[0]["slowed_rounds"]) == ring[0]["rounds"]
+assert same(ring_base, 2 * (p - 1) / p * n / link.beta)                    # the closed form, α = 0
+print(f"ring: {fmt_time(ring_base)} -> {fmt_time(ring_slow)}  ({ring_ratio:g}x, {tr('任一块都一样', 'any GPU')})")
+
+inner, leaf = 4, 1
+tree = {k: an.straggler("tree", k) for k in (0, inner, leaf)}
+tree_rounds = tree[0]["rounds"]
+names = {0: ("根（0 号）", "root (rank 0)"), inner: (f"内部节点（{inner} 号）", f"inner node (rank {inner})"),
+         leaf: (f"叶子（{leaf} 号）", f"leaf (rank {leaf})")}
+zh, en = [], []
+for k, r in tree.items():
+    h = len(r["slowed_rounds"])
+    assert r["slowed_rounds"] == r["touching_rounds"]                      # slowed exactly where it takes part
+    assert same(r["ratio"], (tree_rounds - h + h / speed) / tree_rounds)     # independent count, rounds of M/β
+    zh.append(f"| {names[k][0]} | {h} / {tree_rounds} | {r['ratio']:.4g}× |")
+    en.append(f"| {names[k][1]} | {h} / {tree_rounds} | {r['ratio']:.4g}× |")
+    print(f"tree, {tr(*names[k]):22s} {h}/{tree_rounds} {tr('轮', 'rounds')}  {r['ratio']:.4g}x")
+assert len(tree[leaf]["slowed_rounds"]) == 2 and same(tree[0]["ratio"], 1 / speed)
+tree_md_zh, tree_md_en = "\n".join(zh), "\n".join(en)
+print(CHECKED)
+''')
+
+# ----------------------------------------------------------------------------- exercise 4
+md(r"""
+(zh-ch1-2-ex-4)=
+## 练习 4 · 每一步都既发又收？
+
+判断对错：在 ring all-reduce 的每一步里，每块 GPU 都既在发送也在接收。用例 1.1 的 <<len(facts["sum"])>> 块 GPU 的记录核对，
+再和二项树比一比。
+""", r"""
+(en-ch1-2-ex-4)=
+## Exercise 4 · Sending and receiving in every step?
+
+True or false: in every step of a ring all-reduce, every GPU both sends and receives. Check it
+on the record of Example 1.1's <<len(facts["sum"])>> GPUs, and compare with a binomial tree.
+""")
+solution(r"""
+**对。** 例 1.1 的 <<facts["rounds"]>> 步里，每一步的发送方恰好是全部 <<facts["p"]>> 块 GPU，接收方也是全部 <<facts["p"]>> 块：
+GPU $i$ 发给 $i+1$，同时从 $i-1$ 收。环上每条链路每一步都在用，这正是前一题里带宽被用满的原因。
+二项树就不是这样：<<tree_p>> 块 GPU 时，各轮的发送方依次只有 <<senders>> 个。
+""", r"""
+**True.** In each of the <<facts["rounds"]>> steps of Example 1.1 the senders are all <<facts["p"]>>
+GPUs and so are the receivers: GPU $i$ sends to $i+1$ while it receives from $i-1$. Every link of the
+ring is in use in every step, which is why the bandwidth is fully used (exercise 2). A binomial
+tree is not like that: on <<tree_p>> GPUs its rounds have only <<senders>> senders.
+""")
+code(r'''
+res = an.ring_trace()
+facts = an.trace_facts(res)
+for k, step in enumerate(res.trace, start=1):
+    src, dst = sorted(step.round.src.tolist()), sorted(step.round.dst.tolist())
+    print(f"{step.round.label:16s} senders {src}  receivers {dst}")
+    assert src == dst == list(range(facts["p"]))
+assert facts["every_rank_sends_and_receives"] and facts["rounds"] == 2 * (facts["p"] - 1)
+act = an.tree_activity()
+tree_p, senders = act["p"], ", ".join(map(str, act["senders"]))
+assert max(act["senders"]) < tree_p
+print(CHECKED)
+''')
+
+
+# ============================================================================= checkpoint 1.3
+notebook("ch1-3")
+page_top(
+    "ch1-3", "检查点 1.3 · 选择 all-reduce 算法", "Checkpoint 1.3 · Choosing an all-reduce algorithm",
+    r"""
+这一页是 §1.4 末尾检查点 1.3 的 <<n_exercises()>> 道题（{doc}`../../chapters/zh/ch1/04-allreduce-algorithms`）。每题先给题目；推导收在"参考解答"下拉框里，
+负责计算的代码及其输出也默认折叠——先自己想，再展开对照。
+""",
+    r"""
+This page works through the <<n_exercises()>> questions of Checkpoint 1.3, at the end of §1.4
+({doc}`../../chapters/en/ch1/04-allreduce-algorithms`). Each problem is stated first; the reasoning
+sits in a collapsed "Solution" box, and the code that computes the numbers, with its output, is
+collapsed as well. Think first, then open them.
+""")
+
+# ----------------------------------------------------------------------------- exercise 1
+md(r"""
+(zh-ch1-3-ex-1)=
+## 练习 1 · 带宽项差在哪里
+
+解释为什么 ring 的带宽项接近 $2M/\beta$，而树要多付 $\mathcal{O}(\log N)$ 倍。在 $N$ = <<p>> 块 GPU 上用模拟器量出两者带宽项的系数
+（α = 0 时用时乘以 $\beta/M$）。
+""", r"""
+(en-ch1-3-ex-1)=
+## Exercise 1 · Where the bandwidth terms differ
+
+Explain why the ring's bandwidth term is close to $2M/\beta$ while the tree pays an
+$\mathcal{O}(\log N)$ factor more. Measure both coefficients on the simulator for $N$ = <<p>>
+GPUs (with α = 0, the time times $\beta/M$).
+""")
+solution(r"""
+ring 把缓冲区切成 $N$ 块，$2(N-1)$ 步里每步只搬一块 $M/N$，每个字节一共只发两趟左右：系数 $2(N-1)/N$ = <<ring_b:.4g>>。
+树的每一步都把**整条**消息往上（归约）或往下（广播）送一层，共 $2\lceil\log_2 N\rceil$ 步，每步 $M/\beta$，前后不能重叠：系数 $2\log_2 N$ = <<tree_b:.4g>>，是 ring 的 <<tree_b/ring_b:.3g>> 倍。
+多出来的正是那个 $\log_2 N$：树的每一层都让整条消息在关键路径上再走一遍，而且每一层只有一部分链路在忙。
+""", r"""
+The ring cuts the buffer into $N$ chunks and moves one chunk of $M/N$ in each of its $2(N-1)$
+steps, so each byte is sent about twice: coefficient $2(N-1)/N$ = <<ring_b:.4g>>. Every step of
+the tree moves the **whole** message one level up (reduce) or down (broadcast), $2\lceil\log_2 N\rceil$
+steps of $M/\beta$ each, one after the other: coefficient $2\log_2 N$ = <<tree_b:.4g>>,
+<<tree_b/ring_b:.3g>> times the ring's. The extra factor is that $\log_2 N$: every level of the
+tree puts the full message on the critical path once more, while only some of the links work.
+""")
+code(r'''
+from commbook.book.ch1 import allreduce_numbers as an
+
+p, n, link = 256, 1 * GB, m.BOX_LINKS["lb1.4"]                # α = 0: bandwidth terms only
+ring_b = an.run("ring", p, n, link).time * link.beta / n
+tree_b = an.run("tree", p, n, link).time * link.beta / n
+print(f"ring: {ring_b:.6g} M/β,  tree: {tree_b:.6g} M/β  ({tree_b / ring_b:.4g}x)")
+assert same(ring_b, 2 * (p - 1) / p) and same(tree_b, 2 * math.log2(p))
+print(CHECKED)
+''')
+
+# ----------------------------------------------------------------------------- exercise 2
+md(r"""
+(zh-ch1-3-ex-2)=
+## 练习 2 · 切换点与一个 <<fmt_bytes(n)>> 的缓冲区
+
+集群有 <<p>> 块 GPU，α = <<link.alpha/us:g>> µs，β = <<link.beta/GB:g>> GB/s。算出 $M_\text{crossover}$，并判断 <<fmt_bytes(n)>> 的梯度缓冲区该用 ring 还是树。
+""", r"""
+(en-ch1-3-ex-2)=
+## Exercise 2 · The switch point and a <<fmt_bytes(n)>> buffer
+
+A cluster has <<p>> GPUs, α = <<link.alpha/us:g>> µs and β = <<link.beta/GB:g>> GB/s. Compute
+$M_\text{crossover}$, and decide whether a <<fmt_bytes(n)>> gradient buffer should use the ring or
+the tree.
+""")
+solution(r"""
+估算式：$M_\text{crossover} \approx N\alpha\beta/\log_2 N = <<p>> \times <<tex_sci(link.alpha)>> \times <<tex_sci(link.beta)>> / <<log_p>> = $ <<fmt_bytes(approx, digits=4)>>。
+用二项树与 ring 的完整公式联立解出的精确值是 <<fmt_bytes(exact, digits=4)>>。<<fmt_bytes(n)>> 比两者都大，**用 ring**，不过优势不大：
+
+| 算法 | 延迟项 | 带宽项 | 合计 |
+|---|---|---|---|
+| ring | <<ring["latency"]/us:,.1f>> µs | <<ring["bandwidth"]/us:,.1f>> µs | <<ring["total"]/us:,.1f>> µs |
+| 二项树 | <<tree["latency"]/us:,.1f>> µs | <<tree["bandwidth"]/us:,.1f>> µs | <<tree["total"]/us:,.1f>> µs |
+
+ring 快 <<1 - ring["total"]/tree["total"]:.1%>>。要是用更粗的 $N\alpha\beta$ = <<fmt_bytes(crude)>> 来判断，就会错选树。
+""", r"""
+The estimate: $M_\text{crossover} \approx N\alpha\beta/\log_2 N = <<p>> \times <<tex_sci(link.alpha)>> \times <<tex_sci(link.beta)>> / <<log_p>> = $ <<fmt_bytes(approx, digits=4)>>.
+Solving the full formulas of the binomial tree and the ring gives exactly <<fmt_bytes(exact, digits=4)>>.
+<<fmt_bytes(n)>> is above both: **use the ring**, though its lead is small:
+
+| algorithm | latency term | bandwidth term | total |
+|---|---|---|---|
+| ring | <<ring["latency"]/us:,.1f>> µs | <<ring["bandwidth"]/us:,.1f>> µs | <<ring["total"]/us:,.1f>> µs |
+| binomial tree | <<tree["latency"]/us:,.1f>> µs | <<tree["bandwidth"]/us:,.1f>> µs | <<tree["total"]/us:,.1f>> µs |
+
+The ring is <<1 - ring["total"]/tree["total"]:.1%>> faster. The cruder $N\alpha\beta$ =
+<<fmt_bytes(crude)>> would have picked the tree, wrongly.
+""")
+code(r'''
+from commbook.book.ch1 import allreduce_choice as ac
+from commbook.collectives import crossover
+
+cp = ac.checkpoint13()
+sw, n, ring, tree = cp["switch"], cp["n"], cp["ring"], cp["tree"]
+p, link = sw["p"], sw["link"]
+approx, exact, crude, log_p = sw["approx"], sw["exact"], sw["crude"], int(math.log2(sw["p"]))
+assert link is m.BOX_LINKS["cp1.3"]
+assert same(approx, p * link.alpha * link.beta / math.log2(p)) and same(crude, p * link.alpha * link.beta)
+assert math.isclose(exact, crossover("ring", "tree", p, link.alpha, link.beta), rel_tol=1e-9)
+L = math.ceil(math.log2(p))                                   # the exact solve, written out
+assert same(exact, (2 * (p - 1) - 2 * L) * link.alpha * link.beta / (2 * L - 2 * (p - 1) / p))
+assert approx < exact < n < crude and cp["choice"] == "ring" and ring["total"] < tree["total"]
+print(f"approx {fmt_bytes(approx, digits=4)}, exact {fmt_bytes(exact, digits=4)}, crude {fmt_bytes(crude)}")
+print(f"{fmt_bytes(n)}: ring {ring['total'] / us:,.2f} µs, tree {tree['total'] / us:,.2f} µs -> {cp['choice']}")
+print(CHECKED)
+''')
+
+# ----------------------------------------------------------------------------- exercise 3
+md(r"""
+(zh-ch1-3-ex-3)=
+## 练习 3 · 跟踪一次 reduce-scatter
+
+<<p>> 块 GPU 各持一个 <<p>> 元素的向量：<<inputs>>。跟踪 ring all-reduce 的 reduce-scatter 阶段，并验证每块 GPU 最后拿到的部分和都正确。
+""", r"""
+(en-ch1-3-ex-3)=
+## Exercise 3 · Tracing a reduce-scatter
+
+<<p>> GPUs each hold a vector of <<p>> elements: <<inputs>>. Trace the reduce-scatter phase of a ring
+all-reduce, and check that every GPU ends with the right partial sum.
+""")
+solution(r"""
+向量切成 <<p>> 块，每块一个元素。ring 要走 $N-1$ = <<len(steps)>> 步；每一步里 GPU $i$ 把一块累加值发给 $i+1$，接收方把它加到自己的那一块上：
+
+| 步骤 | 消息（发送方 → 接收方：块号） | <<gpu_heads>> |
+|---|---|<<"---|" * p>>
+<<rows_md_zh>>
+
+最后 GPU $r$ 的第 $r$ 块是 <<finals>>，正是各列之和 <<col_sums>>（numpy 独立算出）。数字的每一位都标明了它来自哪块 GPU，
+可以看出每个和都恰好收齐了 <<p>> 份贡献；其余位置只是途中的中间值。
+""", r"""
+The vectors are cut into <<p>> chunks of one element. The ring takes $N-1$ = <<len(steps)>> steps; in
+each, GPU $i$ sends one running sum to $i+1$, which adds it to its own chunk:
+
+| step | messages (sender → receiver: chunk) | <<gpu_heads>> |
+|---|---|<<"---|" * p>>
+<<rows_md_en>>
+
+At the end GPU $r$'s chunk $r$ is <<finals>>, exactly the column sums <<col_sums>> (computed
+independently with numpy). Each digit of a number shows which GPU it came from, so every sum visibly
+holds all <<p>> contributions; the other cells are intermediate values.
+""")
+code(r'''
+import numpy as np
+
+data = an.CHECKPOINT_1_3_TRACE["data"]
+p = len(data)
+res = an.rs_trace(data)
+steps = res.trace
+inputs = ", ".join(str(list(v)) for v in data)
+gpu_heads = " | ".join(f"GPU {g}" for g in range(p))
+zh, en = [], []
+for k, st in enumerate(steps, start=1):
+    r = st.round
+    msgs = ", ".join(f"{s}→{d}: {o}" for s, d, o in zip(r.src.tolist(), r.dst.tolist(), r.soff.tolist()))
+    bufs = " | ".join(str(b[0].tolist()) for b in st.state)
+    zh.append(f"| 第 {k} 步 | {msgs} | {bufs} |")
+    en.append(f"| {k} | {msgs} | {bufs} |")
+    print(f"{tr('第', 'step ')}{k}{tr(' 步', '')}: {msgs:28s} {bufs}")
+rows_md_zh, rows_md_en = "\n".join(zh), "\n".join(en)
+sums = np.sum(np.asarray(data), axis=0)                                   # numpy, independently
+assert len(steps) == p - 1 and all(s.round.reduce.all() for s in steps)
+assert [int(o[0]) for o in res.outputs] == sums.tolist()
+assert [int(steps[-1].state[g][0][g]) for g in range(p)] == sums.tolist()
+finals, col_sums = ", ".join(str(int(o[0])) for o in res.outputs), ", ".join(map(str, sums.tolist()))
+print(CHECKED)
+''')
+
+# ----------------------------------------------------------------------------- exercise 4
+md(r"""
+(zh-ch1-3-ex-4)=
+## 练习 4 · 张量并行里的 ring
+
+张量并行的 all-reduce 消息很小：<<tp_model>> 解码一个 token 时，每次是 <<fmt_bytes(tp_n)>>。在节点内 <<tps[0]>> 块 GPU 的 NVLink 4.0 上
+（表 1：α = <<link.alpha/us:g>> µs，β = <<link.beta/GB:g>> GB/s），ring 和二项树各要多久，延迟占几成？若张量并行扩到 <<tps[-1]>> 块 GPU（假设链路不变）又如何？
+为什么 ring 的 $\mathcal{O}(N)$ 延迟让它难以胜任张量并行？
+""", r"""
+(en-ch1-3-ex-4)=
+## Exercise 4 · The ring in tensor parallelism
+
+Tensor parallelism all-reduces small messages: decoding one token of <<tp_model>>, each is
+<<fmt_bytes(tp_n)>>. On the NVLink 4.0 of <<tps[0]>> GPUs in a node (Table 1: α =
+<<link.alpha/us:g>> µs, β = <<link.beta/GB:g>> GB/s), how long do the ring and the binomial tree
+take, and what share is latency? And with tensor parallelism over <<tps[-1]>> GPUs (same link)?
+Why does the ring's $\mathcal{O}(N)$ latency make it hard to use for tensor parallelism?
+""")
+solution(r"""
+| GPU 数 | ring | 其中延迟 | 二项树 | 其中延迟 |
+|---|---|---|---|---|
+<<rows_md>>
+
+消息只有 NVLink 临界大小 $\alpha\beta$ = <<fmt_bytes(link.n_half)>> 的 <<tp_n/link.n_half:.1%>>，两种算法的用时几乎全是启动延迟。
+ring 要付 $2(N-1)$ 次 α，树只付 $2\log_2 N$ 次；GPU 从 <<tps[0]>> 块增到 <<tps[-1]>> 块，ring 的用时涨到 <<ring_growth:.3g>> 倍，树只涨到 <<tree_growth:.3g>> 倍。
+张量并行每个 token、每一层都要做 all-reduce（<<tp_model>> 每个 token <<tp_calls>> 次），又卡在前向计算的关键路径上，ring 线性增长的延迟会直接变成每个 token 的延迟。
+""", r"""
+| GPUs | ring | of which latency | binomial tree | of which latency |
+|---|---|---|---|---|
+<<rows_md>>
+
+The message is only <<tp_n/link.n_half:.1%>> of NVLink's critical size $\alpha\beta$ =
+<<fmt_bytes(link.n_half)>>, so both algorithms spend nearly all their time on start-up. The ring
+pays α $2(N-1)$ times, the tree $2\log_2 N$ times; from <<tps[0]>> to <<tps[-1]>> GPUs the ring's
+time grows <<ring_growth:.3g>>-fold and the tree's only <<tree_growth:.3g>>-fold. Tensor
+parallelism all-reduces in every layer for every token (<<tp_calls>> times per token for
+<<tp_model>>), on the critical path of the forward pass, so the ring's linear latency turns straight
+into latency per token.
+""")
+code(r'''
+from commbook.collectives import predict
+from commbook.llm import tp_allreduces_per_step
+
+tp_model, tp_calls = LLAMA31_70B.name, tp_allreduces_per_step(LLAMA31_70B)
+tp_n, link = tp_message_bytes(LLAMA31_70B, tokens=1), NVLINK4_CHAPTER
+tps = (8, 64)
+t, lines = {}, []
+for p in tps:
+    row = {}
+    for a in ("ring", "tree"):
+        total = predict("all_reduce", a, p, tp_n, link.alpha, link.beta)
+        lat = predict("all_reduce", a, p, 0.0, link.alpha, link.beta)
+        assert same(lat, (2 * (p - 1) if a == "ring" else 2 * math.log2(p)) * link.alpha)
+        row[a] = (total, lat / total)
+    t[p] = row
+    lines.append(f"| {p} | {fmt_time(row['ring'][0], 4)} | {row['ring'][1]:.2%} | "
+                 f"{fmt_time(row['tree'][0], 4)} | {row['tree'][1]:.2%} |")
+    print(f"N = {p:3d}: ring {fmt_time(row['ring'][0], 4)} ({row['ring'][1]:.2%} α), "
+          f"tree {fmt_time(row['tree'][0], 4)} ({row['tree'][1]:.2%} α)")
+rows_md = "\n".join(lines)
+ring_growth = t[tps[-1]]["ring"][0] / t[tps[0]]["ring"][0]
+tree_growth = t[tps[-1]]["tree"][0] / t[tps[0]]["tree"][0]
+assert tp_n < link.n_half and all(r["tree"][0] < r["ring"][0] for r in t.values())
+assert ring_growth > tree_growth > 1
+print(CHECKED)
+''')
+
+
 # ----------------------------------------------------------------------------- build
 def namespaces(name: str, lang: str) -> dict[int, dict]:
     """Run the code cells of one notebook in order, in one namespace as the kernel would; for

@@ -38,6 +38,22 @@ BOX_LINKS: dict[str, Link] = {
                  "β = 50 GB/s"),
     "cp1.3": Link("InfiniBand NDR", 5e-6, 50 * GB,
                   f"{_CH}, chapter checkpoint 1.3 (algorithm choice): α = 5 µs, β = 50 GB/s"),
+    "lb1.4": Link("bandwidth only", 0.0, 50 * GB,
+                  f"{_CH}, chapter §1.4 (bandwidth lower bound), 1 GB on 64 GPUs: the sentence compares "
+                  "bandwidth terms and names no link; 50 GB/s is the chapter's InfiniBand NDR port "
+                  "(α = 0 µs: bandwidth terms only)"),
+    "lb1.4-nvl": Link("bandwidth only", 0.0, 450 * GB,
+                      f"{_CH}, chapter §1.4 (bandwidth lower bound), the same example at the chapter's "
+                      "NVLink 4.0 rate of 450 GB/s per direction (α = 0 µs: bandwidth terms only)"),
+    "tree1.4": Link(NVLINK4_CHAPTER.name, NVLINK4_CHAPTER.alpha, NVLINK4_CHAPTER.beta,
+                    f"{_CH}, chapter §1.4 (tree all-reduce), 1 MB on the 8 GPUs of one node: no link "
+                    "given; Table 1's NVLink 4.0, α = 1.5 µs (midpoint), β = 450 GB/s"),
+    "fig7": Link(IB_HDR.name, IB_HDR.alpha, IB_HDR.beta,
+                 f"{_CH}, chapter figure 7 (256 GPUs, 200 Gb/s fabric = 25 GB/s): no α given; Table 1's "
+                 "InfiniBand HDR midpoint α = 3.5 µs"),
+    "cp1.2": Link("bandwidth only", 0.0, 450 * GB,
+                  f"{_CH}, chapter checkpoint 1.2 (a straggler in the ring): no link given; 8 GPUs "
+                  "and 1 GB at NVLink 4.0's 450 GB/s, α = 0 µs so that only bandwidth counts"),
     "nm1.6": Link("InfiniBand NDR", 3e-6, 50 * GB,
                   f"{_CH}, chapter napkin math 1.6 (hierarchical all-reduce, 8 x 8 GPUs): β = 50 GB/s; "
                   "the box gives no α, its 4.42 ms for the inter-node phase implies α = 3 µs"),
@@ -64,6 +80,11 @@ BOX_NAMES: dict[str, dict[str, str]] = {
     "nm1.5": bilingual("Napkin math 1.5 (§1.4)", "估算 1.5（§1.4）"),
     "s1.4": bilingual("Switch-point example (§1.4)", "切换点示例（§1.4）"),
     "cp1.3": bilingual("Checkpoint 1.3 (§1.4)", "检查点 1.3（§1.4）"),
+    "lb1.4": bilingual("Lower-bound example (§1.4)", "下界示例（§1.4）"),
+    "lb1.4-nvl": bilingual("Lower-bound example at NVLink rate (§1.4)", "下界示例，按 NVLink 速率（§1.4）"),
+    "tree1.4": bilingual("Tree example, 8 GPUs (§1.4)", "树形示例，8 块 GPU（§1.4）"),
+    "fig7": bilingual("Figure 7 (§1.4)", "图 7（§1.4）"),
+    "cp1.2": bilingual("Checkpoint 1.2 (§1.4)", "检查点 1.2（§1.4）"),
     "nm1.6": bilingual("Napkin math 1.6 (§1.5)", "估算 1.6（§1.5）"),
     "nm1.8": bilingual("Napkin math 1.8 (§1.8)", "估算 1.8（§1.8）"),
     "nm1.8-nvl": bilingual("Napkin math 1.8, intra-node (§1.8)", "估算 1.8，节点内（§1.8）"),
@@ -86,6 +107,7 @@ LINK_NAMES: dict[str, dict[str, str]] = {
     "InfiniBand NDR": bilingual("InfiniBand NDR", "InfiniBand NDR"),
     "generic link": bilingual("generic teaching link", "教学用的通用链路"),
     "ring link": bilingual("ring link", "环上的链路"),
+    "bandwidth only": bilingual("link, bandwidth term only", "链路（只计带宽项）"),
 }
 """Display names of the chapter's links (Table 1's presets and the boxes' links), by ``Link.name``."""
 

@@ -1,0 +1,249 @@
+r"""Chapter §1.4, all-reduce algorithms (AllReduce 算法), first half: the numbers of the
+naive scheme and the parameter server, the bandwidth lower bound, the ring (Example 1.1's
+trace, its step counts, a straggler) and the binomial tree, for
+``chapters/{zh,en}/ch1/04-allreduce-algorithms.md`` and the notebooks of Checkpoint 1.2.
+The second half (butterfly orders, double tree, Table 2, switch point, Napkin Math 1.5) is
+:mod:`.allreduce_choice`, the figures :mod:`.allreduce_figures`.
+
+Every time is a closed form of :mod:`commbook.collectives` (:func:`~commbook.collectives.predict`)
+or a size-only run of the simulator (:mod:`commbook.comm_sim`) on a switch of the box's
+link; the two are compared in ``tests/test_ch1_sec4.py``.  Conventions: N ranks, M bytes
+per rank, decimal units; "steps" are the rounds in which a message crosses between GPUs
+(:attr:`commbook.comm_sim.RunResult.rounds`), each costing α once.
+
+The tree of the chapter's formula 2log₂N·(α + M/β) is the binomial tree of the registry
+(``"tree"``): at every level half of the remaining ranks send their whole partial sum.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import collectives as coll
+from ...collectives import predict
+from ...comm_sim import RunResult, VirtualCluster, chunk_bounds
+from ...cost import lower_bound_bytes
+from ...hardware import NVLINK4_CHAPTER, Link
+from ...topology import Switch
+from ...units import GB, KB, MB, fmt_bytes, fmt_time
+from ..p5.steps import EXAMPLE_1_1
+from ..tables import Table, bilingual, bilingual_notes, fmt_fixed
+from .boxes import BOX_LINKS
+
+__all__ = [
+    "CHAPTER_STATED", "EXAMPLE_1_1", "alpha_steps", "run", "ceiling", "ps_table", "lower_bound_example",
+    "ring_trace", "trace_table", "trace_facts", "tree_activity", "tree_example", "straggler",
+    "STRAGGLER", "CHECKPOINT_1_3_TRACE", "rs_trace",
+]
+
+CHAPTER_STATED = {
+    "ceiling_gpus": 1000, "ceiling_bytes": 1 * GB,   # "全部 1,000 张 GPU … 1,000 个 1 吉字节梯度"
+    "lb_gpus": 64, "lb_bytes": 1 * GB,               # "64 GPU 集群上同步 1 GB 梯度 … 数毫秒"
+    "lb_difference_ms": (2, 9),                      # "several ms": read as 2 to 9 ms
+    "ring_nodes": 10_000, "ring_hops": 20_000,       # "10,000 个节点 … 20,000 次顺序跳数"
+    "tree_nodes": 1024, "tree_ring_steps": 2046, "tree_steps": 20, "tree_step_ratio": 100,
+    "tree_small_gpus": 8, "tree_small_bytes": 1 * MB,   # "8 GPU 组 … 1 MB … 14α … 6α"
+    "tree_small_ring_alpha": 14, "tree_small_tree_alpha": 6,
+    "tree_big_bytes": 140 * GB, "tree_big_gpus": 1000,
+}
+"""The numbers the chapter states in the first half of §1.4 (compared with the page's in
+the tests)."""
+
+STRAGGLER = {"p": 8, "n": 1 * GB, "link": BOX_LINKS["cp1.2"], "speed": 2 / 3}
+"""Checkpoint 1.2's straggler: 8 GPUs, 1 GB, one GPU whose port runs at 2/3 of the speed
+(so it needs 1.5× as long per byte, "50 % slower")."""
+
+
+CHECKPOINT_1_3_TRACE = {"p": 3, "data": ([1, 2, 3], [10, 20, 30], [100, 200, 300])}
+"""Checkpoint 1.3, question 3: a reduce-scatter on 3 GPUs holding 3-element vectors (the
+digits of the sums show where each term came from)."""
+
+
+def alpha_steps(name: str, p: int) -> int:
+    """How many α an all-reduce by ``name`` pays on ``p`` ranks: its closed form at n = 0,
+    α = 1 (the steps of the schedule)."""
+    return round(predict("all_reduce", name, p, 0.0, 1.0, 1.0))
+
+
+def run(name: str, p: int, n: float, link: Link, speed: dict | None = None, **params) -> RunResult:
+    """A size-only all-reduce of ``n`` bytes by ``name`` on a switch of ``p`` ranks of ``link``."""
+    return coll.all_reduce(VirtualCluster(Switch(p, link), speed=speed), nbytes=n, algorithm=name, **params)
+
+
+# ============================================================================ naive / PS
+def ceiling(p: int = 1000, n: float = 1 * GB, link: Link = BOX_LINKS["lb1.4"],
+            servers: tuple[int, ...] = (1, 8, 64)) -> dict:
+    """The naive star and the parameter server on K servers against the ring, ``p`` GPUs of
+    ``n`` bytes each.  Per K: the time (simulated), the bytes that reach one server in the push
+    round (from the trace: (p−1)·n/K), the bytes through all servers together ((p−1)·n,
+    whatever K) and the ratio to the ring's time (closed form)."""
+    ring = predict("all_reduce", "ring", p, n, link.alpha, link.beta)
+    rows = []
+    for k in servers:
+        res = coll.all_reduce(VirtualCluster(Switch(p, link)), nbytes=n, algorithm="parameter_server",
+                              servers=k, trace=True)
+        push = res.trace[0].round
+        into = np.bincount(push.dst, weights=push.count, minlength=p)
+        rows.append({"servers": k, "time": res.time, "per_server": float(into[:k].max()),
+                     "all_servers": float(into.sum()), "x_ring": res.time / ring,
+                     "closed": predict("all_reduce", "parameter_server", p, n, link.alpha, link.beta,
+                                       servers=k)})
+    return {"p": p, "n": n, "link": link, "ring": ring, "rows": rows,
+            "ring_sent": lower_bound_bytes("all_reduce", p, n)}
+
+
+def ps_table(c: dict | None = None) -> Table:
+    """The parameter server on K servers against the ring (:func:`ceiling`)."""
+    c = ceiling() if c is None else c
+    rows = [{"algo": f"K = {r['servers']}", "time": r["time"], "per_server": r["per_server"],
+             "all_servers": r["all_servers"], "x_ring": r["x_ring"]} for r in c["rows"]]
+    rows.append({"algo": "ring", "time": c["ring"], "per_server": None, "all_servers": None, "x_ring": 1.0})
+    beta = f"{c['link'].beta / GB:g} GB/s"
+    return Table(
+        key="ch1-ps",
+        title=bilingual(f"All-reduce of {fmt_bytes(c['n'])} on {c['p']:,} GPUs: parameter server on K "
+                        f"servers against the ring ({beta}, bandwidth terms only)",
+                        f"在 {c['p']:,} 块 GPU 上对 {fmt_bytes(c['n'])} 做 all-reduce：K 台服务器的参数服务器"
+                        f"对比 ring（{beta}，只计带宽项）"),
+        columns=["algo", "time", "per_server", "all_servers", "x_ring"],
+        headers={"en": ["Algorithm", "Time", "Into one server (push)", "Into all servers", "× ring"],
+                 "zh": ["算法", "用时", "推送时流入一台服务器", "流入全部服务器", "是 ring 的几倍"]},
+        rows=rows,
+        formats={"time": lambda t: fmt_time(t, 4), "per_server": fmt_bytes, "all_servers": fmt_bytes,
+                 "x_ring": lambda x: f"{x:,.0f}×"},
+        labels={"en": {"ring": "ring", **{r["algo"]: f"parameter server, {r['algo']}" for r in rows[:-1]}},
+                "zh": {"ring": "ring", **{r["algo"]: f"参数服务器，{r['algo']}" for r in rows[:-1]}}},
+        notes=bilingual_notes((
+            "K = 1 is the naive star: every GPU sends its whole buffer to rank 0 and gets the sum back. "
+            "With K servers each holds 1/K of the parameters; times from the simulator.",
+            "K = 1 就是朴素的星形：每块 GPU 把整个缓冲区发给 0 号，再把总和取回。K 台服务器各管 1/K 的参数；"
+            "用时由模拟器算出。")),
+    )
+
+
+# ============================================================================ lower bound
+def lower_bound_example(p: int = 64, n: float = 1 * GB,
+                        links: tuple[Link, ...] = (BOX_LINKS["lb1.4"], BOX_LINKS["lb1.4-nvl"]),
+                        steps: int = 100_000) -> list[dict]:
+    """Per link: the bound 2(p−1)/p·n/β (bytes each GPU must send, over β), the ring and the
+    binomial tree (closed forms and simulator), their difference per step and over ``steps``
+    training steps."""
+    out = []
+    for link in links:
+        bound = lower_bound_bytes("all_reduce", p, n) / link.beta
+        ring = predict("all_reduce", "ring", p, n, link.alpha, link.beta)
+        tree = predict("all_reduce", "tree", p, n, link.alpha, link.beta)
+        out.append({"link": link, "bound": bound, "ring": ring, "tree": tree, "diff": tree - ring,
+                    "ratio": tree / ring, "over_steps": steps * (tree - ring), "steps": steps,
+                    "sim_ring": run("ring", p, n, link).time, "sim_tree": run("tree", p, n, link).time})
+    return out
+
+
+# ============================================================================ ring
+def ring_trace(data=EXAMPLE_1_1) -> RunResult:
+    """Example 1.1: the ring all-reduce of ``data`` (one list of integers per GPU), with its trace."""
+    arrays = [np.asarray(a, dtype=np.int64) for a in data]
+    return coll.all_reduce(VirtualCluster(Switch(len(arrays), NVLINK4_CHAPTER)), arrays, algorithm="ring",
+                           trace=True)
+
+
+def _chunks(p: int, n: int) -> list[tuple[int, int]]:
+    """(start, stop) of each of the p chunks of an n-element buffer, as the schedule cuts it."""
+    b = chunk_bounds(n, p, False)
+    return [(int(b[i]), int(b[i + 1])) for i in range(p)]
+
+
+def trace_facts(res: RunResult | None = None, data=EXAMPLE_1_1) -> dict:
+    """What Example 1.1's trace shows: the rounds of each phase, that every GPU sends once and
+    receives once in every round, which chunk each GPU owns (finished) after the
+    reduce-scatter, and the per-GPU bytes (elements) sent against the lower bound."""
+    res = ring_trace(data) if res is None else res
+    p, n = len(data), len(data[0])
+    total = np.sum(np.asarray(data), axis=0)
+    phases = [s.round.reduce.all() for s in res.trace]
+    rs = phases.count(True)
+    after_rs = [b[0] for b in res.trace[rs - 1].state]
+    owns = [[c for c, (lo, hi) in enumerate(_chunks(p, n)) if np.array_equal(buf[lo:hi], total[lo:hi])]
+            for buf in after_rs]
+    every = all(sorted(s.round.src.tolist()) == list(range(p)) and sorted(s.round.dst.tolist()) == list(range(p))
+                for s in res.trace)
+    return {"p": p, "rounds": res.rounds, "rs": rs, "ag": len(phases) - rs, "every_rank_sends_and_receives": every,
+            "owns_after_rs": owns, "sum": total.tolist(), "sent": res.bytes_sent.tolist(),
+            "bound": lower_bound_bytes("all_reduce", p, n * 8), "outputs": [o.tolist() for o in res.outputs]}
+
+
+def trace_table(res: RunResult | None = None, data=EXAMPLE_1_1) -> Table:
+    """Example 1.1 round by round: the messages (sender → receiver: chunk) and every GPU's
+    buffer after the round, read from the simulator's trace."""
+    res = ring_trace(data) if res is None else res
+    p, n = len(data), len(data[0])
+    starts = {lo: c for c, (lo, _) in enumerate(_chunks(p, n))}
+    rows = [{"step": "start", "msgs": "—", **{f"g{g}": str(list(map(int, data[g]))) for g in range(p)}}]
+    rs = ag = 0
+    for st in res.trace:
+        r = st.round
+        reduce = bool(r.reduce.all())
+        rs, ag = (rs + 1, ag) if reduce else (rs, ag + 1)
+        msgs = ", ".join(f"{s}→{d}: {starts[o]}" for s, d, o in zip(r.src.tolist(), r.dst.tolist(), r.soff.tolist()))
+        rows.append({"step": f"RS {rs}" if reduce else f"AG {ag}", "msgs": msgs,
+                     **{f"g{g}": str(st.state[g][0].tolist()) for g in range(p)}})
+    gpus = [f"GPU {g}" for g in range(p)]
+    return Table(
+        key="ch1-ex1.1",
+        title=bilingual(f"Example 1.1: ring all-reduce on {p} GPUs, step by step (simulator trace)",
+                        f"例 1.1：{p} 块 GPU 上的 ring all-reduce，逐步记录（模拟器）"),
+        columns=["step", "msgs"] + [f"g{g}" for g in range(p)],
+        headers={"en": ["Step", "Messages (sender → receiver: chunk)"] + gpus,
+                 "zh": ["步骤", "消息（发送方 → 接收方：块号）"] + gpus},
+        rows=rows,
+        labels={"en": {"start": "input"}, "zh": {"start": "输入",
+                                                  **{f"RS {k}": f"RS 第 {k} 步" for k in range(1, p)},
+                                                  **{f"AG {k}": f"AG 第 {k} 步" for k in range(1, p)}}},
+        notes=bilingual_notes((
+            "RS: reduce-scatter, the receiver adds the chunk to its own; AG: all-gather, it copies it. "
+            f"Chunk c is element c of the {n}-element buffer.",
+            "RS 为 reduce-scatter，接收方把收到的块加到自己的那一块上；AG 为 all-gather，接收方直接复制。"
+            f"块 c 就是 {n} 个元素的缓冲区中的第 c 个元素。")),
+    )
+
+
+# ============================================================================ tree
+def tree_activity(p: int = 8) -> dict:
+    """Ranks that send in each round of the binomial-tree all-reduce on ``p`` ranks (from the
+    trace of a size-only run), against the ring's p senders per round."""
+    res = coll.all_reduce(VirtualCluster(Switch(p, BOX_LINKS["tree1.4"])), nbytes=1.0, algorithm="tree",
+                          trace=True)
+    senders = [len(set(s.round.src.tolist())) for s in res.trace]
+    return {"p": p, "senders": senders, "mean_share": float(np.mean(senders)) / p}
+
+
+def tree_example(p: int = 8, n: float = 1 * MB, link: Link = BOX_LINKS["tree1.4"]) -> dict:
+    """The chapter's small tree case: ``p`` GPUs of a node, ``n`` bytes.  Simulated rounds
+    (= α steps) and times of ring and tree, split into latency and bandwidth terms."""
+    out = {"p": p, "n": n, "link": link}
+    for name in ("ring", "tree"):
+        res = run(name, p, n, link)
+        lat = predict("all_reduce", name, p, 0.0, link.alpha, link.beta)
+        out[name] = {"rounds": res.rounds, "time": res.time, "latency": lat, "bandwidth": res.time - lat}
+    return out
+
+
+# ============================================================================ straggler
+def straggler(name: str, slow: int, p: int = STRAGGLER["p"], n: float = STRAGGLER["n"],
+              link: Link = STRAGGLER["link"], speed: float = STRAGGLER["speed"]) -> dict:
+    """One all-reduce with GPU ``slow`` at ``speed`` of its port rate, against all GPUs at
+    full speed (size-only runs on a switch): the ratio of the times, and the rounds that got
+    slower (and how many there are)."""
+    base = run(name, p, n, link)
+    slowed = run(name, p, n, link, speed={slow: speed})
+    hit = [i for i, (a, b) in enumerate(zip(base.round_times, slowed.round_times)) if b > a * (1 + 1e-12)]
+    touch = [i for i, s in enumerate(slowed.trace) if slow in s.round.src.tolist() + s.round.dst.tolist()]
+    return {"name": name, "slow": slow, "base": base.time, "time": slowed.time, "ratio": slowed.time / base.time,
+            "rounds": base.rounds, "slowed_rounds": hit, "touching_rounds": touch}
+
+
+# ============================================================================ Checkpoint 1.3
+def rs_trace(data=CHECKPOINT_1_3_TRACE["data"]) -> RunResult:
+    """A ring reduce-scatter of ``data`` (one list of integers per GPU) with its trace."""
+    arrays = [np.asarray(a, dtype=np.int64) for a in data]
+    return coll.reduce_scatter(VirtualCluster(Switch(len(arrays), NVLINK4_CHAPTER)), arrays, algorithm="ring",
+                               trace=True)

@@ -1,0 +1,349 @@
+"""Chapter §1.4 (all-reduce algorithms), page chapters/{zh,en}/ch1/04-allreduce-algorithms.md, book
+code commbook.book.ch1.allreduce_numbers, allreduce_choice and allreduce_figures, and the
+notebooks of Checkpoints 1.2 and 1.3.
+
+Every number is checked against the chapter's stated result (within its rounding), a closed
+form written out here, the simulator, or numpy.  Where the chapter is wrong both its number
+and the page's are pinned."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from commbook import collectives as coll
+from commbook import double_tree as dt
+from commbook.book.ch1 import allreduce_choice as ac
+from commbook.book.ch1 import allreduce_figures as af
+from commbook.book.ch1 import allreduce_numbers as an
+from commbook.book.ch1.boxes import BOX_LINKS
+from commbook.comm_sim import VirtualCluster
+from commbook.cost import allreduce_rabenseifner_on_ring
+from commbook.hardware import IB_HDR
+from commbook.topology import Switch
+from commbook.units import GB, KB, MB, us
+
+ST, SC = an.CHAPTER_STATED, ac.CHAPTER_STATED
+
+
+def _texts(fig) -> dict[str, str]:
+    return {t.get_gid(): t.get_text() for ax in fig.axes for t in ax.texts if t.get_gid()} | \
+        {t.get_gid(): t.get_text() for t in fig.texts if t.get_gid()}
+
+
+def _lines(fig) -> dict:
+    return {ln.get_gid(): ln for ax in fig.axes for ln in ax.lines if ln.get_gid()}
+
+
+# ============================================================================ naive / parameter server
+def test_parameter_server_centre_takes_n_minus_1_buffers():
+    c = an.ceiling()
+    p, n = c["p"], c["n"]
+    assert (p, n) == (ST["ceiling_gpus"], ST["ceiling_bytes"])
+    beta = c["link"].beta
+    for r in c["rows"]:
+        k = r["servers"]
+        assert r["per_server"] == pytest.approx((p - 1) * n / k)          # the correct count
+        assert r["all_servers"] == pytest.approx((p - 1) * n)               # whatever K
+        assert r["time"] == pytest.approx(2 * (p - 1) * n / (k * beta))    # written out, α = 0
+        assert r["time"] == pytest.approx(r["closed"], rel=1e-12)           # simulator = closed form
+    star = c["rows"][0]
+    assert star["servers"] == 1
+    assert star["per_server"] != pytest.approx(p * n)                        # the chapter's N·M
+    assert p * n / star["per_server"] == pytest.approx(p / (p - 1))
+    assert star["x_ring"] == pytest.approx(p, rel=1e-12)                    # T ∝ N·M/β against 2M/β
+
+
+# ============================================================================ lower bound
+def test_lower_bound_example_64_gpus_1_gb():
+    r50, r450 = an.lower_bound_example()
+    p, n = ST["lb_gpus"], ST["lb_bytes"]
+    for r, beta in ((r50, 50 * GB), (r450, 450 * GB)):
+        assert r["link"].beta == beta and r["link"].alpha == 0
+        assert r["bound"] == pytest.approx(2 * (p - 1) / p * n / beta)
+        assert r["ring"] == pytest.approx(r["bound"]) == pytest.approx(r["sim_ring"])
+        assert r["tree"] == pytest.approx(2 * math.log2(p) * n / beta) == pytest.approx(r["sim_tree"])
+    assert r50["ring"] == pytest.approx(39.375e-3) and r50["tree"] == pytest.approx(240e-3)
+    assert r450["ring"] == pytest.approx(4.375e-3) and r450["tree"] == pytest.approx(26.6667e-3, rel=1e-5)
+    lo, hi = ST["lb_difference_ms"]                       # "several ms"
+    for r in (r50, r450):
+        assert r["diff"] * 1e3 > hi                       # the chapter's figure is far too small
+    assert round(r50["diff"] * 1e3) == 201 and round(r450["diff"] * 1e3) == 22
+
+
+# ============================================================================ ring
+def test_example_1_1_trace_matches_figure_6_convention():
+    """Rank i ends the reduce-scatter owning chunk i; the inventory's recomputed trace."""
+    res = an.ring_trace()
+    states = [[b[0].tolist() for b in st.state] for st in res.trace]
+    assert states[0] == [[1, 5, 9, 7], [2, 6, 4, 15], [5, 7, 5, 9], [4, 15, 6, 10]]
+    assert states[2] == [[10, 20, 9, 7], [2, 26, 13, 15], [5, 7, 18, 24], [9, 15, 6, 34]]
+    assert states[4] == [[10, 20, 18, 34], [10, 26, 13, 34], [10, 26, 18, 24], [9, 26, 18, 34]]
+    total = np.sum(np.asarray(an.EXAMPLE_1_1), axis=0).tolist()
+    assert total == [10, 26, 18, 34] and states[-1] == [total] * 4
+    f = an.trace_facts(res)
+    assert f["owns_after_rs"] == [[0], [1], [2], [3]] and f["every_rank_sends_and_receives"]
+    assert f["rounds"] == 6 and f["sent"] == [f["bound"]] * 4
+
+
+def test_algorithm_1_indices_are_the_schedule():
+    """The page's pseudo-code: step s of reduce-scatter sends chunk (i − s) mod N, of
+    all-gather chunk (i − s + 1) mod N."""
+    res = an.ring_trace()
+    N = len(an.EXAMPLE_1_1)
+    for k, st in enumerate(res.trace):
+        rs = k < N - 1
+        s = k + 1 if rs else k - (N - 1) + 1
+        for i, d, off in zip(st.round.src.tolist(), st.round.dst.tolist(), st.round.soff.tolist()):
+            assert d == (i + 1) % N
+            assert off == ((i - s) % N if rs else (i - s + 1) % N)
+
+
+def test_trace_table_rows():
+    t = an.trace_table()
+    assert len(t) == 7 and t.value(0, "g0") == "[1, 5, 3, 7]"
+    assert t.value(1, "msgs").startswith("0→1: 3") and t.value(6, "g3") == "[10, 26, 18, 34]"
+    assert t.cell(1, "step", "zh") == "RS 第 1 步"
+
+
+def test_ring_steps_10000_nodes():
+    assert an.alpha_steps("ring", ST["ring_nodes"]) == 19_998
+    assert round(19_998, -3) == ST["ring_hops"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_figure6_draws_the_traced_shards(lang, cjk_font):
+    fig = af.fig_ring_phases(lang)
+    texts = _texts(fig)
+    total = np.sum(np.asarray(an.EXAMPLE_1_1), axis=0)
+    after_rs = [b[0] for b in an.ring_trace().trace[2].state]
+    for g in range(4):
+        for c in range(4):
+            done = after_rs[g][c] == total[c]
+            assert texts[f"shard:rs:{g}:{c}"] == ("Σ" if done else "") + "ABCD"[c]
+            assert done == (g == c)                                  # rank i owns chunk i
+            assert texts[f"shard:ag:{g}:{c}"] == "Σ" + "ABCD"[c]
+    assert "1.5 M" in texts["foot"] and " 6 " in texts["foot"]
+
+
+# ============================================================================ tree
+def test_tree_steps_1024_and_8_gpus():
+    link = BOX_LINKS["tree1.4"]
+    ring = an.run("ring", ST["tree_nodes"], 1.0, link).rounds
+    tree = an.run("tree", ST["tree_nodes"], 1.0, link).rounds
+    assert (ring, tree) == (ST["tree_ring_steps"], ST["tree_steps"]) == (2046, 20)
+    assert round(ring / tree, -2) == ST["tree_step_ratio"]
+    te = an.tree_example()
+    assert (te["ring"]["rounds"], te["tree"]["rounds"]) == (ST["tree_small_ring_alpha"], ST["tree_small_tree_alpha"])
+    a, b, n = link.alpha, link.beta, te["n"]
+    assert te["ring"]["time"] == pytest.approx(14 * a + 2 * 7 / 8 * n / b)
+    assert te["tree"]["time"] == pytest.approx(6 * a + 6 * n / b)
+    assert te["tree"]["time"] < te["ring"]["time"]
+
+
+def test_tree_leaves_ports_idle():
+    act = an.tree_activity(8)
+    assert act["senders"] == [4, 2, 1, 1, 2, 4]
+    assert act["mean_share"] == pytest.approx(14 / 48)
+
+
+# ============================================================================ straggler (Checkpoint 1.2)
+def test_straggler_slows_the_ring_exactly_one_and_a_half_times():
+    S = an.STRAGGLER
+    assert (S["p"], S["n"], S["link"].beta, S["link"].alpha) == (8, 1 * GB, 450 * GB, 0.0)
+    for k in range(S["p"]):
+        r = an.straggler("ring", k)
+        assert r["ratio"] == pytest.approx(1.5, rel=1e-12)
+        assert len(r["slowed_rounds"]) == r["rounds"] == 14
+        assert r["time"] == pytest.approx(14 * (S["n"] / 8) / (450 * GB * 2 / 3))
+
+
+def test_straggler_slows_the_tree_only_where_it_takes_part():
+    root, leaf = an.straggler("tree", 0), an.straggler("tree", 1)
+    assert root["ratio"] == pytest.approx(1.5) and root["slowed_rounds"] == list(range(6))
+    assert leaf["slowed_rounds"] == leaf["touching_rounds"] == [0, 5]
+    assert leaf["ratio"] == pytest.approx((4 + 2 * 1.5) / 6)
+
+
+def test_checkpoint_1_3_reduce_scatter_trace():
+    data = an.CHECKPOINT_1_3_TRACE["data"]
+    res = an.rs_trace(data)
+    assert len(res.trace) == 2
+    sums = np.sum(np.asarray(data), axis=0)
+    assert [int(o[0]) for o in res.outputs] == sums.tolist() == [111, 222, 333]
+
+
+# ============================================================================ butterfly
+def test_butterfly_pairs_are_the_chapters():
+    near = ac.pairs(8, "near_first")
+    assert near[:3] == SC["butterfly_pairs"]
+    assert near[3:] == near[:3][::-1]                                  # all-gather undoes it
+    for k, rnd in enumerate(SC["butterfly_pairs"]):
+        assert rnd == sorted({(min(i, i ^ (1 << k)), max(i, i ^ (1 << k))) for i in range(8)})
+    big = SC["butterfly_big_pow2"]
+    last = ac.pairs(big, "near_first")[int(math.log2(big)) - 1]
+    assert {b - a for a, b in last} == {SC["butterfly_last_xor"]} and len(last) == big // 2
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_butterfly_figure_draws_the_schedule(lang, cjk_font):
+    fig = af.fig_butterfly(lang)
+    lines, texts = _lines(fig), _texts(fig)
+    for order in ac.ORDERS:
+        pairs = ac.pairs(8, order)
+        drawn = {(int(r), int(a), int(b)) for key in lines if key.startswith(f"pair:{order}:")
+                 for _, _, r, a, b in [key.split(":")]}
+        assert drawn == {(r + 1, a, b) for r, rnd in enumerate(pairs) for a, b in rnd}
+        shares = [texts[f"share:{order}:{r}"] for r in range(1, 7)]
+        dists = [b - a for a, b in (rnd[0] for rnd in pairs)]
+        rs = ["M/2", "M/4", "M/8"]
+        assert shares == rs + rs[::-1]
+        far_round = dists.index(4)
+        assert shares[far_round] == ("M/8" if order == "near_first" else "M/2")
+
+
+def test_pairing_order_costs():
+    t = ac.order_table()
+    rows = {r["topo"]: r for r in t.rows}
+    assert rows["switch"]["near_first"] == pytest.approx(rows["switch"]["far_first"], rel=1e-12)
+    for k in ("ring", "torus", "twolevel", "twolevel_big"):
+        assert rows[k]["near_first"] < rows[k]["far_first"]
+    link, n = BOX_LINKS["cp1.3"], 64 * MB
+    for order in ac.ORDERS:                       # the ring against its closed form
+        assert rows["ring"][order] == pytest.approx(allreduce_rabenseifner_on_ring(8, n, link.alpha, link.beta, order))
+    assert rows["switch"]["near_first"] == pytest.approx(6 * link.alpha + 2 * 7 / 8 * n / link.beta)
+
+
+def test_rabenseifner_fold_for_1000():
+    assert ac.alpha_steps_fold(SC["butterfly_big"]) == 2 and ac.alpha_steps_fold(1024) == 0
+
+
+# ============================================================================ double tree
+def test_double_tree_inner_nodes_are_complementary():
+    d = ac.dtree_inner(8)
+    assert d["disjoint"] and sorted(d["inner"][0] + d["inner"][1]) == list(range(8))
+
+
+@pytest.mark.parametrize("p,n", [(8, 1 * MB), (64, 30 * MB), (256, 1 * KB), (256, 1 * MB), (256, 100 * MB),
+                                 (1024, 25 * MB)])
+def test_fast_double_tree_optimum_equals_the_package(p, n):
+    k, t = ac.dtree_best(p, n, IB_HDR.alpha, IB_HDR.beta)
+    k2, t2 = dt.double_tree_optimum(p, n, IB_HDR.alpha, IB_HDR.beta)
+    assert t == pytest.approx(t2, rel=1e-12)
+    assert t == pytest.approx(dt.allreduce_double_tree(p, n, IB_HDR.alpha, IB_HDR.beta, k), rel=1e-12)
+
+
+def test_fast_crossover_equals_collectives_crossover():
+    a, b = IB_HDR.alpha, IB_HDR.beta
+    assert ac.ring_dtree_crossover(64, a, b) == pytest.approx(coll.crossover("ring", "double_tree", 64, a, b), rel=1e-9)
+
+
+def test_figure7_data_and_crossovers():
+    d = ac.figure7_data()
+    assert d["p"] == SC["fig7"]["p"] and d["link"].beta * 8 == SC["fig7"]["gbps"] * 1e9
+    assert (d["rows"][0]["n"], d["rows"][-1]["n"]) == pytest.approx(SC["fig7"]["sizes"])
+    x = d["crossovers"]
+    assert x["tree"] == pytest.approx(coll.crossover("ring", "tree", 256, IB_HDR.alpha, IB_HDR.beta))
+    assert round(x["tree"] / MB, 2) == 3.09 and round(x["envelope"] / GB, 2) == 5.53     # inventory, α = 3.5 µs
+    p, a, b = 256, IB_HDR.alpha, IB_HDR.beta                 # the envelope crossover solved by numpy
+    m = np.linalg.solve([[1, -2 * (p - 1) / p / b], [1, -2 / b]], [2 * (p - 1) * a, 2 * 8 * a])
+    assert x["envelope"] == pytest.approx(m[1])
+    assert d["approx"] == pytest.approx(p * a * b / 8)
+    assert x["tree"] < x["double_tree"] < x["envelope"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_figure7_envelope_lies_below_the_tree(lang, cjk_font):
+    fig = af.fig_crossover(lang)
+    lines = _lines(fig)
+    xs = lines["curve:tree"].get_xdata()
+    env, tree = lines["curve:envelope"].get_ydata(), lines["curve:tree"].get_ydata()
+    piped, ring = lines["curve:double_tree"].get_ydata(), lines["curve:ring"].get_ydata()
+    assert np.array_equal(xs, lines["curve:envelope"].get_xdata())
+    assert np.all(env < tree) and np.all(env <= piped) and np.all(piped <= tree)
+    # drawn values are the closed forms
+    for i in (0, len(xs) // 2, len(xs) - 1):
+        n = xs[i]
+        assert tree[i] == pytest.approx(2 * 8 * (IB_HDR.alpha + n / IB_HDR.beta))
+        assert env[i] == pytest.approx(2 * 8 * IB_HDR.alpha + 2 * n / IB_HDR.beta)
+        assert ring[i] == pytest.approx(2 * 255 * (IB_HDR.alpha + n / (256 * IB_HDR.beta)))
+    for key in ("tree", "double_tree", "envelope"):
+        assert f"xover:{key}" in lines
+
+
+def test_table2_measured_columns_follow_the_formulas():
+    t = ac.table2()
+    p = t.meta["p"]
+    rows = {r["algo"]: r for r in t.rows}
+    for name in ("ring", "tree", "rabenseifner"):
+        spec, c = ac.TABLE2[name], rows[name]["cost"]
+        assert c.rounds[0] == pytest.approx(spec["steps"][1](p), abs=1e-9)
+        assert c.bandwidth[0] == pytest.approx(spec["bw"][1](p), rel=1e-9)
+    assert [rows[k]["optimal"] for k in ("ring", "tree", "rabenseifner", "double_tree")] == ["yes", "no", "yes", "near"]
+    c = rows["double_tree"]["cost"]
+    assert c.rounds[1] == pytest.approx(2) and c.bandwidth[0] == pytest.approx(2)
+    assert rows["double_tree"]["ratio"] == pytest.approx(p / (p - 1))
+
+
+def test_bucket_table():
+    rows = {r["p"]: r for r in ac.bucket_table().rows}
+    assert SC["buckets"] == (25 * MB, 100 * MB)
+    for p, r in rows.items():
+        for i in (0, 1):
+            t = r[f"t{i}"]
+            assert r[f"b{i}"] == min(t, key=t.get)
+            n = SC["buckets"][i]
+            assert (r[f"b{i}"] == "ring") == (n > r["x_dtree"])      # consistent with the crossover
+    assert rows[64]["b0"] == rows[64]["b1"] == "ring" and rows[256]["b0"] == rows[256]["b1"] == "double_tree"
+
+
+# ============================================================================ switch point
+def test_switch_point_n_100():
+    sp = ac.switch_point(SC["s14"]["p"], BOX_LINKS["s1.4"])
+    assert sp["approx"] == pytest.approx(100 * 5e-6 * 50e9 / math.log2(100))
+    assert round(sp["approx"] / MB, 1) == SC["s14"]["mb"]                    # "≈ 3.8 MB"
+    assert sp["approx"] / MB == pytest.approx(3.763, abs=5e-4)
+    assert sp["exact"] == pytest.approx(sp["numeric"], rel=1e-9) and sp["exact"] > sp["approx"]
+    assert sp["crude"] == pytest.approx(25 * MB)
+
+
+def test_napkin_math_1_5():
+    x, s = ac.nm15(), SC["nm15"]
+    assert (x["p"], x["n"], x["link"].alpha, x["link"].beta) == (s["p"], s["n"], 10e-6, 10e9)
+    r, t = x["ring"], x["tree"]
+    assert r["latency"] == pytest.approx(1260 * us) and round(r["latency"] / us) == s["ring_lat_us"]
+    assert r["bandwidth"] == pytest.approx(196.875 * us) and round(r["bandwidth"] / us, 1) == s["ring_bw_us"]
+    assert r["total"] == pytest.approx(1456.875 * us) and round(r["total"] / us, 1) == s["ring_us"]
+    assert (t["latency"], t["bandwidth"], t["total"]) == pytest.approx((120 * us, 1200 * us, 1320 * us))
+    assert x["margin"] == pytest.approx(136.875 * us)
+    assert round(100 * x["margin_share"]) == s["margin_pct"]
+    assert x["lat_x"] == pytest.approx(10.5) and round(x["lat_x"], -1) == s["lat_x"]
+    assert x["bw_x"] == pytest.approx(1200 / 196.875) and round(x["bw_x"]) == s["bw_x"]
+    sw = x["switch"]
+    assert sw["approx"] == pytest.approx(1.0667 * MB, rel=1e-4) and round(sw["approx"] / MB, 1) == s["crossover_mb"]
+    ab = 10e-6 * 10e9
+    assert sw["exact"] == pytest.approx((2 * 63 - 12) * ab / (12 - 2 * 63 / 64))      # ring = tree, solved by hand
+    assert sw["exact"] == pytest.approx(sw["numeric"], rel=1e-9) and round(sw["exact"] / MB, 3) == 1.136
+    assert x["ten_ring"]["total"] == pytest.approx(3228.75 * us) and x["ten_tree"]["total"] == pytest.approx(12120 * us)
+    # the simulator agrees with the closed forms
+    link = x["link"]
+    assert an.run("ring", 64, 1 * MB, link).time == pytest.approx(r["total"])
+    assert an.run("tree", 64, 1 * MB, link).time == pytest.approx(t["total"])
+    table = ac.nm15_table(x)
+    assert table.cell(0, "total") == "1,456.875 µs" and table.cell(1, "bandwidth") == "1,200 µs"
+
+
+def test_fallacy_tree_1000_us_against_napkin_math():
+    x, f = ac.nm15(), SC["fallacy"]
+    assert f["tree_bw_us"] == 1000 and x["tree"]["bandwidth"] == pytest.approx(1200 * us)
+    assert x["tree"]["bandwidth"] / us != pytest.approx(f["tree_bw_us"], rel=0.1)
+    assert x["tree_bw_excess"] == pytest.approx(1003.125 * us) and round(x["tree_bw_excess"] / us, -2) == f["tree_bw_us"]
+    assert x["ring_lat_excess"] - x["tree_bw_excess"] == pytest.approx(x["margin"])
+
+
+def test_checkpoint_1_3_numbers():
+    cp = ac.checkpoint13()
+    assert cp["switch"]["approx"] == pytest.approx(8 * MB) and round(cp["switch"]["exact"] / MB, 2) == 8.82
+    assert round(cp["ring"]["total"] / us) == 2948 and cp["tree"]["total"] == pytest.approx(3280 * us)
+    assert cp["choice"] == "ring"
