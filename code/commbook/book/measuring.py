@@ -1,0 +1,295 @@
+"""The page "Measuring collectives" (``chapters/*/measure/measuring.md``): the recorded
+sweeps as :class:`Curve` objects, the ring fits (:func:`commbook.measure.fit.fit`), and the
+tables of the page.  Every number comes from the files of ``data/measured/``: the gloo
+records through :func:`commbook.measure.points.load`, the public nccl-tests logs through
+:func:`commbook.measure.load_log`.  Figures are in :mod:`.measuring_figures`, the model
+comparison (α–β fit against the NCCL-style predictor) in :mod:`.measuring_models`.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import physics
+from ..measure import fit as _fit
+from ..measure import load_log
+from ..measure.points import DATA_DIR, load
+from ..units import MiB, fmt_bytes, fmt_time
+from .tables import Table, bilingual, bilingual_notes, fmt_gbps, fmt_pct
+
+__all__ = ["H100_LOG", "A100_LOG", "AZURE_LOG", "NVIDIA", "GLOO", "GLOO_P", "GLOO_OPS", "GLOO_FIT_MAX",
+           "Curve", "curve", "log_run", "system_name", "coll_name", "size_text", "wire_rate", "gloo_repeats",
+           "gloo_spread", "fit_curve", "FIT_CASES", "fits", "gloo_table", "logs_table", "fit_table"]
+
+H100_LOG = "h100x8_nvswitch_nccl2.29.2_nccl-tests.log"
+A100_LOG = "a100x8_nvswitch_nccl-tests_allreduce.txt"
+AZURE_LOG = "azure_nd_h100_v5_allreduce_busbw.md"
+
+NVIDIA = {"h100": H100_LOG, "azure": AZURE_LOG, "a100": A100_LOG}
+"""The public nccl-tests logs (``data/measured/nccl-tests/``, see its PROVENANCE.md)."""
+GLOO = {"gloo16": DATA_DIR / "gloo" / "cpu16", "gloo2": DATA_DIR / "gloo"}
+"""Our gloo records: 16 idle cores, and the 2-core machine shared with other jobs."""
+GLOO_P = (2, 3, 4)
+GLOO_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
+GLOO_FIT_MAX = 16 * MiB
+"""The gloo fits stop at 16 MiB: at 64 MiB all-gather and reduce-scatter leave the α–β regime
+(copies and allocations of the whole buffer; PROVENANCE.md of the gloo set)."""
+
+_WIRE = {"h100": "NVLink 4.0", "azure": "NVLink 4.0", "a100": "NVLink 3.0"}
+_NAMES = {
+    "h100": ("8×H100, NVSwitch, NCCL {v}", "8×H100，NVSwitch，NCCL {v}"),
+    "azure": ("Azure ND H100 v5 (8×H100), NCCL {v}", "Azure ND H100 v5（8×H100），NCCL {v}"),
+    "a100": ("8×A100, NVSwitch", "8×A100，NVSwitch"),
+    "gloo16": ("gloo, 16 idle cores", "gloo，16 个空闲核"),
+    "gloo2": ("gloo, 2 shared cores", "gloo，2 个共享核"),
+}
+_COLL = {"all_reduce": "all-reduce", "all_gather": "all-gather", "reduce_scatter": "reduce-scatter",
+         "all_to_all": "all-to-all", "broadcast": "broadcast", "send_recv": "send/recv"}
+
+
+def coll_name(collective: str) -> str:
+    """``all_reduce`` → ``all-reduce`` (the same in both languages)."""
+    return _COLL[collective]
+
+
+def size_text(n: float) -> str:
+    """A size as the tables print it: binary units for powers of two, bytes otherwise
+    (gloo's p = 3 sweeps have sizes such as 1008 B)."""
+    n = float(n)
+    if n >= 1024 and math.log2(n).is_integer():
+        return fmt_bytes(n, binary=True)
+    return f"{n:,.0f} B"
+
+
+def wire_rate(system: str) -> float | None:
+    """One-direction NVLink bandwidth per GPU of an NVIDIA system (bytes/s), from
+    :data:`commbook.physics.GENERATIONS`; ``None`` for gloo."""
+    return physics.generation(_WIRE[system]).beta if system in _WIRE else None
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One measured sweep: ``collective`` on ``p`` ranks of ``system``; sizes (B, nccl-tests'
+    convention), times (s) and busbw (B/s) of the placement the source prints first."""
+
+    system: str
+    collective: str
+    p: int
+    sizes: np.ndarray
+    times: np.ndarray
+    busbw: np.ndarray
+    placement: str
+    source: str
+    version: str | None = None
+
+    def name(self, lang: str) -> str:
+        return system_name(self.system, lang, self.version)
+
+
+def system_name(system: str, lang: str, version: str | None = None) -> str:
+    """The system's name in ``lang``; NVIDIA names carry the NCCL version of their log."""
+    en, zh = _NAMES[system]
+    text = en if lang == "en" else zh
+    if "{v}" in text:
+        if version is None:
+            version = log_run(system, "all_reduce").nccl_version
+        text = text.format(v=version)
+    return text
+
+
+def log_run(system: str, collective: str):
+    """The first ``collective`` run of the log of NVIDIA ``system`` (a parsed
+    :class:`commbook.measure.Run`)."""
+    runs = [r for r in load_log(NVIDIA[system]) if r.collective == collective]
+    if not runs:
+        raise ValueError(f"{NVIDIA[system]} has no {collective} run")
+    return runs[0]
+
+
+def curve(system: str, collective: str = "all_reduce", p: int | None = None) -> Curve:
+    """The sweep of ``collective`` in ``system`` (``h100``, ``azure``, ``a100``, or ``gloo16`` /
+    ``gloo2`` with ``p`` in 2, 3, 4)."""
+    if system in NVIDIA:
+        run = log_run(system, collective)
+        pl = run.placements[0]
+        return Curve(system, collective, run.nranks, run.sizes(), run.times(pl), run.column("busbw", pl),
+                     pl, NVIDIA[system], run.nccl_version)
+    if system not in GLOO:
+        raise ValueError(f"unknown system {system!r}; known: {', '.join([*NVIDIA, *GLOO])}")
+    if p not in GLOO_P:
+        raise ValueError(f"gloo sweeps have p in {GLOO_P}, got {p!r}")
+    m = load(f"gloo_p{p}_{collective}", GLOO[system])
+    pl = "in_place" if m.conditions.get("in_place") else "out_of_place"
+    arr = lambda attr: np.array([getattr(pt, attr) for pt in m.points], dtype=float)
+    return Curve(system, collective, m.ranks, arr("bytes"), arr("time"), arr("busbw"), pl,
+                 str(Path(m.path).relative_to(DATA_DIR.parent.parent)))
+
+
+def gloo_repeats(system: str, p: int, collective: str) -> np.ndarray:
+    """The five repeated times (s) of every size of a gloo record: shape (sizes, repeats)."""
+    raw = json.loads((GLOO[system] / f"gloo_p{p}_{collective}.json").read_text(encoding="utf-8"))
+    return np.array([pt["time_s_repeats"] for pt in raw["points"]], dtype=float)
+
+
+def gloo_spread(system: str) -> dict:
+    """Slowest over fastest repeat of every point of ``system`` (18 records × 9 sizes):
+    the median, the 90th percentile and the largest; and the range of the smallest size's
+    median times."""
+    ratios, small = [], []
+    for p in GLOO_P:
+        for op in GLOO_OPS:
+            r = gloo_repeats(system, p, op)
+            ratios.extend(r.max(axis=1) / r.min(axis=1))
+            small.append(curve(system, op, p).times[0])
+    ratios = np.array(ratios)
+    return {"median": float(np.median(ratios)), "p90": float(np.percentile(ratios, 90)),
+            "max": float(ratios.max()), "n": int(ratios.size), "small_min": min(small), "small_max": max(small)}
+
+
+def fit_curve(c: Curve, algorithm: str = "ring") -> _fit.Fit:
+    """The ``algorithm`` closed form of the curve's collective fitted to its times
+    (:func:`commbook.measure.fit.fit`, relative least squares); gloo sweeps up to
+    :data:`GLOO_FIT_MAX`, the logs over every size."""
+    keep = c.sizes <= (GLOO_FIT_MAX if c.system in GLOO else math.inf)
+    return _fit.fit(c.sizes[keep], c.times[keep], c.collective, algorithm, c.p)
+
+
+FIT_CASES: tuple[tuple[str, str, int | None], ...] = (
+    *[("h100", op, None) for op in ("all_reduce", "all_gather", "reduce_scatter")],
+    ("azure", "all_reduce", None), ("a100", "all_reduce", None),
+    *[("gloo16", op, p) for op in ("all_reduce", "all_gather", "reduce_scatter") for p in GLOO_P],
+    *[("gloo2", "all_reduce", p) for p in GLOO_P],
+)
+"""The (system, collective, p) of the fit table."""
+
+
+def fits(cases=FIT_CASES) -> dict:
+    """``{(system, collective, p): (Curve, Fit)}`` for ``cases`` (``p`` of the logs is their
+    rank count)."""
+    out = {}
+    for system, op, p in cases:
+        c = curve(system, op, p)
+        out[(system, op, c.p)] = (c, fit_curve(c))
+    return out
+
+
+def _sys_labels() -> dict:
+    return {lang: {s: system_name(s, lang) for s in (*NVIDIA, *GLOO)} for lang in ("en", "zh")}
+
+
+# ============================================================================ tables
+def gloo_table() -> Table:
+    """Every gloo record on both machines: the time at the smallest size and at 1 MiB, and
+    busbw at the largest size (64 MiB).  ``meta``: the repeat spread of each machine."""
+    rows = []
+    for op in GLOO_OPS:
+        for p in GLOO_P:
+            c16, c2 = curve("gloo16", op, p), curve("gloo2", op, p)
+            assert np.array_equal(c16.sizes, c2.sizes)
+            mid = int(np.argmin(np.abs(np.log2(c16.sizes / MiB))))
+            rows.append({"op": coll_name(op), "collective": op, "p": p, "n_small": c16.sizes[0],
+                         "n_mid": c16.sizes[mid], "n_big": c16.sizes[-1],
+                         "t_small16": c16.times[0], "t_small2": c2.times[0], "t_mid16": c16.times[mid],
+                         "t_mid2": c2.times[mid], "bus16": c16.busbw[-1], "bus2": c2.busbw[-1]})
+    spread = {s: gloo_spread(s) for s in GLOO}
+    t = lambda v: fmt_time(v, 3)
+    s16, s2 = spread["gloo16"], spread["gloo2"]
+    return Table(
+        key="measure-gloo",
+        title=bilingual("Our gloo runs: one host, p CPU processes, float32",
+                        "我们的 gloo 实测：一台主机，p 个 CPU 进程，float32"),
+        columns=["op", "p", "t_small16", "t_small2", "t_mid16", "t_mid2", "bus16", "bus2"],
+        headers={"en": ["Collective", "p", "1 KiB, 16 cores", "1 KiB, 2 cores", "1 MiB, 16 cores",
+                        "1 MiB, 2 cores", "busbw 64 MiB, 16 cores", "busbw 64 MiB, 2 cores"],
+                 "zh": ["集合操作", "p", "1 KiB，16 核", "1 KiB，2 核", "1 MiB，16 核", "1 MiB，2 核",
+                        "64 MiB 的 busbw，16 核", "64 MiB 的 busbw，2 核"]},
+        rows=rows,
+        formats={"t_small16": t, "t_small2": t, "t_mid16": t, "t_mid2": t, "bus16": fmt_gbps, "bus2": fmt_gbps},
+        notes=bilingual_notes(
+            ("Times: median of 5 repeats of 10 calls, mean over ranks. Sizes as nccl-tests prints them; "
+             "for p = 3 the whole-buffer collectives (all-gather, reduce-scatter, all-to-all) round each "
+             "rank's share down to 16 bytes (1,008 B instead of 1 KiB).",
+             "时间：每次 10 个调用、重复 5 次取中位数，再对各 rank 取平均。大小沿用 nccl-tests 的写法；p = 3 时，"
+             "按整个缓冲区计大小的操作（all-gather、reduce-scatter、all-to-all）把每个 rank 的份额向下取到 16 字节的"
+             "整数倍（1 KiB 变成 1,008 B）。"),
+            (f"Slowest over fastest of the 5 repeats, median over all {s16['n']} points: "
+             f"{s16['median']:.2f}× on 16 idle cores, {s2['median']:.2f}× on 2 shared cores "
+             f"(90th percentile {s16['p90']:.2f}× and {s2['p90']:.2f}×).",
+             f"5 次重复里最慢与最快之比，全部 {s16['n']} 个点的中位数：16 个空闲核上 {s16['median']:.2f}×，"
+             f"2 个共享核上 {s2['median']:.2f}×（第 90 百分位分别为 {s16['p90']:.2f}× 和 {s2['p90']:.2f}×）。"),
+        ),
+        meta={"spread": spread},
+    )
+
+
+def logs_table() -> Table:
+    """The public logs: per system and collective the sizes, busbw at both ends, the peak,
+    and the peak over the NVLink wire rate of the GPU."""
+    rows = []
+    for system in NVIDIA:
+        for run in load_log(NVIDIA[system]):
+            c = curve(system, run.collective)
+            wire = wire_rate(system)
+            rows.append({"system": system, "op": coll_name(c.collective), "collective": c.collective,
+                         "p": c.p, "count": len(c.sizes), "range": f"{size_text(c.sizes[0])} – {size_text(c.sizes[-1])}",
+                         "n_min": c.sizes[0], "n_max": c.sizes[-1], "bus_small": c.busbw[0],
+                         "bus_big": c.busbw[-1], "peak": float(c.busbw.max()), "wire": wire,
+                         "peak_wire": float(c.busbw.max()) / wire, "placement": c.placement})
+    return Table(
+        key="measure-logs",
+        title=bilingual("Public nccl-tests logs of one node of 8 GPUs", "公开的 nccl-tests 日志：单节点 8 卡"),
+        columns=["system", "op", "count", "range", "bus_small", "bus_big", "peak", "peak_wire"],
+        headers={"en": ["System", "Collective", "Sizes", "Range", "busbw, smallest", "busbw, largest",
+                        "Peak busbw", "Peak / NVLink rate"],
+                 "zh": ["系统", "集合操作", "大小个数", "范围", "最小尺寸的 busbw", "最大尺寸的 busbw",
+                        "busbw 峰值", "峰值 / NVLink 速率"]},
+        rows=rows,
+        formats={"bus_small": fmt_gbps, "bus_big": fmt_gbps, "peak": fmt_gbps, "peak_wire": fmt_pct},
+        labels=_sys_labels(),
+        notes=bilingual_notes(
+            (f"NVLink rate: one direction per GPU, {fmt_gbps(wire_rate('h100'))} for NVLink 4.0 (H100) and "
+             f"{fmt_gbps(wire_rate('a100'))} for NVLink 3.0 (A100). The 8×H100 log prints out-of-place and "
+             "in-place (out-of-place shown); the Azure table has in-place busbw only; the A100 table does "
+             "not say which placement it kept.",
+             f"NVLink 速率：每块 GPU 单向，NVLink 4.0（H100）为 {fmt_gbps(wire_rate('h100'))}，NVLink 3.0（A100）为 "
+             f"{fmt_gbps(wire_rate('a100'))}。8×H100 日志同时打印 out-of-place 和 in-place（表中取 out-of-place）；"
+             "Azure 的表只有 in-place 的 busbw；A100 的表没说保留的是哪一种。"),
+        ),
+    )
+
+
+def fit_table(fitted: dict | None = None) -> Table:
+    """α, β (the ring's closed form, :func:`fit_curve`), αβ and the relative residuals of
+    every case of ``fitted`` (default :func:`fits`)."""
+    fitted = fits() if fitted is None else fitted
+    rows = []
+    for (system, op, p), (c, f) in fitted.items():
+        rows.append({"system": system, "op": coll_name(op), "collective": op, "p": p,
+                     "range": f"{size_text(f.sizes.min())} – {size_text(f.sizes.max())}",
+                     "alpha": f.alpha, "beta": f.beta, "n_half": f.n_half, "rms": f.rms_rel, "max": f.max_rel})
+    return Table(
+        key="measure-fits",
+        title=bilingual("Effective α and β: the ring's closed form fitted to each sweep",
+                        "有效 α 与 β：用环形算法的闭式拟合每一组测量"),
+        columns=["system", "op", "p", "range", "alpha", "beta", "n_half", "rms", "max"],
+        headers={"en": ["System", "Collective", "p", "Fitted sizes", "α", "β", "αβ", "RMS residual",
+                        "Largest residual"],
+                 "zh": ["系统", "集合操作", "p", "拟合的大小", "α", "β", "αβ", "残差均方根", "最大残差"]},
+        rows=rows,
+        formats={"alpha": lambda a: fmt_time(a, 3), "beta": fmt_gbps, "n_half": fmt_bytes,
+                 "rms": fmt_pct, "max": fmt_pct},
+        labels=_sys_labels(),
+        notes=bilingual_notes(
+            ("commbook.measure.fit.fit(sizes, times, collective, 'ring', p): least squares on relative "
+             "errors of T = a(p, n)·α + b(p, n)/β with the ring's coefficients (all-reduce 2(p−1) and "
+             f"2(p−1)/p·n; all-gather and reduce-scatter p−1 and (p−1)/p·n). gloo sweeps up to "
+             f"{size_text(GLOO_FIT_MAX)}, logs over every size.",
+             "commbook.measure.fit.fit(sizes, times, collective, 'ring', p)：对 T = a(p, n)·α + b(p, n)/β "
+             "按相对误差做最小二乘，系数取环形算法的（all-reduce 为 2(p−1) 与 2(p−1)/p·n；all-gather 和 "
+             f"reduce-scatter 为 p−1 与 (p−1)/p·n）。gloo 只拟合到 {size_text(GLOO_FIT_MAX)}，日志用全部大小。"),
+        ),
+    )

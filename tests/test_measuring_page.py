@@ -1,0 +1,349 @@
+"""The page "Measuring collectives" (``chapters/{en,zh}/measure/measuring.md``) and P5 §5.6:
+the tables' numbers equal the recorded files (read here with ``json`` and the parsers, not
+through the book's module) and fits written out here in numpy; the figures' dots equal the
+data; the page's commands are the README's; the structure of the twins.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from commbook.book import measuring as M
+from commbook.book import measuring_figures as MF
+from commbook.book import measuring_models as MM
+from commbook.book import measuring_p5 as M5
+from commbook.hardware import NVLINK4
+from commbook.measure import LOG_DIR, parse_busbw_markdown, parse_nccl_tests
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = {lang: ROOT / "chapters" / lang / "measure" / "measuring.md" for lang in ("en", "zh")}
+GLOO_DIR = {"gloo16": ROOT / "data" / "measured" / "gloo" / "cpu16", "gloo2": ROOT / "data" / "measured" / "gloo"}
+MiB = 2 ** 20
+
+
+def _raw(system: str, p: int, op: str) -> dict:
+    return json.loads((GLOO_DIR[system] / f"gloo_p{p}_{op}.json").read_text(encoding="utf-8"))
+
+
+def _gloo(system, p, op, field):
+    return np.array([pt[field] for pt in _raw(system, p, op)["points"]], dtype=float)
+
+
+def _log(name: str):
+    text = (LOG_DIR / name).read_text(encoding="utf-8")
+    return (parse_busbw_markdown(text),) if name.endswith(".md") else parse_nccl_tests(text)
+
+
+def _log_curve(system: str, op: str):
+    run = next(r for r in _log(M.NVIDIA[system]) if r.collective == op)
+    pl = run.placements[0]
+    return run, run.sizes(), run.times(pl), run.column("busbw", pl)
+
+
+def _coeffs(op: str, p: int, n):
+    """The ring's closed form as a(p, n)·α + b(p, n)/β, written out."""
+    n = np.asarray(n, dtype=float)
+    if op == "all_reduce":
+        return np.full_like(n, 2 * (p - 1)), 2 * (p - 1) / p * n
+    assert op in ("all_gather", "reduce_scatter")
+    return np.full_like(n, p - 1), (p - 1) / p * n
+
+
+def _ring_fit(n, t, op, p):
+    a, b = _coeffs(op, p, n)
+    w = 1 / t
+    (alpha, inv_beta), *_ = np.linalg.lstsq(np.column_stack([a * w, b * w]), t * w, rcond=None)
+    return alpha, 1 / inv_beta
+
+
+def _data(system, op, p):
+    """sizes, times, busbw of a sweep, from the files."""
+    if system in GLOO_DIR:
+        return _gloo(system, p, op, "bytes"), _gloo(system, p, op, "time_s"), _gloo(system, p, op, "busbw_bytes_per_s")
+    _, n, t, b = _log_curve(system, op)
+    return n, t, b
+
+
+# ============================================================================ tables
+def test_gloo_table_equals_the_files():
+    t = M.gloo_table()
+    assert len(t) == len(M.GLOO_OPS) * len(M.GLOO_P) == 18
+    for row in t.rows:
+        op, p = row["collective"], row["p"]
+        for system, suffix in (("gloo16", "16"), ("gloo2", "2")):
+            n, times, bus = _data(system, op, p)
+            mid = int(np.nonzero(np.isclose(n, MiB, rtol=0.01))[0][0])
+            assert row[f"t_small{suffix}"] == times[0] and row[f"t_mid{suffix}"] == times[mid]
+            assert row[f"bus{suffix}"] == bus[-1]
+        assert row["n_small"] in (1024, 1008) and row["n_big"] >= 64 * MiB - 48
+
+
+def test_gloo_spread_is_computed_from_the_repeats():
+    for system in GLOO_DIR:
+        ratios = [max(pt["time_s_repeats"]) / min(pt["time_s_repeats"])
+                  for p in M.GLOO_P for op in M.GLOO_OPS for pt in _raw(system, p, op)["points"]]
+        s = M.gloo_spread(system)
+        assert s["n"] == len(ratios) == 162
+        assert s["median"] == pytest.approx(np.median(ratios)) and s["max"] == pytest.approx(max(ratios))
+    assert M.gloo_spread("gloo2")["median"] > M.gloo_spread("gloo16")["median"]     # the page's caveat
+
+
+def test_logs_table_equals_the_parsed_logs():
+    t = M.logs_table()
+    count = 0
+    for name in M.NVIDIA.values():
+        for run in _log(name):
+            count += 1
+            system = next(k for k, v in M.NVIDIA.items() if v == name)
+            row = t.find(system=system, collective=run.collective)
+            bus = run.column("busbw", run.placements[0])
+            assert row["count"] == len(run.rows) and row["n_min"] == run.rows[0].size
+            assert row["bus_small"] == bus[0] and row["bus_big"] == bus[-1] and row["peak"] == bus.max()
+            assert row["wire"] == {"h100": 450e9, "azure": 450e9, "a100": 300e9}[system]
+    assert len(t) == count == 7
+    assert t.find(system="h100", collective="all_reduce")["peak"] == 482.27e9          # the log's last row
+
+
+def test_fit_table_equals_an_independent_fit():
+    t = M.fit_table()
+    assert len(t) == len(M.FIT_CASES)
+    for row in t.rows:
+        n, times, _ = _data(row["system"], row["collective"], row["p"])
+        keep = n <= (16 * MiB if row["system"].startswith("gloo") else math.inf)
+        alpha, beta = _ring_fit(n[keep], times[keep], row["collective"], row["p"])
+        assert row["alpha"] == pytest.approx(alpha, rel=1e-9) and row["beta"] == pytest.approx(beta, rel=1e-9)
+        a, b = _coeffs(row["collective"], row["p"], n[keep])
+        res = (times[keep] - (a * alpha + b / beta)) / times[keep]
+        assert row["rms"] == pytest.approx(np.sqrt(np.mean(res ** 2)), rel=1e-6)
+    h = t.find(system="h100", collective="all_reduce")
+    assert h["beta"] > 450e9 and h["rms"] < 0.03                   # above the wire, and a good fit
+
+
+def test_curve_rejects_unknown_input():
+    with pytest.raises(ValueError, match="unknown system"):
+        M.curve("tpu", "all_reduce")
+    with pytest.raises(ValueError, match="p in"):
+        M.curve("gloo16", "all_reduce", 8)
+    with pytest.raises(ValueError, match="no all_gather run"):
+        M.curve("a100", "all_gather")
+
+
+# ============================================================================ figures
+def _lines(ax):
+    return {l.get_gid(): l for l in ax.get_lines() if l.get_gid()}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_model_vs_measured_figure_plots_the_data(lang, request):
+    if lang == "zh":
+        request.getfixturevalue("cjk_font")
+    fig = MF.fig_model_vs_measured(lang=lang)
+    assert len(fig.axes) == len(MF.PANELS) == 6
+    for ax, (system, ops, p) in zip(fig.axes, MF.PANELS):
+        lines = _lines(ax)
+        for op in ops:
+            n, times, bus = _data(system, op, p)
+            pr = p or 8
+            inside = n <= (16 * MiB if p else math.inf)
+            assert np.array_equal(lines[f"measured:{op}"].get_xdata(), n[inside])
+            assert lines[f"measured:{op}"].get_ydata() == pytest.approx(bus[inside] / 1e9)
+            if not inside.all():
+                assert lines[f"outside:{op}"].get_ydata() == pytest.approx(bus[~inside] / 1e9)
+            alpha, beta = _ring_fit(n[inside], times[inside], op, pr)
+            x = np.asarray(lines[f"fit:{op}"].get_xdata())
+            a, b = _coeffs(op, pr, x)
+            factor = {"all_reduce": 2 * (pr - 1) / pr}.get(op, (pr - 1) / pr)
+            assert lines[f"fit:{op}"].get_ydata() == pytest.approx(x / (a * alpha + b / beta) * factor / 1e9, rel=1e-9)
+        if system in M.NVIDIA:
+            assert lines["wire"].get_ydata()[0] == {"a100": 300}.get(system, 450)
+
+
+def test_model_vs_measured_figure_draws_given_predictions():
+    xs = np.array([1e6, 1e9])
+    fig = MF.fig_model_vs_measured(predicted={("a100", "all_reduce"): (xs, np.array([10e9, 200e9]))})
+    line = _lines(fig.axes[4])["nccl:all_reduce"]
+    assert np.array_equal(line.get_xdata(), xs) and line.get_ydata() == pytest.approx([10, 200])
+
+
+def test_gloo_noise_figure_plots_medians_and_repeats():
+    fig = MF.fig_gloo_noise()
+    for ax, system in zip(fig.axes, ("gloo16", "gloo2")):
+        lines = _lines(ax)
+        ranges = {c.get_gid(): c for c in ax.collections if c.get_gid()}
+        for p in M.GLOO_P:
+            assert lines[f"median:{system}:p{p}"].get_ydata() == pytest.approx(_gloo(system, p, "all_reduce", "time_s"))
+            rep = np.array([pt["time_s_repeats"] for pt in _raw(system, p, "all_reduce")["points"]])
+            segs = ranges[f"range:{system}:p{p}"].get_segments()
+            assert [s[0][1] for s in segs] == pytest.approx(rep.min(axis=1))
+            assert [s[1][1] for s in segs] == pytest.approx(rep.max(axis=1))
+
+
+# ============================================================================ P5 §5.6
+def test_p5_table_is_the_log_beside_the_ring_model():
+    t = M5.p5_table()
+    run, n, times, bus = _log_curve("h100", "all_reduce")
+    assert [r["n"] for r in t.rows] == list(n) and [r["busbw"] for r in t.rows] == list(bus)
+    p, a, b = run.nranks, NVLINK4.alpha, NVLINK4.beta
+    for r in t.rows:
+        assert r["time"] == times[list(n).index(r["n"])]
+        assert r["model"] == pytest.approx(b * r["n"] / (r["n"] + p * a * b), rel=1e-12)   # busbw of the ring
+        assert r["alpha_eff"] == pytest.approx(r["n"] / p * (1 / r["busbw"] - 1 / b), rel=1e-12)
+        assert (r["alpha_eff"] < 0) == (r["busbw"] > b)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_p5_figure_plots_both_logs_and_the_stated_points(lang, request):
+    if lang == "zh":
+        request.getfixturevalue("cjk_font")
+    lines = _lines(MF.fig_p5_curve(lang=lang).axes[0])
+    for system in ("h100", "azure"):
+        _, n, _, bus = _log_curve(system, "all_reduce")
+        assert np.array_equal(lines[f"measured:{system}"].get_xdata(), n)
+        assert lines[f"measured:{system}"].get_ydata() == pytest.approx(bus / 1e9)
+    raw = json.loads((ROOT / "data" / "measured" / f"{M5.BLOG}.json").read_text(encoding="utf-8"))
+    assert lines["blog"].get_ydata() == pytest.approx([pt["busbw_bytes_per_s"] / 1e9 for pt in raw["points"]])
+    x = np.asarray(lines["model"].get_xdata())
+    assert lines["model"].get_ydata() == pytest.approx(450 * x / (x + 8 * 2e-6 * 450e9))
+    assert lines["beta"].get_ydata()[0] == 450
+
+
+# ============================================================================ the misses
+def test_misses_are_read_from_the_data():
+    fl = MM.flat_miss()
+    _, n, times, _ = _log_curve("a100", "all_reduce")
+    stretch = (n >= fl["first"]) & (n <= fl["last"])
+    assert (fl["first"], fl["last"]) == (MiB, 4 * MiB)
+    assert times[stretch].max() / times[stretch].min() < 1.01
+    nv = MM.nvls_miss()
+    assert nv["h100"]["peak"] == 482.27e9 and nv["h100"]["first_above"] == 2 ** 30
+    assert nv["all_gather"]["peak_wire"] < 1 and nv["ring_over_switch"] == 1.75
+    rs = MM.gloo_rs_miss()
+    ratios = [(_gloo("gloo16", p, "reduce_scatter", "time_s") / _gloo("gloo16", p, "all_reduce", "time_s"))[:-1]
+              for p in M.GLOO_P]
+    assert rs["ratio_min"] == pytest.approx(min(map(min, ratios))) and rs["ratio_max"] == pytest.approx(max(map(max, ratios)))
+    assert rs["big_min"] > 2 and rs["ring_min"] == pytest.approx(0.5) and rs["ring_max"] == pytest.approx(0.5)
+    sm = MM.small_miss()
+    assert sm["t"] == pytest.approx(1024 * 1.75 / 0.07e9)          # the Azure table's busbw 0.07 GB/s at 1K
+
+
+# ============================================================================ the pages
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_structure(lang):
+    text = PAGE[lang].read_text(encoding="utf-8")
+    cells = re.findall(r"```\{code-cell\} python\n(:tags: \[[^\]]*\])?", text)
+    assert sum(1 for c in cells if not c) == 1                                # one visible cell
+    visible = re.search(r"```\{code-cell\} python\n(?!:tags)(.*?)\n```", text, re.S).group(1)
+    assert "parse_nccl_tests" in visible and "fit_run" in visible
+    check = {"en": "Check yourself", "zh": "自测"}[lang]
+    assert text.count(f"{{admonition}} {check}") == 3
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
+    assert len(blocks) == 3
+    for block in blocks:                                                      # the README's commands
+        assert block in readme, block
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    index = (ROOT / "index.md").read_text(encoding="utf-8")
+    assert f"chapters/{lang}/measure/measuring\n" in toc and f"(chapters/{lang}/measure/measuring.md)" in index
+
+
+@pytest.fixture(scope="module")
+def page_glue() -> dict:
+    """Execute the English page once and collect its glued text values."""
+    jupytext = pytest.importorskip("jupytext")
+    nbclient = pytest.importorskip("nbclient")
+    nb = jupytext.read(PAGE["en"])
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(ROOT)}}).execute()
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = next((v for k, v in o.get("data", {}).items() if k.endswith("text/plain")), None)
+            if name and text is not None:
+                out[name] = text.strip("'\"")
+            assert o.get("output_type") != "error", o
+    return out
+
+
+def test_page_glues_the_data(page_glue):
+    g = page_glue
+    assert g["h_ar_peak"] == "482 GB/s" and g["h_wire"] == "450 GB/s" and g["a1_wire"] == "300 GB/s"
+    n, t, _ = _data("h100", "all_reduce", None)
+    alpha, beta = _ring_fit(n, t, "all_reduce", 8)
+    assert g["fh_beta"] == f"{beta / 1e9:.3g} GB/s"
+    assert g["fl_first"] == "1 MiB" and g["fl_last"] == "4 MiB" and g["nv_first"] == "1 GiB"
+    assert g["rs_ring"] == "0.5×"
+
+
+# ============================================================================ the predictor
+def _accuracy_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("accuracy", ROOT / "benchmarks" / "accuracy.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_error_table_is_what_benchmarks_accuracy_prints():
+    acc = _accuracy_module()
+    t = MM.error_table()
+    seen = 0
+    for name, _, c in acc.comparisons():
+        system = next(k for k, v in M.NVIDIA.items() if v == name)
+        for band in acc.TARGETS:
+            if not c.band(band).any():
+                continue
+            row = t.find(system=system, collective=c.collective, band=band)
+            seen += 1
+            assert row["count"] == int(c.band(band).sum())
+            for col, of in (("model", "model"), ("fit", "fit"), ("nccl", "nccl")):
+                assert row[col] == c.median(band, of)
+    assert seen == len(t) == 7
+
+
+def test_error_table_medians_from_the_logs():
+    """The fit column again, from the files and the numpy fit of this module."""
+    t = MM.error_table()
+    for row in t.rows:
+        n, times, _ = _data(row["system"], row["collective"], None)
+        alpha, beta = _ring_fit(n, times, row["collective"], 8)
+        a, b = _coeffs(row["collective"], 8, n)
+        err = times / (a * alpha + b / beta) - 1
+        band = n >= MiB if row["band"] == ">= 1 MiB" else n < MiB
+        if row["overhead"] is not None:                    # the size the overhead was read at is left out
+            band &= n != n.min()
+        assert row["fit"] == pytest.approx(np.median(np.abs(err[band])), rel=1e-6)
+
+
+def test_predictor_lines_and_figure():
+    from commbook.measure import nccl_model as NM
+
+    comps = MM.comparisons()
+    lines = MM.predictor_lines(comps)
+    for (system, op), (x, y) in lines.items():
+        c = comps[(system, op)]
+        assert x[0] == pytest.approx(c.sizes.min()) and x[-1] == pytest.approx(c.sizes.max())
+        assert y == pytest.approx(NM.predict(MM.NODES[system], op, x, overhead=c.overhead).busbw)
+        # at the log's own sizes the predictor is the comparison's prediction
+        assert NM.predict(MM.NODES[system], op, c.sizes, overhead=c.overhead).busbw == pytest.approx(c.prediction.busbw)
+    fig = MF.fig_model_vs_measured(predicted=lines)
+    for ax, (system, ops, _) in zip(fig.axes, MF.PANELS):
+        got = _lines(ax)
+        for op in ops:
+            if (system, op) in lines:
+                assert got[f"nccl:{op}"].get_ydata() == pytest.approx(lines[(system, op)][1] / 1e9)
+            else:
+                assert f"nccl:{op}" not in got                           # gloo: no NCCL predictor
+
+
+def test_misses_of_the_predictor():
+    m = MM.misses()
+    assert m["flat"]["pred_picks"][0].endswith("/LL") and (m["flat"]["pred_err"] > 0).all()
+    assert m["nvls"]["pred_pick"] == "nvls/Simple" and m["nvls"]["pred_top"] > m["nvls"]["wire"]
+    assert m["small"]["pred_med"] < m["small"]["fit_med"]
