@@ -225,20 +225,6 @@ def test_double_tree_inner_nodes_are_complementary():
     assert d["disjoint"] and sorted(d["inner"][0] + d["inner"][1]) == list(range(8))
 
 
-@pytest.mark.parametrize("p,n", [(8, 1 * MB), (64, 30 * MB), (256, 1 * KB), (256, 1 * MB), (256, 100 * MB),
-                                 (1024, 25 * MB)])
-def test_fast_double_tree_optimum_equals_the_package(p, n):
-    k, t = ac.dtree_best(p, n, IB_HDR.alpha, IB_HDR.beta)
-    k2, t2 = dt.double_tree_optimum(p, n, IB_HDR.alpha, IB_HDR.beta)
-    assert t == pytest.approx(t2, rel=1e-12)
-    assert t == pytest.approx(dt.allreduce_double_tree(p, n, IB_HDR.alpha, IB_HDR.beta, k), rel=1e-12)
-
-
-def test_fast_crossover_equals_collectives_crossover():
-    a, b = IB_HDR.alpha, IB_HDR.beta
-    assert ac.ring_dtree_crossover(64, a, b) == pytest.approx(coll.crossover("ring", "double_tree", 64, a, b), rel=1e-9)
-
-
 def test_figure7_data_and_crossovers():
     d = ac.figure7_data()
     assert d["p"] == SC["fig7"]["p"] and d["link"].beta * 8 == SC["fig7"]["gbps"] * 1e9

@@ -128,18 +128,47 @@ def allreduce_double_tree(p: int, n: float, alpha: float, beta: float, chunks: i
     return total
 
 
+@functools.lru_cache(maxsize=256)
+def _affine_coefficients(p: int) -> tuple[float, float, float, float] | None:
+    """(a0, a1, b0, b1) such that the time is (a0 + a1·k)·α + (b0 + b1/k)·n/β, read off the
+    exact count at k = 2 and 3 and checked at k = 1, 4, 16 and 64; ``None`` where the
+    form does not hold (then the optimum is searched on the exact count alone)."""
+    steps = lambda k: allreduce_double_tree(p, 0.0, 1.0, 1.0, k)   # α-coefficient
+    load = lambda k: allreduce_double_tree(p, 1.0, 0.0, 1.0, k)    # n/β-coefficient
+    a1 = steps(3) - steps(2)
+    a0 = steps(2) - 2 * a1
+    b1 = (load(2) - load(3)) * 6
+    b0 = load(2) - b1 / 2
+    for k in (1, 4, 16, 64):
+        if not (math.isclose(steps(k), a0 + a1 * k, rel_tol=1e-12)
+                and math.isclose(load(k), b0 + b1 / k, rel_tol=1e-12)):
+            return None
+    return a0, a1, b0, b1
+
+
 def double_tree_optimum(p: int, n: float, alpha: float, beta: float, k_max: int = 4096) -> tuple[int, float]:
     """The chunk count in 1..``k_max`` that minimizes :func:`allreduce_double_tree`, and
-    that time.  Starts from k* = sqrt((D - 1)·n/(αβ)), the optimum of the large-k form
-    2(k + D - 1)(α + n/(kβ)), and searches the integers around it."""
+    that time.
+
+    Where the time is affine in k and 1/k (every p tried except p = 2 and some odd p, see
+    :func:`_affine_coefficients`) the optimum of (a0 + a1·k)α + (b0 + b1/k)n/β is
+    k* = sqrt(b1·n/β / (a1·α)) and the best integer is next to it; otherwise the integers
+    around sqrt((D − 1)·n/(αβ)) are searched on the exact count."""
     p, n = check_p(p), check_size(n)
     check_link_params(alpha, beta)
     if p == 1:
         return 1, 0.0
+    cost = functools.lru_cache(maxsize=None)(lambda k: allreduce_double_tree(p, n, alpha, beta, k))
+    coef = _affine_coefficients(p)
+    if coef is not None:
+        a0, a1, b0, b1 = coef
+        k0 = math.sqrt(b1 * n / beta / (a1 * alpha)) if alpha > 0 else k_max
+        candidates = {min(k_max, max(1, math.floor(k0) + d)) for d in (-1, 0, 1, 2)}
+        best = min(candidates, key=lambda k: (cost(k), k))
+        return best, cost(best)
     D = max(d for d, *_ in _port_profile(p))
     k0 = math.sqrt(max(D - 1, 1) * n / (alpha * beta)) if alpha > 0 else k_max
     lo, hi = 1, min(k_max, max(2, int(2 * k0) + 2))
-    cost = functools.lru_cache(maxsize=None)(lambda k: allreduce_double_tree(p, n, alpha, beta, k))
     while hi - lo > 4:                              # ternary search on a near-convex curve
         m1, m2 = lo + (hi - lo) // 3, hi - (hi - lo) // 3
         if cost(m1) <= cost(m2):

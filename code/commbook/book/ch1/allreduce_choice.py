@@ -15,7 +15,6 @@ of Checkpoint 1.3.  The first half is :mod:`.allreduce_numbers`.
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -25,7 +24,7 @@ from ...collectives import crossover, display_name, predict
 from ...collectives.butterfly import butterfly_pairs
 from ...comm_sim import VirtualCluster
 from ...cost import crossover_tree_ring, lower_bound_bytes
-from ...double_tree import allreduce_double_tree, allreduce_double_tree_envelope, double_tree_parents
+from ...double_tree import allreduce_double_tree_envelope, double_tree_optimum, double_tree_parents
 from ...hardware import IB_NDR, NVLINK4, Link
 from ...topology import Ring, Switch, Torus, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_time, us
@@ -35,7 +34,7 @@ from .boxes import BOX_LINKS
 
 __all__ = [
     "CHAPTER_STATED", "ORDERS", "pairs", "order_topologies", "order_table", "dtree_inner",
-    "dtree_coefficients", "dtree_best", "ring_dtree_crossover", "dtree_rows", "FIG7", "figure7_data", "bucket_table", "TABLE2", "table2", "switch_point",
+    "dtree_rows", "FIG7", "figure7_data", "bucket_table", "TABLE2", "table2", "switch_point",
     "nm15", "nm15_table", "checkpoint13",
 ]
 
@@ -118,58 +117,12 @@ def dtree_inner(p: int = 8) -> dict:
             "disjoint": not set(inner[0]) & set(inner[1])}
 
 
-@functools.lru_cache(maxsize=64)
-def dtree_coefficients(p: int) -> tuple[float, float, float, float]:
-    """(a0, a1, b0, b1) with which the pipelined double tree in k chunks per tree costs
-    (a0 + a1·k)·α + (b0 + b1/k)·n/β on ``p`` ranks (``p`` >= 3), read from
-    :func:`commbook.double_tree.allreduce_double_tree` at k = 2 and 3 and checked at k = 1,
-    4 and 16 (raises if the form does not hold)."""
-    if p < 3:
-        raise ValueError(f"the affine form needs p >= 3, got {p}")
-    steps = lambda k: allreduce_double_tree(p, 0.0, 1.0, 1.0, k)
-    load = lambda k: allreduce_double_tree(p, 1.0, 0.0, 1.0, k)
-    a1 = steps(3) - steps(2)
-    a0 = steps(2) - 2 * a1
-    b1 = (load(2) - load(3)) / (1 / 2 - 1 / 3)
-    b0 = load(2) - b1 / 2
-    for k in (1, 4, 16):
-        if not (math.isclose(steps(k), a0 + a1 * k, rel_tol=1e-9) and math.isclose(load(k), b0 + b1 / k, rel_tol=1e-9)):
-            raise ValueError(f"the double tree on p={p} is not (a0 + a1 k) α + (b0 + b1/k) n/β at k={k}")
-    return a0, a1, b0, b1
-
-
-def dtree_best(p: int, n: float, alpha: float, beta: float, k_max: int = 4096) -> tuple[int, float]:
-    """The best chunk count of the pipelined double tree and its time, from
-    :func:`dtree_coefficients` (the optimum k* = sqrt(b1·n/β / (a1·α)) and its integer
-    neighbours); the same as :func:`commbook.double_tree.double_tree_optimum`, much faster."""
-    a0, a1, b0, b1 = dtree_coefficients(p)
-    t = lambda k: (a0 + a1 * k) * alpha + (b0 + b1 / k) * n / beta
-    k_star = math.sqrt(b1 * n / beta / (a1 * alpha)) if alpha > 0 else k_max
-    ks = {min(k_max, max(1, math.floor(k_star) + d)) for d in (-1, 0, 1, 2)}
-    best = min(ks, key=lambda k: (t(k), k))
-    return best, t(best)
-
-
-def ring_dtree_crossover(p: int, alpha: float, beta: float) -> float:
-    """Where the ring and the pipelined double tree at its best chunk count take the same
-    time (bisection on :func:`dtree_best`; :func:`commbook.collectives.crossover` gives the
-    same size, slowly)."""
-    gap = lambda n: predict("all_reduce", "ring", p, n, alpha, beta) - dtree_best(p, n, alpha, beta)[1]
-    lo, hi = 1.0, 10.0
-    while gap(hi) > 0:
-        lo, hi = hi, hi * 10
-    while hi / lo - 1 > 1e-13:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
-    return math.sqrt(lo * hi)
-
-
 def dtree_rows(p: int, sizes, link: Link) -> list[dict]:
     """Per size: ring, tree, the chapter's envelope and the pipelined double tree at its best
     chunk count k (closed forms)."""
     out = []
     for n in sizes:
-        k, best = dtree_best(p, n, link.alpha, link.beta)
+        k, best = double_tree_optimum(p, n, link.alpha, link.beta)
         out.append({"n": float(n), "ring": predict("all_reduce", "ring", p, n, link.alpha, link.beta),
                     "tree": predict("all_reduce", "tree", p, n, link.alpha, link.beta),
                     "envelope": allreduce_double_tree_envelope(p, n, link.alpha, link.beta),
@@ -201,7 +154,7 @@ def figure7_data(p: int = FIG7["p"], link: Link = FIG7["link"], sizes=FIG7["size
                             lambda n: allreduce_double_tree_envelope(p, n, a, b))
     return {"p": p, "link": link, "rows": rows,
             "crossovers": {"tree": crossover("ring", "tree", p, a, b),
-                           "double_tree": ring_dtree_crossover(p, a, b), "envelope": env},
+                           "double_tree": crossover("ring", "double_tree", p, a, b), "envelope": env},
             "approx": crossover_tree_ring(p, a, b, exact=False)}
 
 
@@ -211,10 +164,10 @@ def bucket_table(ps=(8, 64, 256, 1024), buckets=CHAPTER_STATED["buckets"], link:
     a, b = link.alpha, link.beta
     rows = []
     for p in ps:
-        row = {"p": p, "x_tree": crossover("ring", "tree", p, a, b), "x_dtree": ring_dtree_crossover(p, a, b)}
+        row = {"p": p, "x_tree": crossover("ring", "tree", p, a, b), "x_dtree": crossover("ring", "double_tree", p, a, b)}
         for i, n in enumerate(buckets):
             t = {x: predict("all_reduce", x, p, n, a, b) for x in ("ring", "tree")}
-            t["double_tree"] = dtree_best(p, n, a, b)[1]
+            t["double_tree"] = double_tree_optimum(p, n, a, b)[1]
             row[f"b{i}"] = min(t, key=t.get)
             row[f"t{i}"] = t
         rows.append(row)
