@@ -24,85 +24,9 @@ regenerating gives no spurious diff.
 """
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
-import math
-import re
-from fractions import Fraction
-from pathlib import Path
+from notebooks import code, main, md, notebook, solution
 
-import nbformat
-from nbclient import NotebookClient
-
-ROOT = Path(__file__).resolve().parents[2]
-NAME = "p5"
-SOLUTION_TAGS = ["hide-input", "hide-output"]
-PLACEHOLDER = re.compile(r"<<(.+?)>>", re.S)
-
-# ----------------------------------------------------------------------------- cells
-# Each item: ("md", {"zh": ..., "en": ...}) or ("code", source, tags).
-# A code source may contain the placeholder {LANG}; nothing else differs per language.
-
-CELLS: list[tuple] = []
-
-
-def md(zh: str, en: str) -> None:
-    CELLS.append(("md", {"zh": zh.strip("\n"), "en": en.strip("\n")}))
-
-
-def code(source: str, tags: list[str] | None = None) -> None:
-    CELLS.append(("code", source.strip("\n"), list(SOLUTION_TAGS if tags is None else tags)))
-
-
-def solution(zh: str, en: str) -> None:
-    """The written solution, folded into a dropdown until the reader opens it."""
-    md(f"::::{{dropdown}} 参考解答\n{zh.strip()}\n::::",
-       f"::::{{dropdown}} Solution\n{en.strip()}\n::::")
-
-
-# ----------------------------------------------------------------------------- formatting
-def tex_int(x) -> str:
-    """33554432 -> 33{,}554{,}432 (thousands separators inside math)."""
-    if x != int(x):
-        raise ValueError(f"tex_int needs a whole number, got {x!r}")
-    return f"{int(x):,}".replace(",", "{,}")
-
-
-def tex_sci(x: float) -> str:
-    """Engineering notation: 8e6 -> 8\\times10^{6}; 5e-6 -> 5\\times10^{-6}; 45e9 -> 45\\times10^{9};
-    1e-6 -> 10^{-6} (mantissa to 3 significant digits)."""
-    e = 3 * math.floor(math.log10(abs(x)) / 3)
-    m = f"{x / 10 ** e:.3g}"
-    return f"10^{{{e}}}" if m == "1" else f"{m}\\times10^{{{e}}}"
-
-
-def tex_frac(x) -> str:
-    """A fraction as \\frac{a}{b} (or a whole number)."""
-    f = Fraction(x).limit_denominator(10_000)
-    return str(f.numerator) if f.denominator == 1 else f"\\frac{{{f.numerator}}}{{{f.denominator}}}"
-
-
-HELPERS = {"tex_int": tex_int, "tex_sci": tex_sci, "tex_frac": tex_frac,
-           # how many exercises the page holds, counted from the cells themselves
-           "n_exercises": lambda: sum(c[0] == "md" and "\n## 练习 " in "\n" + c[1]["zh"] for c in CELLS)}
-
-
-def render(text: str, ns: dict, where: str) -> str:
-    """Replace every <<expr>> / <<expr:spec>> by its value, computed in ``ns``."""
-    def value(m: re.Match) -> str:
-        expr, spec = m.group(1), ""
-        if ":" in expr:
-            expr, spec = expr.rsplit(":", 1)
-        try:
-            v = eval(expr, {**ns, **HELPERS})
-        except Exception as exc:
-            raise RuntimeError(f"{where}: cannot evaluate <<{m.group(1)}>>: {exc!r}") from exc
-        if isinstance(v, float) and not spec:
-            raise RuntimeError(f"{where}: <<{m.group(1)}>> is a float and needs a format spec")
-        return format(v, spec)
-    return PLACEHOLDER.sub(value, text)
-
+notebook("p5")
 
 # ----------------------------------------------------------------------------- page top
 md(r"""
@@ -782,60 +706,6 @@ print(AGREES)
 ''')
 
 
-# ----------------------------------------------------------------------------- build
-def namespaces(lang: str) -> dict[int, dict]:
-    """Run the code cells in order, in one namespace as the kernel would; for each code
-    cell (by index in CELLS) the namespace as that cell leaves it."""
-    ns: dict = {"__name__": "__main__"}
-    snapshots = {}
-    for i, cell in enumerate(CELLS):
-        if cell[0] == "code":
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(cell[1].replace("{LANG}", lang), f"<{NAME} cell {i}>", "exec"), ns)
-            snapshots[i] = dict(ns)
-    return snapshots
-
-
-def build(lang: str) -> nbformat.NotebookNode:
-    """The notebook of one language, placeholders filled in, not executed."""
-    snapshots = namespaces(lang)
-    nb = nbformat.v4.new_notebook()
-    nb.metadata = {
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    }
-    for i, cell in enumerate(CELLS):
-        if cell[0] == "md":
-            following = [j for j in snapshots if j > i]
-            if not following:
-                raise RuntimeError(f"markdown cell {i} has no code cell after it to compute its numbers")
-            c = nbformat.v4.new_markdown_cell(render(cell[1][lang], snapshots[min(following)], f"{lang} cell {i}"))
-        else:
-            c = nbformat.v4.new_code_cell(cell[1].replace("{LANG}", lang))
-            if cell[2]:
-                c.metadata["tags"] = cell[2]
-        c.id = f"{NAME}-{i:02d}"
-        nb.cells.append(c)
-    return nb
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-exec", action="store_true", help="write the notebooks without executing them")
-    parser.add_argument("--out", type=Path, default=ROOT / "exercises",
-                        help="folder to write zh/p5.ipynb and en/p5.ipynb into (default: exercises/)")
-    args = parser.parse_args(argv)
-    for lang in ("zh", "en"):
-        nb = build(lang)
-        path = args.out / lang / f"{NAME}.ipynb"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not args.no_exec:
-            NotebookClient(nb, kernel_name="python3", timeout=300, record_timing=False,
-                           resources={"metadata": {"path": str(path.parent)}}).execute()
-        nbformat.validate(nb)
-        path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
-        print(f"wrote {path}")
-
 
 if __name__ == "__main__":
-    main()
+    main(__doc__.splitlines()[0])
