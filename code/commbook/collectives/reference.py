@@ -18,7 +18,7 @@ import numpy as np
 
 __all__ = ["Reference", "check_equal"]
 
-BLOCK = 1 << 16
+BLOCK = 1 << 18
 """Elements per block of the float check (a few hundred KiB: the temporaries stay in cache)."""
 
 

@@ -191,13 +191,15 @@ class TwoLevel(Topology):
         spine = cross & (ls != ld)
         lat = np.where(spine, self.spine.alpha, np.where(cross, self.inter.alpha, self.intra.alpha))
         idle = self.n_resources
-        res = np.stack([
-            np.where(cross, b["nic_out"] + ns * K + ks, src),
-            np.where(cross, b["nic_in"] + nd * K + kd, P + dst),
-            np.where(cross, b["up"] + ns, idle), np.where(cross, b["down"] + nd, idle),
-            np.where(cross, b["leaf"] + ls, idle), np.where(spine, b["leaf"] + ld, idle),
-            np.where(spine, b["leaf_up"] + ls, idle), np.where(spine, b["leaf_down"] + ld, idle)], axis=1)
-        return lat, res
+        cols = [np.where(cross, b["nic_out"] + ns * K + ks, src),
+                np.where(cross, b["nic_in"] + nd * K + kd, P + dst)]
+        if cross.any():           # columns every message would leave idle are not built
+            cols += [np.where(cross, b["up"] + ns, idle), np.where(cross, b["down"] + nd, idle),
+                     np.where(cross, b["leaf"] + ls, idle)]
+        if spine.any():
+            cols += [np.where(spine, b["leaf"] + ld, idle), np.where(spine, b["leaf_up"] + ls, idle),
+                     np.where(spine, b["leaf_down"] + ld, idle)]
+        return lat, np.stack(cols, axis=1)
 
     def innet_latency_bandwidth(self, devices):
         """NVLink SHARP inside one node; across nodes SHARP in the IB switches, at the NIC
