@@ -118,9 +118,10 @@ class Round:
         dbuf = sbuf if dbuf is None else dbuf
         src, dst, count, soff, doff, sbuf, dbuf, reduce = np.broadcast_arrays(
             *(np.asarray(a).ravel() for a in (src, dst, count, soff, doff, sbuf, dbuf, reduce)))
-        if count.size and not (min(count.min(), soff.min(), doff.min()) >= 0  # NaN fails too
-                               and np.isfinite(count.sum() + soff.sum() + doff.sum())):
-            for name, a in (("count", count), ("source offset", soff), ("destination offset", doff)):
+        arrays = (("count", count), ("source offset", soff), ("destination offset", doff))
+        if count.size and not (min(a.min() for _, a in arrays) >= 0           # NaN fails too
+                               and (count.dtype.kind in "iu" or max(a.max() for _, a in arrays) < np.inf)):
+            for name, a in arrays:
                 bad = a[~(np.isfinite(a) & (a >= 0))]
                 if bad.size:
                     raise ValueError(f"round {label!r}: every {name} must be finite and >= 0, got {bad[0]!r}")
@@ -365,7 +366,7 @@ class VirtualCluster:
                 if not 0 <= j < len(buffers[r]):
                     raise ValueError(f"round {rnd.label!r}: rank {r} has no buffer {j} "
                                      f"(it has {len(buffers[r])})")
-                if o + c > buffers[r][j].size:
+                if not 0 <= o or o + c > buffers[r][j].size:
                     raise ValueError(f"round {rnd.label!r}: {name} region [{o}, {o + c}) is past the end "
                                      f"of rank {r}'s buffer {j} ({buffers[r][j].size} elements)")
 
