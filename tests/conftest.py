@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
@@ -20,3 +23,23 @@ def cjk_font() -> str:
             pytest.fail(f"CI=true: {why}")
         pytest.skip(why)
     return font
+
+
+def executed_glue(page: Path) -> dict[str, str]:
+    """Execute a MyST page as the book build does (working directory: the repository
+    root) and return its glued text values by key.  A cell that raises fails the test."""
+    import jupytext
+    import nbclient
+
+    nb = jupytext.read(page)
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(ROOT)}}).execute()
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            assert o.get("output_type") != "error", f"{page.name}: {o}"
+            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = next((v for k, v in o.get("data", {}).items() if k.endswith("text/plain")), None)
+            if name and text is not None:
+                out[name] = text.strip("'\"")
+    return out

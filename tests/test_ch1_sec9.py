@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import executed_glue
+
 from commbook.book.ch1 import fallacies as fa
 from commbook.book.ch1 import summary as su
 from commbook.compression import least_squares
@@ -328,20 +330,7 @@ def test_pages_structure(lang):
 
 @pytest.fixture(scope="module")
 def page_glue():
-    jupytext = pytest.importorskip("jupytext")
-    nbclient = pytest.importorskip("nbclient")
-    out = {}
-    for key in ("09-fallacies", "10-summary"):
-        nb = jupytext.read(PAGE[(key, "en")])
-        nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                                resources={"metadata": {"path": str(ROOT)}}).execute()
-        for cell in nb.cells:
-            for o in cell.get("outputs", []):
-                name = o.get("metadata", {}).get("scrapbook", {}).get("name")
-                txt = next((v for k, v in o.get("data", {}).items() if k.endswith("text/plain")), None)
-                if name and txt is not None:
-                    out[name] = txt.strip("'\"")
-    return out
+    return {k: v for key in ("09-fallacies", "10-summary") for k, v in executed_glue(PAGE[(key, "en")]).items()}
 
 
 def test_pages_glue_the_independent_values(page_glue):

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import executed_glue
+
 from commbook.book import measuring as M
 from commbook.book import measuring_figures as MF
 from commbook.book import measuring_models as MM
@@ -254,20 +256,7 @@ def test_page_structure(lang):
 @pytest.fixture(scope="module")
 def page_glue() -> dict:
     """Execute the English page once and collect its glued text values."""
-    jupytext = pytest.importorskip("jupytext")
-    nbclient = pytest.importorskip("nbclient")
-    nb = jupytext.read(PAGE["en"])
-    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(ROOT)}}).execute()
-    out = {}
-    for cell in nb.cells:
-        for o in cell.get("outputs", []):
-            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
-            text = next((v for k, v in o.get("data", {}).items() if k.endswith("text/plain")), None)
-            if name and text is not None:
-                out[name] = text.strip("'\"")
-            assert o.get("output_type") != "error", o
-    return out
+    return executed_glue(PAGE["en"])
 
 
 def test_page_glues_the_data(page_glue):
