@@ -19,7 +19,7 @@ from commbook import hardware as hw
 from commbook.book.ch1 import overlap_figures as figs
 from commbook.book.ch1 import overlap_numbers as ov
 from commbook.book.ch1.boxes import BOX_LINKS, BOX_NAMES
-from commbook.overlap import FEW_LARGE_LAYERS, MANY_SMALL_LAYERS
+from commbook.overlap import FEW_LARGE_LAYERS, MANY_SMALL_LAYERS, ddp_bucket_assignment
 from commbook.units import GB, MB, MiB, ms, us
 
 CAP, FIRST = 25 * 2**20, 2**20          # PyTorch: bucket_cap_mb = 25 → 25 MiB; first bucket 1 MiB
@@ -195,28 +195,12 @@ def test_ring_against_tree():
 
 
 # ============================================================================ buckets
-def _spec_buckets(sizes, cap, first, rebuilt):
-    """PyTorch's rule from its specification: walk (definition order, or reversed for the
-    rebuilt buckets), add, close at >= limit; construction's list is reversed afterwards."""
-    walk = list(range(len(sizes)))[::-1] if rebuilt else list(range(len(sizes)))
-    out, cur, tot, lim = [], [], 0, first
-    for i in walk:
-        cur.append(i)
-        tot += sizes[i]
-        if tot >= lim:
-            out.append(cur)
-            cur, tot, lim = [], 0, cap
-    if cur:
-        out.append(cur)
-    return out if rebuilt else out[::-1]
-
-
 @pytest.mark.parametrize("cap", [CAP, 50 * MiB, 10 * MiB])
 def test_bucket_boundaries_on_the_synthetic_list(cap):
     t = ov.bucket_table(cap=cap)
     sizes = [int(s) for _, s in ov.SYNTHETIC_PARAMS]
     for key, rebuilt in (("construction", False), ("rebuilt", True)):
-        expected = _spec_buckets(sizes, cap, FIRST, rebuilt)
+        expected = ddp_bucket_assignment(sizes, cap, FIRST, rebuilt=rebuilt)  # the rule, tested in test_overlap_buckets
         assert t.meta[key] == expected
         rows = [r for r in t.rows if r["order"] == key]
         assert [r["size"] for r in rows] == [sum(sizes[i] for i in b) for b in expected]
