@@ -336,3 +336,16 @@ def test_misses_of_the_predictor():
     assert m["flat"]["pred_picks"][0].endswith("/LL") and (m["flat"]["pred_err"] > 0).all()
     assert m["nvls"]["pred_pick"] == "nvls/Simple" and m["nvls"]["pred_top"] > m["nvls"]["wire"]
     assert m["small"]["pred_med"] < m["small"]["fit_med"]
+
+
+def test_simple_miss_is_the_logs_line_against_nccls_latency():
+    # an unweighted least-squares line through the log's 16-256 MiB rows (independent of fit.py's relative
+    # weighting: within a few us) against NCCL's 8.4 + 14 x 3.4 us ring Simple all-reduce latency
+    # (tuning.cc baseLat/hwLat; the same in every release that tunes for Ampere, PROVENANCE.md)
+    s = MM.simple_miss()
+    _, n, t, _ = _log_curve("a100", "all_reduce")
+    band = (n >= 16 * MiB) & (n <= 256 * MiB)
+    slope, intercept = np.polyfit(n[band], t[band], 1)
+    assert s["alpha"] == pytest.approx(intercept, abs=5e-6) and s["beta"] == pytest.approx(1 / slope, rel=0.01)
+    assert s["nccl_lat"] == pytest.approx((8.4 + 14 * 3.4) * 1e-6) and s["ratio"] > 2
+    assert len(s["pred_err"]) == band.sum() and (s["pred_err"] > 0.15).all()

@@ -3,7 +3,8 @@ miss.  The NCCL-style predictor is :mod:`commbook.measure.nccl_model`; its error
 :func:`commbook.measure.nccl_model.compare` and ``Comparison.median``, the functions
 ``benchmarks/accuracy.py`` prints (:func:`comparisons`, :func:`error_table`).  The misses, in
 numbers read from the data: NCCL's protocol switch on the A100 log (the flat stretch of
-:func:`commbook.book.ch1.libraries.flat_region`), NVLS passing the wire rate on H100, the
+:func:`commbook.book.ch1.libraries.flat_region`), the A100 log's large start-up from 16 to
+256 MiB that no NCCL release's model has, NVLS passing the wire rate on H100, the
 software floor of small messages, and gloo's reduce-scatter built on a full all-reduce.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 
 from ..collectives import predict
 from ..measure import nccl_model as NM
+from ..measure.fit import fit_point_to_point
 from ..measure.nccl_tuning import NCCL_RELEASE
 from ..units import fmt_time
 from .ch1.libraries import flat_region
@@ -19,7 +21,7 @@ from .measuring import A100_LOG, GLOO_FIT_MAX, GLOO_P, coll_name, curve, fit_cur
 from .tables import Table, bilingual, bilingual_notes, fmt_pct
 
 __all__ = ["NCCL_RELEASE", "NODES", "COMPARED", "comparisons", "predictor_lines", "error_table",
-           "misses", "flat_miss", "nvls_miss", "small_miss", "gloo_rs_miss"]
+           "SIMPLE_BAND", "misses", "flat_miss", "simple_miss", "nvls_miss", "small_miss", "gloo_rs_miss"]
 
 NODES = {"h100": NM.H100_8, "azure": NM.H100_8, "a100": NM.A100_8}
 """The predictor's node for each log (data/measured/nccl-tests/PROVENANCE.md)."""
@@ -115,6 +117,26 @@ def flat_miss(comps: dict | None = None) -> dict:
             "ll_cap": fr["ll_cap"], "first_not_ll": c.sizes[fr["first_not_ll"]], "region": fr}
 
 
+SIMPLE_BAND = (16 * 2 ** 20, 256 * 2 ** 20)
+"""Sizes (bytes, inclusive) of the A100 log where the predictor is far too fast (ring Simple or
+LL128 in NCCL's choice; data/measured/nccl-tests/PROVENANCE.md)."""
+
+
+def simple_miss(comps: dict | None = None) -> dict:
+    """The A100 log within :data:`SIMPLE_BAND`: the line t = α + n/β through its times
+    (:func:`commbook.measure.fit.fit_point_to_point`), NCCL's ring Simple all-reduce latency on
+    the node (the same in every release that tunes for Ampere, PROVENANCE.md), α over that
+    latency, and the predictor's errors there."""
+    c = curve("a100", "all_reduce")
+    band = (c.sizes >= SIMPLE_BAND[0]) & (c.sizes <= SIMPLE_BAND[1])
+    f = fit_point_to_point(c.sizes[band], c.times[band])
+    lat = NM.table(NODES["a100"], "all_reduce")[("ring", "Simple")].latency
+    cmp = (comparisons() if comps is None else comps)[("a100", "all_reduce")]
+    assert np.array_equal(cmp.sizes, c.sizes)
+    return {"alpha": f.alpha, "beta": f.beta, "rms": f.rms_rel, "nccl_lat": lat, "ratio": f.alpha / lat,
+            "pred_err": cmp.errors[band]}
+
+
 def nvls_miss(comps: dict | None = None) -> dict:
     """All-reduce busbw above the NVLink rate on both H100 logs; all-gather and reduce-scatter
     stay below it.  ``first_above``: the smallest size whose busbw passes the rate; the
@@ -190,6 +212,7 @@ def gloo_rs_miss(system: str = "gloo16") -> dict:
 
 
 def misses(comps: dict | None = None) -> dict:
-    """All four, by name."""
+    """All five, by name."""
     comps = comparisons() if comps is None else comps
-    return {"flat": flat_miss(comps), "nvls": nvls_miss(comps), "small": small_miss(comps), "gloo_rs": gloo_rs_miss()}
+    return {"flat": flat_miss(comps), "simple": simple_miss(comps), "nvls": nvls_miss(comps),
+            "small": small_miss(comps), "gloo_rs": gloo_rs_miss()}
