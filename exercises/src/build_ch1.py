@@ -27,7 +27,7 @@ spurious diff.
 """
 from __future__ import annotations
 
-from notebooks import code, main, md, notebook, solution
+from notebooks import code, main, md, notebook, setup, solution
 
 SETUP = r'''
 LANG = "{LANG}"
@@ -86,7 +86,7 @@ the chapter (`commbook.book.ch1.models`); change them there and this page follow
 Units: KB, MB and GB are decimal (1 MB = <<MB:,.0f>> bytes), KiB and MiB binary; bandwidths
 are one direction.
 """)
-    code(SETUP, tags=[])
+    setup(SETUP)
 
 
 # ============================================================================= checkpoint 1.1
@@ -369,7 +369,7 @@ by a second route. The givens come from the same place as the page's
 
 Units: KB, MB and GB are decimal (1 MB = <<MB:,.0f>> bytes); bandwidths are one direction.
 """)
-code(SETUP, tags=[])
+setup(SETUP)
 
 # ----------------------------------------------------------------------------- exercise 1
 md(r"""

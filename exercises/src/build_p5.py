@@ -24,7 +24,7 @@ regenerating gives no spurious diff.
 """
 from __future__ import annotations
 
-from notebooks import code, main, md, notebook, solution
+from notebooks import code, main, md, notebook, setup, solution
 
 notebook("p5")
 
@@ -64,22 +64,24 @@ rounded to that place). If a hardware constant in `commbook` changes, these asse
 Units: KB, MB and GB are decimal (1 MB = <<MB:,.0f>> bytes); bandwidths are GB/s in one direction.
 """)
 
-code(r'''
+setup(r'''
 LANG = "{LANG}"
 
 import math
 from dataclasses import replace
 from fractions import Fraction
 
-from commbook.collectives import (all_gather, all_reduce, broadcast, t_all_gather,
-                                  t_allreduce_hierarchical, t_broadcast, t_formula, t_reduce_scatter)
+from commbook.collectives import (
+    all_gather, all_reduce, broadcast, t_all_gather, t_allreduce_hierarchical,
+    t_broadcast, t_formula, t_reduce_scatter)
 from commbook.comm_sim import VirtualCluster
-from commbook.cost import (all_to_all_bounds, chain_broadcast_optimum, crossover_rd_ring,
-                           effective_bandwidth, half_bandwidth_point, p2p_time)
+from commbook.cost import (
+    all_to_all_bounds, chain_broadcast_optimum, crossover_rd_ring,
+    effective_bandwidth, half_bandwidth_point, p2p_time)
 from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4, Link
-from commbook.llm import (DEEPSEEK_V3, LLAMA31_70B, LLAMA31_70B_MHA, LLAMA31_8B, kv_bytes,
-                          kv_transfer_time, moe_cross_node_bytes, tp_allreduces_per_step,
-                          tp_comm_time, tp_message_bytes)
+from commbook.llm import (
+    DEEPSEEK_V3, LLAMA31_70B, LLAMA31_70B_MHA, LLAMA31_8B, kv_bytes, kv_transfer_time,
+    moe_cross_node_bytes, tp_allreduces_per_step, tp_comm_time, tp_message_bytes)
 from commbook.topology import Switch, TwoLevel
 from commbook.units import GB, KB, MB, fmt_bytes, ms, us
 
@@ -100,7 +102,7 @@ def tr(zh, en):
 
 
 AGREES = tr("✓ 与公布的答案一致", "✓ agrees with the published answer")
-''', tags=[])
+''')
 
 # ----------------------------------------------------------------------------- exercise 1
 md(r"""

@@ -3,7 +3,7 @@ filled from the executed code, and the notebooks written (and executed) to
 ``exercises/{zh,en}/<name>.ipynb``.
 
 A builder script (``build_*.py``) declares its notebooks with :func:`notebook`, then adds
-cells with :func:`md`, :func:`code` and :func:`solution`, and ends with ``main()``.
+cells with :func:`md`, :func:`setup`, :func:`code` and :func:`solution`, and ends with ``main()``.
 
 Markdown may hold placeholders ``<<expr>>`` or ``<<expr:spec>>``: the code cells run in
 order, in one namespace as the kernel would, and each placeholder is evaluated in the
@@ -28,7 +28,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SOLUTION_TAGS = ["hide-input", "hide-output"]
 PLACEHOLDER = re.compile(r"<<(.+?)>>", re.S)
 
-# NOTEBOOKS[name] is a list of ("md", {"zh": ..., "en": ...}) or ("code", source, tags).
+# The set-up cell (imports, helpers) is folded in the book behind this one-line prompt.
+SETUP_PROMPT = {"zh": ("准备代码：导入模块、定义几个小工具（先运行这一格）", "收起准备代码"),
+                "en": ("Set-up code: imports and a few helpers (run this cell first)", "Hide the set-up code")}
+
+# NOTEBOOKS[name] is a list of ("md", {"zh": ..., "en": ...}) or ("code", source, tags, setup).
 # A code source may contain the placeholder {LANG}; nothing else differs per language.
 NOTEBOOKS: dict[str, list[tuple]] = {}
 _current: list[str] = []
@@ -53,7 +57,13 @@ def md(zh: str, en: str) -> None:
 
 
 def code(source: str, tags: list[str] | None = None) -> None:
-    _cells().append(("code", source.strip("\n"), list(SOLUTION_TAGS if tags is None else tags)))
+    _cells().append(("code", source.strip("\n"), list(SOLUTION_TAGS if tags is None else tags), False))
+
+
+def setup(source: str) -> None:
+    """The set-up cell above the first exercise: in the book its code is folded behind
+    :data:`SETUP_PROMPT`; in Jupyter it is a plain cell to run first."""
+    _cells().append(("code", source.strip("\n"), ["hide-input"], True))
 
 
 def solution(zh: str, en: str) -> None:
@@ -139,6 +149,9 @@ def build(name: str, lang: str) -> nbformat.NotebookNode:
             c = nbformat.v4.new_code_cell(cell[1].replace("{LANG}", lang))
             if cell[2]:
                 c.metadata["tags"] = cell[2]
+            if cell[3]:
+                show, hide = SETUP_PROMPT[lang]
+                c.metadata["mystnb"] = {"code_prompt_show": show, "code_prompt_hide": hide}
         c.id = f"{name}-{i:02d}"
         nb.cells.append(c)
     return nb
