@@ -16,6 +16,8 @@ like its own language:
   ``_static/commbook-lang.js``, which Jupyter Book includes like every file in
   ``_static``, follows the reader's position);
 * previous/next never cross from one language's part into the other's;
+* every page of a language part is offered as a runnable notebook, ``⬇ .ipynb`` in its
+  header (the extension ``commbook_notebooks``, loaded from here);
 * ``html_search_options["dict"]``, when relative, is read from the source folder
   (Sphinx would read it from the working directory), and jieba stays quiet.
 """
@@ -310,4 +312,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("html-page-context", _page_context, priority=400)
     app.connect("html-page-context", _page_context_late, priority=600)
     app.connect("build-finished", _restore_formats)
+    app.setup_extension("commbook_notebooks")  # every page as a notebook, linked from its header
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": False, "env_version": 1}
