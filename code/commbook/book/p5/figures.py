@@ -208,9 +208,11 @@ MAPPING_PANELS = (("snake", None), ("row_major", None), ("random", 0))
 
 
 def fig_ring_mapping(lang: str = "en", n: float = 64 * MB, link: Link = ICI_V5E,
-                     dims: tuple[int, int] = (4, 4)) -> Figure:
-    """A ring all-reduce of ``n`` on a 2D torus under three rank-to-chip mappings
-    (:func:`commbook.topology.ring_order` snake, row-major, random with seed 0).
+                     dims: tuple[int, int] = (4, 4),
+                     panels: Sequence[tuple[str, int | None]] = MAPPING_PANELS) -> Figure:
+    """A ring all-reduce of ``n`` on a 2D torus under rank-to-chip mappings, one panel
+    each: ``panels`` holds (kind, seed) for :func:`commbook.topology.ring_order`, by
+    default snake, row-major and random with seed 0.
 
     Each panel draws the logical ring (arrows from rank r to rank r+1; nodes show the
     rank) over the torus, and colours every directed link by the bytes it carried in
@@ -223,14 +225,14 @@ def fig_ring_mapping(lang: str = "en", n: float = 64 * MB, link: Link = ICI_V5E,
     pos = _grid_pos(topo)
     ideal = t_formula("ring", topo.p, n, link.alpha, link.beta)
     runs = []
-    for kind, seed in MAPPING_PANELS:
+    for kind, seed in panels:
         order = ring_order(dims, kind, seed)
         runs.append((kind, seed, order, coll.all_reduce(VirtualCluster(topo), nbytes=n, ranks=order)))
     norm = Normalize(0, max(r.link_bytes.max() for *_, r in runs) / MB)
     cmap = matplotlib.colormaps["YlOrRd"]
     with book_style(lang) as lang:
-        fig = Figure(figsize=(10.0, 4.2))
-        axes = fig.subplots(1, len(runs))
+        fig = Figure(figsize=(max(10.0 * len(runs) / 3, 5.5), 4.2))
+        axes = np.atleast_1d(fig.subplots(1, len(runs)))
         for ax, (kind, seed, order, res) in zip(axes, runs):
             for i, u, v in _torus_links(topo):
                 used = res.link_bytes[i] > 0
@@ -252,7 +254,7 @@ def fig_ring_mapping(lang: str = "en", n: float = 64 * MB, link: Link = ICI_V5E,
             ax.set_ylim(-dims[0] + 0.55, 0.75)
         fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap), ax=list(axes), shrink=0.8,
                      label=label("map_bytes", lang))
-        fig.suptitle(label("map_title", lang, n=fmt_bytes(n), link=link.name), fontsize=11)
+        fig.suptitle(label("map_title", lang, n=fmt_bytes(n), link=link.name, dims="×".join(map(str, dims))), fontsize=11)
     return fig
 
 
