@@ -1,0 +1,102 @@
+"""Explorer: a ring all-reduce mapped onto a 2D torus (P5 §6.1), with the bytes each
+directed link carries."""
+from __future__ import annotations
+
+from ...collectives import all_reduce, t_formula
+from ...comm_sim import VirtualCluster
+from ...hardware import ICI_V5E
+from ...topology import Torus, ring_order
+from ...units import MB, fmt_bytes, fmt_time
+from ..p5.figures import fig_ring_mapping
+from ..labels import LABELS
+from ..plots import label
+from ..tables import LANGS, Table, bilingual, bilingual_notes, fmt_ratio
+from .base import Explorer, Result, choice, int_slider, log_slider
+
+__all__ = ["RingMappingExplorer", "LINK"]
+
+LINK = ICI_V5E
+"""The torus links: TPU v5e ICI, as in §6.1."""
+
+MAPPING_WORDS = {lang: {"snake": LABELS[lang]["map_snake"], "row_major": LABELS[lang]["map_row_major"],
+                        "random": {"en": "random", "zh": "随机"}[lang]} for lang in LANGS}
+"""Names of the mappings in the drop-down and the table (the figure's, without a seed)."""
+
+
+class RingMappingExplorer(Explorer):
+    """One ring all-reduce of ``n`` bytes on a ``rows`` × ``cols`` torus of
+    :data:`LINK` links, the ranks placed on the chips by
+    :func:`commbook.topology.ring_order` (``mapping``, and ``seed`` for a random one).
+
+    The figure is :func:`commbook.book.p5.figures.fig_ring_mapping` for this one mapping
+    (the ring drawn over the torus, every directed link coloured by the bytes it carried).
+    The table sets the mapping beside the snake (the ideal on an even torus), both
+    simulated by :func:`commbook.collectives.all_reduce`: time over the ring formula
+    :func:`commbook.collectives.t_formula`, the longest ring edge in hops
+    (:meth:`Torus.hops <commbook.topology.Torus.hops>`), the busiest link and how many
+    links carry bytes (``RunResult.link_bytes``).
+
+    Controls: ``rows``, ``cols`` (2 to 8), ``mapping`` ("snake", "row_major", "random"),
+    ``seed`` (0 to 99, used by "random"), ``n`` (bytes).
+    """
+
+    def _controls(self):
+        words = self._text(MAPPING_WORDS)
+        return {
+            "rows": int_slider(self._text({"en": "rows", "zh": "行数"}), 2, 8, 4),
+            "cols": int_slider(self._text({"en": "columns", "zh": "列数"}), 2, 8, 4),
+            "mapping": choice(self._text({"en": "mapping", "zh": "映射"}), words, "random"),
+            "seed": int_slider(self._text({"en": "seed", "zh": "种子"}), 0, 99, 0),
+            "n": log_slider(self._text({"en": "message n (B)", "zh": "消息 n（B）"}), 1e3, 1e9, 64 * MB,
+                            readout=".3s"),
+        }
+
+    def update(self, **values):
+        """As :meth:`Explorer.update`; the seed control is greyed out unless the mapping
+        is random."""
+        result = super().update(**values)
+        self.controls["seed"].disabled = self.values["mapping"] != "random"
+        return result
+
+    def _run(self, topo: Torus, n: float, kind: str, seed: int | None) -> dict:
+        order = ring_order(topo.dims, kind, seed)
+        res = all_reduce(VirtualCluster(topo), nbytes=n, ranks=order)
+        hops = [topo.hops(int(order[i]), int(order[(i + 1) % topo.p])) for i in range(topo.p)]
+        return {"mapping": kind, "time": res.time, "max_hops": max(hops),
+                "max_link": float(res.link_bytes.max()), "used": int((res.link_bytes > 0).sum()),
+                "link_bytes": dict(zip(res.link_names, res.link_bytes.tolist())), "order": order.tolist()}
+
+    def compute(self, rows: int, cols: int, mapping: str, seed: int, n: float) -> Result:
+        dims = (rows, cols)
+        topo = Torus(dims, LINK)
+        seed_used = seed if mapping == "random" else None
+        runs = [self._run(topo, n, mapping, seed_used)]
+        if mapping != "snake":
+            runs.append(self._run(topo, n, "snake", None))
+        ideal = t_formula("ring", topo.p, n, LINK.alpha, LINK.beta)
+        for r in runs:
+            r["vs_ideal"] = r["time"] / ideal
+            r["links"] = f"{r['used']} / {len(topo.resource_names)}"
+        fig = fig_ring_mapping(lang=self.lang, n=n, link=LINK, dims=dims, panels=[(mapping, seed_used)])
+        shown = label(f"map_{mapping}", self.lang, seed=seed)
+        k = runs[0]["max_link"] / (2 * (topo.p - 1) * n / topo.p)     # ring edges on the busiest link
+        table = Table(
+            key="explore-mapping",
+            title=bilingual(f"ring all-reduce of {fmt_bytes(n)} on a {rows}×{cols} {LINK.name} torus, {shown}",
+                            f"{rows}×{cols} {LINK.name} torus 上 {fmt_bytes(n)} 的 ring all-reduce，{shown}"),
+            columns=["mapping", "time", "vs_ideal", "max_hops", "max_link", "links"],
+            headers={"en": ["mapping", "simulated", "/ ring formula", "longest ring edge (hops)",
+                            "busiest link", "links used"],
+                     "zh": ["映射", "模拟时间", "/ ring 公式", "环上最远一段（跳）", "最忙链路", "用到的链路"]},
+            rows=runs,
+            formats={"time": lambda v: fmt_time(v, 5), "vs_ideal": fmt_ratio(3), "max_link": fmt_bytes},
+            labels=MAPPING_WORDS,
+            notes=bilingual_notes(
+                (f"Ring formula 2(p−1)(α + n/(pβ)) = {fmt_time(ideal, 5)}; each of its steps moves one chunk "
+                 f"of {fmt_bytes(n / topo.p)} per ring edge, so a link that carries k ring edges makes the "
+                 f"bandwidth term of every step k times longer. Here k = {k:g} on the busiest link.",
+                 f"ring 公式 2(p−1)(α + n/(pβ)) = {fmt_time(ideal, 5)}；每一步在每段环边上传一块 "
+                 f"{fmt_bytes(n / topo.p)}，一条链路若要承载 k 段环边，每一步的带宽项就拉长到 k 倍。这里最忙的链路 k = {k:g}。")),
+            meta={"ideal": ideal, "runs": runs, "dims": dims},
+        )
+        return Result(fig, table)

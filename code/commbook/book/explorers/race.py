@@ -1,0 +1,111 @@
+"""Explorer: the all-reduce race of P5 §5.3 at any p, n, α and β: who wins, and where
+the winner changes."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...collectives import crossover, t_formula
+from ...hardware import NVLINK4, Link
+from ...units import GB, fmt_bytes, fmt_time, us
+from ..p5.figures_algorithms import ALLREDUCE_LINES, fig_allreduce_vs_size
+from ..plots import book_style
+from ..tables import Table, algorithm_labels, bilingual, bilingual_notes, fmt_gbps, fmt_ratio
+from .base import Explorer, Result, checkbox, log_slider, steps
+
+__all__ = ["AllReduceRaceExplorer", "SIZES"]
+
+SIZES = np.logspace(3, 9, 121)
+"""Message sizes of the figure and of the search for winner changes: 1 KB to 1 GB."""
+
+
+class AllReduceRaceExplorer(Explorer):
+    """All-reduce time of every algorithm of
+    :data:`commbook.book.p5.figures_algorithms.ALLREDUCE_LINES` (ring, recursive doubling,
+    Rabenseifner, binomial tree, double binary tree at its best chunk count, naive,
+    in-network) from the registry's closed forms :func:`commbook.collectives.t_formula`,
+    drawn by :func:`~commbook.book.p5.figures_algorithms.fig_allreduce_vs_size` with the
+    size ``n`` marked.
+
+    The table ranks the algorithms at ``n``; its part lists where the winner changes
+    between 1 KB and 1 GB, each size found by :func:`commbook.collectives.crossover`
+    between the two algorithms that win on either side.  In-network reduction needs a
+    switch that reduces, so it races only when ``innet`` is ticked.
+
+    Controls: ``p`` (a power of two, 4 to 1024), ``n`` (bytes), ``alpha_us`` (µs),
+    ``beta_gbps`` (GB/s), ``innet`` (bool).
+    """
+
+    def _controls(self):
+        return {
+            "p": steps(self._text({"en": "devices p", "zh": "设备数 p"}), [2 ** k for k in range(2, 11)], 8),
+            "n": log_slider(self._text({"en": "message n (B)", "zh": "消息 n（B）"}), 1e3, 1e9, 1e6,
+                            readout=".3s"),
+            "alpha_us": log_slider("α (µs)", 0.1, 100, NVLINK4.alpha / us),
+            "beta_gbps": log_slider("β (GB/s)", 1, 2000, NVLINK4.beta / GB),
+            "innet": checkbox(self._text({"en": "the switch reduces (in-network)",
+                                          "zh": "交换机能做归约（交换机内归约）"}), False),
+        }
+
+    def compute(self, p: int, n: float, alpha_us: float, beta_gbps: float, innet: bool) -> Result:
+        alpha, beta = alpha_us * us, beta_gbps * GB
+        a, b = fmt_time(alpha, 3), fmt_gbps(beta)
+        link = Link(self._text({"en": f"α = {a}, β = {b}", "zh": f"α = {a}，β = {b}"}), alpha, beta,
+                    "set in the explorer")
+        racers = [a for a in ALLREDUCE_LINES if innet or a != "innet"]
+        times = {a: t_formula(a, p, n, alpha, beta) for a in racers}
+        winner = min(racers, key=times.get)
+        grid = np.array([[t_formula(a, p, float(x), alpha, beta) for x in SIZES] for a in racers])
+        best = grid.argmin(axis=0)
+        changes = []
+        for i in np.flatnonzero(best[1:] != best[:-1]):
+            a, b = racers[best[i]], racers[best[i + 1]]
+            x = crossover(a, b, p, alpha, beta)
+            changes.append({"from": a, "to": b, "n": x, "in_nhalf": x / (alpha * beta)})
+
+        fig = fig_allreduce_vs_size(lang=self.lang, p=p, link=link, sizes=SIZES)
+        ax = fig.axes[0]
+        with book_style(self.lang):
+            ax.axvline(n, color="0.3", lw=0.9, ls="--", gid="n")
+            ax.plot([n], [times[winner]], marker="*", ms=14, color="0.1", ls="none", zorder=5, gid="winner")
+            for c in changes:
+                ax.plot([c["n"]], [t_formula(c["to"], p, c["n"], alpha, beta)], marker="|", ms=14, mew=2,
+                        color="0.1", ls="none", zorder=5, gid=f"change:{c['from']}:{c['to']}")
+
+        ranked = sorted(racers, key=times.get)
+        rows = [{"place": i + 1, "algorithm": a, "time": times[a], "vs_winner": times[a] / times[winner]}
+                for i, a in enumerate(ranked)]
+        names = algorithm_labels("all_reduce")
+        gap = " " if names["zh"][winner][:1].isascii() else ""   # a space between Chinese and Latin
+        out = ("In-network reduction races: α + n/β, the switch adds the buffers.",
+               "交换机内归约也参赛：α + n/β，由交换机把各份缓冲区相加。") if innet else \
+              ("In-network reduction (drawn) is left out: it needs a switch that reduces; tick the box to let it race.",
+               "交换机内归约（图中画出）不参赛：它要靠能做归约的交换机；勾选方框就让它参赛。")
+        none = ("One algorithm wins at every size from 1 KB to 1 GB.",
+                "从 1 KB 到 1 GB，每个大小都是同一个算法最快。")
+        where = Table(
+            key="explore-race-changes",
+            title=bilingual("where the winner changes (1 KB to 1 GB)", "赢家在哪里换人（1 KB 到 1 GB）"),
+            columns=["from", "to", "n", "in_nhalf"],
+            headers={"en": ["winner below", "winner above", "at n", "n / αβ"],
+                     "zh": ["以下最快", "以上最快", "分界 n", "n / αβ"]},
+            rows=changes,
+            formats={"n": fmt_bytes, "in_nhalf": lambda v: f"{v:.3g}"},
+            labels=names,
+            notes=bilingual_notes(none) if not changes else {},
+        )
+        table = Table(
+            key="explore-race",
+            title=bilingual(f"all-reduce race at n = {fmt_bytes(n)}, p = {p}, {link.name}",
+                            f"all-reduce 赛跑：n = {fmt_bytes(n)}，p = {p}，{link.name}"),
+            columns=["place", "algorithm", "time", "vs_winner"],
+            headers={"en": ["place", "algorithm", "time", "/ winner"],
+                     "zh": ["名次", "算法", "时间", "/ 最快"]},
+            rows=rows,
+            formats={"time": lambda v: fmt_time(v, 4), "vs_winner": fmt_ratio(2)},
+            labels=names,
+            notes=bilingual_notes((f"Winner at n = {fmt_bytes(n)}: {names['en'][winner]}.",
+                                   f"n = {fmt_bytes(n)} 时最快的是{gap}{names['zh'][winner]}。"), out),
+            meta={"times": times, "winner": winner, "racers": racers, "changes": changes},
+            parts=[where],
+        )
+        return Result(fig, table)
