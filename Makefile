@@ -1,7 +1,8 @@
 # commbook: build the book and run every check.
 #   make book   install into .venv, execute every page, build _build/html
 #   make test   unit tests + bilingual parity + CJK figure test, nbval on exercises/,
-#               then the full book build with warnings as errors
+#               then the full book build with warnings as errors, then the built
+#               pages in a real browser (tests/browser)
 
 PYTHON  ?= $(shell command -v python3.11 || command -v python3)
 VENV    := .venv
@@ -11,9 +12,9 @@ STAMP   := $(VENV)/.commbook-installed
 # --all: rebuild every page, so warnings from unchanged pages are not hidden.
 JB_FLAGS := --warningiserror --keep-going --all
 
-.PHONY: venv fonts book test clean
+.PHONY: venv fonts browser book test clean
 
-venv: $(STAMP) fonts
+venv: $(STAMP) fonts browser
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +38,23 @@ fonts: $(STAMP)
 	  echo "note: no CJK font and no root/apt-get to install fonts-noto-cjk; Chinese figure labels will fall back to English"; \
 	fi
 
+# The browser check (tests/browser, run by `make test` after the book build) drives
+# Debian's Chromium; the 💻 marker of the exercises needs a colour emoji font.  Install
+# both when we can (root + apt-get); otherwise only print a note: the check is then
+# skipped with the reason (with CI=true it fails).
+browser:
+	@if [ -x /usr/bin/chromium ] && fc-list 2>/dev/null | grep -q "Noto Color Emoji"; then \
+	  echo "browser: $$(/usr/bin/chromium --version 2>/dev/null)"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-color-emoji; then \
+	    echo "browser installed (chromium, fonts-noto-color-emoji)"; \
+	  else \
+	    echo "note: apt-get could not install chromium and fonts-noto-color-emoji; the browser check will be skipped"; \
+	  fi; \
+	else \
+	  echo "note: no /usr/bin/chromium and no root/apt-get to install it; the browser check will be skipped"; \
+	fi
+
 book: venv
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	@echo "Book: $(CURDIR)/_build/html/index.html"
@@ -47,6 +65,7 @@ test: venv
 	$(PY) -m pytest tests
 	if [ -d exercises ]; then $(PY) -m pytest --nbval exercises/ || { rc=$$?; if [ $$rc -eq 5 ] && [ -z "$$(find exercises/zh exercises/en -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null)" ]; then echo "nbval: no exercise notebooks yet"; else echo "nbval failed (exit $$rc)"; exit $$rc; fi; }; fi
 	$(MAKE) --no-print-directory book
+	COMMBOOK_SITE=_build/html $(PY) -m pytest tests/browser -q
 
 clean:
 	rm -rf _build
