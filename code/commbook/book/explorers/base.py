@@ -40,15 +40,13 @@ PNG_DPI = 100
 is redrawn on every change and embedded in the page, so it stays smaller)."""
 
 LIVE_NOTE = {
-    "en": "A static rendering at the values above. To move the controls, run this cell in "
-          "Jupyter with commbook installed (<code>pip install -e '.[book]'</code> in the "
-          "repository): download this page's source (.md) with the download button at the "
-          "top and open it as a notebook (JupyterLab with jupytext, or "
-          "<code>jupytext --to ipynb</code> first). Every change then recomputes with commbook.",
-    "zh": "这是按上面这组取值算出的静态结果。想拖动控件，就在装好 commbook 的 Jupyter 里运行这个单元"
-          "（在仓库里执行 <code>pip install -e '.[book]'</code>）：用页面顶部的下载按钮取得本页源文件"
-          "（.md），当作 notebook 打开（用装了 jupytext 的 JupyterLab，或先运行 "
-          "<code>jupytext --to ipynb</code> 转换）。之后每动一次控件，commbook 都会重新计算。",
+    "en": "A static rendering at the values shown. To move the controls, download this page as a "
+          "notebook (<b>⬇ .ipynb</b> at the top of the page) and run it in Jupyter with commbook "
+          "installed (<code>pip install -e '.[book]'</code> in the repository): every change then "
+          "recomputes with commbook.",
+    "zh": "这是按所示取值算出的静态结果。想拖动控件，请把本页下载成 notebook（页面顶部的 "
+          "<b>⬇ .ipynb</b>），在装好 commbook 的 Jupyter 里运行（在仓库里执行 "
+          "<code>pip install -e '.[book]'</code>）：之后每动一次控件，commbook 都会重新计算。",
 }
 """How to run an explorer live, in each language (HTML; shown under the static rendering)."""
 
