@@ -169,9 +169,9 @@ def test_the_built_in_check_catches_a_wrong_answer(monkeypatch):
     x = [np.arange(8.0) + r for r in range(4)]
     original = comm_sim.VirtualCluster._apply
 
-    def corrupt(rnd, buffers, ufunc):
-        original(rnd, buffers, ufunc)
-        buffers[2][0][3] += 1
+    def corrupt(rnd, store, ufunc):
+        original(rnd, store, ufunc)
+        store.write(2, 0, 3, 4, np.ones(1, dtype=store.read(2, 0, 3, 4).dtype), np.add)
 
     monkeypatch.setattr(comm_sim.VirtualCluster, "_apply", staticmethod(corrupt))
     with pytest.raises(AssertionError, match="numpy reference"):

@@ -48,7 +48,8 @@ devices (rounds of local copies only are free and not counted).
 
 Vectorization: each round's timing is a handful of numpy operations over all its
 messages, so size-only runs (no payloads) of thousands of ranks stay interactive.
-Real-data runs apply each message as one numpy operation on a buffer slice.
+Real-data runs apply each message as one numpy operation on a buffer slice; inputs lent
+read-only are copied on write, region by region (:mod:`commbook.buffers`).
 """
 from __future__ import annotations
 
@@ -58,6 +59,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .bandwidth import BUSBW_FACTORS, algbw, busbw
+from .buffers import Buffers
+from .rounds import Round, chunk_bounds
 from .topology import Topology
 from .units import fmt_bytes, fmt_rate, fmt_time
 
@@ -70,77 +73,6 @@ OPS: dict[str, Callable] = {
 """Reduction operators by name (``avg`` reduces with + and divides by p at the end)."""
 
 SUPPORTED_DTYPES = tuple(np.dtype(t) for t in ("float16", "float32", "float64", "int32", "int64"))
-
-
-def chunk_bounds(n, parts: int, size_only: bool) -> np.ndarray:
-    """Offsets that split ``n`` items into ``parts`` near-equal chunks.
-
-    ``n`` may be a scalar or an array (one split per entry; result shape (..., parts+1)).
-    ``size_only=True`` splits a byte count into equal real-valued shares; otherwise
-    element counts are split into integers by ``floor(n·k/parts)``: chunk sizes differ by
-    at most one, and the larger chunks are spread among the smaller ones (7 items in 3
-    parts: 2, 2, 3; 8 items in 3 parts: 2, 3, 3; 5 in 4: 1, 1, 1, 2).
-    """
-    n = np.asarray(n)
-    k = np.arange(parts + 1)
-    if size_only:
-        return n[..., None] * k / parts
-    return (n[..., None].astype(np.int64) * k) // parts
-
-
-@dataclass
-class Round:
-    """One synchronous round of messages (arrays of equal length m).
-
-    ``count`` is in elements for real-data runs and in bytes for size-only runs.
-    ``reduce[i]`` combines the payload into the destination with the run's operator;
-    otherwise it overwrites.  ``innet=True`` marks an in-network reduction: message i
-    means "participant src[i] streams its slice into the switch and receives the
-    reduction of all slices at dst[i]'s destination region".
-    """
-
-    src: np.ndarray
-    dst: np.ndarray
-    count: np.ndarray
-    soff: np.ndarray
-    doff: np.ndarray
-    sbuf: np.ndarray
-    dbuf: np.ndarray
-    reduce: np.ndarray
-    label: str = ""
-    innet: bool = False
-
-    @classmethod
-    def make(cls, src, dst, count, soff=0, doff=None, sbuf=0, dbuf=None, reduce=False,
-             label: str = "", innet: bool = False) -> "Round":
-        """Build a round, broadcasting scalars; ``doff``/``dbuf`` default to ``soff``/``sbuf``."""
-        doff = soff if doff is None else doff
-        dbuf = sbuf if dbuf is None else dbuf
-        src, dst, count, soff, doff, sbuf, dbuf, reduce = np.broadcast_arrays(
-            *(np.asarray(a).ravel() for a in (src, dst, count, soff, doff, sbuf, dbuf, reduce)))
-        arrays = (("count", count), ("source offset", soff), ("destination offset", doff))
-        if count.size and not (min(a.min() for _, a in arrays) >= 0           # NaN fails too
-                               and (count.dtype.kind in "iu" or max(a.max() for _, a in arrays) < np.inf)):
-            for name, a in arrays:
-                bad = a[~(np.isfinite(a) & (a >= 0))]
-                if bad.size:
-                    raise ValueError(f"round {label!r}: every {name} must be finite and >= 0, got {bad[0]!r}")
-        return cls(src.astype(np.int64), dst.astype(np.int64), count, soff, doff,
-                   sbuf.astype(np.int64), dbuf.astype(np.int64), reduce.astype(bool), label, innet)
-
-    @classmethod
-    def concat(cls, rounds: Sequence["Round"], label: str | None = None) -> "Round":
-        """Merge rounds that run at the same time (e.g. one per group) into one."""
-        rounds = [r for r in rounds if r is not None]
-        if len(rounds) == 1:
-            return rounds[0]
-        cat = lambda name: np.concatenate([getattr(r, name) for r in rounds])
-        return cls(cat("src"), cat("dst"), cat("count"), cat("soff"), cat("doff"), cat("sbuf"),
-                   cat("dbuf"), cat("reduce"), rounds[0].label if label is None else label,
-                   rounds[0].innet)
-
-    def __len__(self) -> int:
-        return int(self.src.size)
 
 
 @dataclass
@@ -298,7 +230,9 @@ class VirtualCluster:
         schedule : rounds over logical ranks ``0..len(ranks)-1``.
         ranks : device id of each logical rank (default: identity).
         buffers : per logical rank, a list of 1-D numpy buffers the messages address;
-            ``None`` for a size-only run (counts are then bytes).
+            ``None`` for a size-only run (counts are then bytes).  Writable buffers are
+            changed in place; a read-only one is copied on write and replaced in its list
+            by the result (:mod:`commbook.buffers`).
         itemsize : bytes per element (real-data runs).
         op : reduction operator name (see :data:`OPS`).
         trace : keep a copy of all buffers after every round.
@@ -315,67 +249,78 @@ class VirtualCluster:
         sent, recv = np.zeros(q), np.zeros(q)
         times = np.zeros(len(schedule))
         remote_round = np.zeros(len(schedule), dtype=bool)
+        store = Buffers(buffers) if buffers is not None else None
+        routes: dict[bytes, tuple] = {}
         steps: list[TraceStep] = []
         for i, rnd in enumerate(schedule):
-            self._check_round(rnd, q, buffers)
+            if not isinstance(rnd, Round):
+                raise TypeError(f"a schedule holds Round objects, got {type(rnd).__name__}")
             nbytes = rnd.count * itemsize
             if rnd.innet:
+                self._check_ranks(rnd, q)
                 times[i] = self._innet_time(ranks[rnd.src], nbytes)
                 link_bytes[:R] += topo.innet_link_bytes(ranks[rnd.src], ranks[rnd.dst], nbytes)
                 remote_round[i] = len(rnd) > 0
                 np.add.at(sent, rnd.src, nbytes)
                 np.add.at(recv, rnd.dst, nbytes)
             else:
-                remote = rnd.src != rnd.dst
-                if remote.any():
-                    remote_round[i] = True
-                    s, d, nb = rnd.src[remote], rnd.dst[remote], nbytes[remote]
+                key = rnd.src.tobytes() + rnd.dst.tobytes()    # rounds repeat their pairs
+                route = routes.get(key)
+                if route is None:                              # checked and routed once
+                    self._check_ranks(rnd, q)
+                    remote = rnd.src != rnd.dst
+                    s, d = rnd.src[remote], rnd.dst[remote]
                     lat, res = topo.message_costs(ranks[s], ranks[d])
-                    load = np.bincount(res.ravel(), weights=np.repeat(nb, res.shape[1]), minlength=R + 1)
+                    cols = np.ascontiguousarray(res.T)         # (resources per message, messages)
+                    route = routes[key] = (remote, s, d, lat, cols, cols.ravel()) if s.size else ()
+                if route:
+                    remote, s, d, lat, cols, flat = route
+                    remote_round[i] = True
+                    nb = nbytes[remote]
+                    load = np.bincount(flat, weights=np.tile(nb, cols.shape[0]), minlength=R + 1)
                     load[R] = 0.0
-                    busy = (load / bw)[res].max(axis=1)
+                    busy = (load / bw)[cols].max(axis=0)
                     times[i] = float(np.max(lat + busy))
                     link_bytes += load
                     sent += np.bincount(s, weights=nb, minlength=q)
                     recv += np.bincount(d, weights=nb, minlength=q)
-            if buffers is not None:
-                self._apply(rnd, buffers, ufunc)
-            steps.append(TraceStep(rnd, float(times[i]),
-                                   [[b.copy() for b in bufs] for bufs in buffers] if trace and buffers else None))
+            if store is not None:
+                self._check_buffers(rnd, store)
+            if store is not None:
+                self._apply(rnd, store, ufunc)
+            steps.append(TraceStep(rnd, float(times[i]), store.snapshot() if trace and store else None))
+        if store is not None:
+            store.finish()
         return RunResult(float(times.sum()), times, sent, recv, link_bytes[:R], topo.resource_names,
                          remote_round, steps)
 
     @staticmethod
-    def _check_round(rnd: Round, q: int, buffers) -> None:
-        """Raise ValueError naming the round when it addresses a rank or buffer that does
-        not exist, or reads/writes past a buffer's end."""
-        if not isinstance(rnd, Round):
-            raise TypeError(f"a schedule holds Round objects, got {type(rnd).__name__}")
+    def _check_ranks(rnd: Round, q: int) -> None:
+        """Raise ValueError naming the round when it addresses a rank that does not exist."""
         if not len(rnd):
             return
         for name, a in (("source", rnd.src), ("destination", rnd.dst)):
             if a.min() < 0 or a.max() >= q:
                 bad = a[(a < 0) | (a >= q)][0]
                 raise ValueError(f"round {rnd.label!r}: {name} rank {bad} is outside the ranks 0..{q - 1}")
-        if buffers is None:
+
+    @staticmethod
+    def _check_buffers(rnd: Round, store: Buffers) -> None:
+        """Raise ValueError naming the round when a count is fractional or a region is not
+        inside an existing buffer (real-data runs)."""
+        if not len(rnd):
             return
         if not np.issubdtype(rnd.count.dtype, np.integer):
             raise ValueError(f"round {rnd.label!r}: counts must be whole elements in a real-data run")
-        for name, rk, b, off in (("source", rnd.src, rnd.sbuf, rnd.soff), ("destination", rnd.dst, rnd.dbuf, rnd.doff)):
-            for r, j, o, c in zip(rk.tolist(), b.tolist(), off.tolist(), rnd.count.tolist()):
-                if not 0 <= j < len(buffers[r]):
-                    raise ValueError(f"round {rnd.label!r}: rank {r} has no buffer {j} "
-                                     f"(it has {len(buffers[r])})")
-                if not 0 <= o or o + c > buffers[r][j].size:
-                    raise ValueError(f"round {rnd.label!r}: {name} region [{o}, {o + c}) is past the end "
-                                     f"of rank {r}'s buffer {j} ({buffers[r][j].size} elements)")
+        store.check(rnd.label, rnd.src, rnd.sbuf, rnd.soff, rnd.count, "source")
+        store.check(rnd.label, rnd.dst, rnd.dbuf, rnd.doff, rnd.count, "destination")
 
     def _innet_time(self, devices: np.ndarray, nbytes: np.ndarray) -> float:
         alpha, beta = self.topology.innet_latency_bandwidth(devices)
         return alpha + float(np.max(nbytes)) / beta if nbytes.size else 0.0
 
     @staticmethod
-    def _apply(rnd: Round, buffers: list[list[np.ndarray]], ufunc) -> None:
+    def _apply(rnd: Round, store: Buffers, ufunc) -> None:
         """Move (or reduce) the payloads of one round.  All reads see the state at the
         start of the round: payloads are copied first where the round also writes them."""
         src, dst, cnt = rnd.src.tolist(), rnd.dst.tolist(), rnd.count.tolist()
@@ -383,11 +328,11 @@ class VirtualCluster:
         red = rnd.reduce.tolist()
         m = len(src)
         if rnd.innet:
-            total = buffers[src[0]][sb[0]][so[0]:so[0] + cnt[0]].copy()
+            total = store.read(src[0], sb[0], so[0], so[0] + cnt[0]).copy()
             for j in range(1, m):
-                ufunc(total, buffers[src[j]][sb[j]][so[j]:so[j] + cnt[j]], out=total)
+                ufunc(total, store.read(src[j], sb[j], so[j], so[j] + cnt[j]), out=total)
             for j in range(m):
-                buffers[dst[j]][db[j]][do[j]:do[j] + cnt[j]] = total
+                store.write(dst[j], db[j], do[j], do[j] + cnt[j], total, None)
             return
         writes: dict[tuple[int, int], list[tuple[int, int]]] = {}
         for j in range(m):
@@ -395,15 +340,10 @@ class VirtualCluster:
                 writes.setdefault((dst[j], db[j]), []).append((do[j], do[j] + cnt[j]))
         payloads = []
         for j in range(m):
-            view = buffers[src[j]][sb[j]][so[j]:so[j] + cnt[j]]
             lo, hi = so[j], so[j] + cnt[j]
+            view = store.read(src[j], sb[j], lo, hi)
             clash = any(a < hi and lo < b for a, b in writes.get((src[j], sb[j]), ()))
             payloads.append(view.copy() if clash else view)
         for j in range(m):
-            if not cnt[j]:
-                continue
-            target = buffers[dst[j]][db[j]][do[j]:do[j] + cnt[j]]
-            if red[j]:
-                ufunc(target, payloads[j], out=target)
-            else:
-                target[...] = payloads[j]
+            if cnt[j]:
+                store.write(dst[j], db[j], do[j], do[j] + cnt[j], payloads[j], ufunc if red[j] else None)

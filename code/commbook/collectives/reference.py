@@ -18,7 +18,7 @@ import numpy as np
 
 __all__ = ["Reference", "check_equal"]
 
-BLOCK = 1 << 18
+BLOCK = 1 << 16
 """Elements per block of the float check (a few hundred KiB: the temporaries stay in cache)."""
 
 
@@ -38,43 +38,71 @@ def _int_avg(total: np.ndarray, p: int) -> np.ndarray:
 
 
 class Reference:
-    """The reduction of ``data`` under ``op`` and the check of outputs against it."""
+    """The reduction of ``data`` under ``op``, computed block by block while outputs are
+    checked against it (the reference never exists whole: each block of it is compared with
+    every output while it is in cache)."""
 
     def __init__(self, data: Sequence[np.ndarray], op: str):
         self.rows, self.op = [np.asarray(x).ravel() for x in data], op  # views, no copy
-        dt, p = self.rows[0].dtype, len(self.rows)
+        dt = self.rows[0].dtype
         self.exact = dt.kind == "i" or op in ("min", "max")
         self.work = dt if self.exact else (np.float32 if dt == np.float16 else dt)
-        ufunc = {"min": np.minimum, "max": np.maximum, "prod": np.multiply}.get(op, np.add)
+        self.ufunc = {"min": np.minimum, "max": np.maximum, "prod": np.multiply}.get(op, np.add)
+
+    def block(self, lo: int, hi: int) -> np.ndarray:
+        """Elements [lo, hi) of the reduction: rows reduced left to right (avg: then divided)."""
+        p = len(self.rows)
         with np.errstate(over="ignore", invalid="ignore"):
-            ref = self.rows[0].astype(self.work, copy=True)
+            ref = self.rows[0][lo:hi].astype(self.work, copy=True)
             for x in self.rows[1:]:
-                ufunc(ref, x, out=ref)
-            if op == "avg":
-                ref = _int_avg(ref, p) if dt.kind == "i" else ref / np.asarray(p, dtype=self.work)
-        self.ref = ref
+                self.ufunc(ref, x[lo:hi], out=ref)
+            if self.op == "avg":
+                ref = _int_avg(ref, p) if ref.dtype.kind == "i" else ref / np.asarray(p, dtype=self.work)
+        return ref
 
     def check(self, name: str, got: np.ndarray, sl: slice = slice(None)) -> None:
         """Check one output (the whole reduction, or its slice ``sl``)."""
-        ref = self.ref[sl]
-        if self.exact or got.shape != ref.shape:
-            check_equal(name, got, ref)
-            return
-        base = sl.start or 0
-        for lo in range(0, ref.size, BLOCK):  # block by block: temporaries stay in cache
-            self._check_floats(name, got[lo:lo + BLOCK], ref[lo:lo + BLOCK], base + lo, lo)
+        self.check_all(name, [got], sl, ranks=False)
 
-    def _check_floats(self, name: str, got: np.ndarray, ref: np.ndarray, at: int, shown: int) -> None:
+    def check_all(self, name: str, outs: list[np.ndarray], sl: slice = slice(None), ranks: bool = True) -> None:
+        """Check outputs that should all equal the reduction (or its slice ``sl``) in one
+        blocked pass: per block, the reference's block is computed, the first output is
+        checked against it, and every other output that is not bit-identical to the first
+        is checked against it too."""
+        lo, hi, _ = sl.indices(self.rows[0].size)
+        want = (max(hi - lo, 0),)
+        label = (lambda r: f"{name} rank {r}") if ranks else (lambda r: name)
+        for r, o in enumerate(outs):
+            if o.shape != want:
+                raise AssertionError(f"{label(r)}: output shape {o.shape} differs from the reference {want}")
+        for at in range(0, want[0], BLOCK):
+            ref = self.block(lo + at, min(lo + at + BLOCK, hi))
+            first = outs[0][at:at + BLOCK]
+            self._compare(label(0), first, ref, lo + at, at)
+            for r in range(1, len(outs)):
+                o = outs[r][at:at + BLOCK]
+                if not np.array_equal(o, first):
+                    self._compare(label(r), o, ref, lo + at, at)
+
+    def _compare(self, name: str, got: np.ndarray, ref: np.ndarray, at: int, shown: int) -> None:
+        """One block: exactly (integers, min/max) or within the float bound of the module
+        docstring; ``at`` is the block's index in the rows, ``shown`` in the output."""
+        if self.exact:
+            if not np.array_equal(got, ref):
+                i = int(np.flatnonzero(got != ref)[0])
+                raise AssertionError(f"{name}: element {shown + i} is {got[i]!r}, numpy reference {ref[i]!r}")
+            return
         p, fi = len(self.rows), np.finfo(got.dtype)
         with np.errstate(over="ignore", invalid="ignore"):
-            diff = got.astype(self.work, copy=False) - ref
+            diff = np.subtract(got, ref, dtype=self.work)
             np.abs(diff, out=diff)
             tol = np.abs(ref)
             tol *= 4 * p * fi.eps
             tol += fi.tiny
-            loose = np.flatnonzero(~(diff <= tol))
-            if loose.size == 0:
+            ok = diff <= tol
+            if ok.all():
                 return
+            loose = np.flatnonzero(~ok)
             mag = np.abs(np.stack([x[at + loose] for x in self.rows])).astype(self.work)
             if self.op == "prod":
                 bound = np.prod(np.maximum(mag, 1), axis=0)  # no partial product exceeds it
@@ -86,18 +114,3 @@ class Reference:
         if bad.any():
             i = int(loose[np.flatnonzero(bad)[0]])
             raise AssertionError(f"{name}: element {shown + i} is {got[i]!r}, numpy reference {ref[i]!r}")
-
-    def check_all(self, name: str, outs: list[np.ndarray]) -> None:
-        """Check every rank's output.  Outputs bit-identical to rank 0's are found in one
-        blocked pass (rank 0's block stays in cache while the others are compared with it);
-        rank 0 and every rank that differs are then checked against the reference."""
-        first = outs[0]
-        differs = [o.shape != first.shape for o in outs]
-        for lo in range(0, first.size, BLOCK):
-            block = first[lo:lo + BLOCK]
-            for r in range(1, len(outs)):
-                if not differs[r] and not np.array_equal(outs[r][lo:lo + BLOCK], block):
-                    differs[r] = True
-        for r, o in enumerate(outs):
-            if r == 0 or differs[r]:
-                self.check(f"{name} rank {r}", o)

@@ -13,15 +13,16 @@ def _ring_pass(groups, base, n, size_only, reduce, buf, label) -> list[Round]:
     (reduce-scatter: the receiver adds it) or (i-s+1) mod q (all-gather: it copies)."""
     groups, base, n = grid(groups, base, n, size_only)
     q = groups.shape[1]
+    if q < 2:
+        return []
     b = base[:, None] + chunk_bounds(n, q, size_only)
     i = np.arange(q)
-    lead = 0 if reduce else 1
-    out = []
-    for s in range(1, q):
-        c = (i - s + lead) % q
-        out.append(Round.make(groups[:, i], groups[:, (i + 1) % q], b[:, c + 1] - b[:, c],
-                              b[:, c], sbuf=buf, reduce=reduce, label=f"{label} {s}"))
-    return out
+    steps = np.arange(1, q)
+    c = (i[None, :] - steps[:, None] + (0 if reduce else 1)) % q      # (step, local rank)
+    by_step = lambda a: a.transpose(1, 0, 2).reshape(q - 1, -1)       # (group, step, i) -> (step, msg)
+    return Round.rows([f"{label} {s}" for s in steps], groups.reshape(1, -1),
+                      groups[:, (i + 1) % q].reshape(1, -1), by_step(b[:, c + 1] - b[:, c]),
+                      by_step(b[:, c]), sbuf=buf, reduce=reduce)
 
 
 def ring_reduce_scatter(groups, base, n, size_only, buf=IN, label="reduce-scatter") -> list[Round]:

@@ -1,0 +1,106 @@
+"""Schedules as data: a :class:`Round` is one synchronous set of messages (numpy arrays,
+one entry per message), and :func:`chunk_bounds` splits a buffer into chunks.  The
+engine that runs rounds is :mod:`commbook.comm_sim`; the schedules are built in
+:mod:`commbook.collectives`."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["Round", "chunk_bounds"]
+
+
+def chunk_bounds(n, parts: int, size_only: bool) -> np.ndarray:
+    """Offsets that split ``n`` items into ``parts`` near-equal chunks.
+
+    ``n`` may be a scalar or an array (one split per entry; result shape (..., parts+1)).
+    ``size_only=True`` splits a byte count into equal real-valued shares; otherwise
+    element counts are split into integers by ``floor(n·k/parts)``: chunk sizes differ by
+    at most one, and the larger chunks are spread among the smaller ones (7 items in 3
+    parts: 2, 2, 3; 8 items in 3 parts: 2, 3, 3; 5 in 4: 1, 1, 1, 2).
+    """
+    n = np.asarray(n)
+    k = np.arange(parts + 1)
+    if size_only:
+        return n[..., None] * k / parts
+    return (n[..., None].astype(np.int64) * k) // parts
+
+
+@dataclass
+class Round:
+    """One synchronous round of messages (arrays of equal length m).
+
+    ``count`` is in elements for real-data runs and in bytes for size-only runs.
+    ``reduce[i]`` combines the payload into the destination with the run's operator;
+    otherwise it overwrites.  ``innet=True`` marks an in-network reduction: message i
+    means "participant src[i] streams its slice into the switch and receives the
+    reduction of all slices at dst[i]'s destination region".
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    count: np.ndarray
+    soff: np.ndarray
+    doff: np.ndarray
+    sbuf: np.ndarray
+    dbuf: np.ndarray
+    reduce: np.ndarray
+    label: str = ""
+    innet: bool = False
+
+    @classmethod
+    def make(cls, src, dst, count, soff=0, doff=None, sbuf=0, dbuf=None, reduce=False,
+             label: str = "", innet: bool = False) -> "Round":
+        """Build a round, broadcasting scalars; ``doff``/``dbuf`` default to ``soff``/``sbuf``."""
+        doff = soff if doff is None else doff
+        dbuf = sbuf if dbuf is None else dbuf
+        fields = [np.asarray(a).reshape(-1) for a in (src, dst, count, soff, doff, sbuf, dbuf, reduce)]
+        sizes = {a.size for a in fields} - {1}
+        if len(sizes) > 1:
+            raise ValueError(f"round {label!r}: message fields have {sorted(sizes)} entries; "
+                             "give one entry per message or a scalar")
+        m = sizes.pop() if sizes else 1
+        src, dst, count, soff, doff, sbuf, dbuf, reduce = (a if a.size == m else np.repeat(a, m) for a in fields)
+        arrays = (("count", count), ("source offset", soff), ("destination offset", doff))
+        if count.size and not (min(a.min() for _, a in arrays) >= 0           # NaN fails too
+                               and (count.dtype.kind in "iu" or max(a.max() for _, a in arrays) < np.inf)):
+            for name, a in arrays:
+                bad = a[~(np.isfinite(a) & (a >= 0))]
+                if bad.size:
+                    raise ValueError(f"round {label!r}: every {name} must be finite and >= 0, got {bad[0]!r}")
+        i64 = lambda a: a.astype(np.int64, copy=False)
+        return cls(i64(src), i64(dst), count, soff, doff, i64(sbuf), i64(dbuf), reduce.astype(bool, copy=False),
+                   label, innet)
+
+    @classmethod
+    def rows(cls, labels: Sequence[str], src, dst, count, soff=0, doff=None, sbuf=0, dbuf=None,
+             reduce=False) -> list["Round"]:
+        """Several rounds at once: every field broadcasts to shape (rounds, messages), row k
+        is round k (labelled ``labels[k]``).  Checked once for all rows, as :meth:`make`."""
+        doff = soff if doff is None else doff
+        dbuf = sbuf if dbuf is None else dbuf
+        k = len(labels)
+        fields = np.broadcast_arrays(*(np.asarray(a) for a in (src, dst, count, soff, doff, sbuf, dbuf, reduce)))
+        if fields[0].ndim != 2 or fields[0].shape[0] != k:
+            raise ValueError(f"rounds {labels[0]!r}…: fields must broadcast to ({k}, messages), "
+                             f"got {fields[0].shape}")
+        m = fields[0].shape[1]
+        flat = cls.make(*(a.reshape(-1) for a in fields), label=labels[0])
+        grid = [getattr(flat, f).reshape(k, m) for f in ("src", "dst", "count", "soff", "doff", "sbuf", "dbuf", "reduce")]
+        return [cls(*(a[j] for a in grid), label=labels[j]) for j in range(k)]
+
+    @classmethod
+    def concat(cls, rounds: Sequence["Round"], label: str | None = None) -> "Round":
+        """Merge rounds that run at the same time (e.g. one per group) into one."""
+        rounds = [r for r in rounds if r is not None]
+        if len(rounds) == 1:
+            return rounds[0]
+        cat = lambda name: np.concatenate([getattr(r, name) for r in rounds])
+        return cls(cat("src"), cat("dst"), cat("count"), cat("soff"), cat("doff"), cat("sbuf"),
+                   cat("dbuf"), cat("reduce"), rounds[0].label if label is None else label,
+                   rounds[0].innet)
+
+    def __len__(self) -> int:
+        return int(self.src.size)
