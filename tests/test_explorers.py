@@ -242,6 +242,21 @@ def test_bad_values_are_named_and_change_nothing(cls, values, match):
     assert e.values == before and e.result is result
 
 
+def test_a_control_that_cannot_be_computed_shows_why(monkeypatch):
+    """A control moved to values commbook rejects: the live view says why, and the
+    explorer keeps its last good values and result."""
+    e = HierarchyExplorer()
+    before, result = dict(e.values), e.result
+
+    def refuse(**values):
+        raise ValueError("nodes = 3 cannot be computed here")
+
+    monkeypatch.setattr(e, "compute", refuse)
+    e.controls["nodes"].value = 3
+    assert "commbook-explorer-error" in e._view.value and "nodes = 3 cannot be computed" in e._view.value
+    assert e.values == before and e.result is result
+
+
 def test_bad_language():
     with pytest.raises(ValueError, match="lang must be one of"):
         TPDecodeExplorer(lang="fr")
