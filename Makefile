@@ -66,6 +66,7 @@ test: venv
 	if [ -d exercises ]; then $(PY) -m pytest --nbval exercises/ || { rc=$$?; if [ $$rc -eq 5 ] && [ -z "$$(find exercises/zh exercises/en -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null)" ]; then echo "nbval: no exercise notebooks yet"; else echo "nbval failed (exit $$rc)"; exit $$rc; fi; }; fi
 	$(MAKE) --no-print-directory book
 	COMMBOOK_SITE=_build/html $(PY) -m pytest tests/browser -q
+	$(PY) _ext/commbook_notebooks.py _build/html --run chapters/en/p5/02-links --run exercises/zh/p5
 
 clean:
 	rm -rf _build

@@ -49,18 +49,18 @@ LEFTOVER = re.compile(r"\{glue|```+\{|~~~+\{|:::|\{[a-z][\w:-]*\}`|^\([^)\s]+\)=
 HEADER = {
     "en": """\
 *This notebook is the page “{title}” of the book **commbook · Collective Communication**,
-as the book's site offers it for download.* The text carries the numbers, tables and figures
+as offered for download on the book's site.* The text carries the numbers, tables and figures
 computed when the book was built; the code cells below compute them again. To run it, install
 the `commbook` package from the book's repository (in its root folder:
 `pip install -e '.[book]'`, Python ≥ 3.11), open this notebook in Jupyter and run all cells
 from the top (*Run → Restart Kernel and Run All Cells*). Solutions and answers are folded:
 click ▸ to open them. Links to other pages lead to their notebooks, in the same folder tree.""",
-    "zh": """\
-*本笔记本是《commbook · 集合通信》中的“{title}”一页，即书的网站上提供下载的版本。*
-正文里的数、表和图是构建本书时算出来的，下面的代码单元会把它们重新算一遍。运行前先安装 `commbook`：
-在本书代码仓库的根目录执行 `pip install -e '.[book]'`（需要 Python 3.11 及以上），再用 Jupyter
-打开本笔记本，从头运行全部单元（*Run → Restart Kernel and Run All Cells*）。参考解答和答案默认折叠，
-点 ▸ 展开。指向其他页面的链接会打开同一目录树中对应的笔记本。""",
+    # One line: a line break between Chinese characters would show as a space.
+    "zh": "*这是《commbook · 集合通信》“{title}”一页的笔记本版本，从本书网站下载*。"
+          "正文中的数、表和图都是构建本书时算好填进去的，下面的代码单元会把它们重新算一遍。"
+          "要运行它，先在本书代码仓库的根目录执行 `pip install -e '.[book]'`（需要 Python 3.11 及以上）"
+          "安装 `commbook`，再用 Jupyter 打开本笔记本，从头运行全部单元（*Run → Restart Kernel and Run All Cells*）。"
+          "参考解答和答案默认折叠，点 ▸ 展开。指向其他页面的链接会打开同一目录树里对应的笔记本。",
 }
 
 
@@ -210,7 +210,7 @@ def _write_notebooks(app, exc: Exception | None) -> None:
 def _page_context(app, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
     """The header's download link, relative to the page (works from a subfolder and file://)."""
     context["commbook_ipynb"] = None
-    if page_language(pagename) is not None and pagename in app.env.found_docs:
+    if app.builder.name == "html" and page_language(pagename) is not None and pagename in app.env.found_docs:
         from sphinx.util.osutil import relative_uri
 
         context["commbook_ipynb"] = relative_uri(app.builder.get_target_uri(pagename), notebook_path(pagename))
