@@ -10,7 +10,8 @@ the notebook MyST-NB executed for the page (``<html>/../jupyter_execute/``):
 * every code cell is kept, visible, in order, so the notebook runs top to bottom; a
   ``glue(key, image, display=False)`` call is switched to ``display=True`` so that running
   the notebook shows each figure where it is computed (its stored output too);
-* outputs are kept as the book shows them (tables, printed results).
+* outputs are kept as the book shows them (tables, printed results; an explorer's
+  static rendering, not its live view, which runs again when the cell runs).
 
 Every such page gets a "⬇ .ipynb" link in its header, next to the 中文 / English switch.
 
@@ -126,6 +127,21 @@ def show_glued_images(source: str, keys: set[str]) -> str:
     return data.decode("utf-8")
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def stored_outputs(outputs: list) -> list:
+    """A code cell's outputs as the notebook stores them: without ipywidgets views, whose
+    widget state is not saved (Jupyter would show "model not found" until the cell runs
+    again); the static rendering of the same output stays."""
+    out = []
+    for o in outputs:
+        if WIDGET_VIEW in o.get("data", {}):
+            o = nbformat.from_dict({**o, "data": {k: v for k, v in o["data"].items() if k != WIDGET_VIEW}})
+        out.append(o)
+    return out
+
+
 def page_notebook(executed: nbformat.NotebookNode, ctx: Context, title: str) -> nbformat.NotebookNode:
     """The downloadable notebook of one page, from the notebook MyST-NB executed for it
     (``ctx.glue``: what the page glued, see :func:`book_glue`)."""
@@ -145,7 +161,7 @@ def page_notebook(executed: nbformat.NotebookNode, ctx: Context, title: str) -> 
         elif cell.cell_type == "code":
             new = nbformat.v4.new_code_cell(show_glued_images(cell.source, images),
                                             metadata=dict(cell.metadata),
-                                            outputs=cell.get("outputs", []),
+                                            outputs=stored_outputs(cell.get("outputs", [])),
                                             execution_count=cell.get("execution_count"))
             nb.cells.append(new)
     for i, cell in enumerate(nb.cells):

@@ -169,6 +169,16 @@ def test_glued_images_are_displayed_when_run():
         cn.show_glued_images('%time glue("fig", im, display=False)', {"fig"})
 
 
+def test_stored_outputs_drop_widget_views_and_keep_the_static_rendering():
+    view = {"model_id": "abc", "version_major": 2, "version_minor": 0}
+    outputs = [nbformat.v4.new_output("display_data", data={
+                   "text/plain": "Explorer", "text/html": "<img>", cn.WIDGET_VIEW: view}),
+               nbformat.v4.new_output("stream", text="hello\n")]
+    stored = cn.stored_outputs(outputs)
+    assert cn.WIDGET_VIEW not in stored[0]["data"] and stored[0]["data"]["text/html"] == "<img>"
+    assert stored[1] == outputs[1] and cn.WIDGET_VIEW in outputs[0]["data"]   # inputs untouched
+
+
 # ------------------------------------------------------------------ end to end: a small book
 
 TOC = """\
