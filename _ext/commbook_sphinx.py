@@ -7,7 +7,8 @@ Sphinx itself knows one language per project; this extension makes each page beh
 like its own language:
 
 * ``<html lang="zh-Hans">`` on Chinese pages (``lang="en"`` elsewhere), and the
-  theme's interface words (previous/next, "Contents", figure prefix ``图``) in Chinese;
+  theme's interface words (previous/next, "Contents", figure prefix ``图``, admonition
+  titles, the prompts of folded code cells) in Chinese;
 * figure, table and equation numbers restart on every page, so a page and its twin
   carry the same numbers (Sphinx numbers them across the whole book when sections
   are not numbered);
@@ -293,12 +294,33 @@ def _page_context(app: Sphinx, pagename: str, templatename: str, context: dict, 
         context["ngettext"] = sphinx_zh.ngettext
 
 
+# Titles the HTML writer and MyST-NB put into a page's body in the project's language:
+# admonition labels (Sphinx's zh_CN catalog translates them) and the prompts of folded
+# code cells (MyST-NB's nb_code_prompt_show / _hide, "Show code cell {type}").
+ADMONITIONS = ("Note", "Tip", "Warning", "Important", "Hint", "Caution", "Attention", "Danger",
+               "Error", "See also", "Todo")
+ZH_CODE_PROMPTS = {"Show code cell source": "显示代码", "Hide code cell source": "收起代码",
+                   "Show code cell output": "显示输出", "Hide code cell output": "收起输出",
+                   "Show code cell content": "显示代码格", "Hide code cell content": "收起代码格"}
+
+
+def localize_body(body: str, gettext_zh) -> str:
+    """A Chinese page's body with its admonition titles and code-cell prompts in Chinese."""
+    for word in ADMONITIONS:
+        body = body.replace(f'admonition-title">{word}</p>', f'admonition-title">{gettext_zh(word)}</p>')
+    for en, zh in ZH_CODE_PROMPTS.items():
+        body = body.replace(f'admonition-title">{en}</p>', f'admonition-title">{zh}</p>')
+    return body
+
+
 def _page_context_late(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
     """Undo what the book theme sets for the whole site (it runs at priority 500)."""
     if page_language(pagename) == "zh":
-        _sphinx_zh, book_zh = _translations(app)
+        sphinx_zh, book_zh = _translations(app)
         context["translate"] = book_zh.gettext
         context["theme_search_bar_text"] = ZH_SEARCH_BAR_TEXT
+        if "body" in context:
+            context["body"] = localize_body(context["body"], sphinx_zh.gettext)
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

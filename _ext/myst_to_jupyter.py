@@ -31,9 +31,9 @@ from myst_nb.core.variables import format_plain_text
 MIME_PRIORITY = ("text/html", "image/svg+xml", "image/png", "image/jpeg", "text/markdown",
                  "text/latex", "text/plain")
 IMAGE_SUFFIX = {"image/png": ".png", "image/jpeg": ".jpg", "image/svg+xml": ".svg"}
-ADMONITIONS = {"note": ("注", "Note"), "tip": ("提示", "Tip"), "hint": ("提示", "Hint"),
+ADMONITIONS = {"note": ("备注", "Note"), "tip": ("小技巧", "Tip"), "hint": ("提示", "Hint"),
                "important": ("重要", "Important"), "warning": ("警告", "Warning"),
-               "seealso": ("另见", "See also")}
+               "seealso": ("参见", "See also")}  # as Sphinx's zh_CN catalog (the book's pages)
 
 ROLE = re.compile(r"\{([A-Za-z][\w:.-]*)\}`([^`]+)`")
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|:{3,})(?P<rest>.*)$")

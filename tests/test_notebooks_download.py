@@ -121,7 +121,7 @@ def test_dropdowns_become_details_and_boxes_quotes():
     sol = convert("::::{dropdown} Solution\nWork **here**.\n::::", ctx())
     assert sol == "<details>\n<summary>Solution</summary>\n\nWork **here**.\n\n</details>"
     assert convert("```{note}\nMind it.\n```", ctx()) == "> **Note**\n>\n> Mind it."
-    assert convert("```{note}\n注意。\n```", ctx(lang="zh")).startswith("> **注**")
+    assert convert("```{note}\n注意。\n```", ctx(lang="zh")).startswith("> **备注**")
 
 
 def test_math_blocks_keep_numbers_and_indentation():

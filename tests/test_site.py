@@ -102,6 +102,10 @@ n_{1/2} = \\alpha\\beta
 
 {numref}`zh-p5-links-fig-effbw` 画出了低延迟链路和高延迟链路。
 
+:::{note}
+本书的 KB 是十进制。
+:::
+
 (zh-p5-links-ring)=
 ## 2.2 环形算法
 
@@ -379,6 +383,17 @@ def test_chinese_pages_use_chinese_interface_words(site: Path) -> None:
     css = (site / "_static/commbook-lang.css").read_text(encoding="utf-8")
     assert "lang(zh-Hans)" in css and "Noto Sans CJK SC" in css
     assert "commbook-lang.css" in zh
+    assert 'admonition-title">备注</p>' in zh and 'admonition-title">Note</p>' not in zh  # Sphinx's zh_CN
+
+
+def test_folded_code_prompts_are_chinese_on_chinese_pages() -> None:
+    sys.path.insert(0, str(ROOT / "_ext"))
+    from commbook_sphinx import ZH_CODE_PROMPTS, localize_body
+
+    body = "".join(f'<p class="collapsed admonition-title">{en}</p>' for en in ZH_CODE_PROMPTS)
+    out = localize_body(body + '<p class="admonition-title">Tip</p>', {"Tip": "小技巧"}.get)
+    assert not any(en in out for en in ZH_CODE_PROMPTS) and "小技巧" in out
+    assert all(zh in out for zh in ZH_CODE_PROMPTS.values())
 
 
 # ------------------------------------------------------------------ 4. twin numbering
