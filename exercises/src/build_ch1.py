@@ -94,7 +94,7 @@ notebook("ch1-1")
 page_top(
     "ch1-1", "检查点 1.1 · 用 α 和 β 做诊断", "Checkpoint 1.1 · Diagnosing with α and β",
     r"""
-这一页是 §1.2 末尾检查点 1.1 的 <<n_exercises()>> 道题（{doc}`../../chapters/zh/ch1/02-performance-models`）。每题先给题目；推导收在"参考解答"下拉框里，
+这一页是 §1.2 末尾检查点 1.1 的 <<n_exercises()>> 道题（{doc}`../../chapters/zh/ch1/02-performance-models`）。每题先给题目；推导收在“参考解答”下拉框里，
 负责计算的代码及其输出也默认折叠——先自己想，再展开对照。
 """,
     r"""
@@ -246,7 +246,7 @@ $$n^*_\text{前} = <<tex_sci(a)>> \times <<tex_sci(b0)>> = <<n0/KB:g>>\ \text{KB
 
 扩大到 <<n1/n0:g>> 倍。升级前 <<probe/KB:g>> KB 的消息比 $n^*$ 大，受带宽支配；升级后它比 $n^*$ 小，改受延迟支配——
 链路快了，这条消息确实也快了（<<t0/us:g>> → <<t1/us:g>> µs），可它的用时从此以启动为主，再提速就得靠压低 α。
-链路一代比一代快，α 却降得慢，于是算作"小"的消息越来越大。
+链路一代比一代快，α 却降得慢，于是算作“小”的消息越来越大。
 """, r"""
 Divide the line rate by 8 for bytes per second: β goes from <<b0/GB:g>> GB/s to <<b1/GB:g>> GB/s.
 With α fixed, $n^*$ grows in proportion:
@@ -298,7 +298,7 @@ $$S(n) = \frac{\alpha + n/\beta}{\alpha + n/(2\beta)} = \frac{1 + x}{1 + x/2} < 
 |---|---|---|---|---|
 <<table_zh>>
 
-所以这个说法**不对**，只能说对大张量"接近"成立：$S$ 永远小于 2，消息远大于 $n^*$ 时才趋近 2（<<fmt_bytes(sizes[-1])>> 时是 <<S[-1]:.6f>>×），
+所以这个说法**不对**，只能说对大张量“接近”成立：$S$ 永远小于 2，消息远大于 $n^*$ 时才趋近 2（<<fmt_bytes(sizes[-1])>> 时是 <<S[-1]:.6f>>×），
 远小于 $n^*$ 时趋近 1，恰好等于 $n^*$ 时是 $<<tex_frac(S_at_nstar)>>$。而且前提是流量真能均匀拆到两块网卡上，PCIe、交换机和网络的二分带宽也不会接着成为瓶颈。
 """, r"""
 Two NICs let the data be split in halves sent side by side: the bandwidth term halves, α does
@@ -345,7 +345,7 @@ md(r"""
 
 [English version](../en/ch1-4.ipynb)
 
-这一页解答 §1.6 检查点 1.4 的 <<n_exercises()>> 道题（{doc}`../../chapters/zh/ch1/06-compression`）。每题先给题目；推导收在"参考解答"下拉框里，负责计算的代码及其输出也默认折叠——先自己想，再展开对照。
+这一页解答 §1.6 检查点 1.4 的 <<n_exercises()>> 道题（{doc}`../../chapters/zh/ch1/06-compression`）。每题先给题目；推导收在“参考解答”下拉框里，负责计算的代码及其输出也默认折叠——先自己想，再展开对照。
 
 解答里的数没有一个是手填的：构建这一页时由 `commbook` 现算，再写进文字；每个代码单元末尾的 `assert`
 用另一种算法把结果核对一遍。题目给定的数与正文取自同一处（`commbook.book.ch1.compression_numbers`），改了那里，这一页会跟着变。
@@ -682,7 +682,7 @@ notebook("ch1-2")
 page_top(
     "ch1-2", "检查点 1.2 · ring 的运作", "Checkpoint 1.2 · The mechanics of the ring",
     r"""
-这一页是 §1.4 中检查点 1.2 的 <<n_exercises()>> 道题（{doc}`../../chapters/zh/ch1/04-allreduce-algorithms`）。每题先给题目；推导收在"参考解答"下拉框里，
+这一页是 §1.4 中检查点 1.2 的 <<n_exercises()>> 道题（{doc}`../../chapters/zh/ch1/04-allreduce-algorithms`）。每题先给题目；推导收在“参考解答”下拉框里，
 负责计算的代码及其输出也默认折叠——先自己想，再展开对照。所有 all-reduce 都在 `commbook` 的模拟器上真实跑过：
 每块 GPU 挂在一台交换机上，每一轮付一次 α，端口把本轮要收发的字节依次送完。
 """,
@@ -920,7 +920,7 @@ notebook("ch1-3")
 page_top(
     "ch1-3", "检查点 1.3 · 选择 all-reduce 算法", "Checkpoint 1.3 · Choosing an all-reduce algorithm",
     r"""
-这一页是 §1.4 末尾检查点 1.3 的 <<n_exercises()>> 道题（{doc}`../../chapters/zh/ch1/04-allreduce-algorithms`）。每题先给题目；推导收在"参考解答"下拉框里，
+这一页是 §1.4 末尾检查点 1.3 的 <<n_exercises()>> 道题（{doc}`../../chapters/zh/ch1/04-allreduce-algorithms`）。每题先给题目；推导收在“参考解答”下拉框里，
 负责计算的代码及其输出也默认折叠——先自己想，再展开对照。
 """,
     r"""

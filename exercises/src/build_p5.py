@@ -35,7 +35,7 @@ md(r"""
 
 [English version](../en/p5.ipynb)
 
-P5 的 <<n_exercises()>> 道练习都在这一页。每题先给题目；推导放在"参考解答"下拉框里，
+P5 的 <<n_exercises()>> 道练习都在这一页。每题先给题目；推导放在“参考解答”下拉框里，
 负责计算的代码及其输出也默认收起——先自己动手，再展开对照。带 💻 标记的题，`commbook` 的模拟器可以直接拿来核对。
 
 解答里出现的数，没有一个是手填的：构建这一页时，`commbook` 把它们现算出来再填进文字。
@@ -427,7 +427,7 @@ flat ring over all 32 GPUs.
 """)
 solution(r"""
 1. **节点内 reduce-scatter（走 NVLink）：** $<<tex_frac((g - 1) / g)>> \times <<n/MB:.0f>>\ \text{MB}/<<nv0.beta/GB:.0f>>\ \text{GB/s} \approx <<rs/ms:.1f>>$ ms。这一步之后，每块 GPU 负责 <<shard/MB:.0f>> MB，存的是本节点在这一段上的累加结果。
-2. **节点间 all-reduce（走 InfiniBand）：** 每个节点拿出编号相同的那块 GPU，凑成一条"轨道"；<<g>> 条轨道互不干扰，同时各跑一个 <<nodes>> 节点的 ring，每条处理 <<shard/MB:.0f>> MB：
+2. **节点间 all-reduce（走 InfiniBand）：** 每个节点拿出编号相同的那块 GPU，凑成一条“轨道”；<<g>> 条轨道互不干扰，同时各跑一个 <<nodes>> 节点的 ring，每条处理 <<shard/MB:.0f>> MB：
    $2 \times <<tex_frac((nodes - 1) / nodes)>> \times <<shard/MB:.0f>>\ \text{MB}/<<ib0.beta/GB:.0f>>\ \text{GB/s} = <<inter/ms:.2f>>$ ms。
 3. **节点内 all-gather（走 NVLink）：** 是第 1 步倒过来，同样约 <<ag/ms:.1f>> ms。
 
