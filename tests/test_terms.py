@@ -37,3 +37,29 @@ def test_registry_names_follow_the_term_list():
     assert display_name("all_reduce", "rd", "zh") == TERMS["recursive_doubling"]["zh"]
     assert display_name("reduce_scatter", "rh", "zh") == TERMS["recursive_halving"]["zh"]
     assert display_name("all_reduce", "tree", "en") == TERMS["binomial_tree"]["en"]
+
+
+# Straight double quotes beside Chinese text: Sphinx's smart quotes follow English rules
+# and turn "轨道" into two closing quotes (”轨道”).  Chinese prose writes “…”.
+_HAN = r"[\u4e00-\u9fff]"
+_STRAIGHT = re.compile(rf'{_HAN}"|"{_HAN}')
+_NOT_PROSE = [re.compile(r'(?ms)^(`{3,}|:{3,})\{(math|code-block|code|code-cell)\}.*?^\1\s*$'),
+              re.compile(r'(?ms)^\$\$.*?\$\$'), re.compile(r'`[^`\n]*`'), re.compile(r'\$[^$\n]*\$')]
+
+
+def _prose(path: Path) -> list[str]:
+    """The markdown of a Chinese page without code cells, code, math and roles' arguments."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    else:
+        text = path.read_text(encoding="utf-8")
+    for pattern in _NOT_PROSE:
+        text = pattern.sub("", text)
+    return text.splitlines()
+
+
+@pytest.mark.parametrize("page", ZH, ids=lambda p: str(p.relative_to(ROOT)))
+def test_chinese_prose_uses_chinese_quotation_marks(page):
+    bad = [line.strip()[:80] for line in _prose(page) if _STRAIGHT.search(line)]
+    assert not bad, f"{page.name}: straight quotes beside Chinese text (write “…”): {bad}"
