@@ -323,11 +323,19 @@ def _page_context_late(app: Sphinx, pagename: str, templatename: str, context: d
             context["body"] = localize_body(context["body"], sphinx_zh.gettext)
 
 
+def _twins_outdated(app: Sphinx, env: BuildEnvironment, added: set, changed: set, removed: set) -> list[str]:
+    """A page's switch maps its sections to its twin's: when one twin is read again, so is
+    the other (an incremental build would otherwise keep a stale map)."""
+    touched = set(added) | set(changed)
+    return sorted({t for d in touched if (t := twin_of(d)) in env.found_docs} - touched)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _builder_inited)
     app.connect("doctree-read", _doctree_read)
     app.connect("env-purge-doc", _purge_doc)
+    app.connect("env-get-outdated", _twins_outdated)
     app.connect("env-merge-info", _merge_info)
     app.connect("env-get-updated", _renumber_per_page, priority=900)
     app.add_post_transform(_PageLanguageFormats)

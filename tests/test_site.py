@@ -470,3 +470,17 @@ def test_previous_next_stay_in_one_language(site: Path) -> None:
     first_en = read(site, "chapters/en/p5/02-links")
     assert resolve("chapters/en/p5/02-links", rel_link(first_en, "left-prev")) == "index"
     assert resolve("chapters/en/p5/02-links", rel_link(first_en, "right-next")) == "chapters/en/ch1/02-models"
+
+
+def test_a_changed_page_sends_its_twin_to_be_read_again() -> None:
+    """Incremental builds: the twin of a changed page is outdated too (its switch map)."""
+    sys.path.insert(0, str(ROOT / "_ext"))
+    from types import SimpleNamespace
+
+    from commbook_sphinx import _twins_outdated
+
+    env = SimpleNamespace(found_docs={"index", "chapters/zh/p5/02-links", "chapters/en/p5/02-links",
+                                      "exercises/zh/p5", "exercises/en/p5", "chapters/en/p5/03-only-en"})
+    assert _twins_outdated(None, env, set(), {"chapters/en/p5/02-links"}, set()) == ["chapters/zh/p5/02-links"]
+    assert _twins_outdated(None, env, {"exercises/zh/p5"}, {"exercises/en/p5", "index"}, set()) == []
+    assert _twins_outdated(None, env, set(), {"chapters/en/p5/03-only-en"}, set()) == []
