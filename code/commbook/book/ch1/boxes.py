@@ -83,7 +83,7 @@ BOX_NAMES: dict[str, dict[str, str]] = {
     "lb1.4": bilingual("Lower-bound example (§1.4)", "下界示例（§1.4）"),
     "lb1.4-nvl": bilingual("Lower-bound example at NVLink rate (§1.4)", "下界示例，按 NVLink 速率（§1.4）"),
     "tree1.4": bilingual("Tree example, 8 GPUs (§1.4)", "树形示例，8 块 GPU（§1.4）"),
-    "fig7": bilingual("Figure 7 (§1.4)", "图 7（§1.4）"),
+    "fig7": bilingual("Crossover figure (§1.4)", "算法交叉图（§1.4）"),
     "cp1.2": bilingual("Checkpoint 1.2 (§1.4)", "检查点 1.2（§1.4）"),
     "nm1.6": bilingual("Napkin math 1.6 (§1.5)", "估算 1.6（§1.5）"),
     "nm1.8": bilingual("Napkin math 1.8 (§1.8)", "估算 1.8（§1.8）"),

@@ -173,8 +173,8 @@ def generations_table() -> Table:
              "beta": g.beta, "source": g.source} for g in gens]
     return Table(
         key="ch1-fig3-data",
-        title=bilingual("Data of Figure 3 (one direction, computed as lanes × lane rate × line-code "
-                        "efficiency)", "图 3 的数据（单方向，按 通道数 × 每通道速率 × 编码效率 计算）"),
+        title=bilingual("Data of the bandwidth-gap figure (one direction, computed as lanes × lane rate × "
+                        "line-code efficiency)", "带宽差距图的数据（单方向，按 通道数 × 每通道速率 × 编码效率 计算）"),
         columns=["name", "year", "scope", "beta", "source"],
         headers={"en": ["Generation", "Year", "Scope", "β", "Source"],
                  "zh": ["代次", "年份", "口径", "β", "出处"]},
