@@ -43,3 +43,32 @@ def executed_glue(page: Path) -> dict[str, str]:
             if name and text is not None:
                 out[name] = text.strip("'\"")
     return out
+
+
+def build_small_book(book: Path, toc: str, files: dict[str, str | bytes]) -> Path:
+    """Build a small book in ``book`` with the repository's _config.yml, _static/ and
+    _ext/ (Sphinx warnings are errors, every page rebuilt), the table of contents ``toc``
+    and ``files`` (path relative to the book -> text or bytes, the root page among them).
+    Returns its _build/html; a failed build fails the test with the build's output."""
+    import shutil
+    import subprocess
+    import sys
+
+    jb = Path(sys.executable).parent / "jupyter-book"
+    assert jb.exists(), f"{jb} missing: run `make venv`"
+    book.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "_config.yml", book / "_config.yml")
+    shutil.copytree(ROOT / "_static", book / "_static")
+    shutil.copytree(ROOT / "_ext", book / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
+    (book / "_toc.yml").write_text(toc, encoding="utf-8")
+    for name, content in files.items():
+        path = book / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    result = subprocess.run([str(jb), "build", str(book), "--warningiserror", "--keep-going", "--all"],
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, f"small book build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
+    return book / "_build" / "html"

@@ -15,9 +15,6 @@ import base64
 import functools
 import math
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -32,9 +29,9 @@ from commbook.book.explorers.base import LIVE_NOTE
 from commbook.hardware import IB_HDR, IB_NDR, ICI_V5E, LINKS, NVLINK4
 from commbook.topology import Torus, ring_order
 from commbook.units import GB, MB, us
+from conftest import build_small_book
 
 ROOT = Path(__file__).resolve().parents[1]
-JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 EXPLORERS = [EffectiveBandwidthExplorer, AllReduceRaceExplorer, RingMappingExplorer, HierarchyExplorer,
              TPDecodeExplorer]
@@ -296,18 +293,8 @@ def test_built_page_shows_the_static_rendering_and_no_widget(tmp_path):
     """A one-page book with the repository's _config.yml and _ext/: the page shows the
     explorer's figure, table and note, and carries no widget view, no widget state and
     no script from elsewhere."""
-    assert JUPYTER_BOOK.exists(), f"{JUPYTER_BOOK} missing: run `make venv`"
-    book = tmp_path / "book"
-    book.mkdir()
-    shutil.copy(ROOT / "_config.yml", book / "_config.yml")
-    shutil.copytree(ROOT / "_static", book / "_static")
-    shutil.copytree(ROOT / "_ext", book / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
-    (book / "_toc.yml").write_text("format: jb-book\nroot: index\n", encoding="utf-8")
-    (book / "index.md").write_text(PAGE, encoding="utf-8")
-    result = subprocess.run([str(JUPYTER_BOOK), "build", str(book), "--warningiserror", "--keep-going"],
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"build failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
-    page = (book / "_build/html/index.html").read_text(encoding="utf-8")
+    html = build_small_book(tmp_path / "book", "format: jb-book\nroot: index\n", {"index.md": PAGE})
+    page = (html / "index.html").read_text(encoding="utf-8")
     for marker in ("widget-view+json", "widget-state+json", "jupyter-widgets", "require.min.js"):
         assert marker not in page, marker
     remote = [s for s in re.findall(r'<script[^>]*\ssrc="([^"]+)"', page) if re.match(r"(https?:)?//", s)]

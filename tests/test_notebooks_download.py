@@ -19,7 +19,6 @@ import base64
 import math
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -31,8 +30,8 @@ sys.path.insert(0, str(ROOT / "_ext"))
 
 import commbook_notebooks as cn  # noqa: E402
 from myst_to_jupyter import ConversionError, Context, convert  # noqa: E402
+from conftest import build_small_book  # noqa: E402
 
-JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
 PNG64 = base64.b64encode(PNG).decode()
@@ -267,28 +266,15 @@ def exercise(lang: str) -> nbformat.NotebookNode:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Build the small book once; return its _build/html."""
-    book = tmp_path_factory.mktemp("nbbook")
-    shutil.copy(ROOT / "_config.yml", book / "_config.yml")
-    shutil.copytree(ROOT / "_static", book / "_static")
-    shutil.copytree(ROOT / "_ext", book / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
-    (book / "_toc.yml").write_text(TOC, encoding="utf-8")
-    (book / "index.md").write_text("# Roots\n\n- [中文](chapters/zh/p5/01-roots.md)\n"
-                                   "- [English](chapters/en/p5/01-roots.md)\n", encoding="utf-8")
     words = {"zh": dict(title="平方根", other="English version", text="2 的平方根是", caption="一条直线。",
                         box="自测", answer="答案"),
              "en": dict(title="Square roots", other="中文版", text="The square root of 2 is",
                         caption="A straight line.", box="Check yourself", answer="Answer")}
+    files = {"index.md": "# Roots\n\n- [中文](chapters/zh/p5/01-roots.md)\n- [English](chapters/en/p5/01-roots.md)\n"}
     for lang, olang in (("zh", "en"), ("en", "zh")):
-        page = book / f"chapters/{lang}/p5/01-roots.md"
-        page.parent.mkdir(parents=True)
-        page.write_text(PAGE.format(lang=lang, olang=olang, code=CODE, **words[lang]), encoding="utf-8")
-        (book / f"exercises/{lang}").mkdir(parents=True)
-        nbformat.write(exercise(lang), book / f"exercises/{lang}/p5.ipynb")
-    assert JUPYTER_BOOK.exists(), f"{JUPYTER_BOOK} missing: run `make venv`"
-    result = subprocess.run([str(JUPYTER_BOOK), "build", str(book), "--warningiserror", "--keep-going", "--all"],
-                            capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, f"small book build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
-    return book / "_build" / "html"
+        files[f"chapters/{lang}/p5/01-roots.md"] = PAGE.format(lang=lang, olang=olang, code=CODE, **words[lang])
+        files[f"exercises/{lang}/p5.ipynb"] = nbformat.writes(exercise(lang))
+    return build_small_book(tmp_path_factory.mktemp("nbbook"), TOC, files)
 
 
 def markdown(nb: nbformat.NotebookNode) -> str:

@@ -20,16 +20,15 @@ import base64
 import html
 import json
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import snowballstemmer
 
+from conftest import build_small_book
+
 ROOT = Path(__file__).resolve().parents[1]
-JUPYTER_BOOK = Path(sys.executable).parent / "jupyter-book"
 
 # 1x1 PNG for the figures.
 PNG = base64.b64decode(
@@ -242,25 +241,8 @@ def twin(docname: str) -> str:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Build the small book once; return its _build/html."""
-    book = tmp_path_factory.mktemp("book")
-    shutil.copy(ROOT / "_config.yml", book / "_config.yml")
-    shutil.copytree(ROOT / "_static", book / "_static")
-    shutil.copytree(ROOT / "_ext", book / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
-    (book / "_toc.yml").write_text(TOC, encoding="utf-8")
-    (book / "index.md").write_text(INDEX, encoding="utf-8")
-    for name, text in PAGES.items():
-        path = book / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    for lang in ("zh", "en"):
-        (book / f"chapters/{lang}/p5/fig.png").write_bytes(PNG)
-    assert JUPYTER_BOOK.exists(), f"{JUPYTER_BOOK} missing: run `make venv`"
-    result = subprocess.run(
-        [str(JUPYTER_BOOK), "build", str(book), "--warningiserror", "--keep-going", "--all"],
-        capture_output=True, text=True, timeout=900,
-    )
-    assert result.returncode == 0, f"small book build failed:\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
-    return book / "_build" / "html"
+    files = {"index.md": INDEX, **PAGES, **{f"chapters/{lang}/p5/fig.png": PNG for lang in ("zh", "en")}}
+    return build_small_book(tmp_path_factory.mktemp("book"), TOC, files)
 
 
 def read(site: Path, docname: str) -> str:
