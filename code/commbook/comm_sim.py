@@ -272,12 +272,12 @@ class VirtualCluster:
                     s, d = rnd.src[remote], rnd.dst[remote]
                     lat, res = topo.message_costs(ranks[s], ranks[d])
                     cols = np.ascontiguousarray(res.T)         # (resources per message, messages)
-                    route = routes[key] = (remote, s, d, lat, cols, cols.ravel()) if s.size else ()
+                    route = routes[key] = (remote, s, d, lat, cols) if s.size else ()
                 if route:
-                    remote, s, d, lat, cols, flat = route
+                    remote, s, d, lat, cols = route
                     remote_round[i] = True
                     nb = nbytes[remote]
-                    load = np.bincount(flat, weights=np.tile(nb, cols.shape[0]), minlength=R + 1)
+                    load = np.bincount(cols.ravel(), weights=np.tile(nb, cols.shape[0]), minlength=R + 1)
                     load[R] = 0.0
                     busy = (load / bw)[cols].max(axis=0)
                     times[i] = float(np.max(lat + busy))

@@ -22,13 +22,18 @@ BLOCK = 1 << 16
 """Elements per block of the float check (a few hundred KiB: the temporaries stay in cache)."""
 
 
-def check_equal(name: str, got: np.ndarray, ref: np.ndarray) -> None:
-    """Raise ``AssertionError`` unless ``got`` equals ``ref`` exactly (shape and values)."""
+def _mismatch(name: str, got: np.ndarray, ref: np.ndarray, i: int, shown: int) -> AssertionError:
+    """The error for element ``i`` of a block that starts at output element ``shown``."""
+    return AssertionError(f"{name}: element {shown + i} is {got[i]!r}, numpy reference {ref[i]!r}")
+
+
+def check_equal(name: str, got: np.ndarray, ref: np.ndarray, shown: int = 0) -> None:
+    """Raise ``AssertionError`` unless ``got`` equals ``ref`` exactly (shape and values);
+    ``shown``: the output index of ``got[0]`` (for blocks of a larger output)."""
     if got.shape != ref.shape:
         raise AssertionError(f"{name}: output shape {got.shape} differs from the reference {ref.shape}")
     if not np.array_equal(got, ref):
-        i = int(np.flatnonzero(got != ref)[0])
-        raise AssertionError(f"{name}: element {i} is {got[i]!r}, numpy reference {ref[i]!r}")
+        raise _mismatch(name, got, ref, int(np.flatnonzero(got != ref)[0]), shown)
 
 
 def _int_avg(total: np.ndarray, p: int) -> np.ndarray:
@@ -88,9 +93,7 @@ class Reference:
         """One block: exactly (integers, min/max) or within the float bound of the module
         docstring; ``at`` is the block's index in the rows, ``shown`` in the output."""
         if self.exact:
-            if not np.array_equal(got, ref):
-                i = int(np.flatnonzero(got != ref)[0])
-                raise AssertionError(f"{name}: element {shown + i} is {got[i]!r}, numpy reference {ref[i]!r}")
+            check_equal(name, got, ref, shown)
             return
         p, fi = len(self.rows), np.finfo(got.dtype)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -112,5 +115,4 @@ class Reference:
                 scale = bound / p if self.op == "avg" else bound
             bad = ~(diff[loose] <= 4 * p * fi.eps * scale + fi.tiny) & (bound <= fi.max)
         if bad.any():
-            i = int(loose[np.flatnonzero(bad)[0]])
-            raise AssertionError(f"{name}: element {shown + i} is {got[i]!r}, numpy reference {ref[i]!r}")
+            raise _mismatch(name, got, ref, int(loose[np.flatnonzero(bad)[0]]), shown)
