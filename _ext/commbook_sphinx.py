@@ -28,7 +28,6 @@ from __future__ import annotations
 import gettext
 import json
 import logging
-import os
 import re
 from pathlib import Path
 from typing import Any

@@ -6,7 +6,6 @@ event simulation in numpy); none is a literal copied from the module under test.
 """
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from commbook.collectives import all_reduce, t_formula
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import H100, IB_NDR_CHAPTER, NVLINK4_CHAPTER
 from commbook.topology import Switch, TwoLevel
-from commbook.units import GB, MB
+from commbook.units import GB
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,16 +13,13 @@ import numpy as np
 import pytest
 
 from commbook import collectives as coll
-from commbook import double_tree as dt
 from commbook.book.ch1 import allreduce_choice as ac
 from commbook.book.ch1 import allreduce_figures as af
 from commbook.book.ch1 import allreduce_numbers as an
 from commbook.book.ch1.boxes import BOX_LINKS
-from commbook.comm_sim import VirtualCluster
 from commbook.cost import allreduce_rabenseifner_on_ring
 from commbook.hardware import IB_HDR
-from commbook.topology import Switch
-from commbook.units import GB, KB, MB, us
+from commbook.units import GB, MB, us
 
 ST, SC = an.CHAPTER_STATED, ac.CHAPTER_STATED
 

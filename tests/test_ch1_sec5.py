@@ -8,7 +8,6 @@ closed form written out here, or the simulator; every figure against the data it
 """
 from __future__ import annotations
 
-import math
 
 import matplotlib
 import numpy as np

@@ -7,7 +7,6 @@ what a :class:`~commbook.comm_sim.RunResult` reports.
 """
 from __future__ import annotations
 
-import math
 
 import matplotlib
 
@@ -22,7 +21,7 @@ from commbook import collectives as C
 from commbook.collectives import ALGORITHMS, t_allreduce_hierarchical, t_formula
 from commbook.comm_sim import Round, VirtualCluster, chunk_bounds
 from commbook.hardware import IB_NDR, NVLINK4, Link
-from commbook.topology import Ring, Switch, TwoLevel
+from commbook.topology import Switch, TwoLevel
 
 NV, IB = NVLINK4, IB_NDR
 NV0 = Link("NVLink 4, α = 0", 0.0, NV.beta, "test: NVLink 4 bandwidth without latency")

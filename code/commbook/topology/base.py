@@ -1,11 +1,5 @@
-"""The :class:`Topology` base class: metrics, routes and the resource tables the simulator reads.
-
-Every topology answers the textbook questions (ports per device, diameter, bisection
-bandwidth, :meth:`~Topology.route`) and, for the simulator, the cost of a batch of
-messages sent in one round (:meth:`Topology.message_costs`): each message's latency
-and the *resources* it occupies (send ports, receive ports, directed links, NICs, switch
-uplinks).  A resource serializes all bytes that cross it in a round; a message is as slow
-as the most loaded resource on its path (cut-through).
+"""The :class:`Topology` base class: metrics, routes and the resource tables the simulator
+reads (what a topology answers, and what a resource is: :mod:`commbook.topology`).
 """
 from __future__ import annotations
 
@@ -13,7 +7,6 @@ import math
 
 import numpy as np
 
-from ..checks import check_p
 from ..hardware import Link
 
 __all__ = ["Topology", "check_link", "check_ratio"]

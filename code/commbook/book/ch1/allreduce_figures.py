@@ -11,12 +11,12 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from ... import collectives as coll
-from ...collectives import display_name, predict
+from ...collectives import predict
 from ...comm_sim import VirtualCluster
 from ...topology import Switch
 from ...units import GB, fmt_bytes, fmt_time
 from ..plots import PALETTE, book_style, log_axis
-from .allreduce_choice import FIG7, ORDERS, figure7_data
+from .allreduce_choice import ORDERS, figure7_data
 from .allreduce_numbers import EXAMPLE_1_1, ring_trace, trace_facts
 from .boxes import BOX_LINKS
 

@@ -24,9 +24,9 @@ from ...comm_sim import RunResult, VirtualCluster, chunk_bounds
 from ...cost import lower_bound_bytes
 from ...hardware import NVLINK4_CHAPTER, Link
 from ...topology import Switch
-from ...units import GB, KB, MB, fmt_bytes, fmt_time
+from ...units import GB, MB, fmt_bytes, fmt_time
 from ..p5.steps import EXAMPLE_1_1
-from ..tables import Table, bilingual, bilingual_notes, fmt_fixed
+from ..tables import Table, bilingual, bilingual_notes
 from .boxes import BOX_LINKS
 
 __all__ = [
