@@ -31,6 +31,11 @@ from commbook.units import GB, KiB, MiB, us
 H100 = "h100x8_nvswitch_nccl2.29.2_nccl-tests.log"
 A100 = "a100x8_nvswitch_nccl-tests_allreduce.txt"
 AZURE = "azure_nd_h100_v5_allreduce_busbw.md"
+MULTINODE = tuple(f"multinode/{n}" for n in (
+    "h100x16_gcp_a3mega_tcpxo_allreduce.log", "a100x128_coreweave_ib_sharp_allreduce.log",
+    "h100x64_coreweave_ib_sharp_allreduce.log", "gb200x72_coreweave_nvl72_1rack_nccl2.26.2_allreduce.log",
+    "gb200x144_coreweave_nvl72_2racks_nccl2.26.2_allreduce.log",
+    "gb200x1440_coreweave_nvl72_20racks_nccl2.26.2_allreduce.log"))
 REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "measured"
 
 
@@ -40,7 +45,7 @@ def _all_runs():
 
 # ============================================================================ the copies
 def test_logs_present_and_checksums_match_provenance():
-    assert set(available_logs()) == {H100, A100, AZURE}
+    assert set(available_logs()) == {H100, A100, AZURE, *MULTINODE}
     text = (LOG_DIR / "PROVENANCE.md").read_text(encoding="utf-8")
     sums = dict((name, digest) for digest, name in re.findall(r"^([0-9a-f]{64})\s+(\S+)$", text, re.M))
     assert set(sums) == set(available_logs())
@@ -49,7 +54,7 @@ def test_logs_present_and_checksums_match_provenance():
         assert name in text.split("SHA-256 of the copies")[0], f"{name} has no row in the provenance table"
 
 
-@pytest.mark.parametrize("name", [H100, A100, AZURE])
+@pytest.mark.parametrize("name", [H100, A100, AZURE, *MULTINODE])
 def test_copies_identical_to_reference(name):
     ref = REFERENCE / name
     if not ref.is_file():
@@ -117,6 +122,38 @@ def test_azure_busbw_table():
     assert r.column("busbw")[-1] == pytest.approx(478.87e9)
     t = r.times()   # derived: size × 2(p-1)/p / busbw
     assert t[-1] == pytest.approx(8 * 1024 * MiB * 1.75 / 478.87e9)
+
+
+def test_old_layout_with_an_error_column_and_sharp_lines():
+    """The 16x8 A100 log (nccl-tests of 2022/23): no root column, 'error' instead of '#wrong',
+    and two SHARP INFO lines before the table (5 device lines are printed, then '...')."""
+    (r,) = load_log(MULTINODE[1])
+    assert r.collective == "all_reduce" and r.nranks == 32 and len(r) == 31
+    assert r.columns[:4] == ("size", "count", "type", "redop") and "error" in r.columns
+    assert {"root", "#wrong"} <= set(r.missing_columns)
+    first, last = r.rows[0], r.rows[-1]            # the log's first and last rows
+    assert first.size == 8 and first.out_of_place.time == pytest.approx(58.23e-6)
+    assert first.out_of_place.error == 0.0 and r.rows[1].in_place.error == pytest.approx(2e-7)
+    assert last.size == 8589934592 and last.in_place.busbw == pytest.approx(115.61e9)
+    assert last.out_of_place.wrong is None and last.out_of_place.error == pytest.approx(5e-7)
+    assert sum("tree_type:LLT" in n or "tree_type:SAT" in n for n in r.notes) == 2
+    text = "#  size count type redop time algbw busbw error\n  1024 256 float sum 5.0 0.20 0.36 1e-07\n"
+    (t,) = parse_nccl_tests(text, nranks=8)
+    assert t.rows[0].unstated.error == pytest.approx(1e-7) and t.rows[0].root is None
+
+
+@pytest.mark.parametrize("name, ranks", list(zip(MULTINODE, (16, 32, 96, 72, 128, 1440))))
+def test_multinode_logs_load_with_the_ranks_their_busbw_was_computed_for(name, ranks):
+    """nccl-tests prints busbw = algbw x 2(p-1)/p with the communicator's p: in these logs
+    every row's ratio gives the p that load_log applies (not the 128, 64 and 144 of three
+    file names).  The largest row fixes p within its printed rounding."""
+    (r,) = load_log(name)
+    assert r.collective == "all_reduce" and r.nranks == ranks
+    row = r.rows[-1].out_of_place
+    alg = r.rows[-1].size / (float(row.printed[0]) * 1e-6) / 1e9
+    lo, hi = [(float(row.printed[2]) + d) / alg for d in (-0.005, 0.005)]
+    assert 2 * (ranks - 1) / ranks == pytest.approx((lo + hi) / 2, abs=(hi - lo) / 2 + 2e-4)
+    assert load_log(name, nranks=8)[0].nranks == 8
 
 
 def _placements(run):

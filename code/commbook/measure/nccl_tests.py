@@ -3,7 +3,11 @@
 nccl-tests (``all_reduce_perf``, ``all_gather_perf`` …) prints comment lines (``#``: the
 version, the run's parameters, one line per rank and device), then a table: the key
 columns ``size count type redop root`` and, for each placement (out-of-place, then
-in-place), ``time algbw busbw #wrong``; then ``# Avg bus bandwidth : …``.  Several tests can
+in-place), ``time algbw busbw #wrong``; then ``# Avg bus bandwidth : …``.  Older nccl-tests
+releases (the 16×8 A100 log of data/measured/nccl-tests/multinode/, copied in January 2023)
+printed no ``root`` column and, instead of ``#wrong`` (the count of wrong elements), an
+``error`` column: the largest deviation from the expected result
+(``5e-07``), kept in :attr:`~.records.Timing.error`.  Several tests can
 be concatenated in one log.  Units as printed: size in bytes, time in µs, bandwidths in
 GB/s (10⁹ B/s); the records (:mod:`.records`) hold bytes, seconds and bytes/s.
 
@@ -22,7 +26,7 @@ from .records import NCCL_TESTS_COLUMNS, Device, Row, Run, Timing, collective_na
 __all__ = ["parse_nccl_tests"]
 
 _KEY_COLUMNS = ("size", "count", "type", "redop", "root")
-_TIMING_COLUMNS = ("time", "algbw", "busbw", "#wrong")
+_TIMING_COLUMNS = ("time", "algbw", "busbw", "#wrong", "error")
 _US, _GBPS = 1e-6, 1e9
 
 _RE_VERSION = re.compile(r"nccl-tests version\s+(\S+)")
@@ -127,12 +131,13 @@ class _Block:
         for placement, group in zip(self.placements, self.groups):
             cells = dict(zip(group, tokens[i:i + len(group)]))
             i += len(group)
-            wrong = cells.get("#wrong")
+            wrong, error = cells.get("#wrong"), cells.get("error")
             kw[placement] = Timing(
                 time=_num(cells["time"], float, "time", lineno) * _US if "time" in cells else None,
                 algbw=_num(cells["algbw"], float, "algbw", lineno) * _GBPS if "algbw" in cells else None,
                 busbw=_num(cells["busbw"], float, "busbw", lineno) * _GBPS if "busbw" in cells else None,
                 wrong=None if wrong is None or wrong.upper() == "N/A" else _num(wrong, int, "#wrong", lineno),
+                error=None if error is None or error.upper() == "N/A" else _num(error, float, "error", lineno),
                 printed=(cells.get("time"), cells.get("algbw"), cells.get("busbw")))
         self.rows.append(Row(**kw))
 

@@ -63,6 +63,9 @@ class Timing:
     """One placement of one row: time (s), algbw and busbw (bytes/s), #wrong.
 
     A field the table does not have is ``None`` (``wrong`` is also ``None`` for "N/A").
+    ``error`` is the ``error`` column of older nccl-tests releases (the largest absolute
+    deviation from the expected result, as printed: ``5e-07``), which those releases
+    printed instead of ``#wrong``.
     ``printed`` holds the (time, algbw, busbw) cells as printed (``None`` where absent).
     """
 
@@ -71,6 +74,7 @@ class Timing:
     busbw: float | None
     wrong: int | None = None
     printed: tuple[str | None, str | None, str | None] = (None, None, None)
+    error: float | None = None
 
 
 @dataclass(frozen=True)
