@@ -53,7 +53,7 @@ def test_default_cluster_is_unchanged_and_placement_free():
     flat = 2 * 31 * (IB.alpha + M / (32 * IB.beta))
     rng = np.random.default_rng(0)
     for ranks in [None, snake(4, 8), np.arange(32).reshape(4, 8).T.ravel()] + [rng.permutation(32) for _ in range(4)]:
-        assert C.all_reduce(c, nbytes=M, ranks=ranks).time == pytest.approx(flat, rel=REL)
+        assert C.all_reduce(c, nbytes=M, ranks=ranks, channels=1).time == pytest.approx(flat, rel=REL)
     assert t.gpus_per_nic == 1 and t.diameter == 4 and t.route(0, 9) == [0, "leaf0", "spine", "leaf1", 9]
     assert t.bisection_bandwidth == pytest.approx(16 * IB.beta, rel=REL)
 
@@ -148,15 +148,15 @@ def test_flat_ring_placement_matters_only_with_a_bottleneck(N, G):
     p, c_ = N * G, M / (N * G)
     ring = lambda bw: 2 * (p - 1) * (IB.alpha + c_ / bw)
     spine = VirtualCluster(TwoLevel(N, G, NV, IB, spine_oversubscription=2))
-    assert C.all_reduce(spine, nbytes=M).time == pytest.approx(ring(IB.beta / 2), rel=REL)
+    assert C.all_reduce(spine, nbytes=M, channels=1).time == pytest.approx(ring(IB.beta / 2), rel=REL)
     assert C.all_reduce(spine, nbytes=M, ranks=snake(N, G)).time == pytest.approx(ring(IB.beta), rel=REL)
     rr = np.arange(p).reshape(N, G).T.ravel()                   # rank r on node r mod N
     shared = VirtualCluster(TwoLevel(N, G, NV, IB, nics_per_node=G // 2))
     assert C.all_reduce(shared, nbytes=M, ranks=rr).time == pytest.approx(ring(IB.beta / 2), rel=REL)
-    assert C.all_reduce(shared, nbytes=M).time == pytest.approx(ring(IB.beta), rel=REL)
+    assert C.all_reduce(shared, nbytes=M, channels=1).time == pytest.approx(ring(IB.beta), rel=REL)
     plain = VirtualCluster(TwoLevel(N, G, NV, IB))
     for ranks in (None, snake(N, G), rr):
-        assert C.all_reduce(plain, nbytes=M, ranks=ranks).time == pytest.approx(ring(IB.beta), rel=REL)
+        assert C.all_reduce(plain, nbytes=M, ranks=ranks, channels=1).time == pytest.approx(ring(IB.beta), rel=REL)
 
 
 def test_nic_parameters_reject_bad_input():
@@ -363,7 +363,7 @@ def test_napkin_1_6_consistent_convention_is_the_engine():
     4.77× — and the engine on TwoLevel(8, 8) gives exactly these."""
     b = TB.napkin_1_6()["consistent"]
     c = VirtualCluster(TwoLevel(8, 8, NVLINK4_CHAPTER, TB.NM_1_6["inter"]))
-    assert C.all_reduce(c, nbytes=M).time == pytest.approx(b.flat, rel=REL)
+    assert C.all_reduce(c, nbytes=M, channels=1).time == pytest.approx(b.flat, rel=REL)
     assert C.all_reduce(c, nbytes=M, algorithm="hierarchical").time == pytest.approx(b.total, rel=REL)
     assert round(b.flat * 1e3, 3) == 39.753 and round(b.total * 1e3, 3) == 8.327
     assert round(b.speedup, 2) == 4.77

@@ -459,7 +459,7 @@ total = rs + inter + ag
 
 cluster = VirtualCluster(TwoLevel(nodes, g, nv0, ib0))
 hier = all_reduce(cluster, nbytes=n, algorithm="hierarchical").time
-flat = all_reduce(cluster, nbytes=n).time
+flat = all_reduce(cluster, nbytes=n, channels=1).time
 print(f"reduce-scatter {rs / ms:.4f} ms + {tr('节点间', 'inter-node')} all-reduce {inter / ms:.4f} ms "
       f"+ all-gather {ag / ms:.4f} ms = {total / ms:.4f} ms ({tr('模拟器', 'simulator')}: {hier / ms:.4f} ms)")
 print(f"{tr('扁平 ring', 'flat ring')}: {flat / ms:.3f} ms = {flat / hier:.2f} × {tr('层次化', 'hierarchical')}")

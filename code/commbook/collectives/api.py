@@ -16,6 +16,7 @@ from ..checks import check_count, check_size
 from ..comm_sim import OPS, SUPPORTED_DTYPES, RunResult, VirtualCluster, chunk_bounds
 from ..double_tree import double_tree_optimum
 from ..topology import Topology
+from .channels import split as channel_split
 from .reference import Reference, check_equal
 from .registry import algorithm as lookup, nestable
 from .schedule import IN, grid
@@ -115,8 +116,8 @@ def avg(x: np.ndarray, p: int) -> np.ndarray:
 def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
                nbytes: float | None = None, algorithm: str = "ring", op: str = "sum",
                ranks: Sequence[int] | None = None, inter_algorithm: str = "ring",
-               chunks: int | None = None, order: str | None = None, servers: int | None = None,
-               check: bool = True, trace: bool = False) -> RunResult:
+               channels: int | None = None, chunks: int | None = None, order: str | None = None,
+               servers: int | None = None, check: bool = True, trace: bool = False) -> RunResult:
     """All-reduce: every rank ends with the reduction of all ranks' buffers.
 
     ``algorithm``: a name of :func:`~commbook.collectives.registry.names` ``("all_reduce")``
@@ -127,6 +128,13 @@ def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
     order of ``rabenseifner`` (``far_first``, the default, or ``near_first``);
     ``servers`` the number K of ``parameter_server`` shards.  ``leader`` (via node leaders)
     needs a TwoLevel cluster, ``torus_rings`` a Torus.
+
+    ``channels`` (ring, tree, double tree): how many copies of the algorithm run at once,
+    each over its own part of the buffer and in its own rank order
+    (:mod:`commbook.collectives.channels`).  The ring's default is the one NCCL runs: on a
+    :class:`~commbook.topology.TwoLevel` cluster of several nodes one channel per NIC
+    (:meth:`~commbook.topology.TwoLevel.ring_channels`), elsewhere 1; ``channels=1`` is the
+    single ring of the textbook derivations.  Trees default to 1.
     """
     algo = lookup("all_reduce", algorithm)
     inp = Inputs(cluster, data, nbytes, ranks)
@@ -135,8 +143,12 @@ def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
         for b in inp.bufs:
             b.append(np.empty_like(b[IN]))  # scratch (OUT) for schedules that need one
     topo = cluster.topology
+    if channels is not None and "channels" not in algo.params:
+        raise ValueError(f"all_reduce algorithm {algo.name!r} takes no parameter 'channels'")
     if inp.q == 1:
         _params(algo, order=order, servers=servers)     # a parameter it does not take still fails
+        if channels is not None:
+            check_count(channels, "channels")
         schedule = []
     elif algo.scope == "topology":
         _require_natural(inp, topo, f"the {algo.en} all-reduce")
@@ -146,9 +158,15 @@ def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
     else:
         if algo.name == "innet":
             topo.innet_latency_bandwidth(inp.ranks)  # raises on direct networks
+        if "channels" in algo.params:
+            k = (topo.ring_channels(inp.ranks) if algo.name == "ring" else 1) if channels is None \
+                else check_count(channels, "channels")
+            groups = channel_split(topo, inp.ranks, inp.n, inp.size_only, k)
+        else:
+            k, groups = 1, inp.one_group()
         if "chunks" in algo.params and chunks is None:
-            chunks = _best_chunks(topo, inp)
-        schedule = algo.builder(*inp.one_group(), inp.size_only,
+            chunks = _best_chunks(topo, inp, k)
+        schedule = algo.builder(*groups, inp.size_only,
                                 **_params(algo, chunks=chunks, order=order, servers=servers))
     res = inp.run(schedule, op, trace, "all_reduce", algo.name)
     if inp.bufs is not None:
@@ -159,13 +177,14 @@ def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
     return res
 
 
-def _best_chunks(topology: Topology, inp: Inputs) -> int:
-    """The double tree's best chunk count on the topology's link (one link class only)."""
+def _best_chunks(topology: Topology, inp: Inputs, channels: int) -> int:
+    """The double tree's best chunk count for one channel's part of the buffer on the
+    topology's link (one link class only)."""
     link = getattr(topology, "link", None)
     if link is None:
         raise ValueError(f"give chunks= for the double tree on {topology.name}: "
                          "its best chunk count is known only for a single link class")
-    return double_tree_optimum(inp.q, inp.n * inp.itemsize, link.alpha, link.beta)[0]
+    return double_tree_optimum(inp.q, inp.n * inp.itemsize / channels, link.alpha, link.beta)[0]
 
 
 def _params(algo, **given) -> dict:

@@ -12,11 +12,13 @@ by the API with it.  Closed forms take ``(p, n, alpha, beta, **params)``.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable
 
 from .. import cost, double_tree
+from ..checks import check_count
 from . import alltoall, butterfly, composite, direct, ring, trees
 from . import full_buffer
 from . import tiers
@@ -47,19 +49,32 @@ class Algorithm:
         return self.zh if lang == "zh" else self.en
 
 
+def _channels(form: Callable) -> Callable:
+    """A closed form on one link class that also takes ``channels``: k channels of n/k
+    send through the same ports as one of n, so the time does not depend on k (what
+    channels buy across nodes is :func:`commbook.collectives.channels.ring_time_two_level`)."""
+    @functools.wraps(form)
+    def with_channels(p, n, alpha, beta, channels: int = 1, **params):
+        check_count(channels, "channels")
+        return form(p, n, alpha, beta, **params)
+    return with_channels
+
+
 _A = Algorithm
 _DECLARED = [
     # ------------------------------------------------------------------ all-reduce
-    _A("all_reduce", "ring", "ring", "ring", ring.allreduce_ring, cost.allreduce_ring),
+    _A("all_reduce", "ring", "ring", "ring", ring.allreduce_ring, _channels(cost.allreduce_ring),
+       params=("channels",)),
     _A("all_reduce", "rd", "recursive doubling", "递归倍增", butterfly.allreduce_rd,
        cost.allreduce_rd, aliases=("recursive_doubling",)),
     _A("all_reduce", "rabenseifner", "Rabenseifner (halving–doubling)", "Rabenseifner（递归减半加倍）",
        butterfly.allreduce_rabenseifner, cost.allreduce_rabenseifner,
        aliases=("butterfly", "recursive_halving_doubling"), params=("order",)),
-    _A("all_reduce", "tree", "binomial tree", "二项树", trees.allreduce_tree, cost.allreduce_tree,
-       aliases=("binomial", "binomial_tree")),
+    _A("all_reduce", "tree", "binomial tree", "二项树", trees.allreduce_tree, _channels(cost.allreduce_tree),
+       aliases=("binomial", "binomial_tree"), params=("channels",)),
     _A("all_reduce", "double_tree", "double binary tree", "双二叉树", trees.allreduce_double_tree,
-       double_tree.allreduce_double_tree, aliases=("dbtree", "double_binary_tree"), params=("chunks",)),
+       _channels(double_tree.allreduce_double_tree), aliases=("dbtree", "double_binary_tree"),
+       params=("chunks", "channels")),
     _A("all_reduce", "double_binomial", "two binomial trees (unpipelined)", "双二项树（不流水）",
        trees.allreduce_double_binomial, cost.allreduce_double_binomial),
     _A("all_reduce", "naive", "naive (via rank 0)", "朴素（经 0 号汇总）", direct.allreduce_naive,
@@ -229,11 +244,11 @@ def nestable(name: str) -> Algorithm:
     time) and those that take parameters (the double tree's chunk count) — so every time
     the model gives has a schedule with the same parameters.  Parameters whose default
     the schedule and the closed form share (the butterfly's ``order``, the parameter
-    server's ``servers``) run nested at that default."""
+    server's ``servers``, one channel) run nested at that default."""
     a = algorithm("all_reduce", name)
     def fits(x: Algorithm) -> bool:
         return (x.scope == "groups" and x.name != "innet"
-                and set(x.params) <= {"order", "servers"})
+                and set(x.params) <= {"order", "servers", "channels"})
 
     if not fits(a):
         valid = [x.name for x in ALGORITHMS["all_reduce"].values() if fits(x)]

@@ -140,8 +140,9 @@ def three_tier_example(n: float = 1e9, racks: int = 4, nodes_per_rack: int = 4, 
     """The chapter's 128-GPU example (4 racks x 4 nodes x 8 GPUs, 2:1 between racks),
     with the assumptions it leaves out made explicit: M = 1 GB (as Napkin Math 1.6), the
     links of Table 1 (spine links = ``inter``).  Returns the multi-level all-reduce by
-    the closed form and by the simulator, the flat ring in rank order (its node-crossing
-    hops change rails, so they cross the spine) and in a rail-aligned (snake) order, and
+    the closed form and by the simulator, the single flat ring in rank order (its
+    node-crossing hops change rails, so they cross the spine) and in a rail-aligned
+    (snake) order, and
     the bytes per GPU that cross racks (from ``link_bytes``)."""
     topo = ThreeTier(racks, nodes_per_rack, gpus_per_node, intra, inter,
                      rack_oversubscription=rack_oversubscription)
@@ -155,7 +156,8 @@ def three_tier_example(n: float = 1e9, racks: int = 4, nodes_per_rack: int = 4, 
     sent_across = spine_up / topo.p                   # bytes per GPU through the spine
     payload = sent_across / (2 * (R - 1) / R) if R > 1 else 0.0
     return {"topology": topo, "model": t_allreduce_tiers(topo, n), "sim": hier.time,
-            "flat": all_reduce(c, nbytes=n).time, "flat_aligned": all_reduce(c, nbytes=n, ranks=snake).time,
+            "flat": all_reduce(c, nbytes=n, channels=1).time,
+            "flat_aligned": all_reduce(c, nbytes=n, ranks=snake).time,
             "cross_rack_payload": payload, "reduction": n / payload if payload else float("inf")}
 
 

@@ -102,6 +102,18 @@ class Topology:
         modelled); :class:`~commbook.topology.SwitchTree` records them."""
         return np.zeros(self.n_resources)
 
+    def ring_channels(self, devices: np.ndarray) -> int:
+        """How many ring channels NCCL runs over ``devices`` here at the least: one per NIC
+        the ring crosses nodes through (see :class:`~commbook.topology.TwoLevel`); 1 on a
+        topology without NICs."""
+        return 1
+
+    def channel_orders(self, devices: np.ndarray, channels: int) -> np.ndarray:
+        """The ring order of each channel over ``devices``, shape (channels, len(devices)).
+        Here every channel follows the given order: channels share the same ports and
+        links, and each carries its own part of the buffer."""
+        return np.tile(np.asarray(devices, dtype=np.int64), (channels, 1))
+
     def check_device(self, d: int) -> int:
         """Return ``d`` if it names a device of this topology, else raise ValueError."""
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):

@@ -20,6 +20,20 @@ only counts the bytes a rail forwards, e.g. for the rail table).  A message pays
 highest tier it reaches: ``intra``, ``inter`` or ``spine``.  With the defaults the spine
 never binds and a flat ring's time does not depend on rank placement; shared NICs or an
 oversubscribed spine make it depend on where the ring's cross-node hops land.
+
+**PXN** (``pxn=True``): a message to another node leaves through the sending node's NIC on
+the *receiver's* rail; when the sender sits on another rail it first crosses NVLink to a
+GPU of that NIC (the sender's NVLink port out, that GPU's port in), so traffic between
+nodes never crosses the spine inside a rack.  NCCL does this from 2.12 on for
+point-to-point traffic (``NCCL_P2P_PXN_LEVEL``, default 2: src/graph/search.cc:1314-1376
+of NCCL v2.29.2-1), and its rings enter and leave every node through one NIC
+("NET n -> GPU a -> … -> GPU x -> NET n", search.cc:762; the NIC check, search.cc:559-575).
+
+**Ring channels.**  NCCL runs several rings at once, each over a part of the buffer
+(:meth:`TwoLevel.channel_orders`): channel ``c`` enters every node at a GPU of NIC
+``c mod nics_per_node`` and visits the node's GPUs from there, so with ``pxn=True`` its
+hop between nodes stays on that NIC's rail, and ``nics_per_node`` channels (or a
+multiple) use every NIC once.
 """
 from __future__ import annotations
 
@@ -69,6 +83,7 @@ class TwoLevel(Topology):
     spine_oversubscription : divides each leaf's link to the spine (nodes x spine.beta):
         what rail-misaligned traffic crosses.
     spine : link class of the leaf-spine links (default ``inter``).
+    pxn : route messages between nodes over the receiver's rail (see the module docstring).
 
     Device id = node * gpus_per_node + local index.
     """
@@ -76,20 +91,24 @@ class TwoLevel(Topology):
     def __init__(self, nodes: int, gpus_per_node: int, intra: Link, inter: Link,
                  oversubscription: float = 1.0, *, nics_per_node: int | None = None,
                  nic_of_gpu: Sequence[int] | None = None, spine_oversubscription: float = 1.0,
-                 spine: Link | None = None):
+                 spine: Link | None = None, pxn: bool = False):
         self._build(1, check_p(nodes, "nodes"), gpus_per_node, intra, inter, oversubscription,
                     nics_per_node, nic_of_gpu, check_ratio(spine_oversubscription, "spine_oversubscription"),
-                    spine)
+                    spine, pxn)
         extra = [f"{self.nics_per_node} NICs/node"] if self.nics_per_node != self.gpus_per_node else []
         if not np.array_equal(self.nic_of_gpu, np.arange(self.gpus_per_node) // (self.gpus_per_node // self.nics_per_node or 1)):
             extra.append(f"NIC of GPU {self.nic_of_gpu.tolist()}")
         extra += [f"spine {self.spine_oversubscription:g}:1"] if self.spine_oversubscription != 1 else []
+        extra += ["PXN"] if self.pxn else []
         self.name = (f"TwoLevel({self.nodes} nodes x {self.gpus_per_node} GPUs, {intra.name} + {inter.name}"
                      + "".join(f", {e}" for e in extra) + ")")
 
     # ------------------------------------------------------------------ tables
     def _build(self, racks, nodes_per_rack, gpus_per_node, intra, inter, oversubscription, nics,
-               nic_of_gpu, spine_oversubscription, spine) -> None:
+               nic_of_gpu, spine_oversubscription, spine, pxn) -> None:
+        if not isinstance(pxn, (bool, np.bool_)):
+            raise TypeError(f"pxn must be True or False, got {pxn!r}")
+        self.pxn = bool(pxn)
         self.racks, self.nodes_per_rack = racks, nodes_per_rack
         self.nodes = N = racks * nodes_per_rack
         self.gpus_per_node = G = check_p(gpus_per_node, "gpus_per_node")
@@ -98,6 +117,10 @@ class TwoLevel(Topology):
         self.intra, self.inter = check_link(intra, "intra"), check_link(inter, "inter")
         self.spine = self.inter if spine is None else check_link(spine, "spine")
         self.nics_per_node, self.nic_of_gpu = K, nic = _nic_map(G, nics, nic_of_gpu)
+        # the first GPU of each NIC (-1 for a NIC no GPU uses): where PXN relays
+        self._nic_gpu = np.full(K, -1, dtype=np.int64)
+        for g in range(G - 1, -1, -1):
+            self._nic_gpu[nic[g]] = g
         self.p = P = N * G
         L = racks * K
         users = np.bincount(nic, minlength=K)
@@ -178,16 +201,26 @@ class TwoLevel(Topology):
             return [src]
         if src // G == dst // G:
             return [src, f"nvswitch{src // G}", dst]
-        ls, ld = (self._leaf_names[int(self.leaf_of(d))] for d in (src, dst))
-        return [src, ls, dst] if ls == ld else [src, ls, "spine", ld, dst]
+        ld = self._leaf_names[int(self.leaf_of(dst))]
+        if self.pxn:
+            ks, kd = (int(self.rail_of(d)) for d in (src, dst))
+            relay = src // G * G + int(self._nic_gpu[kd])
+            ls = self._leaf_names[int(self.node_of(src)) // self.nodes_per_rack * self.nics_per_node + kd]
+            head = [src] if ks == kd else [src, f"nvswitch{src // G}", relay]
+        else:
+            ls, head = self._leaf_names[int(self.leaf_of(src))], [src]
+        return head + ([ls, dst] if ls == ld else [ls, "spine", ld, dst])
 
     # ------------------------------------------------------------------ simulator
     def message_costs(self, src, dst):
         P, G, K, b = self.p, self.gpus_per_node, self.nics_per_node, self._base
         ns, nd = src // G, dst // G
         ks, kd = self.nic_of_gpu[src % G], self.nic_of_gpu[dst % G]
-        ls, ld = self.leaf_of(src), self.leaf_of(dst)
         cross = ns != nd
+        relay = cross & (ks != kd) if self.pxn else np.zeros_like(cross)
+        if self.pxn:              # leave through the NIC on the receiver's rail
+            ks = kd
+        ls, ld = ns // self.nodes_per_rack * K + ks, self.leaf_of(dst)
         spine = cross & (ls != ld)
         lat = np.where(spine, self.spine.alpha, np.where(cross, self.inter.alpha, self.intra.alpha))
         idle = self.n_resources
@@ -196,10 +229,36 @@ class TwoLevel(Topology):
         if cross.any():           # columns every message would leave idle are not built
             cols += [np.where(cross, b["up"] + ns, idle), np.where(cross, b["down"] + nd, idle),
                      np.where(cross, b["leaf"] + ls, idle)]
+        if relay.any():           # PXN: over NVLink to the GPU of that NIC first
+            cols += [np.where(relay, src, idle), np.where(relay, P + ns * G + self._nic_gpu[kd], idle)]
         if spine.any():
             cols += [np.where(spine, b["leaf"] + ld, idle), np.where(spine, b["leaf_up"] + ls, idle),
                      np.where(spine, b["leaf_down"] + ld, idle)]
         return lat, np.stack(cols, axis=1)
+
+    def ring_channels(self, devices) -> int:
+        """One channel per NIC a GPU uses, when ``devices`` are all GPUs in their natural
+        order across several nodes (NCCL: at least one ring channel per NIC); else 1."""
+        if self.nodes == 1 or not np.array_equal(np.asarray(devices), np.arange(self.p)):
+            return 1
+        return int(np.unique(self.nic_of_gpu).size)
+
+    def channel_orders(self, devices, channels: int) -> np.ndarray:
+        """Ring order of each channel: over all GPUs in their natural order on several
+        nodes, channel ``c`` visits the nodes in turn and, inside each, starts at a GPU of
+        NIC ``c mod K`` (K the NICs in use; the channels of one NIC take its GPUs in turn)
+        and goes round the node from there; otherwise every channel follows ``devices``."""
+        devices = np.asarray(devices, dtype=np.int64)
+        if self.nodes == 1 or not np.array_equal(devices, np.arange(self.p)):
+            return super().channel_orders(devices, channels)
+        G, used = self.gpus_per_node, np.unique(self.nic_of_gpu)
+        nodes = np.arange(self.nodes)[:, None] * G
+        rows = []
+        for c in range(channels):
+            gpus = np.flatnonzero(self.nic_of_gpu == used[c % used.size])
+            first = gpus[(c // used.size) % gpus.size]
+            rows.append((nodes + (first + np.arange(G)) % G).ravel())
+        return np.stack(rows)
 
     def innet_latency_bandwidth(self, devices):
         """NVLink SHARP inside one node; across nodes SHARP in the IB switches, at the NIC
@@ -249,14 +308,14 @@ class ThreeTier(TwoLevel):
     def __init__(self, racks: int, nodes_per_rack: int, gpus_per_node: int, intra: Link, inter: Link,
                  spine: Link | None = None, rack_oversubscription: float = 1.0, *,
                  nics_per_node: int | None = None, nic_of_gpu: Sequence[int] | None = None,
-                 oversubscription: float = 1.0):
+                 oversubscription: float = 1.0, pxn: bool = False):
         self._build(check_p(racks, "racks"), check_p(nodes_per_rack, "nodes_per_rack"), gpus_per_node,
                     intra, inter, oversubscription, nics_per_node, nic_of_gpu,
-                    check_ratio(rack_oversubscription, "rack_oversubscription"), spine)
+                    check_ratio(rack_oversubscription, "rack_oversubscription"), spine, pxn)
         self.rack_oversubscription = self.spine_oversubscription
         self.name = (f"ThreeTier({self.racks} racks x {self.nodes_per_rack} nodes x {self.gpus_per_node} GPUs, "
                      f"{intra.name} + {inter.name} + {self.spine.name}, "
-                     f"{self.rack_oversubscription:g}:1 between racks)")
+                     f"{self.rack_oversubscription:g}:1 between racks" + (", PXN)" if self.pxn else ")"))
 
     def rack_of(self, dev):
         return self.node_of(dev) // self.nodes_per_rack

@@ -296,7 +296,7 @@ def nic_load(nodes: int = 8, gpn: int = 8, n: float = 1 * GB, intra=FLAT["intra"
     for nics, tag in ((gpn, ""), (1, "_one_nic")):
         c = VirtualCluster(TwoLevel(nodes, gpn, intra, inter, nics_per_node=nics))
         for algo in ("ring", "hierarchical"):
-            r = coll.all_reduce(c, nbytes=n, algorithm=algo)
+            r = coll.all_reduce(c, nbytes=n, algorithm=algo, **({"channels": 1} if algo == "ring" else {}))
             nic = np.array([b for name, b in zip(r.link_names, r.link_bytes)
                             if ".nic" in name and name.endswith(".out")])
             out[f"{algo}{tag}"] = r.time
@@ -362,7 +362,7 @@ def placement_table(nodes: int = PLACEMENT["nodes"], gpn: int = PLACEMENT["gpn"]
     orders, rows = placement_ranks(nodes, gpn), []
     for key, kw in clusters:
         c = VirtualCluster(TwoLevel(nodes, gpn, intra, inter, **kw))
-        t = {k: coll.all_reduce(c, nbytes=n, ranks=r).time for k, r in orders.items()}
+        t = {k: coll.all_reduce(c, nbytes=n, ranks=r, channels=1).time for k, r in orders.items()}
         rows.append({"cluster": key, **t, "spread": max(t.values()) / min(t.values())})
     return Table(
         key="ch1-fall-place",

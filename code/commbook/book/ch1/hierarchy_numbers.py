@@ -95,7 +95,7 @@ def nm16() -> dict:
     b = TB.napkin_1_6(inter=inter)
     topo = TwoLevel(inputs["nodes"], inputs["gpus_per_node"], NVLINK4_CHAPTER, inter)
     c = VirtualCluster(topo)
-    sim = {"flat": coll.all_reduce(c, nbytes=inputs["n"]).time,
+    sim = {"flat": coll.all_reduce(c, nbytes=inputs["n"], channels=1).time,
            "hier": coll.all_reduce(c, nbytes=inputs["n"], algorithm="hierarchical").time}
     phases = {name: c.run(r).time for name, r in tier_phases(topo, inputs["n"], True, allreduce_ring)}
     return {**inputs, "p": inputs["nodes"] * inputs["gpus_per_node"], "nv_alpha": NVLINK4_CHAPTER.alpha,

@@ -45,7 +45,8 @@ class HierarchyExplorer(Explorer):
     def compute(self, nodes: int, gpus: int, intra: str, inter: str, n: float) -> Result:
         fast, slow = LINKS[intra], LINKS[inter]
         cluster = VirtualCluster(TwoLevel(nodes, gpus, fast, slow))
-        runs = {a: all_reduce(cluster, nbytes=n, algorithm=a) for a in ("ring", "hierarchical")}
+        runs = {"ring": all_reduce(cluster, nbytes=n, channels=1),
+                "hierarchical": all_reduce(cluster, nbytes=n, algorithm="hierarchical")}
         speedup = runs["ring"].time / runs["hierarchical"].time
         fig = fig_hierarchical_speedup(lang=self.lang, gpus=gpus, max_nodes=MAX_NODES, sizes=(n,),
                                        intra=fast, inter=slow)

@@ -207,7 +207,7 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
     for n in sizes:
         for N in nodes:
             c = VirtualCluster(TwoLevel(N, gpus_per_node, intra, inter))
-            flat = all_reduce(c, nbytes=n)
+            flat = all_reduce(c, nbytes=n, channels=1)
             hier = all_reduce(c, nbytes=n, algorithm="hierarchical")
             rows.append({"n": float(n), "nodes": N, "p": N * gpus_per_node, "flat": flat.time,
                          "flat_rounds": flat.rounds, "hier": hier.time, "hier_rounds": hier.rounds,
