@@ -68,8 +68,11 @@ __all__ = ["Node", "GPUS", "H100_8", "A100_8", "PRESETS", "COLLECTIVES", "Graphs
 MiB = 2 ** 20
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
 GPUS = {"H100": {"cc": 90, "nvlink_gen": 4, "max_nvlinks": 18},
-        "A100": {"cc": 80, "nvlink_gen": 3, "max_nvlinks": 12}}
-"""Compute capability, NVLink generation and NVLinks per GPU of the GPUs the model knows."""
+        "A100": {"cc": 80, "nvlink_gen": 3, "max_nvlinks": 12},
+        "H200": {"cc": 90, "nvlink_gen": 4, "max_nvlinks": 18}}
+"""Compute capability, NVLink generation and NVLinks per GPU of the GPUs one node is modelled
+for (H200: Hopper, NVLink 4 × 18 like H100).  Blackwell (SM100) and many nodes:
+:mod:`.nccl_cluster`."""
 
 
 def _int(x, name: str, lo: int, hi: int) -> int:

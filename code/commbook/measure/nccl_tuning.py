@@ -34,7 +34,8 @@ __all__ = [
     "BASE_LAT", "HW_LAT", "LL_MAX_BW", "PER_CH_MAX_RING_LL128_BW", "PER_CH_MAX_TREE_LL128_BW",
     "PER_CH_MAX_TREE_BW", "NVLS_EFFICIENCY", "TREE_CORRECTION", "NVLINK_BW", "SPEED_ARRAY_INTRA",
     "RING_LL_FACTOR", "RING_LL128_FACTOR", "TREE_AR_FACTOR", "TREE_LL_FACTOR", "TREE_LL128_FACTOR_1NODE",
-    "MAXCHANNELS", "RING_MAX_CHANNELS", "NVLS_MAX_ARITY", "NVLS_NCHANNELS_SM90", "MAX_THREADS",
+    "MAXCHANNELS", "RING_MAX_CHANNELS", "NVLS_MAX_ARITY", "NVLS_NCHANNELS_SM90", "NVLS_NCHANNELS_SM100",
+    "NVLS_NCHANNELS_SM100_NVL", "speed_key", "MAX_THREADS",
     "THREAD_THRESHOLD", "compcap_index", "ring_graph", "tree_graph", "nvls_graph", "bandwidth",
     "latency", "tree_correction",
 ]
@@ -98,19 +99,28 @@ TREE_CORRECTION = (  # tuning.cc:580-584, powers of two 64 B ... (index log2(nBy
 """``treeCorrectionFactor`` per protocol, applied to tree all-reduce for log2(nBytes/64) < 23
 (tuning.cc:578-594): NCCL's own correction, not this module's."""
 
-NVLINK_BW = {80: 20.0, 90: 20.6}
-"""GB/s per NVLink: SM80_NVLINK_BW, SM90_NVLINK_BW (src/graph/topo.h:19-20).  A GPU's link to
-an NVSwitch carries ``count × NVLINK_BW`` (src/graph/topo.cc:612-613)."""
+NVLINK_BW = {80: 20.0, 90: 20.6, 100: 40.1}
+"""GB/s per NVLink: SM80_NVLINK_BW, SM90_NVLINK_BW, SM100_NVLINK_BW (src/graph/topo.h:19-20,
+22).  A GPU's link to an NVSwitch carries ``count × NVLINK_BW`` (src/graph/topo.cc:612-613)."""
 SPEED_ARRAY_INTRA = {
     80: (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0),
     90: (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
+    100: (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0),
 }
-"""Per-channel speeds the one-node search tries, fastest first (search.cc:976, 981)."""
+"""Per-channel speeds the one-node search tries, fastest first (search.cc:976, 981, 986;
+chosen by compute capability, search.cc:1089-1091)."""
+
+
+def speed_key(cc: int) -> int:
+    """Key of the speed arrays for compute capability ``cc``: 100, 90 or 80 (search.cc:1090-1094)."""
+    return 100 if cc >= 100 else 90 if cc >= 90 else 80
 
 MAXCHANNELS = 64                  # src/include/device.h:86
 RING_MAX_CHANNELS = MAXCHANNELS // 2   # src/init.cc:1061
 NVLS_MAX_ARITY = 32               # device.h:208
 NVLS_NCHANNELS_SM90 = 16          # src/transport/nvls.cc:148
+NVLS_NCHANNELS_SM100 = 32         # nvls.cc:149 (Blackwell, more than one NVLink domain)
+NVLS_NCHANNELS_SM100_NVL = 24     # nvls.cc:150 (Blackwell, one node or one MNNVL domain; nvls.cc:180-194)
 MAX_THREADS = {"LL": 512, "LL128": 640, "Simple": 512}
 """Threads per channel: NCCL_LL_MAX_NTHREADS, NCCL_LL128_MAX_NTHREADS, NCCL_SIMPLE_MAX_NTHREADS
 (device.h:92, 109, 90; ring and tree, tuning.cc:231-243, above PCI speed)."""
@@ -142,7 +152,7 @@ def ring_graph(link_bw: float, cc: int) -> tuple[int, float]:
     < 50 and more than 4 channels.  Pass 2 (search.cc:1194-1200) tries faster speeds with
     the same channel count, which on a switch never fits after a doubling.
     """
-    speeds = SPEED_ARRAY_INTRA[90 if cc >= 90 else 80]
+    speeds = SPEED_ARRAY_INTRA[speed_key(cc)]
     i = next((k for k, s in enumerate(speeds) if s <= link_bw), len(speeds) - 1)
     best = (0, 0.0)
     for s in speeds[i:]:
@@ -171,7 +181,7 @@ def tree_graph(link_bw: float, cc: int, n_channels: int, ngpus: int) -> tuple[in
     and ``nChannels·speed ≤ link_bw·ngpus/(ngpus−1)`` (search.cc:1100-1101) at which a chain
     through the switch fits (``nChannels·speed ≤ link_bw``).  ncclTopoDupChannels cannot add
     channels here: its limit is min(2·nChannels, maxChannels) = nChannels (search.cc:967)."""
-    speeds = SPEED_ARRAY_INTRA[90 if cc >= 90 else 80]
+    speeds = SPEED_ARRAY_INTRA[speed_key(cc)]
     scaled = link_bw * ngpus / (ngpus - 1)
     for s in speeds:
         if s <= link_bw and n_channels * s <= scaled + 1e-9 and _fits(n_channels, s, link_bw):
@@ -182,21 +192,21 @@ def tree_graph(link_bw: float, cc: int, n_channels: int, ngpus: int) -> tuple[in
 def nvls_graph(link_bw: float, cc: int, ngpus: int) -> tuple[int, float, float]:
     """(nChannels, bwIntra, bwInter) of the one-node NVLS graph.
 
-    One channel per GPU, all required (search.cc:1064, 1069-1072: min = max =
-    min(32, ngpus)).  A channel with head g moves ``speed`` over every GPU's switch link
-    and ``2·speed`` over g's (search.cc:386-401, ncclTopoSearchTryNvls), so ngpus channels
-    need ``(ngpus+1)·speed ≤ link_bw``: the first such speed of the array, starting where
-    ``ngpus·speed ≤ link_bw·ngpus/(ngpus−1)``.  Pass 2 then raises bwInter, one step at a
+    One channel per head GPU, all required (search.cc:1064, 1069-1072: min = max =
+    n = min(32, ngpus)).  A channel with head g moves ``speed`` over every GPU's switch link
+    and ``2·speed`` over g's (search.cc:386-401, ncclTopoSearchTryNvls), so n channels
+    need ``(n+1)·speed ≤ link_bw``: the first such speed of the array, starting where
+    ``n·speed ≤ link_bw·ngpus/(ngpus−1)``.  Pass 2 then raises bwInter, one step at a
     time, while it is below ``2·bwIntra`` (search.cc:1201-1204); on one node nothing limits
     it, so it ends at the first speed ≥ 2·bwIntra or the top of the array.
     """
     if cc < 90:
         raise ValueError("NVLS needs compute capability >= 9.0 (search.cc:1062)")
-    speeds = SPEED_ARRAY_INTRA[90]
+    speeds = SPEED_ARRAY_INTRA[speed_key(cc)]
     n = min(NVLS_MAX_ARITY, ngpus)
     scaled = link_bw * ngpus / (ngpus - 1)
     for k, s in enumerate(speeds):
-        if s <= link_bw and n * s <= scaled + 1e-9 and (ngpus + 1) * s <= link_bw + 1e-9:
+        if s <= link_bw and n * s <= scaled + 1e-9 and (n + 1) * s <= link_bw + 1e-9:
             inter = k
             while inter > 0 and speeds[inter] < 2 * s:
                 inter -= 1
