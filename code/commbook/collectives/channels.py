@@ -7,6 +7,9 @@ the schedule builders (:mod:`commbook.collectives.schedule`): channel ``c`` runs
 builder over the ranks in the order :meth:`~commbook.topology.Topology.channel_orders`
 gives and over part ``c`` of the buffer (``chunk_bounds(n, channels)``: contiguous
 parts, sizes differing by at most one element), and all channels share the rounds.
+NCCL also gives each channel one contiguous part (``cbd.countLo``/``countMid``/``countHi``
+of the channels ``channelLo..channelHi``, src/enqueue.cc:645-696 of NCCL v2.29.2-1), cut
+in cells of a multiple of 16 bytes rather than in equal element counts.
 
 What channels change in the α–β model:
 
