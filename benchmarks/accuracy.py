@@ -6,8 +6,11 @@ Run from the repository root::
     .venv/bin/python benchmarks/accuracy.py --sizes    # + every size: busbw, error, NCCL's pick
     .venv/bin/python benchmarks/accuracy.py --strict   # exit 1 if a target is missed
 
-For each log of ``data/measured/nccl-tests/`` (8×H100 NCCL 2.29.2, 8×A100, Azure ND H100 v5)
-and each of all_reduce, all_gather and reduce_scatter it records, the median absolute
+For each log of ``data/measured/nccl-tests/`` — one node: 8×H100 NCCL 2.29.2, 8×A100, Azure
+ND H100 v5 (:mod:`commbook.measure.nccl_model`); many nodes, ``multinode/``: 2×8 H100 TCPXO,
+4×8 A100 and 12×8 H100 with SHARP, GB200 NVL72 in 1, 2 and 20 racks
+(:mod:`commbook.measure.nccl_cluster`, one preset each) — and each of all_reduce, all_gather
+and reduce_scatter it records, the number of sizes, the median and the worst absolute
 relative busbw error, for sizes >= 1 MiB and below 1 MiB, of
 
 (a) the predictor, :func:`commbook.measure.nccl_model.compare`: NCCL 2.29.2's choice and
@@ -16,7 +19,8 @@ relative busbw error, for sizes >= 1 MiB and below 1 MiB, of
 (b) an α–β ring fit to all of the log's sizes (:func:`commbook.measure.fit.fit_run`);
 and, for reference, NCCL's own model time alone (full channels, no overhead).
 
-Targets for (a): <= 10 % at >= 1 MiB, <= 25 % below.  Every log is compared with NCCL
+Targets for (a): median <= 10 % at >= 1 MiB and <= 25 % below, and the worst size >= 1 MiB
+<= 25 %.  Every log is compared with NCCL
 2.29.2's model: the 8×A100 log names no release (PROVENANCE.md dates it to the 2.18 era) and
 the A100 constants of releases 2.8 to 2.20 miss its targets by more than 2.29.2's do
 (PROVENANCE.md, "Which NCCL ran the 8x A100 log").  Not part of the test suite
@@ -30,9 +34,12 @@ import os
 import sys
 import time
 
+import numpy as np
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "code"))
 
 from commbook.measure import available_logs, load_log  # noqa: E402
+from commbook.measure import nccl_cluster  # noqa: E402
 from commbook.measure.nccl_model import COLLECTIVES, PRESETS, TARGETS, compare, graphs  # noqa: E402
 from commbook.measure.nccl_tuning import NCCL_COMMIT, NCCL_RELEASE  # noqa: E402
 
@@ -48,12 +55,33 @@ def comparisons():
     """(log, preset, Comparison) for every modelled collective of every known log."""
     out = []
     for name in available_logs():
-        if name not in LOGS:
+        if name not in LOGS and name not in nccl_cluster.LOG_PRESETS:
             continue
         for run in load_log(name):
-            if run.collective in COLLECTIVES:
+            if run.collective not in COLLECTIVES:
+                continue
+            if name in LOGS:
                 out.append((name, LOGS[name], compare(run, PRESETS[LOGS[name]])))
+            else:
+                key = nccl_cluster.LOG_PRESETS[name]
+                out.append((name, key, nccl_cluster.compare(run, nccl_cluster.PRESETS[key])))
     return out
+
+
+def worst(c, band: str) -> float:
+    """Largest |error| of the predictor in ``band``; NaN when the run has no size there."""
+    e = c.errors[c.band(band)]
+    return float(np.max(np.abs(e))) if e.size else math.nan
+
+
+def status(c, band: str) -> str:
+    """PASS / MISS against the targets ('' when the band is empty)."""
+    if not c.band(band).any():
+        return ""
+    ok = c.median(band) <= TARGETS[band]
+    if band == ">= 1 MiB":
+        ok = ok and worst(c, band) <= nccl_cluster.WORST_TARGET
+    return "PASS" if ok else "MISS"
 
 
 def _pct(x: float) -> str:
@@ -74,19 +102,27 @@ def main(argv=None) -> int:
         nvls = f", NVLS {g.nvls[0]} x {g.nvls[1]:g} GB/s" if g.nvls else ""
         print(f"  {key}: ring {g.ring[0]} x {g.ring[1]:g} GB/s, tree {g.tree[0]} x {g.tree[1]:g} GB/s{nvls}, "
               f"{g.runtime_channels} runtime channels")
-    print("\nmedian |busbw error| in %: predictor (a), alpha-beta ring fit (b), NCCL's own time; target for (a)")
-    head = (f"{'log':44s} {'collective':15s} {'band':9s} {'sizes':>5s} {'(a)':>6s} {'(b)':>6s} {'NCCL':>6s} "
-            f"{'target':>6s}  overhead")
-    print(head + "\n" + "-" * len(head))
+    for key, c in nccl_cluster.PRESETS.items():
+        g = nccl_cluster.graphs(c)
+        gs = ", ".join(f"{a} {x.n_channels} x {x.bw_intra:g}/{x.bw_inter:g}" for a, x in g.items())
+        print(f"  {key}: {c.nodes} x {c.gpus_per_node} {c.gpu}, {c.nics} x {c.nic_gbps:g} Gb/s {c.network}"
+              f"{' + SHARP' if c.sharp else ''}: {gs} GB/s, {nccl_cluster.comm_channels(c)} runtime channels")
+    print("\n|busbw error| in %: predictor (a) median and worst, alpha-beta ring fit (b) and NCCL's own time: "
+          "medians; targets for (a): median, worst")
+    head = (f"{'log':72s} {'collective':14s} {'band':9s} {'sizes':>5s} {'(a)':>6s} {'worst':>6s} {'(b)':>6s} "
+            f"{'NCCL':>6s} {'target':>9s}  overhead")
+    print(head + "\n" + "-" * (len(head) + 5))
     missed = 0
     for name, _, c in rows:
         for band, target in TARGETS.items():
             k = int(c.band(band).sum())
             med, fit, own = c.median(band), c.median(band, "fit"), c.median(band, "nccl")
-            status = "" if k == 0 else ("PASS" if med <= target else "MISS")
-            missed += status == "MISS"
-            print(f"{name:44s} {c.collective:15s} {band:9s} {k:5d} {_pct(med):>6s} {_pct(fit):>6s} {_pct(own):>6s} "
-                  f"{100 * target:5.0f}%  {c.overhead * 1e6:5.1f} us {status}")
+            st = status(c, band)
+            missed += st == "MISS"
+            tgt = f"{100 * target:3.0f}/{100 * nccl_cluster.WORST_TARGET:.0f}%" if band == ">= 1 MiB" else \
+                f"{100 * target:3.0f}%   "
+            print(f"{name:72s} {c.collective:14s} {band:9s} {k:5d} {_pct(med):>6s} {_pct(worst(c, band)):>6s} "
+                  f"{_pct(fit):>6s} {_pct(own):>6s} {tgt:>9s}  {c.overhead * 1e6:5.1f} us {st}")
     if args.sizes:
         for name, _, c in rows:
             p = c.prediction

@@ -287,8 +287,34 @@ def test_benchmark_script_prints_the_table():
         rc_plain, rc_strict = mod.main([]), mod.main(["--strict", "--sizes"])
     text = out.getvalue()
     assert rc_plain == 0 and rc_strict == (1 if MISSED else 0)
-    assert text.count("PASS") == 2 * len(MET) and text.count("MISS") == 2 * len(MISSED)
+    one_node = [ln for ln in text.splitlines() if ln.startswith((H100_LOG, A100_LOG, AZURE_LOG))]
+    passed = MET - set(WORST_MISSED)        # the table's PASS also needs the worst size >= 1 MiB <= 25 %
+    assert sum(ln.endswith("PASS") for ln in one_node) == 2 * len(passed)
+    assert sum(ln.endswith("MISS") for ln in one_node) == 2 * len(set(MISSED) | set(WORST_MISSED))
     assert "ebd1e92" in text and "nvls/Simple, 16" in text
+
+
+WORST_TARGET = 0.25
+WORST_MISSED = {
+    (A100_LOG, "all_reduce", ">= 1 MiB"):
+        "worst 91.2 % at 1 MiB (44.9 % at 16 MiB): the log is flat at ~101 us from 1 to 4 MiB where NCCL's ring LL/LL128 time "
+        "rises with the size (see the median's reason)",
+    (AZURE_LOG, "all_reduce", ">= 1 MiB"):
+        "worst 29.0 % at 16 MiB (28.8 % at 8 MiB, 25.2 % at 32 MiB): from 4 to 64 MiB the log's NVLS all-reduce "
+        "is t = 41.7 us + n / 220.6 GB/s (fit_point_to_point, rms 5.8 %), where NCCL 2.29.2's NVLS has 25 us and "
+        "n / 272 GB/s (476 GB/s busbw); the log ran NCCL 2.18.5, and its NCCL_DEBUG=INFO tuning table would settle "
+        "which latency that release gave NVLS",
+}
+
+
+@pytest.mark.parametrize("log, coll", [
+    pytest.param(log, coll, marks=pytest.mark.xfail(strict=True, reason=WORST_MISSED[(log, coll, ">= 1 MiB")]))
+    if (log, coll, ">= 1 MiB") in WORST_MISSED else (log, coll)
+    for log, coll, band in CASES if band == ">= 1 MiB"])
+def test_worst_size_at_least_1_mib(log, coll):
+    node = A100_8 if log == A100_LOG else H100_8
+    c = compare(next(r for r in load_log(log) if r.collective == coll), node)
+    assert np.max(np.abs(c.errors[c.band(">= 1 MiB")])) <= WORST_TARGET
 
 
 # ---------------------------------------------------------------- bad input

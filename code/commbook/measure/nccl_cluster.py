@@ -49,7 +49,7 @@ __all__ = ["GPU_SPECS", "NETWORKS", "NIC_SPEEDS", "Cluster", "PRESETS", "LOG_PRE
            "COREWEAVE_A100_4x8_SHARP", "COREWEAVE_H100_12x8_SHARP", "GB200_NVL72_1", "GB200_NVL72_2",
            "GB200_NVL72_20", "graphs",
            "comm_channels", "unavailable", "table", "algo_time", "choose", "runtime_channels", "predict",
-           "compare", "ClusterPrediction", "predict_cluster"]
+           "compare", "WORST_TARGET", "ClusterPrediction", "predict_cluster"]
 
 @lru_cache(maxsize=None)
 def graphs(c: Cluster) -> dict[str, N.Graph]:
@@ -301,6 +301,8 @@ LOG_PRESETS = {
     "multinode/gb200x1440_coreweave_nvl72_20racks_nccl2.26.2_allreduce.log": "gb200-nvl72-20",
 }
 """Which preset each multi-node log ran on (data/measured/nccl-tests/PROVENANCE.md)."""
+WORST_TARGET = 0.25
+"""The largest |busbw error| allowed at any size >= 1 MiB of a log (benchmarks/accuracy.py)."""
 
 
 # ---------------------------------------------------------------- a reader's own cluster
