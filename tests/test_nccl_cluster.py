@@ -251,7 +251,9 @@ def test_benchmark_script_covers_every_log():
 
 # ---------------------------------------------------------------- a reader's cluster
 def test_predict_cluster_docstring_and_views():
-    assert doctest.testmod(C).failed == 0
+    assert doctest.testmod(C).failed == 0 and doctest.testmod(N).failed == 0
+    named = C.predict_cluster("H100", 2, 8, 8, "NDR", sizes=[GiB])
+    assert named.cluster.nic_gbps == 400 and named.cluster.nic_bw == 400 * 1000 / 8000   # topo.cc:384
     p = C.predict_cluster(gpu="H100", nodes=8, gpus_per_node=8, nics=8, nic_gbps=400, sizes=[GiB, 2 * GiB])
     # hierarchical (commbook.cost): NVLink 4 (alpha 2 us, 450 GB/s) ring reduce-scatter + all-gather in
     # the node, a ring across 8 nodes on n/8 over each GPU's share of the NICs (8 x 50 GB/s / 8, alpha 5 us)
@@ -270,7 +272,7 @@ def test_predict_cluster_docstring_and_views():
     (dict(nic_gbps="400"), TypeError, "nic_gbps"), (dict(network="ethernet"), ValueError, "network"),
     (dict(network="roce", sharp=True), ValueError, "sharp"), (dict(cpu="power"), ValueError, "cpu"),
     (dict(pcie_gen=7), ValueError, "pcie_gen"), (dict(gpus_per_node=73), ValueError, "gpus_per_node"),
-    (dict(collective="all_to_all"), ValueError, "collective"),
+    (dict(collective="all_to_all"), ValueError, "collective"), (dict(nic_gbps="QDR"), ValueError, "nic_gbps"),
 ])
 def test_bad_input(kwargs, err, match):
     args = dict(gpu="H100", nodes=2, gpus_per_node=8, nics=8, nic_gbps=400) | kwargs

@@ -12,7 +12,10 @@
   ``commbook.measured/1``), each with its source.
 * :mod:`.nccl_model` (constants and formulas in :mod:`.nccl_tuning`, NCCL 2.29.2) predicts
   the time and busbw NCCL picks for all-reduce, all-gather and reduce-scatter on one
-  NVSwitch node; ``benchmarks/accuracy.py`` prints its error against every recorded log.
+  NVSwitch node; :mod:`.nccl_cluster` (multi-node constants and graphs in :mod:`.nccl_net`)
+  on N nodes × G GPUs, with presets of the recorded multi-node logs and
+  :func:`.nccl_cluster.predict_cluster` for a reader's cluster; ``benchmarks/accuracy.py``
+  prints their error against every recorded log.
 
 This package sits above the core: it uses :mod:`commbook.bandwidth` and the algorithm
 registry of :mod:`commbook.collectives`; nothing in the core imports it.

@@ -19,7 +19,7 @@ Simplifications, honestly:
   on 8×H100, 18 × 20.6 = 370.8 GB/s per GPU gives ring and tree 12 channels × 30 GB/s and
   NVLS 8 channels × 40 GB/s; on 8×A100, 12 × 20 = 240 GB/s gives 12 × 20.  Direct NVLink
   meshes (``nvswitch=False``) are not modelled.  Across nodes NCCL adds NET latencies,
-  ``bwInter``, CollNet (SHARP) and NVLS-Tree; on one node CollNet is off unless a SHARP
+  ``bwInter``, CollNet (SHARP) and NVLS-Tree (:mod:`.nccl_cluster`); on one node CollNet is off unless a SHARP
   network is configured (tuning.cc:468-471), NVLS-Tree is off (tuning.cc:466) and PAT needs
   one GPU per node (tuning.cc:206): :func:`unavailable` says so per pair.  ``nics`` describes
   the node; no one-node quantity of NCCL's model uses it.

@@ -35,6 +35,12 @@ the C2C link, NICs ``nics`` per node of ``nic_bw`` GB/s, crossNic off — this m
 
 ``latency_inter`` (graph->latencyInter, search.cc:685) is the NIC's reported latency: 0 for
 NCCL's IB and socket transports (src/transport/net_ib/init.cc:401, net_socket.cc:121).
+:class:`Cluster` describes the system (GPU, nodes, GPUs and NICs per node, network, SHARP).
+
+>>> nic_bw(400), pcie_bw(5)                       # NDR as NCCL reads it; PCIe Gen5 x16
+(50.0, 48.0)
+>>> net_graphs(90, 18 * 20.6, 8, 8, 50.0, 48.0, nvls=True)["ring"]
+Graph(n_channels=8, bw_intra=48.0, bw_inter=48.0)
 """
 from __future__ import annotations
 
