@@ -269,7 +269,7 @@ def test_predict_cluster_docstring_and_views():
 @pytest.mark.parametrize("kwargs, err, match", [
     (dict(gpu="V100"), ValueError, "gpu"), (dict(nodes=0), ValueError, "nodes"),
     (dict(nodes=2.0), TypeError, "nodes"), (dict(nics=0), ValueError, "nics"),
-    (dict(nic_gbps="400"), TypeError, "nic_gbps"), (dict(network="ethernet"), ValueError, "network"),
+    (dict(nic_gbps=[400]), TypeError, "nic_gbps"), (dict(network="ethernet"), ValueError, "network"),
     (dict(network="roce", sharp=True), ValueError, "sharp"), (dict(cpu="power"), ValueError, "cpu"),
     (dict(pcie_gen=7), ValueError, "pcie_gen"), (dict(gpus_per_node=73), ValueError, "gpus_per_node"),
     (dict(collective="all_to_all"), ValueError, "collective"), (dict(nic_gbps="QDR"), ValueError, "nic_gbps"),
