@@ -9,7 +9,7 @@ from the NICs, the NET-dependent per-channel caps, and four algorithms: CollNet 
 chain (SHARP; need ``NCCL_COLLNET_ENABLE=1``: :attr:`Cluster.sharp`), NVLS across nodes
 (needs CollNet too, tuning.cc:468-471, enqueue.cc:1910) and NVLS-Tree (NVLS in the node, a
 tree across), and PAT for all-gather / reduce-scatter with one GPU per node (tuning.cc:206).
-A "node" is one NVLink domain: a GB200 NVL72 rack is one node of 72 GPUs (MNNVL).
+A "node" is one NVLink domain (src/init.cc:795): a GB200 NVL72 rack is one node of 72 GPUs.
 
 What is assumed, honestly:
 
