@@ -285,7 +285,7 @@ def compare(run: Run, c: Cluster, placement: str | None = None, overhead: float 
 A3_MEGA_2x8 = Cluster("H100", 2, 8, nics=8, nic_gbps=200, network="tcpxo", cpu="intel")
 """Google Cloud A3 Mega, 2 × 8 H100 (the TCPXO log): 8 GPUDirect-TCPXO NICs of 200 Gb/s per
 node (Google's A3 Mega description), seen by NCCL through the TCPXO net plugin as 25 GB/s NICs
-with latency 0; PCIe Gen5; Intel Sapphire Rapids hosts; no SHARP; no tuner plugin assumed."""
+with latency 0; PCIe Gen5; Intel hosts; no SHARP; no tuner plugin (all assumed)."""
 COREWEAVE_A100_4x8_SHARP = Cluster("A100", 4, 8, nics=8, nic_gbps=200, network="ib", sharp=True, cpu="amd")
 """CoreWeave HGX A100 (the "a100x128" log, which ran 32 ranks = 4 nodes: busbw/algbw = 2·31/32
 in every row, the SHARP lines' "group size:4"): DGX SuperPOD design assumed — 8 HDR NICs
@@ -293,8 +293,8 @@ in every row, the SHARP lines' "group size:4"): DGX SuperPOD design assumed — 
 plugin's set-up lines)."""
 COREWEAVE_H100_12x8_SHARP = Cluster("H100", 12, 8, nics=8, nic_gbps=400, network="ib", sharp=True, cpu="intel")
 """CoreWeave HGX H100 "H100 with SHARP" (the "h100x64" log, which ran 96 ranks = 12 nodes:
-busbw/algbw = 2·95/96): 8 NDR NICs (400 Gb/s) per node assumed, PCIe Gen5, Intel hosts,
-SHARP + CollNet on (the source's job enables it)."""
+busbw/algbw = 2·95/96).  Assumed: 8 NDR NICs (400 Gb/s) per node, PCIe Gen5, Intel hosts, and
+NCCL_COLLNET_ENABLE=1 with SHARP (the source names the job "H100 with SHARP")."""
 GB200_NVL72_1 = Cluster("GB200", 1, 72, nics=72, nic_gbps=400, network="ib", cpu="arm")
 """One GB200 NVL72 rack: 72 GPUs in one NVLink domain (one NCCL node), 18 NVLink 5 links each;
 Grace (Arm) CPUs; no network involved."""
