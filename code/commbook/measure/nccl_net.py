@@ -131,9 +131,11 @@ def net_graphs(cc: int, link_bw: float, ngpus: int, nics: int, nic: float, pcie:
         if fit(faster) >= n:
             s = faster
     ring = Graph(n, s, s)
-    ts = next(x for x in speeds if x <= max_bw and fit(x) >= n)
+    ts = next((x for x in speeds if x <= max_bw and fit(x) >= n), s)
 
     def raise_intra(n_ch: int, inter: float) -> float:                  # search.cc:1205-1208
+        if inter not in speeds:
+            return inter
         k, intra = speeds.index(inter), inter
         while k > 0 and intra < 2 * inter and (ngpus == 1 or n_ch * speeds[k - 1] * share <= link_bw + 1e-9):
             k -= 1
