@@ -165,3 +165,28 @@ def test_hierarchical_still_nests_the_ring():
     topo = TwoLevel(4, 8, NV, IB)
     got = C.all_reduce(VirtualCluster(topo), nbytes=1e9, algorithm="hierarchical").time
     assert got == pytest.approx(C.t_allreduce_hierarchical(4, 8, 1e9, NV, IB, "ring"), rel=REL)
+
+
+@pytest.mark.parametrize("p", [8, 16, 64, 256])
+@pytest.mark.parametrize("k", [1, 2, 4, 8])
+def test_multi_channel_tree_on_two_level_equals_its_closed_form(p, k):
+    """The binomial tree with k channels on 8-GPU nodes: simulator = the layout's closed form."""
+    from commbook.collectives.channels import tree_time_two_level
+    topo = TwoLevel(max(p // 8, 1), min(p, 8), NV, IB)
+    sim = C.all_reduce(VirtualCluster(topo), nbytes=1e9, algorithm="tree", channels=k).time
+    assert sim == pytest.approx(tree_time_two_level(topo, 1e9, k), rel=REL)
+
+
+def test_tree_channels_by_hand():
+    """2 nodes × 8 GPUs, one channel: 2 × (3 NVLink steps + 1 NIC step), each moving the whole
+    buffer; a channel per NIC: the NIC step moves n/8 through each NIC, and NVLink step s
+    (1, 2, 4) has a GPU send in 1/(2s) of the channels (its position ≡ s mod 2s in the
+    channels' rotated orders): n/2, n/4, n/8 per port."""
+    from commbook.collectives.channels import tree_time_two_level
+    n = 1e9
+    topo = TwoLevel(2, 8, NV, IB)
+    one = 2 * (3 * (NV.alpha + n / NV.beta) + IB.alpha + n / IB.beta)
+    assert tree_time_two_level(topo, n, 1) == pytest.approx(one, rel=REL)
+    eight = 2 * (sum(NV.alpha + n / 2 ** j / NV.beta for j in (1, 2, 3)) + IB.alpha + n / 8 / IB.beta)
+    assert tree_time_two_level(topo, n, 8) == pytest.approx(eight, rel=REL)
+    assert C.all_reduce(VirtualCluster(topo), nbytes=n, algorithm="tree", channels=8).time == pytest.approx(eight, rel=REL)

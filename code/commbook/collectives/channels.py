@@ -17,7 +17,8 @@ What channels change in the α–β model:
   same ports, so k channels of n/k cost what one ring of n costs;
 * on a :class:`~commbook.topology.TwoLevel` cluster the NICs: one ring sends the whole
   per-step chunk through one NIC per node, while ``nics_per_node`` channels send a
-  ``1/nics`` share through each.  :func:`ring_time_two_level` is that closed form.
+  ``1/nics`` share through each.  :func:`ring_time_two_level` is that closed form, and
+  :func:`tree_time_two_level` the binomial tree's.
 
 >>> from commbook.topology import TwoLevel
 >>> from commbook.hardware import Link
@@ -37,7 +38,7 @@ from ..checks import check_count, check_size
 from ..comm_sim import chunk_bounds
 from ..topology import Topology, TwoLevel
 
-__all__ = ["split", "ring_time_two_level"]
+__all__ = ["split", "ring_time_two_level", "tree_time_two_level"]
 
 
 def split(topology: Topology, devices: np.ndarray, n, size_only: bool, channels: int):
@@ -115,3 +116,47 @@ def ring_time_two_level(topology: TwoLevel, n: float, channels: int | None = Non
             else:
                 worst = max(worst, t.inter.alpha + max(busy))
     return float(2 * (p - 1) * worst)
+
+
+def tree_time_two_level(topology: TwoLevel, n: float, channels: int | None = None) -> float:
+    r"""Closed form of the binomial-tree all-reduce with ``channels`` channels (default: one
+    per NIC) over all GPUs of a one-rack two-level cluster in their natural order, with
+    ``gpus_per_node`` a power of two, counted from the channels' layout.
+
+    Channel ``c`` numbers the GPUs of every node from its first GPU on (see
+    :meth:`~commbook.topology.TwoLevel.channel_orders`), so with ``G`` a power of two a
+    step :math:`s < G` of the tree stays inside the nodes and a step :math:`s \ge G` joins
+    the channel's first GPUs of two nodes, through the NIC of that GPU.  In a step the
+    senders of channel ``c`` are the GPUs at position :math:`\equiv s \pmod{2s}`, each
+    sending its channel's :math:`n/k`; a port carrying ``j`` of them is busy
+    :math:`jn/(k\beta)`.  Reduce and broadcast take the same steps in opposite directions.
+
+    >>> from commbook.topology import TwoLevel
+    >>> from commbook.hardware import Link
+    >>> nv, ib = Link("NVLink", 0.0, 450e9, "example"), Link("IB", 0.0, 50e9, "example")
+    >>> one = tree_time_two_level(TwoLevel(2, 8, nv, ib), 1e9, channels=1)
+    >>> round(one * 1e3, 2)           # 2 x (3 NVLink steps of 1 GB + 1 NIC step of 1 GB)
+    53.33
+    """
+    if not isinstance(topology, TwoLevel) or topology.racks > 1:
+        raise TypeError(f"topology must be a one-rack TwoLevel cluster, got {getattr(topology, 'name', topology)!r}")
+    t, n = topology, check_size(n)
+    k = t.ring_channels(np.arange(t.p)) if channels is None else check_count(channels, "channels")
+    G, N, K = t.gpus_per_node, t.nodes, t.nics_per_node
+    if G & (G - 1):
+        raise ValueError(f"the tree's closed form needs gpus_per_node a power of two, got {G}")
+    first = t.channel_orders(np.arange(t.p), k)[:, 0] % G         # each channel's first GPU
+    share = n / k
+    total, step = 0.0, 1
+    while step < t.p:
+        if step < G:                                              # inside every node
+            pos = (np.arange(G)[None, :] - first[:, None]) % G     # (channel, GPU) -> position
+            out = np.count_nonzero(pos % (2 * step) == step, axis=0)
+            inn = np.count_nonzero(pos % (2 * step) == 0, axis=0)
+            total += 2 * (t.intra.alpha + share * max(out.max(), inn.max()) / t.intra.beta)
+        else:                                                     # first GPUs of two nodes
+            nic = np.bincount(t.nic_of_gpu[first], minlength=K).max()
+            link = k * share * t.oversubscription / (K * t.inter.beta)
+            total += 2 * (t.inter.alpha + max(nic * share / t.inter.beta, link))
+        step *= 2
+    return float(total)
