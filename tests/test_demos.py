@@ -312,6 +312,67 @@ def test_04_3_hierarchical(tables):
     assert t.find(n=64 * KB, nodes=32)["p"] == 256 and t.find(n=64 * KB, nodes=2)["flat_rounds"] == 30
 
 
+def _nccl_ring(N: int, G: int, n: float) -> float:
+    """NCCL's ring on N nodes × G GPUs, one channel per NIC with PXN: 2(p−1) steps, each
+    α of the network plus the slower of n/p over a GPU's NVLink port (G channels of
+    n/(Gp)) and one channel's n/(Gp) through a NIC."""
+    p = N * G
+    return 2 * (p - 1) * (IB_NDR.alpha + max(n / (p * NVLINK4.beta), n / (G * p * IB_NDR.beta)))
+
+
+def _hier(N: int, G: int, n: float, nics: int) -> float:
+    """Hierarchical all-reduce; the G cross-node rings share the node's ``nics`` NICs."""
+    nv, ib = NVLINK4, IB_NDR
+    return (2 * (G - 1) * (nv.alpha + n / (G * nv.beta))
+            + 2 * (N - 1) * (ib.alpha + n / (G * N * ib.beta) * G / nics))
+
+
+def test_04_3_nccl_ring_column(tables):
+    t = tables["04-3"]
+    for r in t.rows:
+        assert r["nccl"] == approx(_nccl_ring(r["nodes"], 8, r["n"]), rel=1e-9)
+        assert r["nccl_vs_hier"] == approx(r["nccl"] / r["hier"], rel=1e-12)
+    large = [t.find(n=256 * MB, nodes=N)["nccl_vs_hier"] for N in (2, 4, 8, 16, 32)]
+    assert large == approx([0.81, 0.77, 0.85, 1.07, 1.49], abs=0.005)
+    small = [t.find(n=64 * KB, nodes=N)["nccl_vs_hier"] for N in (2, 4, 8, 16, 32)]
+    assert min(small) > 3.5                                  # 64 KB: α decides, the hierarchy wins
+    assert "0.77×–1.49×" in t.notes["en"][1]
+
+
+def test_04_3b_crossover_solves_the_closed_forms(tables):
+    """The crossover size n* where NCCL's ring and the hierarchy take equal time: both
+    are α-terms + n × (bandwidth terms), so n* = Δα / Δ(bandwidth per byte), or never
+    when the ring's bandwidth terms are not the smaller ones."""
+    t = tables["04-3"].part("04-3b")
+    G, nv, ib = 8, NVLINK4, IB_NDR
+    for r in t.rows:
+        N, p = r["nodes"], r["nodes"] * G
+        for key, nics in (("per_gpu", G), ("per_node", 1)):
+            ring_alpha = 2 * (p - 1) * ib.alpha
+            hier_alpha = 2 * (G - 1) * nv.alpha + 2 * (N - 1) * ib.alpha
+            if nics == G:
+                ring_bw = 2 * (p - 1) * max(1 / (p * nv.beta), 1 / (G * p * ib.beta))
+            else:
+                ring_bw = 2 * (p - 1) / (p * ib.beta)
+            hier_bw = 2 * (G - 1) / (G * nv.beta) + 2 * (N - 1) / (N * ib.beta * nics)
+            if hier_bw <= ring_bw:
+                assert r[key] == "never"
+                continue
+            x = (ring_alpha - hier_alpha) / (hier_bw - ring_bw)
+            assert r[key] == approx(x, rel=1e-9)
+            ring = _nccl_ring(N, G, x) if nics == G else t_ring(p, x)
+            assert ring == approx(_hier(N, G, x, nics), rel=1e-9)
+    col = {key: [r[key] for r in t.rows] for key in ("per_gpu", "per_node")}
+    assert [round(v / MB, 1) for v in col["per_gpu"]] == [65.8, 90.2, 159.2, 302.0, 589.5]
+    assert col["per_node"][:3] == ["never"] * 3 and all(v > 600 * MB for v in col["per_node"][3:])
+    assert t.cell(0, "per_node", "zh") == "不会"
+
+
+def t_ring(p: int, n: float) -> float:
+    """The single ring across nodes: every step waits for one NIC."""
+    return 2 * (p - 1) * (IB_NDR.alpha + n / (p * IB_NDR.beta))
+
+
 def test_demo_parameters_are_keywords():
     """Non-default parameters work: a smaller 03-1 and an 04-3 with other node counts."""
     t = demos.DEMOS["03-1"](p=4, sizes=[1 * MB])

@@ -163,18 +163,53 @@ def test_mapping_link_loads_follow_the_routes():
     assert close(only["vs_ideal"], 1.0) and close(only["max_link"], 2 * 15 * 8 * MB / 16)
 
 
-# ------------------------------------------------------------------ 4. hierarchical vs flat
+# ------------------------------------------------------------------ 4. hierarchical vs the rings
 def test_hierarchy_matches_closed_forms():
     e = HierarchyExplorer(gpus=4, inter="IB_HDR", n=8 * MB)
     e.controls["nodes"].value = 4
     times = e.result.table.meta["times"]
     assert close(times["hierarchical"], t_allreduce_hierarchical(4, 4, 8 * MB, NVLINK4, IB_HDR))
-    # the flat ring crosses a node boundary in every step, so it runs at the inter-node link
-    assert close(times["ring"], t_formula("ring", 16, 8 * MB, IB_HDR.alpha, IB_HDR.beta))
-    assert close(e.result.table.meta["speedup"], times["ring"] / times["hierarchical"])
-    x, y = gid_xy(e.result.figure, "at_N")
-    assert x[0] == 4 and close(y[0], e.result.table.meta["speedup"])
-    assert [r["rounds"] for r in e.result.table.rows] == [2 * 15, 2 * 3 + 2 * 3]
+    # the single ring crosses a node boundary in every step, so it runs at the inter-node link
+    assert close(times["single_ring"], t_formula("ring", 16, 8 * MB, IB_HDR.alpha, IB_HDR.beta))
+    # NCCL's ring, one channel per NIC (G = 4) with PXN: in each of the 2(p−1) steps every
+    # GPU sends n/p over NVLink (G channels of n/(Gp)) and every NIC one channel's n/(Gp)
+    p, G, n = 16, 4, 8 * MB
+    nccl = 2 * (p - 1) * (IB_HDR.alpha + max(n / (p * NVLINK4.beta), n / (G * p * IB_HDR.beta)))
+    assert close(times["nccl_ring"], nccl)
+    meta = e.result.table.meta
+    assert meta["channels"] == G and [r["channels"] for r in e.result.table.rows] == [1, G, None]
+    assert close(meta["speedup"], times["single_ring"] / times["hierarchical"])
+    assert close(meta["speedup_nccl"], times["nccl_ring"] / times["hierarchical"])
+    for gid, key in (("at_N", "speedup"), ("at_N_nccl", "speedup_nccl")):
+        x, y = gid_xy(e.result.figure, gid)
+        assert x[0] == 4 and close(y[0], meta[key])
+    x, y = gid_xy(e.result.figure, f"nccl:{n:g}")
+    assert close(y[list(x).index(4)], meta["speedup_nccl"])
+    assert [r["rounds"] for r in e.result.table.rows] == [2 * 15, 2 * 15, 2 * 3 + 2 * 3]
+
+
+def test_hierarchy_large_messages_and_one_nic_per_node():
+    """1 GB on 8 nodes × 8 GPUs: NCCL's ring beats the hierarchy (it overlaps NVLink and
+    NICs in every step); with one NIC per node it has one channel, equals the single ring,
+    and the hierarchy's G cross-node rings share that NIC: each of their 2(N−1) steps
+    moves G·n/(GN) = n/N through it."""
+    e = HierarchyExplorer(n=1e9)
+    N, G, n, nv, ib = 8, 8, 1e9, NVLINK4, IB_NDR
+    p = N * G
+    times = e.result.table.meta["times"]
+    nccl = 2 * (p - 1) * (ib.alpha + max(n / (p * nv.beta), n / (G * p * ib.beta)))
+    assert close(times["nccl_ring"], nccl) and times["nccl_ring"] < times["hierarchical"]
+    assert "Fastest here: NCCL's ring." in e.result.table.notes["en"][0]
+    e.update(nics="node")
+    times = e.result.table.meta["times"]
+    assert e.result.table.meta["channels"] == 1 and close(times["nccl_ring"], times["single_ring"])
+    assert close(times["single_ring"], 2 * (p - 1) * (ib.alpha + n / (p * ib.beta)))
+    hier = 2 * (G - 1) * (nv.alpha + n / (G * nv.beta)) + 2 * (N - 1) * (ib.alpha + n / (N * ib.beta))
+    assert close(times["hierarchical"], hier)
+    assert "one NIC per node NCCL's ring has one channel too" in e.result.table.notes["en"][0]
+    e.update(nodes=1)
+    assert "with one node" in e.result.table.notes["en"][0]
+    assert len({round(v, 15) for v in e.result.table.meta["times"].values()}) == 1
 
 
 # ------------------------------------------------------------------ 5. TP decode budget

@@ -172,6 +172,16 @@ def test_hierarchical_speedup_matches_closed_form(figs):
     assert s[4] == pytest.approx(flat / hier, rel=1e-12)
     sim = all_reduce(VirtualCluster(TwoLevel(nodes, 8, NVLINK4, IB_NDR)), nbytes=n, algorithm="hierarchical")
     assert sim.time == pytest.approx(hier, rel=1e-12)
+    # dashed: over NCCL's ring, one channel per NIC with PXN (2(p−1) steps; every GPU
+    # sends n/p over NVLink and every NIC one channel's n/(Gp) in each)
+    N, r = _line(fig, f"nccl:{256 * MB:g}")
+    assert list(N) == [1, 2, 4, 8, 16, 32, 64] and r[0] == pytest.approx(1.0)
+    p, G = nodes * 8, 8
+    nccl = 2 * (p - 1) * (IB_NDR.alpha + max(n / (p * NVLINK4.beta), n / (G * p * IB_NDR.beta)))
+    assert r[4] == pytest.approx(nccl / hier, rel=1e-12)
+    assert r[1] < 1 < r[4]          # NCCL's ring wins at 2 nodes, the hierarchy at 16 (256 MB)
+    _, r_small = _line(fig, f"nccl:{64 * KB:g}")
+    assert all(v > 3 for v in r_small[1:])                 # 64 KB: the hierarchy wins everywhere
 
 
 def test_bad_arguments():

@@ -19,6 +19,7 @@ import matplotlib
 import numpy as np
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 
 from ... import collectives as coll
@@ -261,28 +262,38 @@ def fig_ring_mapping(lang: str = "en", n: float = 64 * MB, link: Link = ICI_V5E,
 # ============================================================================ 8 hierarchical
 def fig_hierarchical_speedup(lang: str = "en", gpus: int = 8, max_nodes: int = 64,
                              sizes: Sequence[float] = (64 * KB, 1 * MB, 256 * MB),
-                             intra: Link = NVLINK4, inter: Link = IB_NDR) -> Figure:
+                             intra: Link = NVLINK4, inter: Link = IB_NDR, nccl: bool = True,
+                             nics_per_node: int | None = None) -> Figure:
     """Speedup of the hierarchical all-reduce (ring reduce-scatter in the node, ring
     across nodes on each rail, ring all-gather in the node) over one flat ring of all
-    GPUs, on ``TwoLevel(N, gpus, intra, inter)`` for N = 1, 2, 4, ..., ``max_nodes``.
+    GPUs (solid lines) and, with ``nccl``, over the ring NCCL runs (dashed: one channel
+    per NIC, PXN), on ``TwoLevel(N, gpus, intra, inter, nics_per_node=..., pxn=True)`` for
+    N = 1, 2, 4, ..., ``max_nodes``.
 
-    Both times come from size-only simulator runs of
-    :func:`commbook.collectives.all_reduce` (``algorithm="ring"`` and
-    ``"hierarchical"``); lines have gid ``"speedup:<bytes>"``.
+    All times come from size-only simulator runs of
+    :func:`commbook.collectives.all_reduce` (``channels=1``, the default channels, and
+    ``algorithm="hierarchical"``); lines have gid ``"speedup:<bytes>"`` (single ring) and
+    ``"nccl:<bytes>"`` (NCCL's ring).  Below the dotted line at 1 the ring is faster.
     """
     nodes = 2 ** np.arange(0, int(np.log2(max_nodes)) + 1)
     speedup = {n: [] for n in sizes}
+    vs_nccl = {n: [] for n in sizes}
     for N in nodes:
-        c = VirtualCluster(TwoLevel(int(N), gpus, intra, inter))
+        c = VirtualCluster(TwoLevel(int(N), gpus, intra, inter, nics_per_node=nics_per_node, pxn=True))
         for n in sizes:
-            flat = coll.all_reduce(c, nbytes=n, channels=1).time
-            speedup[n].append(flat / coll.all_reduce(c, nbytes=n, algorithm="hierarchical").time)
+            hier = coll.all_reduce(c, nbytes=n, algorithm="hierarchical").time
+            speedup[n].append(coll.all_reduce(c, nbytes=n, channels=1).time / hier)
+            if nccl:
+                vs_nccl[n].append(coll.all_reduce(c, nbytes=n).time / hier)
     with book_style(lang) as lang:
         fig = Figure(figsize=(7.0, 4.3))
         ax = fig.add_subplot()
-        for i, (n, ys) in enumerate(speedup.items()):
-            ax.plot(nodes, ys, marker="o", ms=4, color=PALETTE[i], label=label("size_n", lang, n=fmt_bytes(n)),
+        for i, n in enumerate(sizes):
+            ax.plot(nodes, speedup[n], marker="o", ms=4, color=PALETTE[i], label=label("size_n", lang, n=fmt_bytes(n)),
                     gid=f"speedup:{n:g}")
+            if nccl:
+                ax.plot(nodes, vs_nccl[n], marker="s", ms=3.5, color=PALETTE[i], ls="--", mfc="white",
+                        gid=f"nccl:{n:g}")
         ax.axhline(1.0, color="0.5", lw=0.8, ls=":")
         log_axis(ax, "x", "plain", base=2)
         ax.set_xlim(nodes[0], nodes[-1])
@@ -290,7 +301,12 @@ def fig_hierarchical_speedup(lang: str = "en", gpus: int = 8, max_nodes: int = 6
         ax.set_xlabel(label("hier_nodes", lang))
         ax.set_ylabel(label("hier_speedup", lang))
         ax.set_title(label("hier_title", lang, gpus=gpus, links=f"{intra.name} + {inter.name}"), fontsize=10)
-        ax.legend(loc="lower right")
+        handles, labels = ax.get_legend_handles_labels()
+        if nccl:
+            for style, key in (("-", "hier_vs_single"), ("--", "hier_vs_nccl")):
+                handles.append(Line2D([], [], color="0.25", ls=style))
+                labels.append(label(key, lang))
+        ax.legend(handles, labels, loc="center right", bbox_to_anchor=(1.0, 0.47), fontsize=8)
     return fig
 
 

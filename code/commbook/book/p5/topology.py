@@ -2,12 +2,14 @@
 hierarchical all-reduce."""
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
 
 from ... import cost
-from ...collectives import all_reduce, all_to_all, t_formula
+from ...collectives import all_reduce, all_to_all, t_allreduce_tiers, t_formula
+from ...collectives.channels import ring_time_two_level
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
 from ..tables import Table, bilingual, bilingual_notes, fmt_ratio
@@ -194,24 +196,62 @@ def demo_04_2(p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, check_p16: 
     )
 
 
+def nccl_ring_crossover(topology: TwoLevel, hi: float = 1e13) -> float | None:
+    """The message size above which NCCL's ring (one channel per NIC,
+    :func:`commbook.collectives.channels.ring_time_two_level`) is faster than the
+    hierarchical all-reduce (:func:`commbook.collectives.t_allreduce_tiers`) on
+    ``topology``, or ``None`` when the hierarchy stays faster up to ``hi`` bytes.
+
+    Both closed forms equal the simulator's times (tests/test_channels.py and
+    tests/test_topology_tiers.py).  Their difference is a piecewise-linear function of n
+    that starts positive (the ring pays 2(GN−1) α of the network, the hierarchy
+    2(N−1)); the root is found by bisection on log n.
+    """
+    def gap(n: float) -> float:
+        return ring_time_two_level(topology, n) - t_allreduce_tiers(topology, n)
+
+    lo = 1.0
+    if gap(hi) >= 0:
+        return None
+    if gap(lo) <= 0:
+        return 0.0
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
+        if hi / lo - 1 < 1e-13:
+            break
+    return math.sqrt(lo * hi)
+
+
 def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
               sizes: Sequence[float] = (64 * KB, 256 * MB), intra: Link = NVLINK4,
               inter: Link = IB_NDR) -> Table:
     """Demo 04-3 (lecture §6.3 "层次化 all-reduce"): flat ring vs hierarchical all-reduce
     (NVLink reduce-scatter, per-rail IB ring, NVLink all-gather) on N nodes × 8 GPUs.
 
+    The flat ring is the single ring of the original notes (``channels=1``: one NIC per
+    node carries the whole per-step chunk).  Beside it: the ring NCCL runs, one channel
+    per NIC with PXN (``TwoLevel(..., pxn=True)``, the simulator's default channels), and
+    its ratio to the hierarchy (> 1: the hierarchy is faster).
+
     Anchors (speedup flat / hierarchical): 64 KB 3.97, 5.34, 6.42, 7.13, 7.54 and 256 MB
-    5.83, 5.08, 4.84, 4.82, 4.95 for N = 2, 4, 8, 16, 32.
+    5.83, 5.08, 4.84, 4.82, 4.95 for N = 2, 4, 8, 16, 32.  NCCL's ring / hierarchical at
+    256 MB: 0.81, 0.77, 0.85, 1.07, 1.49.
+
+    Part "04-3b": for each N the size above which NCCL's ring beats the hierarchy
+    (:func:`nccl_ring_crossover`), with one NIC per GPU and with one NIC per node.
     """
     rows = []
     for n in sizes:
         for N in nodes:
-            c = VirtualCluster(TwoLevel(N, gpus_per_node, intra, inter))
+            c = VirtualCluster(TwoLevel(N, gpus_per_node, intra, inter, pxn=True))
             flat = all_reduce(c, nbytes=n, channels=1)
+            nccl = all_reduce(c, nbytes=n)
             hier = all_reduce(c, nbytes=n, algorithm="hierarchical")
             rows.append({"n": float(n), "nodes": N, "p": N * gpus_per_node, "flat": flat.time,
                          "flat_rounds": flat.rounds, "hier": hier.time, "hier_rounds": hier.rounds,
-                         "speedup": flat.time / hier.time})
+                         "speedup": flat.time / hier.time, "nccl": nccl.time,
+                         "nccl_vs_hier": nccl.time / hier.time})
     t = lambda v: fmt_time(v, 4)
     g = gpus_per_node
 
@@ -222,17 +262,51 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
             return f"grows with N, {rng}" if lang == "en" else f"随 N 增大，{rng}"
         return f"{rng}" if lang == "en" else f"在 {rng} 之间"
 
+    cross = []
+    for N in nodes:
+        row = {"nodes": N, "p": N * g}
+        for key, nics in (("per_gpu", None), ("per_node", 1)):
+            x = nccl_ring_crossover(TwoLevel(N, g, intra, inter, nics_per_node=nics, pxn=True))
+            row[key] = "never" if x is None else x
+        cross.append(row)
+    never = any(r[k] == "never" for r in cross for k in ("per_gpu", "per_node"))
+    crossover = Table(
+        key="04-3b",
+        title=bilingual(f"NCCL's ring against the hierarchy, N nodes × {g} GPUs: the size above which "
+                        "the ring is faster",
+                        f"NCCL 的环对比层次化，N 个节点 × {g} 块 GPU：消息大于多少时环更快"),
+        columns=["nodes", "p", "per_gpu", "per_node"],
+        headers={"en": ["nodes N", "GPUs", f"{g} NICs per node ({g} channels)", "1 NIC per node (1 channel)"],
+                 "zh": ["节点数 N", "GPU 数", f"每节点 {g} 张网卡（{g} 个 channel）", "每节点 1 张网卡（1 个 channel）"]},
+        rows=cross,
+        formats={"per_gpu": fmt_bytes, "per_node": fmt_bytes},
+        labels={"zh": {"never": "不会"}},
+        notes=bilingual_notes(
+            ("Below the size given the hierarchical all-reduce is faster, above it NCCL's ring. The ring "
+             "pays 2(GN−1) α of the network against the hierarchy's 2(N−1), so the size grows with N. With "
+             "one NIC per node the hierarchy also sends fewer bytes through it, 2(N−1)/N·n against "
+             "2(GN−1)/(GN)·n" + ("; where that outweighs its two phases inside the node it is faster at every size "
+                                 "(“never”)." if never else "."),
+             "消息小于表中的大小时层次化 all-reduce 更快，大于它时 NCCL 的环更快。环要付 2(GN−1) 次网络的 α，"
+             "层次化只付 2(N−1) 次，所以这个大小随 N 增大。每节点只有一张网卡时，层次化经过这张网卡的字节也更少："
+             "2(N−1)/N·n，环则是 2(GN−1)/(GN)·n" + ("；这笔节省超过它两段节点内阶段的开销时，"
+                                                  "任何大小都是层次化更快（“不会”）。" if never else "。"))),
+    )
     return Table(
         key="04-3",
         title=bilingual(f"hierarchical vs flat ring all-reduce, N nodes × {gpus_per_node} GPUs "
                      f"({intra.name} + {inter.name})",
                      f"层次化对比扁平 ring all-reduce，N 个节点 × {gpus_per_node} 块 GPU"
                      f"（{intra.name} + {inter.name}）"),
-        columns=["n", "nodes", "p", "flat", "flat_rounds", "hier", "hier_rounds", "speedup"],
-        headers={"en": ["n", "nodes N", "GPUs", "flat ring", "rounds", "hierarchical", "rounds", "speedup"],
-                 "zh": ["n", "节点数 N", "GPU 数", "扁平 ring", "步数", "层次化", "步数", "加速"]},
+        columns=["n", "nodes", "p", "flat", "flat_rounds", "hier", "hier_rounds", "speedup", "nccl",
+                 "nccl_vs_hier"],
+        headers={"en": ["n", "nodes N", "GPUs", "flat ring", "rounds", "hierarchical", "rounds", "speedup",
+                        "NCCL's ring", "NCCL's ring / hier."],
+                 "zh": ["n", "节点数 N", "GPU 数", "扁平 ring", "步数", "层次化", "步数", "加速",
+                        "NCCL 的环", "NCCL 的环 / 层次化"]},
         rows=rows,
-        formats={"n": fmt_bytes, "flat": t, "hier": t, "speedup": fmt_ratio(2)},
+        formats={"n": fmt_bytes, "flat": t, "hier": t, "speedup": fmt_ratio(2), "nccl": t,
+                 "nccl_vs_hier": fmt_ratio(2)},
         notes=bilingual_notes(
             (f"Flat: every one of the 2({g}N−1) rounds waits for a NIC hop. Hierarchical: "
              f"2×{g - 1} {intra.name} rounds plus 2(N−1) {inter.name} rounds on n/{g} per rail, "
@@ -242,5 +316,14 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
              f"再加 2(N−1) 步走 {inter.name}，每条轨道只传 n/{g}，{g} 块网卡同时工作。"
              f"{fmt_bytes(min(sizes))} 的加速：{trend(min(sizes), 'zh')}；"
              f"{fmt_bytes(max(sizes))}：{trend(max(sizes), 'zh')}。"),
+            (f"NCCL's ring: the same 2({g}N−1) rounds, but one channel per NIC ({g} rings on n/{g} "
+             f"each, PXN), so every NIC and every {intra.name} port works in every round. Its time over "
+             f"the hierarchy's (> 1: the hierarchy is faster) at {fmt_bytes(max(sizes))}: "
+             f"{span([r['nccl_vs_hier'] for r in rows if r['n'] == max(sizes)], lambda v: f'{v:.2f}×')}.",
+             f"NCCL 的环：同样是 2({g}N−1) 步，但每张网卡一个 channel（{g} 个环，各管 n/{g}，开启 PXN），"
+             f"所以每一步里每张网卡、每个 {intra.name} 端口都在干活。它与层次化的时间之比（> 1 表示层次化更快），"
+             f"{fmt_bytes(max(sizes))} 时为 "
+             f"{span([r['nccl_vs_hier'] for r in rows if r['n'] == max(sizes)], lambda v: f'{v:.2f}×')}。"),
         ),
+        parts=[crossover],
     )
