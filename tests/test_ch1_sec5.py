@@ -88,7 +88,87 @@ def test_napkin_1_6_counted_consistently_is_the_simulator():
     assert list(d["sim_phases"].values()) == pytest.approx([rs, inter, rs], rel=REL)
     assert (round(c.flat / ms, 3), round(c.total / ms, 3), round(c.speedup, 2)) == (39.753, 8.327, 4.77)
     table = hn.nm16_table(d)
-    assert table.find(what="speedup")["chapter"] == pytest.approx(d["chapter"].speedup)
+    assert table.find(what="total")["chapter"] == pytest.approx(d["chapter"].total)
+    assert "flat" not in table.column("what")                  # the single ring lives in the note only
+
+
+def _ring_pxn(p, G, n, nv, ib):
+    """NCCL's ring with one channel per NIC and PXN, written out: 2(p-1) rounds; in each a
+    GPU's NVLink port carries G chunks of n/(Gp) (G-1 hops in the node, one relayed to the
+    channel's NIC) and each NIC one, and a round waits for its node-crossing message."""
+    nvl = n / (p * nv.beta)
+    return 2 * (p - 1) * max(nv.alpha + nvl, ib.alpha + max(nvl, n / (G * p * ib.beta)))
+
+
+def test_napkin_1_6_against_the_ring_nccl_runs():
+    """8 channels: bandwidth term 2·63/64 · 125 MB / 50 GB/s = 4.922 ms; with every α
+    126 (3 µs + 1 GB/(512 · 50 GB/s)) = 5.300 ms = simulator; the hierarchy 1.69× (box's
+    count) and 1.57× (every term) as long."""
+    d = hn.nm16()
+    r, a, c = d["ring"], d["chapter"], d["consistent"]
+    M, p, G, ib = 1e9, 64, 8, BOX_LINKS["nm1.6"]
+    assert r["channels"] == 8
+    assert r["bandwidth"] == pytest.approx(2 * (p - 1) / p * M / G / ib.beta, rel=REL)
+    assert r["sim"] == pytest.approx(_ring_pxn(p, G, M, NV, ib), rel=REL) == r["model"]
+    assert r["sim"] == pytest.approx(2 * (p - 1) * (ib.alpha + M / (G * p * ib.beta)), rel=REL)
+    assert (round(r["bandwidth"] / ms, 2), round(r["sim"] / ms, 2)) == (4.92, 5.30)
+    table = hn.nm16_table(d)
+    assert table.find(what="slower")["chapter"] == pytest.approx(a.total / r["bandwidth"], rel=REL)
+    assert table.find(what="slower")["consistent"] == pytest.approx(c.total / r["sim"], rel=REL)
+    assert (round(a.total / r["bandwidth"], 2), round(c.total / r["sim"], 2)) == (1.69, 1.57)
+
+
+def _hier(N, G, n, nv, ib):
+    """Three phases written out: 2(G-1)(α_NV + n/(Gβ_NV)) + 2(N-1)(α_IB + n/(GNβ_IB))."""
+    return 2 * (G - 1) * (nv.alpha + n / (G * nv.beta)) + 2 * (N - 1) * (ib.alpha + n / (G * N * ib.beta))
+
+
+@pytest.fixture(scope="module")
+def overtake():
+    return hn.overtake()
+
+
+def test_the_hierarchy_overtakes_the_ring_where_the_closed_forms_cross(overtake):
+    """The node count from the written-out forms (the ring's 2(p-1) α_IB against the
+    hierarchy's 2(G-1) α_NV + 2(N-1) α_IB); the simulator agrees on both sides of it."""
+    G, ib = 8, BOX_LINKS["nm1.6"]
+    assert list(overtake) == list(hn.OVERTAKE_SIZES)
+    for n, v in overtake.items():
+        N = next(N for N in range(2, 4096) if _hier(N, G, n, NV, ib) < _ring_pxn(N * G, G, n, NV, ib))
+        assert v["nodes"] == N and v["gpus"] == N * G
+        for m, key in ((N - 1, "before"), (N, "at")):
+            assert v[key]["ring"] == pytest.approx(_ring_pxn(m * G, G, n, NV, ib), rel=1e-9)
+            assert v[key]["hier"] == pytest.approx(_hier(m, G, n, NV, ib), rel=1e-9)
+        assert v["before"]["ring"] < v["before"]["hier"] and v["at"]["hier"] < v["at"]["ring"]
+        assert v["alpha_ring"] == pytest.approx(2 * (N * G - 1) * ib.alpha, rel=REL)
+        assert v["alpha_hier"] == pytest.approx(2 * 7 * NV.alpha + 2 * (N - 1) * ib.alpha, rel=REL)
+    assert [v["nodes"] for v in overtake.values()] == sorted(v["nodes"] for v in overtake.values())
+    assert len(hn.overtake_table(overtake)) == len(hn.OVERTAKE_SIZES)
+
+
+def test_where_the_hierarchy_wins_and_where_the_ring_does():
+    """Each case written out (1 GB, α_NV 1.5 µs, α_IB 3 µs on 8 x 8; Table 1's links on the
+    racks): one NIC per node leaves one channel through one NIC, 2(p-1)(α + n/(pβ)), against
+    a rail phase of 8 GPUs on that NIC; a 2:1 spine without PXN puts the 8 nodes' hops of a
+    channel on one leaf uplink of 8β/2; the racks as in the three-tier test."""
+    w = hn.where_cases()
+    M, p, G, N, ib = 1e9, 64, 8, 8, BOX_LINKS["nm1.6"]
+    ring = lambda bw: 2 * (p - 1) * (ib.alpha + M / (G * p * bw))
+    rs = (G - 1) * (NV.alpha + M / (G * NV.beta))
+    hier = 2 * rs + 2 * (N - 1) * (ib.alpha + M / (G * N * ib.beta))
+    for k in ("plain", "spine_pxn"):
+        assert w[k]["ring"] == pytest.approx(ring(ib.beta), rel=REL) and w[k]["hier"] == pytest.approx(hier, rel=REL)
+    assert w["one_nic"]["channels"] == 1
+    assert w["one_nic"]["ring"] == pytest.approx(2 * (p - 1) * (ib.alpha + M / (p * ib.beta)), rel=REL)
+    assert w["one_nic"]["hier"] == pytest.approx(2 * rs + 2 * (N - 1) * (ib.alpha + G * M / (G * N * ib.beta)), rel=REL)
+    assert w["spine"]["ring"] == pytest.approx(ring(N * ib.beta / 2 / N), rel=REL)
+    Gp = 128
+    assert w["racks"]["ring"] == pytest.approx(2 * (Gp - 1) * (IB.alpha + M / (G * Gp * IB.beta)), rel=REL)
+    assert w["racks_no_pxn"]["ring"] == pytest.approx(2 * (Gp - 1) * (IB.alpha + 4 * M / (G * Gp * 2 * IB.beta)), rel=REL)
+    faster = {k: v["ratio"] > 1 for k, v in w.items()}
+    assert faster == {"plain": True, "one_nic": False, "spine": False, "spine_pxn": True, "racks": True,
+                      "racks_no_pxn": False}
+    assert len(hn.where_table(w)) == 6
 
 
 # ============================================================================ Figure 8
@@ -154,6 +234,13 @@ def test_three_tier_example_model_equals_simulator_and_corrects_the_chapter():
     assert [t for _, t in d["phases"]] == pytest.approx([rs_node, rs_rail, ar_rack, rs_rail, rs_node], rel=REL)
     assert d["model"] == pytest.approx(d["sim"], rel=REL) == 2 * rs_node + 2 * rs_rail + ar_rack
     assert d["flat"] == pytest.approx(2 * (p - 1) * (IB.alpha + M / p / (IB.beta / 2)), rel=REL)
+    # NCCL's ring, 8 channels with PXN: a rail hop inside the rack, one message per leaf uplink
+    # (4·β/2 per leaf) between racks, so the NIC's M/(Gp) binds; without PXN the rack's 4 nodes
+    # share each leaf uplink
+    ring = 2 * (p - 1) * max(NV.alpha + M / (p * NV.beta), IB.alpha + max(M / (p * NV.beta), M / (G * p * IB.beta)))
+    assert d["ring"] == pytest.approx(ring, rel=REL) == d["ring_model"]
+    assert d["ring_no_pxn"] == pytest.approx(2 * (p - 1) * (IB.alpha + Nr * M / (G * p * Nr * IB.beta / 2)), rel=REL)
+    assert (d["channels"], round(d["ring"] / ms, 2), round(d["ring_no_pxn"] / ms, 2)) == (8, 5.47, 10.43)
     assert d["flat_aligned"] == pytest.approx(2 * (p - 1) * (IB.alpha + M / p / IB.beta), rel=REL)
     assert (round(d["sim"] / ms, 2), round(d["flat"] / ms, 1), round(d["flat_aligned"] / ms, 1)) == (9.56, 79.9, 40.2)
     assert d["reduction"] == ST["three_tier"]["reduction"] == 32

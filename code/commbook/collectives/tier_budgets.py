@@ -18,12 +18,13 @@ from ..comm_sim import RunResult, VirtualCluster
 from ..hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ..topology import SwitchTree, ThreeTier, TwoLevel
 from .api import all_reduce
+from .channels import ring_time_two_level
 from .registry import predict, t_allreduce_tiers
 from .ring import allreduce_ring
 from .tiers import tier_phases
 
 __all__ = ["HierBudget", "hierarchical_budget", "CONVENTIONS", "NM_1_6", "napkin_1_6", "phase_link_bytes",
-           "rail_table", "three_tier_example", "switch_tree_runs", "sharp_ratio"]
+           "rail_table", "three_tier_example", "nccl_ring", "overtake_nodes", "switch_tree_runs", "sharp_ratio"]
 
 NM_1_6 = dict(nodes=8, gpus_per_node=8, n=1e9,
               intra=Link("NVLink 4, one way", 0.0, 450e9, "Napkin Math 1.6: 450 GB/s per direction, α ignored"),
@@ -140,10 +141,13 @@ def three_tier_example(n: float = 1e9, racks: int = 4, nodes_per_rack: int = 4, 
     """The chapter's 128-GPU example (4 racks x 4 nodes x 8 GPUs, 2:1 between racks),
     with the assumptions it leaves out made explicit: M = 1 GB (as Napkin Math 1.6), the
     links of Table 1 (spine links = ``inter``).  Returns the multi-level all-reduce by
-    the closed form and by the simulator, the single flat ring in rank order (its
-    node-crossing hops change rails, so they cross the spine) and in a rail-aligned
-    (snake) order, and
-    the bytes per GPU that cross racks (from ``link_bytes``)."""
+    the closed form and by the simulator; the ring NCCL runs (one channel per NIC, PXN:
+    ``ring`` from the simulator on ``ThreeTier(..., pxn=True)``, ``ring_model`` its
+    closed form :func:`~commbook.collectives.channels.ring_time_two_level`, and
+    ``ring_no_pxn`` without PXN, where each channel's hop between nodes changes rails);
+    the single flat ring in rank order (its node-crossing hops change rails, so they
+    cross the spine) and in a rail-aligned (snake) order; and the bytes per GPU that
+    cross racks (from ``link_bytes``)."""
     topo = ThreeTier(racks, nodes_per_rack, gpus_per_node, intra, inter,
                      rack_oversubscription=rack_oversubscription)
     c = VirtualCluster(topo)
@@ -155,10 +159,41 @@ def three_tier_example(n: float = 1e9, racks: int = 4, nodes_per_rack: int = 4, 
     R = racks
     sent_across = spine_up / topo.p                   # bytes per GPU through the spine
     payload = sent_across / (2 * (R - 1) / R) if R > 1 else 0.0
+    pxn = ThreeTier(racks, nodes_per_rack, gpus_per_node, intra, inter,
+                    rack_oversubscription=rack_oversubscription, pxn=True)
     return {"topology": topo, "model": t_allreduce_tiers(topo, n), "sim": hier.time,
+            "ring": all_reduce(VirtualCluster(pxn), nbytes=n).time, "ring_model": ring_time_two_level(pxn, n),
+            "ring_no_pxn": all_reduce(c, nbytes=n).time, "channels": pxn.ring_channels(np.arange(pxn.p)),
             "flat": all_reduce(c, nbytes=n, channels=1).time,
             "flat_aligned": all_reduce(c, nbytes=n, ranks=snake).time,
             "cross_rack_payload": payload, "reduction": n / payload if payload else float("inf")}
+
+
+# ============================================================================ NCCL's ring against the hierarchy
+def nccl_ring(topology: TwoLevel, n: float) -> dict:
+    """The ring NCCL runs against the three-phase hierarchy on ``topology``: the ring with
+    its default channels (one per NIC) from the simulator and from its closed form, the
+    single ring (``channels=1``), and the hierarchical all-reduce (simulator), in seconds."""
+    c = VirtualCluster(topology)
+    return {"ring": all_reduce(c, nbytes=n).time, "ring_model": ring_time_two_level(topology, n),
+            "single": all_reduce(c, nbytes=n, channels=1).time,
+            "hier": all_reduce(c, nbytes=n, algorithm="hierarchical").time,
+            "channels": topology.ring_channels(np.arange(topology.p))}
+
+
+def overtake_nodes(gpus_per_node: int, n: float, intra: Link, inter: Link, limit: int = 4096) -> int:
+    """The fewest nodes (of ``gpus_per_node`` GPUs, one NIC per GPU, PXN) on which the
+    hierarchical all-reduce of ``n`` bytes is faster than the ring NCCL runs, by the two
+    closed forms (:func:`hierarchical_budget`, consistent convention, and
+    :func:`~commbook.collectives.channels.ring_time_two_level`).  The ring pays
+    2(p-1) start-ups of the slowest tier, the hierarchy 2(G-1) of NVLink and 2(N-1) of
+    the network, so its lead in bandwidth is used up as the nodes grow."""
+    G, n = check_p(gpus_per_node, "gpus_per_node"), check_size(n)
+    for N in range(2, check_p(limit, "limit") + 1):
+        hier = hierarchical_budget(N, G, n, intra, inter, **CONVENTIONS["consistent"]).total
+        if hier < ring_time_two_level(TwoLevel(N, G, intra, inter, pxn=True), n):
+            return N
+    raise ValueError(f"the ring stays faster up to {limit} nodes")
 
 
 # ============================================================================ Figure 9

@@ -1,7 +1,9 @@
 """Chapter §1.5, the numbers and tables of the hierarchical all-reduce and of in-network
 reduction: the bandwidth tiers, napkin math 1.6 in the chapter's convention and counted
-consistently (= the simulator), the three-tier 128-GPU example with its assumptions, and
-the speed-up of in-switch reduction over software all-reduces.
+consistently (= the simulator), both against the ring NCCL runs (one channel per NIC,
+PXN), the three-tier 128-GPU example with its assumptions, where the hierarchy still
+beats NCCL's ring and where it does not, and the speed-up of in-switch reduction over
+software all-reduces.
 
 Times come from :class:`~commbook.comm_sim.VirtualCluster` or from closed forms the tests
 hold equal to it; :mod:`commbook.collectives.tier_budgets` does the counting.  The routing
@@ -14,17 +16,19 @@ import numpy as np
 
 from ... import collectives as coll
 from ...collectives import predict, tier_budgets as TB
+from ...collectives.channels import ring_time_two_level
 from ...collectives.ring import allreduce_ring
 from ...collectives.tiers import tier_phases
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch, TwoLevel
-from ...units import GB, fmt_time, ms
+from ...units import GB, MB, fmt_bytes, fmt_time, ms
 from ..tables import Table, bilingual, bilingual_notes, fmt_fixed, fmt_gbps, fmt_ratio
 from .boxes import BOX_LINKS, link_name
 
 __all__ = ["CHAPTER_STATED", "TIERS", "tier_numbers", "tier_table", "nm16", "nm16_table",
-           "three_tier", "three_tier_table", "SHARP_SETTING", "sharp_curves", "sharp_sim"]
+           "three_tier", "three_tier_table", "WHERE_CASES", "where_cases", "where_table", "OVERTAKE_SIZES",
+           "overtake", "overtake_table", "SHARP_SETTING", "sharp_curves", "sharp_sim"]
 
 CHAPTER_STATED = {
     "tier_bw": 900e9,             # the tier table's bandwidth column for NVLink 4.0 (both directions)
@@ -98,33 +102,44 @@ def nm16() -> dict:
     sim = {"flat": coll.all_reduce(c, nbytes=inputs["n"], channels=1).time,
            "hier": coll.all_reduce(c, nbytes=inputs["n"], algorithm="hierarchical").time}
     phases = {name: c.run(r).time for name, r in tier_phases(topo, inputs["n"], True, allreduce_ring)}
+    pxn = TwoLevel(inputs["nodes"], inputs["gpus_per_node"], NVLINK4_CHAPTER, inter, pxn=True)
+    bw_only = TwoLevel(inputs["nodes"], inputs["gpus_per_node"], inputs["intra"],
+                       Link(inter.name, 0.0, inter.beta, "napkin math 1.6 without α"), pxn=True)
+    ring = {"sim": coll.all_reduce(VirtualCluster(pxn), nbytes=inputs["n"]).time,
+            "model": ring_time_two_level(pxn, inputs["n"]), "bandwidth": ring_time_two_level(bw_only, inputs["n"]),
+            "channels": pxn.ring_channels(np.arange(pxn.p))}
     return {**inputs, "p": inputs["nodes"] * inputs["gpus_per_node"], "nv_alpha": NVLINK4_CHAPTER.alpha,
-            "chapter": b["chapter"], "consistent": b["consistent"], "sim": sim, "sim_phases": phases}
+            "chapter": b["chapter"], "consistent": b["consistent"], "sim": sim, "sim_phases": phases,
+            "ring": ring}
 
 
 _NM16_ROWS = {
-    "flat": bilingual("flat ring over all 64 GPUs", "64 块 GPU 连成的扁平环"),
+    "ring": bilingual("NCCL's ring: 8 channels, one per NIC", "NCCL 的环：8 个通道，每张网卡一个"),
     "reduce_scatter": bilingual("1. reduce-scatter in the node (NVLink)", "1. 节点内 reduce-scatter（NVLink）"),
     "inter": bilingual("2. all-reduce across nodes on each rail (InfiniBand)", "2. 各条轨道上的跨节点 all-reduce（InfiniBand）"),
     "all_gather": bilingual("3. all-gather in the node (NVLink)", "3. 节点内 all-gather（NVLink）"),
     "total": bilingual("hierarchical, total", "分层方案合计"),
-    "speedup": bilingual("speed-up", "加速比"),
+    "slower": bilingual("hierarchy ÷ NCCL's ring", "分层方案 ÷ NCCL 的环"),
 }
 
 
 def nm16_table(d: dict | None = None) -> Table:
-    """Napkin math 1.6 side by side: the box's count and the consistent one (= simulator)."""
+    """Napkin math 1.6 side by side: NCCL's ring and the three phases as the box counts them
+    (the ring's bandwidth term, NVLink without α) and with every term (= simulator)."""
     d = nm16() if d is None else d
-    a, b = d["chapter"], d["consistent"]
-    rows = [{"what": k, "chapter": getattr(a, k), "consistent": getattr(b, k)} for k in _NM16_ROWS]
+    a, b, r = d["chapter"], d["consistent"], d["ring"]
+    rows = [{"what": "ring", "chapter": r["bandwidth"], "consistent": r["sim"]}]
+    rows += [{"what": k, "chapter": getattr(a, k), "consistent": getattr(b, k)}
+             for k in ("reduce_scatter", "inter", "all_gather", "total")]
+    rows.append({"what": "slower", "chapter": a.total / r["bandwidth"], "consistent": b.total / r["sim"]})
     fmt = lambda v: f"{v:.2f}×" if v > 1 else f"{v / ms:.3f} ms"
     return Table(
         key="ch1-nm16",
         title=bilingual("Napkin math 1.6 counted two ways (8 nodes × 8 GPUs, 1 GB)",
                         "估算 1.6 的两种算法（8 个节点 × 8 块 GPU，1 GB）"),
         columns=["what", "chapter", "consistent"],
-        headers={"en": ["", "Flat ring as 2M/β, no NVLink α", "Every term counted (= simulator)"],
-                 "zh": ["", "扁平环按 2M/β 计，不计 NVLink 的 α", "每一项都计入（= 模拟器）"]},
+        headers={"en": ["", "Box's count: ring's bandwidth term, no NVLink α", "Every term counted (= simulator)"],
+                 "zh": ["", "框内算法：环只计带宽项，不计 NVLink 的 α", "每一项都计入（= 模拟器）"]},
         rows=rows,
         formats={"chapter": fmt, "consistent": fmt},
         labels={lang: {k: v[lang] for k, v in _NM16_ROWS.items()} for lang in ("en", "zh")},
@@ -165,8 +180,8 @@ _TIER_PHASE = {
     "node all-gather": bilingual("5. all-gather in the node", "5. 节点内 all-gather"),
     "total_model": bilingual("multi-level, total (closed form)", "多级方案合计（闭式）"),
     "total_sim": bilingual("multi-level, total (simulator)", "多级方案合计（模拟器）"),
-    "flat": bilingual("flat ring, ranks in order", "扁平环，rank 按顺序排"),
-    "flat_aligned": bilingual("flat ring, rail-aligned order", "扁平环，按轨道对齐的顺序"),
+    "ring": bilingual("NCCL's ring, 8 channels, PXN (closed form = simulator)", "NCCL 的环，8 个通道，PXN（闭式 = 模拟器）"),
+    "ring_no_pxn": bilingual("the same 8 channels without PXN", "同样 8 个通道，不用 PXN"),
 }
 
 
@@ -175,7 +190,7 @@ def three_tier_table(d: dict | None = None) -> Table:
     d = three_tier() if d is None else d
     rows = [{"what": k, "time": t} for k, t in d["phases"]]
     rows += [{"what": "total_model", "time": d["model"]}, {"what": "total_sim", "time": d["sim"]},
-             {"what": "flat", "time": d["flat"]}, {"what": "flat_aligned", "time": d["flat_aligned"]}]
+             {"what": "ring", "time": d["ring"]}, {"what": "ring_no_pxn", "time": d["ring_no_pxn"]}]
     topo = d["topology"]
     return Table(
         key="ch1-three-tier",
@@ -188,6 +203,122 @@ def three_tier_table(d: dict | None = None) -> Table:
         rows=rows,
         formats={"time": fmt_fixed(ms, 2, " ms")},
         labels={lang: {k: v[lang] for k, v in _TIER_PHASE.items()} for lang in ("en", "zh")},
+        meta=d,
+    )
+
+
+# ============================================================================ where the hierarchy wins
+WHERE_CASES = {
+    "plain": ({"pxn": True}, "two"),
+    "one_nic": ({"nics_per_node": 1, "pxn": True}, "two"),
+    "spine": ({"spine_oversubscription": 2, "pxn": False}, "two"),
+    "spine_pxn": ({"spine_oversubscription": 2, "pxn": True}, "two"),
+    "racks": ({"pxn": True}, "three"),
+    "racks_no_pxn": ({}, "three"),
+}
+"""The clusters of :func:`where_cases`: napkin math 1.6's 8 nodes x 8 GPUs ("two": TwoLevel
+keywords) or the three-tier example ("three": 4 racks x 4 nodes x 8,
+2:1 between racks, Table 1's links), 1 GB."""
+
+
+def where_cases(n: float = 1 * GB) -> dict[str, dict]:
+    """NCCL's ring (default channels) against the hierarchy in each case of
+    :data:`WHERE_CASES`: ``ring``, ``ring_model`` (closed form), ``hier`` (three phases
+    on TwoLevel, the five-phase multi-level schedule on ThreeTier), ``channels``, and
+    ``ratio`` = hier / ring (above 1: the ring is faster)."""
+    out = {}
+    for key, (kw, kind) in WHERE_CASES.items():
+        if kind == "two":
+            topo = TwoLevel(TB.NM_1_6["nodes"], TB.NM_1_6["gpus_per_node"], NVLINK4_CHAPTER, BOX_LINKS["nm1.6"],
+                            **kw)
+            r = TB.nccl_ring(topo, n)
+        else:
+            e = TB.three_tier_example(n)
+            r = {"ring": e["ring"] if kw.get("pxn") else e["ring_no_pxn"], "hier": e["sim"],
+                 "channels": e["channels"], "ring_model": e["ring_model"] if kw.get("pxn") else None}
+            topo = e["topology"]
+        out[key] = {**r, "topology": topo, "ratio": r["hier"] / r["ring"]}
+    return out
+
+
+_WHERE_NAMES = {
+    "plain": bilingual("8 × 8, one NIC per GPU", "8 × 8，每块 GPU 一张网卡"),
+    "one_nic": bilingual("8 × 8, one NIC per node", "8 × 8，每个节点一张网卡"),
+    "spine": bilingual("8 × 8, 2:1 spine, no PXN", "8 × 8，脊交换层 2:1，不用 PXN"),
+    "spine_pxn": bilingual("8 × 8, 2:1 spine, PXN", "8 × 8，脊交换层 2:1，用 PXN"),
+    "racks": bilingual("4 racks × 4 × 8, 2:1 between racks, PXN", "4 个机架 × 4 × 8，机架间 2:1，用 PXN"),
+    "racks_no_pxn": bilingual("4 racks × 4 × 8, 2:1 between racks, no PXN", "4 个机架 × 4 × 8，机架间 2:1，不用 PXN"),
+}
+
+
+def where_table(cases: dict | None = None, n: float = 1 * GB) -> Table:
+    """NCCL's ring against the hierarchy, case by case: channels, both times, their ratio."""
+    cases = where_cases(n) if cases is None else cases
+    rows = [{"case": k, "channels": v["channels"], "ring": v["ring"], "hier": v["hier"], "ratio": v["ratio"]}
+            for k, v in cases.items()]
+    return Table(
+        key="ch1-where",
+        title=bilingual(f"NCCL's ring against the hierarchy, all-reduce of {fmt_bytes(n)}",
+                        f"{fmt_bytes(n)} 的 all-reduce：NCCL 的环与分层方案"),
+        columns=["case", "channels", "ring", "hier", "ratio"],
+        headers={"en": ["Cluster", "Ring channels", "NCCL's ring", "Hierarchy", "Hierarchy ÷ ring"],
+                 "zh": ["集群", "环的通道数", "NCCL 的环", "分层方案", "分层 ÷ 环"]},
+        rows=rows,
+        formats={"ring": fmt_fixed(ms, 2, " ms"), "hier": fmt_fixed(ms, 2, " ms"), "ratio": fmt_ratio(2)},
+        labels={lang: {k: v[lang] for k, v in _WHERE_NAMES.items()} for lang in ("en", "zh")},
+        notes=bilingual_notes((
+            "Simulator. 8 × 8: NVLink 4.0 α = 1.5 µs, InfiniBand 50 GB/s α = 3 µs (napkin math 1.6); racks: "
+            "Table 1's links, the five-phase schedule. Above 1×: the ring is faster.",
+            "模拟器结果。8 × 8：NVLink 4.0 的 α = 1.5 µs，InfiniBand 50 GB/s、α = 3 µs（估算 1.6）；机架："
+            "表 1 的链路，五阶段方案。大于 1× 表示环更快。")),
+        meta=cases,
+    )
+
+
+OVERTAKE_SIZES = (64 * MB, 256 * MB, 1 * GB)
+"""Buffers for which :func:`overtake` finds the node count where the hierarchy overtakes."""
+
+
+def overtake(sizes=OVERTAKE_SIZES) -> dict:
+    """For each buffer: the fewest nodes N (8 GPUs, one NIC each, PXN, napkin math 1.6's
+    links) where the hierarchy beats NCCL's ring by the closed forms, checked with the
+    simulator on N-1 nodes (ring faster) and on N (hierarchy faster), and the start-up
+    terms of both at N: 2(p-1)α_IB for the ring, 2(G-1)α_NV + 2(N-1)α_IB for the hierarchy."""
+    G, nv, ib = TB.NM_1_6["gpus_per_node"], NVLINK4_CHAPTER, BOX_LINKS["nm1.6"]
+    out = {}
+    for n in sizes:
+        N = TB.overtake_nodes(G, n, nv, ib)
+        sim = {m: TB.nccl_ring(TwoLevel(m, G, nv, ib, pxn=True), n) for m in (N - 1, N)}
+        p = N * G
+        out[n] = {"nodes": N, "gpus": p, "before": sim[N - 1], "at": sim[N],
+                  "alpha_ring": 2 * (p - 1) * ib.alpha, "alpha_hier": 2 * (G - 1) * nv.alpha + 2 * (N - 1) * ib.alpha}
+    return out
+
+
+def overtake_table(d: dict | None = None) -> Table:
+    """Where the hierarchy overtakes NCCL's ring as the nodes grow: per buffer, the node
+    count, both times on one node fewer and at that count (simulator), and the start-ups
+    each pays there."""
+    d = overtake() if d is None else d
+    rows = [{"n": fmt_bytes(n), "nodes": v["nodes"], "ring_before": v["before"]["ring"],
+             "hier_before": v["before"]["hier"], "ring_at": v["at"]["ring"], "hier_at": v["at"]["hier"],
+             "alpha_ring": v["alpha_ring"], "alpha_hier": v["alpha_hier"]} for n, v in d.items()]
+    return Table(
+        key="ch1-overtake",
+        title=bilingual("Where the hierarchy overtakes NCCL's ring (8 GPUs per node, one NIC each, PXN)",
+                        "分层方案从多少个节点起超过 NCCL 的环（每节点 8 块 GPU、各一张网卡、PXN）"),
+        columns=["n", "nodes", "ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier"],
+        headers={"en": ["Buffer", "Nodes N", "Ring, N − 1", "Hierarchy, N − 1", "Ring, N", "Hierarchy, N",
+                        "Ring's start-ups, N", "Hierarchy's start-ups, N"],
+                 "zh": ["缓冲区", "节点数 N", "环，N − 1", "分层，N − 1", "环，N", "分层，N",
+                        "环的启动开销，N", "分层的启动开销，N"]},
+        rows=rows,
+        formats={k: fmt_fixed(ms, 3, " ms") for k in ("ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier")},
+        notes=bilingual_notes((
+            "Times from the simulator; start-ups 2(p−1)α_IB for the ring, 2(G−1)α_NV + 2(N−1)α_IB for the hierarchy "
+            "(α_NV = 1.5 µs, α_IB = 3 µs, napkin math 1.6's links).",
+            "用时取自模拟器；启动开销：环为 2(p−1)α_IB，分层方案为 2(G−1)α_NV + 2(N−1)α_IB"
+            "（α_NV = 1.5 µs，α_IB = 3 µs，即估算 1.6 的链路）。")),
         meta=d,
     )
 
