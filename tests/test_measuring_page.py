@@ -16,6 +16,7 @@ import pytest
 from conftest import executed_glue
 
 from commbook.book import measuring as M
+from commbook.book import measuring_cluster as MC
 from commbook.book import measuring_figures as MF
 from commbook.book import measuring_models as MM
 from commbook.book import measuring_p5 as M5
@@ -279,21 +280,58 @@ def _accuracy_module():
     return mod
 
 
+def _printed_rows(acc) -> dict:
+    """accuracy.py's table as it prints it: (log, collective, band) -> (sizes, median, worst, status)."""
+    import io
+    from contextlib import redirect_stdout
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        acc.main([])
+    rows = {}
+    for line in out.getvalue().splitlines():
+        m = re.match(r"(\S+)\s+(all_reduce|all_gather|reduce_scatter)\s+(>= 1 MiB|< 1 MiB)\s+(\d+)\s+(\S+)\s+(\S+)"
+                     r".*?us ?(PASS|MISS)?$", line)
+        if m:
+            num = lambda x: math.nan if x == "—" else float(x) / 100
+            rows[m[1], m[2], m[3]] = (int(m[4]), num(m[5]), num(m[6]), m[7] or "")
+    return rows
+
+
 def test_error_table_is_what_benchmarks_accuracy_prints():
+    """Every row accuracy.py prints with sizes in it is a row of the page's table, with the same
+    count, medians, worst and PASS/MISS; the functions' values agree exactly, the printed
+    text to its 0.1 %."""
     acc = _accuracy_module()
-    t = MM.error_table()
-    seen = 0
-    for name, _, c in acc.comparisons():
-        system = next(k for k, v in M.NVIDIA.items() if v == name)
+    t = MC.accuracy_table()
+    printed = _printed_rows(acc)
+    assert {log for log, _, _ in printed} == set(acc.LOGS) | set(MC.NC.LOG_PRESETS)    # one- and multi-node
+    want = {k: v for k, v in printed.items() if v[0] > 0}
+    got = {(r["log"], r["collective"], r["band"]): r for r in t.rows}
+    assert set(got) == set(want) and len(t) == len(want) == 15
+    for key, (count, med, worst, st) in want.items():
+        row = got[key]
+        assert row["count"] == count and row["status"] == st
+        assert round(100 * row["model"], 1) == pytest.approx(100 * med) and round(100 * row["worst"], 1) == pytest.approx(100 * worst)
+    for name, _, c in acc.comparisons():                                 # the functions themselves
         for band in acc.TARGETS:
             if not c.band(band).any():
                 continue
-            row = t.find(system=system, collective=c.collective, band=band)
-            seen += 1
-            assert row["count"] == int(c.band(band).sum())
-            for col, of in (("model", "model"), ("fit", "fit"), ("nccl", "nccl")):
-                assert row[col] == c.median(band, of)
-    assert seen == len(t) == 7
+            row = got[(name, c.collective, band)]
+            assert row["count"] == int(c.band(band).sum()) and row["worst"] == acc.worst(c, band)
+            assert row["status"] == acc.status(c, band) == MC.status(c, band)
+            for col in ("model", "fit", "nccl"):
+                assert row[col] == c.median(band, col)
+    assert {r["status"] for r in t.rows} == {"PASS", "MISS"}
+
+
+def test_error_table_rows_render_in_both_languages():
+    t = MC.accuracy_table()
+    for lang, ok, miss in (("en", "PASS", "MISS"), ("zh", "达标", "未达标")):
+        cells = t.cells(lang)
+        assert [row[-1] for row in cells] == [ok if r["status"] == "PASS" else miss for r in t.rows]
+    zh = " ".join(c for row in t.cells("zh") for c in row[:1])
+    assert "机柜" in zh and "rack" not in zh
 
 
 def test_error_table_medians_from_the_logs():

@@ -1,0 +1,296 @@
+"""The page "Measuring collectives" across nodes: NCCL 2.29.2's model on the six multi-node
+logs (:mod:`commbook.measure.nccl_cluster`), the page's accuracy table of every recorded log
+(one node and many) as ``benchmarks/accuracy.py`` prints it, the figure "Across nodes" and
+the numbers its prose quotes for each miss.
+
+The errors come from the functions accuracy.py calls: :func:`commbook.measure.nccl_model.compare`
+(one node) and :func:`commbook.measure.nccl_cluster.compare` (many), ``Comparison.median``, and
+:func:`worst` / :func:`status`, the same arithmetic as accuracy.py's functions of those names
+(the largest |error| in a band; PASS when the median meets :data:`commbook.measure.nccl_model.TARGETS`
+and, at ≥ 1 MiB, the worst size :data:`commbook.measure.nccl_cluster.WORST_TARGET`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..measure import load_log
+from ..measure import nccl_cluster as NC
+from ..measure.fit import fit_point_to_point
+from ..measure.nccl_model import TARGETS
+from ..units import MiB, fmt_time
+from .measuring import coll_name, system_name
+from .measuring_models import COMPARED, NODES, comparisons as node_comparisons
+from .tables import Table, bilingual, bilingual_notes, fmt_pct
+
+__all__ = ["LOGS", "CLUSTERS", "cluster_name", "cluster_comparisons", "all_comparisons", "log_name", "worst",
+           "status", "accuracy_table", "LINE_BANDS", "line", "cluster_lines", "picks", "cluster_misses",
+           "FIG_WIDTH_IN", "MIN_FONT_PT", "model_lines", "fig_cluster"]
+
+LOGS = {
+    "tcpxo": "multinode/h100x16_gcp_a3mega_tcpxo_allreduce.log",
+    "a100_sharp": "multinode/a100x128_coreweave_ib_sharp_allreduce.log",
+    "h100_sharp": "multinode/h100x64_coreweave_ib_sharp_allreduce.log",
+    "gb1": "multinode/gb200x72_coreweave_nvl72_1rack_nccl2.26.2_allreduce.log",
+    "gb2": "multinode/gb200x144_coreweave_nvl72_2racks_nccl2.26.2_allreduce.log",
+    "gb20": "multinode/gb200x1440_coreweave_nvl72_20racks_nccl2.26.2_allreduce.log",
+}
+"""The multi-node logs of ``data/measured/nccl-tests/multinode/`` by a short name, in the
+page's order; each has one preset in :data:`commbook.measure.nccl_cluster.LOG_PRESETS`."""
+CLUSTERS = {s: NC.PRESETS[NC.LOG_PRESETS[log]] for s, log in LOGS.items()}
+"""The preset :class:`commbook.measure.nccl_cluster.Cluster` of each multi-node log."""
+
+_WHAT = {"tcpxo": ("A3 Mega, TCPXO", "A3 Mega，TCPXO"),
+         "a100_sharp": ("InfiniBand + SHARP", "InfiniBand + SHARP"),
+         "h100_sharp": ("InfiniBand + SHARP", "InfiniBand + SHARP"),
+         "gb1": ("{n} NVL72 rack", "{n} 个 NVL72 机柜"),
+         "gb2": ("{n} NVL72 racks", "{n} 个 NVL72 机柜"),
+         "gb20": ("{n} NVL72 racks", "{n} 个 NVL72 机柜")}
+
+
+def cluster_name(system: str, lang: str = "en") -> str:
+    """``2×8 H100, A3 Mega, TCPXO``: the preset's nodes × GPUs and network, in ``lang``."""
+    c = CLUSTERS[system]
+    what = _WHAT[system][lang == "zh"].format(n=c.nodes)
+    sep = "，" if lang == "zh" else ", "
+    return f"{c.nodes}×{c.gpus_per_node} {c.gpu}{sep}{what}"
+
+
+def cluster_comparisons() -> dict:
+    """``{(system, collective): Comparison}`` of every run of each multi-node log against its
+    preset (:func:`commbook.measure.nccl_cluster.compare`, as accuracy.py calls it)."""
+    out = {}
+    for s, log in LOGS.items():
+        for run in load_log(log):
+            out[(s, run.collective)] = NC.compare(run, CLUSTERS[s])
+    return out
+
+
+def all_comparisons(single: dict | None = None, multi: dict | None = None) -> dict:
+    """One node (:func:`.measuring_models.comparisons`) then many (:func:`cluster_comparisons`)."""
+    single = node_comparisons() if single is None else single
+    multi = cluster_comparisons() if multi is None else multi
+    return {**single, **multi}
+
+
+def log_name(system: str) -> str:
+    """The file under ``data/measured/nccl-tests/`` of ``system`` (the name accuracy.py prints)."""
+    from .measuring import NVIDIA
+
+    return NVIDIA[system] if system in NVIDIA else LOGS[system]
+
+
+def worst(c, band: str) -> float:
+    """Largest |error| of the predictor in ``band``; NaN when the run has no size there
+    (benchmarks/accuracy.py's ``worst``)."""
+    e = c.errors[c.band(band)]
+    return float(np.max(np.abs(e))) if e.size else math.nan
+
+
+def status(c, band: str) -> str:
+    """``PASS`` / ``MISS`` against the targets, ``""`` for an empty band (accuracy.py's ``status``)."""
+    if not c.band(band).any():
+        return ""
+    ok = c.median(band) <= TARGETS[band]
+    if band == ">= 1 MiB":
+        ok = ok and worst(c, band) <= NC.WORST_TARGET
+    return "PASS" if ok else "MISS"
+
+
+_BANDS = {">= 1 MiB": "≥ 1 MiB", "< 1 MiB": "< 1 MiB"}
+_STATUS = {"en": {"PASS": "PASS", "MISS": "MISS"}, "zh": {"PASS": "达标", "MISS": "未达标"}}
+
+
+def accuracy_table(comps: dict | None = None) -> Table:
+    """Every recorded log, collective and size band with sizes in it: the number of sizes, the
+    predictor's median and worst |busbw error|, the α–β ring fit's and NCCL's own model time's
+    medians, the host overhead read, and PASS / MISS against the targets."""
+    comps = all_comparisons() if comps is None else comps
+    rows = []
+    for (s, op), c in comps.items():
+        for band in TARGETS:
+            k = int(c.band(band).sum())
+            if k:
+                rows.append({"system": s, "log": log_name(s), "nodes": CLUSTERS[s].nodes if s in CLUSTERS else 1,
+                             "op": coll_name(op), "collective": op, "band": band, "count": k,
+                             "model": c.median(band), "worst": worst(c, band), "fit": c.median(band, "fit"),
+                             "nccl": c.median(band, "nccl"),
+                             "overhead": c.overhead if c.calibrated_at is not None else None,
+                             "status": status(c, band)})
+    names = lambda lang: {**{s: system_name(s, lang) for s in NODES}, **{s: cluster_name(s, lang) for s in LOGS}}
+    labels = {lang: {**names(lang), **_BANDS, **_STATUS[lang]} for lang in ("en", "zh")}
+    big, small, w = (f"{100 * x:.0f} %" for x in (TARGETS[">= 1 MiB"], TARGETS["< 1 MiB"], NC.WORST_TARGET))
+    return Table(
+        key="measure-accuracy",
+        title=bilingual("|Relative error| of bus bandwidth by log and size band: NCCL's model on every recorded log",
+                        "各日志、各大小段的总线带宽相对误差绝对值：NCCL 模型对全部记录日志"),
+        columns=["system", "op", "band", "count", "model", "worst", "fit", "nccl", "overhead", "status"],
+        headers={"en": ["Log", "Collective", "Sizes", "Points", "Predictor median", "Predictor worst",
+                        "α–β ring fit median", "NCCL's cost table alone", "Overhead read", "Targets"],
+                 "zh": ["日志", "集合操作", "大小", "点数", "预测器中位数", "预测器最差点", "α–β 环形拟合中位数",
+                        "仅用 NCCL 代价表", "读出的额外开销", "目标"]},
+        rows=rows,
+        formats={"model": fmt_pct, "worst": fmt_pct, "fit": fmt_pct, "nccl": fmt_pct,
+                 "overhead": lambda t: fmt_time(t, 3)},
+        labels=labels,
+        notes=bilingual_notes(
+            (f"Targets of the predictor: median ≤ {big} at ≥ 1 MiB and ≤ {small} below, and no size ≥ 1 MiB "
+             f"off by more than {w}; PASS when a band meets them. Error = measured time / model time − 1, from "
+             "commbook.measure.nccl_model.compare (one node) and commbook.measure.nccl_cluster.compare (many "
+             "nodes, one preset per log), the rows benchmarks/accuracy.py prints (bands without sizes left out). "
+             "The overhead is read at a log's smallest size when that is below 1 MiB, and that size is left out.",
+             f"预测器的目标：≥ 1 MiB 时中位数不超过 {big}，1 MiB 以下不超过 {small}，且 ≥ 1 MiB 的任何一个大小误差都"
+             f"不超过 {w}；一段全部满足即为“达标”。误差 = 实测用时 / 模型用时 − 1，单节点由 commbook.measure.nccl_model"
+             ".compare 算出，多节点由 commbook.measure.nccl_cluster.compare 算出（每份日志对应一个预设），"
+             "与 benchmarks/accuracy.py 打印的各行相同（不含没有数据点的段）。若日志最小尺寸低于 1 MiB，"
+             "就在该尺寸读出额外开销，并把它排除在统计之外。"),
+        ),
+        meta={"comparisons": comps},
+    )
+
+
+# ============================================================================ the misses, in numbers
+LINE_BANDS: dict[str, tuple[tuple[float, float], ...]] = {
+    "tcpxo": ((MiB, 16 * MiB), (32 * MiB, math.inf)),
+    "a100_sharp": ((64 * MiB, math.inf),),
+    "gb1": ((0, math.inf),), "gb2": ((0, math.inf),), "gb20": ((0, math.inf),),
+}
+"""Size ranges (bytes, inclusive) of each missed log over which its times lie on one line
+t = α + n/β (data/measured/nccl-tests/PROVENANCE.md, "The model against the multi-node logs")."""
+
+
+def line(c, lo: float, hi: float, of: str = "measured") -> dict:
+    """The line t = α + n/β (:func:`commbook.measure.fit.fit_point_to_point`) through the
+    measured times (``of="measured"``) or the predictor's (``"model"``) at sizes lo ≤ n ≤ hi."""
+    keep = (c.sizes >= lo) & (c.sizes <= hi)
+    n = c.sizes[keep]
+    t = c.prediction.time[keep]
+    if of == "measured":                       # compare's error is measured time / predicted time - 1
+        t = t * (1 + c.errors[keep])
+    f = fit_point_to_point(n, t)
+    return {"alpha": f.alpha, "beta": f.beta, "rms": f.rms_rel, "lo": float(n.min()), "hi": float(n.max()),
+            "count": int(keep.sum())}
+
+
+def cluster_lines(comps: dict | None = None) -> dict:
+    """``{system: [(measured line, model line), ...]}`` for each range of :data:`LINE_BANDS`."""
+    comps = cluster_comparisons() if comps is None else comps
+    return {s: [(line(comps[(s, "all_reduce")], lo, hi), line(comps[(s, "all_reduce")], lo, hi, "model"))
+                for lo, hi in bands] for s, bands in LINE_BANDS.items()}
+
+
+def picks(pred) -> list[tuple[str, float, float]]:
+    """NCCL's pick over a :class:`~commbook.measure.nccl_model.Prediction`'s sizes as runs
+    ``(algorithm/protocol, first size, last size)``."""
+    out: list[list] = []
+    for n, a, p in zip(pred.sizes, pred.algo, pred.proto):
+        key = f"{a}/{p}"
+        if out and out[-1][0] == key:
+            out[-1][2] = float(n)
+        else:
+            out.append([key, float(n), float(n)])
+    return [tuple(r) for r in out]
+
+
+def cluster_misses(comps: dict | None = None) -> dict:
+    """Per multi-node log: the predictor's picks at the log's sizes, the size of the worst error
+    and that error, busbw measured and predicted at the largest size, and the lines of
+    :func:`cluster_lines`."""
+    comps = cluster_comparisons() if comps is None else comps
+    lines = cluster_lines(comps)
+    out = {}
+    for s in LOGS:
+        c = comps[(s, "all_reduce")]
+        big = c.band(">= 1 MiB")
+        i = int(np.nonzero(big)[0][np.argmax(np.abs(c.errors[big]))])
+        out[s] = {"picks": picks(c.prediction), "worst_at": float(c.sizes[i]), "worst": float(abs(c.errors[i])),
+                  "bus_top": float(c.measured[-1]), "pred_top": float(c.prediction.busbw[-1]),
+                  "n_top": float(c.sizes[-1]), "lines": lines.get(s, []), "cluster": CLUSTERS[s]}
+    return out
+
+
+# ============================================================================ the figure
+FIG_WIDTH_IN = 6.9
+"""Drawn at the width the book shows it (the ~690 px text column at 100 px per inch), so that
+its smallest text, :data:`MIN_FONT_PT`, is ≥ 9 px there."""
+MIN_FONT_PT = 8.0
+_PICK_COLOURS = ("#56B4E9", "#0072B2", "#009E73", "#E69F00", "#CC79A7", "#F0E442", "0.6", "#000000")
+_BAND = 0.07                   # height of the pick band, a fraction of the axes
+
+
+def _pick_label(key: str, lang: str) -> str:
+    from .plots import label
+
+    algo, proto = key.split("/")
+    return label("mc_pick_fmt", lang, algo=label(f"mc_{algo}", lang), proto=proto)
+
+
+def model_lines(comps: dict | None = None, k: int = 241) -> dict:
+    """``{system: Prediction}``: the preset's prediction on a fine grid over the log's sizes,
+    with the overhead its comparison read (the line and the band of :func:`fig_cluster`)."""
+    comps = cluster_comparisons() if comps is None else comps
+    out = {}
+    for s in LOGS:
+        c = comps[(s, "all_reduce")]
+        grid = np.logspace(np.log10(c.sizes.min()), np.log10(c.sizes.max()), k)
+        out[s] = NC.predict(CLUSTERS[s], "all_reduce", grid, overhead=c.overhead)
+    return out
+
+
+def fig_cluster(lang: str = "en", comps: dict | None = None):
+    """Bus bandwidth against size for each multi-node log, one panel each (3 rows × 2 columns):
+    the measured points (gid ``"measured"``), the model's busbw on a fine grid (``"model"``),
+    and under them a band coloured by NCCL's pick over each size range (gid
+    ``"pick:<algorithm>/<protocol>:<first size>"``, one span per run of :func:`picks`)."""
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import LogLocator
+
+    from ..measure.nccl_tuning import NCCL_RELEASE
+    from ..units import GB
+    from .plots import book_style, label, log_axis
+
+    comps = cluster_comparisons() if comps is None else comps
+    lines = model_lines(comps)
+    order = list(dict.fromkeys(key for s in LOGS for key, _, _ in picks(lines[s])))
+    colour = dict(zip(order, _PICK_COLOURS))
+    with book_style(lang) as lang:
+        fig = Figure(figsize=(FIG_WIDTH_IN, 8.4))
+        axes = fig.subplots(3, 2).ravel()
+        for k, (ax, s) in enumerate(zip(axes, LOGS)):
+            c, pr = comps[(s, "all_reduce")], lines[s]
+            ax.plot(c.sizes, c.measured / GB, "o", ms=3.6, color="0.15", gid="measured", zorder=3)
+            ax.plot(pr.sizes, pr.busbw / GB, color="#D55E00", lw=1.5, gid="model", zorder=2)
+            g = pr.sizes
+            edges = np.sqrt(g[1:] * g[:-1])
+            for key, lo, hi in picks(pr):
+                i, j = int(np.searchsorted(g, lo)), int(np.searchsorted(g, hi))
+                x0 = g[0] if i == 0 else edges[i - 1]
+                x1 = g[-1] if j == len(g) - 1 else edges[j]
+                ax.axvspan(x0, x1, ymin=0, ymax=_BAND, color=colour[key], lw=0, gid=f"pick:{key}:{lo:.0f}")
+            log_axis(ax, "x", "bytes")
+            ax.xaxis.set_major_locator(LogLocator(base=10, numticks=6))
+            ys = np.concatenate([c.measured, pr.busbw]) / GB
+            room = (_BAND + 0.03) / (1 - _BAND - 0.03)
+            if ys.max() / ys.min() > 100:
+                log_axis(ax, "y", "plain")
+                lo, hi = ys.min() / 1.5, ys.max() * 1.5
+                ax.set_ylim(lo / (hi / lo) ** room, hi)
+            else:
+                hi = 1.1 * ys.max()
+                ax.set_ylim(-room * hi, hi)
+            ax.set_xlim(c.sizes.min() / 1.3, c.sizes.max() * 1.3)
+            ax.tick_params(labelsize=MIN_FONT_PT)
+            ax.set_title(f"({'abcdef'[k]}) {cluster_name(s, lang)}", fontsize=9)
+            if k >= 4:
+                ax.set_xlabel(label("mc_size", lang), fontsize=MIN_FONT_PT + 0.5)
+            if k % 2 == 0:
+                ax.set_ylabel(label("mc_busbw", lang), fontsize=MIN_FONT_PT + 0.5)
+        handles = [Line2D([], [], ls="", marker="o", ms=3.6, color="0.15", label=label("mc_measured", lang)),
+                   Line2D([], [], color="#D55E00", lw=1.5, label=label("mc_model", lang, v=NCCL_RELEASE)),
+                   Patch(color="none", label=label("mc_pick", lang))]
+        handles += [Patch(color=colour[key], label=_pick_label(key, lang)) for key in order]
+        fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=MIN_FONT_PT, frameon=False)
+    return fig
