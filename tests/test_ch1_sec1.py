@@ -186,10 +186,21 @@ def _event_exposed(t_backward, t_layer, layers):
     return end - t_backward
 
 
+def _nccl_ring(p, n, nv=NVLINK4_CHAPTER, ib=IB_NDR_CHAPTER, G=8):
+    """NCCL's ring on nodes of G GPUs with one NIC each, one channel per NIC and PXN, written
+    out: 2(p-1) rounds; in each a GPU's NVLink port carries G chunks of n/(Gp) (G-1 hops in
+    the node, one relayed to the channel's NIC), each NIC one chunk, and the round waits
+    for its node-crossing message (α of InfiniBand)."""
+    nvl = n / (p * nv.beta)
+    return 2 * (p - 1) * max(nv.alpha + nvl, ib.alpha + max(nvl, n / (G * p * ib.beta)))
+
+
 @pytest.mark.parametrize("gpus", [8, 64, 520, 1024, 4096])
 @pytest.mark.parametrize("weak", [False, True])
-def test_step_model_against_an_event_simulation(gpus, weak):
-    model = s1.FIG2_MODEL.weak(1024) if weak else s1.FIG2_MODEL
+@pytest.mark.parametrize("single", [False, True])
+def test_step_model_against_an_event_simulation(gpus, weak, single):
+    model = s1.FIG2_MODEL.single_ring() if single else s1.FIG2_MODEL
+    model = model.weak(1024) if weak else model
     b = s1.step_breakdown(gpus, model)
     tokens = 1024 if weak else model.global_tokens / gpus
     t_c = 6 * 70e9 * tokens / (H100.bf16_flops * 0.40)
@@ -197,7 +208,10 @@ def test_step_model_against_an_event_simulation(gpus, weak):
     assert b["t_backward"] == pytest.approx(2 / 3 * t_c, rel=1e-12)
     link = NVLINK4_CHAPTER if gpus <= 8 else IB_NDR_CHAPTER
     layer = 140 * GB / 80
-    assert b["t_layer"] == pytest.approx(2 * (gpus - 1) * (link.alpha + layer / (gpus * link.beta)), rel=1e-12)
+    if single or gpus <= 8:             # one ring: the node's whole chunk n/p through one link
+        assert b["t_layer"] == pytest.approx(2 * (gpus - 1) * (link.alpha + layer / (gpus * link.beta)), rel=1e-12)
+    else:
+        assert b["t_layer"] == pytest.approx(_nccl_ring(gpus, layer), rel=1e-12)
     exposed = _event_exposed(b["t_backward"], b["t_layer"], 80)
     assert b["t_comm"] + b["t_stall"] == pytest.approx(exposed, rel=1e-9)
     assert b["t_step"] == pytest.approx(b["t_compute"] + exposed, rel=1e-9)
@@ -205,12 +219,16 @@ def test_step_model_against_an_event_simulation(gpus, weak):
 
 
 def test_flat_ring_across_nodes_is_gated_by_infiniband():
-    """The model prices a multi-node flat ring with InfiniBand's α and β: the virtual
-    cluster's two-level topology agrees."""
+    """The model prices a multi-node ring with InfiniBand's α and β, NCCL's ring with a
+    chunk of n/(8p) per NIC: the virtual cluster's two-level topology agrees."""
     layer = 140 * GB / 80
     run = all_reduce(VirtualCluster(TwoLevel(2, 8, NVLINK4_CHAPTER, IB_NDR_CHAPTER)), nbytes=layer,
                      algorithm="ring", channels=1)
-    assert run.time == pytest.approx(s1.step_breakdown(16)["t_layer"], rel=1e-9)
+    assert run.time == pytest.approx(s1.step_breakdown(16, s1.FIG2_MODEL.single_ring())["t_layer"], rel=1e-9)
+    for nodes in (2, 8):
+        run = all_reduce(VirtualCluster(TwoLevel(nodes, 8, NVLINK4_CHAPTER, IB_NDR_CHAPTER, pxn=True)), nbytes=layer)
+        assert run.time == pytest.approx(s1.step_breakdown(8 * nodes)["t_layer"], rel=1e-9)
+        assert run.time == pytest.approx(_nccl_ring(8 * nodes, layer), rel=1e-9)
     run = all_reduce(VirtualCluster(TwoLevel(2, 8, NVLINK4_CHAPTER, IB_NDR_CHAPTER)), nbytes=layer,
                      algorithm="hierarchical")
     assert run.time == pytest.approx(s1.step_breakdown(16, s1.FIG2_MODEL.hierarchical())["t_layer"], rel=1e-9)
@@ -222,6 +240,15 @@ def test_first_exposed_is_where_allreduce_outgrows_backward():
     b, prev = s1.step_breakdown(n), s1.step_breakdown(n - 8)
     assert b["t_allreduce"] > b["t_backward"] and prev["t_allreduce"] <= prev["t_backward"]
     assert s1.first_exposed(s1.FIG2_MODEL.hierarchical()) > n
+    single = s1.first_exposed(s1.FIG2_MODEL.single_ring())
+    assert single < n
+    for m, model in ((n, s1.FIG2_MODEL), (single, s1.FIG2_MODEL.single_ring())):
+        # independent: backward 2/3 · 6·70e9·(4M/m)/(0.4·peak) against 80 written-out rings
+        t_bwd = 2 / 3 * 6 * 70e9 * (1024 * 4096 / m) / (H100.bf16_flops * 0.40)
+        t_bwd_prev = 2 / 3 * 6 * 70e9 * (1024 * 4096 / (m - 8)) / (H100.bf16_flops * 0.40)
+        ring = (lambda q: 80 * 2 * (q - 1) * (IB_NDR_CHAPTER.alpha + 140 * GB / 80 / (q * IB_NDR_CHAPTER.beta))) \
+            if model.algorithm == "flat" else (lambda q: 80 * _nccl_ring(q, 140 * GB / 80))
+        assert ring(m) > t_bwd and ring(m - 8) <= t_bwd_prev
 
 
 def _bars(fig):
@@ -268,11 +295,26 @@ def test_figure_2_model_story():
     """Shares grow with the cluster under a fixed global batch; flat under a fixed per-GPU batch."""
     comm = [s1.step_breakdown(n)["shares"]["comm"] for n in s1.FIG2_SIZES]
     assert comm == sorted(comm) and comm[0] == 0 and comm[-1] > 0.5
+    # NCCL's ring under a fixed per-GPU batch: hidden on 64 GPUs, exposed on 4,096 by its start-ups
     weak = s1.FIG2_MODEL.weak(1024)
     w = [s1.step_breakdown(n, weak)["shares"]["comm"] for n in (64, 4096)]
-    assert w[0] > 0.5 and abs(w[1] - w[0]) < 0.1
+    assert w[0] == 0 and w[1] > 0.5
+    assert 80 * 2 * 4095 * IB_NDR_CHAPTER.alpha > 0.5 * s1.step_breakdown(4096)["t_allreduce"]
+    # the single ring of the note: exposed from one node on under the fixed per-GPU batch
+    ws = [s1.step_breakdown(n, s1.FIG2_MODEL.single_ring().weak(1024))["shares"]["comm"] for n in (64, 4096)]
+    assert ws[0] > 0.5 and abs(ws[1] - ws[0]) < 0.1
     hier = s1.step_breakdown(4096, s1.FIG2_MODEL.hierarchical())
     assert hier["shares"]["comm"] < s1.step_breakdown(4096)["shares"]["comm"]
+    single = s1.step_breakdown(4096, s1.FIG2_MODEL.single_ring())
+    assert single["shares"]["comm"] > s1.step_breakdown(4096)["shares"]["comm"]
+    layer, t_c = 140 * GB / 80, 6 * 70e9 * 1024 / (H100.bf16_flops * 0.40)    # 4M tokens / 4,096 GPUs
+
+    def share(t_layer):                 # exposed (T_ar - T_bwd)(L-1)/L over compute + that + stall
+        exposed = max(0.0, 80 * t_layer - 2 / 3 * t_c) * 79 / 80
+        return exposed / (t_c + exposed + t_layer)
+    flat = 2 * 4095 * (IB_NDR_CHAPTER.alpha + layer / (4096 * IB_NDR_CHAPTER.beta))
+    assert single["shares"]["comm"] == pytest.approx(share(flat), rel=1e-12)        # the note's 83.9 %
+    assert s1.step_breakdown(4096)["shares"]["comm"] == pytest.approx(share(_nccl_ring(4096, layer)), rel=1e-12)
 
 
 def test_step_model_rejects_bad_input():

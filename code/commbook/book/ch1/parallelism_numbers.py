@@ -16,8 +16,8 @@ The figures are in :mod:`.parallelism_figures`, the tables in :mod:`.parallelism
 
 The Figure 2 model
 ------------------
-A 70B dense model (80 layers, BF16 gradients: 140 GB), pure data parallelism, a **flat
-ring** all-reduce per layer (the chapter's setting), and layer-wise overlap: layer ℓ's
+A 70B dense model (80 layers, BF16 gradients: 140 GB), pure data parallelism, the **ring
+all-reduce NCCL runs** per layer (one channel per NIC, PXN), and layer-wise overlap: layer ℓ's
 all-reduce starts as soon as its gradient exists and the all-reduces run one after the
 other on one communication stream (the chapter's Figure 4 in §1.8).
 
@@ -31,9 +31,12 @@ other on one communication stream (the chapter's Figure 4 in §1.8).
   the GPUs (strong scaling).  ``tokens_per_gpu`` switches to a fixed per-GPU batch
   (weak scaling) instead.
 * Links: up to one node (8 GPUs) the ring runs on NVLink 4 (450 GB/s one way, α 1.5 µs:
-  ``NVLINK4_CHAPTER``); beyond, every round of the flat ring waits for its inter-node hop,
-  so it costs the ring closed form with InfiniBand NDR (50 GB/s, α = 2 µs:
-  ``IB_NDR_CHAPTER``).  The virtual cluster's ``TwoLevel`` topology gives the same time.
+  ``NVLINK4_CHAPTER``); beyond, on ``TwoLevel(gpus/8, 8, pxn=True)`` with one NIC per GPU
+  (InfiniBand NDR, 50 GB/s, α = 2 µs: ``IB_NDR_CHAPTER``), NCCL's ring runs one channel
+  per NIC: each of its 2(p-1) rounds waits for its inter-node hop, a chunk of n/(8p) per
+  NIC (:func:`commbook.collectives.channels.ring_time_two_level`; the virtual cluster gives
+  the same time).  ``algorithm="flat"`` (:meth:`StepModel.single_ring`) is the single
+  ring of the chapter's setting, one NIC per node carrying the whole chunk n/p.
 * With L layers, each all-reduce taking t = T_ar/L, and backward T_bwd producing one layer
   every T_bwd/L, the communication stream finishes max(T_bwd + t, T_bwd/L + T_ar) after
   backward starts.  What sticks out past backward splits into the **stall** t (the last
@@ -41,6 +44,9 @@ other on one communication stream (the chapter's Figure 4 in §1.8).
   max(0, T_ar − T_bwd)·(L−1)/L.  Step = compute + exposed communication + stall.
 * ``algorithm="hierarchical"`` (:meth:`StepModel.hierarchical`) prices each layer with the
   hierarchical all-reduce of §1.5 instead, for comparison.
+* Why NCCL's ring: NCCL's topology search gives each new ring channel the next NIC
+  (src/graph/search.cc:677 of NCCL v2.29.2-1) and every ring enters and leaves a node
+  through a NIC (search.cc:762).
 * Memory is ignored: a 70B model does not fit on one GPU, and real runs combine data
   parallelism with tensor, pipeline or sharded data parallelism, which changes the
   traffic.  The model answers one question only: how the ring's time compares with the
@@ -53,9 +59,10 @@ from dataclasses import dataclass, replace
 from ... import physics
 from ...checks import check_p
 from ...collectives import all_reduce, t_allreduce_hierarchical, t_formula
+from ...collectives.channels import ring_time_two_level
 from ...comm_sim import VirtualCluster
 from ...hardware import H100, IB_NDR_CHAPTER, NVLINK4_CHAPTER, Chip, Link
-from ...topology import Switch
+from ...topology import Switch, TwoLevel
 from ...units import GB
 from .boxes import BOX_LINKS
 
@@ -64,7 +71,7 @@ __all__ = [
     "LINK_DEF_1_1", "LINK_NM_1_1", "gradient_bytes", "logical_connections", "definition_1_1",
     "napkin_1_1", "SYNC_SHARE_RANGE", "EFFICIENCY_60", "at_efficiency", "HALVING_STEPS",
     "gpu_hours_saved", "zero_copy_host_bytes", "energy_estimate", "H100_TDP_W",
-    "StepModel", "FIG2_MODEL", "FIG2_SEQUENCES", "FIG2_SEQ_LEN", "step_breakdown", "first_exposed",
+    "ALGORITHMS", "StepModel", "FIG2_MODEL", "FIG2_SEQUENCES", "FIG2_SEQ_LEN", "step_breakdown", "first_exposed",
     "FIG2_SIZES", "ILLUSTRATIVE_SHARES", "ILLUSTRATIVE_TEXT_COMM_PLUS_STALL", "ILLUSTRATIVE_NVLINK_BIDIR",
 ]
 
@@ -218,6 +225,11 @@ FIG2_SEQ_LEN = 4096
 """Tokens per sequence in Figure 2's model (Llama 2's context length)."""
 
 
+ALGORITHMS = ("ring", "flat", "hierarchical")
+"""All-reduces of :class:`StepModel`: NCCL's ring (one channel per NIC, PXN), the single
+ring, the hierarchical all-reduce."""
+
+
 @dataclass(frozen=True)
 class StepModel:
     """The model behind Figure 2 (see the module docstring for every assumption).
@@ -238,11 +250,11 @@ class StepModel:
     gpus_per_node: int = 8
     intra: Link = NVLINK4_CHAPTER
     inter: Link = IB_NDR_CHAPTER
-    algorithm: str = "flat"
+    algorithm: str = "ring"
 
     def __post_init__(self) -> None:
-        if self.algorithm not in ("flat", "hierarchical"):
-            raise ValueError(f"algorithm must be 'flat' or 'hierarchical', got {self.algorithm!r}")
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}")
         if not 0 < self.mfu <= 1:
             raise ValueError(f"mfu must be in (0, 1], got {self.mfu!r}")
         if not 0 < self.backward_fraction < 1:
@@ -260,12 +272,17 @@ class StepModel:
         flat ring."""
         return replace(self, algorithm="hierarchical")
 
+    def single_ring(self) -> "StepModel":
+        """The same model with the single ring (one channel: one NIC per node carries the
+        whole chunk of every step), the chapter's setting."""
+        return replace(self, algorithm="flat")
+
 
 FIG2_MODEL = StepModel()
 """The model of Figure 2: 70B, BF16, 80 layers, 4M-token global batch, 40 % MFU on H100,
-NVLink 4 in the node, InfiniBand NDR across nodes, flat ring."""
-FIG2_SIZES = (8, 64, 512, 1024, 2048, 4096)
-"""Cluster sizes of Figure 2's model bars (the chapter's 8, 64 and 4,096, and three between)."""
+NVLink 4 in the node, InfiniBand NDR across nodes (one NIC per GPU), NCCL's ring."""
+FIG2_SIZES = (8, 64, 1024, 2048, 4096, 8192)
+"""Cluster sizes of Figure 2's model bars (the chapter's 8, 64 and 4,096, two between and one beyond)."""
 
 
 def step_breakdown(gpus: int, model: StepModel = FIG2_MODEL) -> dict:
@@ -273,7 +290,7 @@ def step_breakdown(gpus: int, model: StepModel = FIG2_MODEL) -> dict:
 
     Returns the times ``t_compute``, ``t_backward``, ``t_layer`` (one layer's all-reduce),
     ``t_allreduce`` (all layers), ``t_comm`` (exposed communication), ``t_stall``,
-    ``t_step``, the ``link`` a flat ring is priced on, and the ``shares`` (compute, comm,
+    ``t_step``, the ``link`` of the slowest hop, and the ``shares`` (compute, comm,
     stall), which sum to 1.
     """
     gpus = check_p(gpus, "gpus")
@@ -287,6 +304,8 @@ def step_breakdown(gpus: int, model: StepModel = FIG2_MODEL) -> dict:
     layer_bytes = gradient_bytes(model.params, model.bytes_per_value) / model.layers
     if model.algorithm == "hierarchical" and gpus > g:
         t_layer = t_allreduce_hierarchical(gpus // g, g, layer_bytes, model.intra, model.inter)
+    elif model.algorithm == "ring" and gpus > g:
+        t_layer = ring_time_two_level(TwoLevel(gpus // g, g, model.intra, model.inter, pxn=True), layer_bytes)
     else:
         t_layer = t_formula("ring", gpus, layer_bytes, link.alpha, link.beta)
     L = model.layers
