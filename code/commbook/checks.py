@@ -1,57 +1,257 @@
-"""Input checks shared by every layer: sizes, device counts, link parameters.
+"""Input checks shared by every layer: the one validation layer of :mod:`commbook`.
 
-Each raises ``TypeError`` for the wrong kind of value and ``ValueError`` for a value out
-of range, with a message that names the parameter and what it must be.
+Every public entry point checks its arguments with these functions.  Each raises
+``TypeError`` for the wrong kind of value and ``ValueError`` for a value out of range,
+with a message that names the parameter and what it must be.
+
+What counts as a number: any real number (``int``, ``float``, ``fractions.Fraction``,
+numpy integer and floating scalars) and a 0-d numpy array holding one; never a ``bool``,
+a string, ``None``, a list or an array with dimensions.  Integers must be integral types
+(``2.0`` is not a count); integers too large for a float (``10**400``) and NaN / ±inf
+are refused where a finite value is needed.
 """
 from __future__ import annotations
 
 import math
 import numbers
+from typing import Iterable, Sequence
 
-__all__ = ["check_size", "check_p", "check_link_params", "check_count", "require_pow2"]
+import numpy as np
+
+__all__ = ["check_size", "check_p", "check_link_params", "check_count", "require_pow2",
+           "check_real", "check_nonneg", "check_positive", "check_fraction", "check_int",
+           "check_link", "check_choice", "check_sequence", "check_flag", "check_node", "check_dims",
+           "check_order", "check_servers", "finite_time", "BUTTERFLY_ORDERS"]
+
+MAX_INT = 2**53
+"""Largest count any check accepts: the last integer a float still holds exactly."""
 
 
-def _real(x: object) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+def show(x: object) -> str:
+    """``repr`` of a value, shortened for huge integers and long containers."""
+    if isinstance(x, numbers.Integral) and not isinstance(x, bool) and abs(int(x)) >= 10**20:
+        return f"an integer of {len(str(abs(int(x))))} digits"
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
-def check_size(n: float, name: str = "n") -> float:
-    """Return ``n`` as a float if it is a finite, non-negative number of bytes."""
-    if isinstance(n, bool) or not isinstance(n, (int, float)) and not hasattr(n, "__float__"):
-        raise TypeError(f"{name} must be a number of bytes, got {type(n).__name__}")
-    value = float(n)
+def _unwrap(x: object) -> object:
+    """A 0-d numpy array stands for its scalar."""
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        return x[()]
+    return x
+
+
+def _not_index(x: object) -> bool:
+    """Not an integer: a bool, an array with dimensions, anything without ``__index__``."""
+    return isinstance(x, (bool, np.bool_, np.ndarray)) or not hasattr(x, "__index__")
+
+
+def _kind(x: object) -> str:
+    if isinstance(x, np.ndarray):
+        return f"an array of shape {x.shape}"
+    return type(x).__name__
+
+
+def check_real(x: object, name: str, what: str = "a number", *, lo: float | None = None,
+               lo_open: bool = False, hi: float | None = None, finite: bool = True) -> float:
+    """Return ``x`` as a float if it is a real number within ``[lo, hi]`` (``(lo, hi]`` with
+    ``lo_open``); NaN is always refused, ±inf unless ``finite=False``."""
+    x = _unwrap(x)
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TypeError(f"{name} must be {what}, got {_kind(x)}")
+    try:
+        value = float(x)
+    except OverflowError:
+        raise ValueError(f"{name} must be {what} (finite), got {show(x)}") from None
     if math.isnan(value):
-        raise ValueError(f"{name} must be a number of bytes, got NaN")
-    if value < 0 or math.isinf(value):
-        raise ValueError(f"{name} must be a finite, non-negative number of bytes, got {n!r}")
+        raise ValueError(f"{name} must be {what}, got NaN")
+    if finite and math.isinf(value):
+        raise ValueError(f"{name} must be {what} (finite), got {value!r}")
+    if lo is not None and (value <= lo if lo_open else value < lo):
+        raise ValueError(f"{name} must be {what} {'>' if lo_open else '>='} {lo:g}, got {show(x)}")
+    if hi is not None and value > hi:
+        raise ValueError(f"{name} must be {what} <= {hi:g}, got {show(x)}")
     return value
 
 
-def check_p(p: int, name: str = "p") -> int:
+def check_nonneg(x: object, name: str, what: str = "a finite number") -> float:
+    """Return ``x`` as a float if it is finite and >= 0."""
+    return check_real(x, name, what, lo=0.0)
+
+
+def check_positive(x: object, name: str, what: str = "a finite number") -> float:
+    """Return ``x`` as a float if it is finite and > 0."""
+    return check_real(x, name, what, lo=0.0, lo_open=True)
+
+
+def check_fraction(x: object, name: str, what: str = "a fraction") -> float:
+    """Return ``x`` as a float if it lies in [0, 1]."""
+    return check_real(x, name, what, lo=0.0, hi=1.0)
+
+
+def check_int(x: object, name: str, what: str = "an integer", *, lo: int | None = None,
+              hi: int | None = None) -> int:
+    """Return ``x`` as an ``int`` if it is an integer (numpy integers and 0-d integer arrays
+    included) within ``[lo, hi]`` and at most :data:`MAX_INT` in size."""
+    x = _unwrap(x)
+    if _not_index(x):
+        raise TypeError(f"{name} must be {what}, got {_kind(x)}")
+    k = int(x.__index__())
+    if lo is not None and k < lo:
+        raise ValueError(f"{name} must be {what} >= {lo}, got {show(k)}")
+    if abs(k) > MAX_INT:
+        raise ValueError(f"{name} must be {what} of at most 2**53, got {show(k)}")
+    if hi is not None and k > hi:
+        raise ValueError(f"{name} must be {what} <= {hi}, got {show(k)}")
+    return k
+
+
+def check_size(n: object, name: str = "n") -> float:
+    """Return ``n`` as a float if it is a finite, non-negative number of bytes."""
+    n = _unwrap(n)
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Real):
+        raise TypeError(f"{name} must be a number of bytes, got {_kind(n)}")
+    try:
+        value = float(n)
+    except OverflowError:
+        value = math.inf
+    if math.isnan(value):
+        raise ValueError(f"{name} must be a number of bytes, got NaN")
+    if value < 0 or math.isinf(value):
+        raise ValueError(f"{name} must be a finite, non-negative number of bytes, got {show(n)}")
+    return value
+
+
+def check_p(p: object, name: str = "p") -> int:
     """Return ``p`` if it is an integer >= 1 (a number of devices)."""
-    if isinstance(p, bool) or not isinstance(p, int) and not hasattr(p, "__index__"):
-        raise TypeError(f"{name} (number of devices) must be an integer, got {type(p).__name__}")
-    p = int(p)
-    if p < 1:
-        raise ValueError(f"{name} (number of devices) must be >= 1, got {p}")
-    return p
+    p = _unwrap(p)
+    if _not_index(p):
+        raise TypeError(f"{name} (number of devices) must be an integer, got {_kind(p)}")
+    k = int(p.__index__())
+    if k < 1:
+        raise ValueError(f"{name} (number of devices) must be >= 1, got {k}")
+    if k > MAX_INT:
+        raise ValueError(f"{name} (number of devices) must be at most 2**53, got {show(k)}")
+    return k
 
 
-def check_count(k: int, name: str) -> int:
+def check_count(k: object, name: str) -> int:
     """Return ``k`` if it is an integer >= 1 (a number of chunks, messages, servers ...)."""
-    if isinstance(k, bool) or not hasattr(k, "__index__"):
-        raise ValueError(f"{name} must be an integer >= 1, got {k!r}")
-    if int(k) < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {k!r}")
-    return int(k)
+    k = _unwrap(k)
+    if _not_index(k):
+        raise ValueError(f"{name} must be an integer >= 1, got {show(k)}")
+    v = int(k.__index__())
+    if v < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {show(k)}")
+    if v > MAX_INT:
+        raise ValueError(f"{name} must be an integer >= 1 of at most 2**53, got {show(k)}")
+    return v
 
 
-def check_link_params(alpha: float, beta: float) -> None:
-    """Raise ``ValueError`` unless ``alpha >= 0`` and ``beta > 0`` (both finite numbers)."""
-    if not _real(alpha) or math.isnan(alpha) or alpha < 0 or math.isinf(alpha):
-        raise ValueError(f"alpha (latency, seconds) must be finite and >= 0, got {alpha!r}")
-    if not _real(beta) or math.isnan(beta) or beta <= 0 or math.isinf(beta):
-        raise ValueError(f"beta (bandwidth, bytes/s) must be finite and > 0, got {beta!r}")
+def check_link_params(alpha: object, beta: object, alpha_name: str = "alpha",
+                      beta_name: str = "beta") -> tuple[float, float]:
+    """Return ``(alpha, beta)`` as floats if ``alpha >= 0`` and ``beta > 0`` (both finite);
+    else ``ValueError`` (``TypeError`` for a value that is no number)."""
+    a, b = _unwrap(alpha), _unwrap(beta)
+    for v, label in ((a, f"{alpha_name} (latency, seconds)"), (b, f"{beta_name} (bandwidth, bytes/s)")):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{label} must be a number, got {_kind(v)}")
+    a = _finite(a)
+    b = _finite(b)
+    if not (math.isfinite(a) and a >= 0):
+        raise ValueError(f"{alpha_name} (latency, seconds) must be finite and >= 0, got {show(alpha)}")
+    if not (math.isfinite(b) and b > 0):
+        raise ValueError(f"{beta_name} (bandwidth, bytes/s) must be finite and > 0, got {show(beta)}")
+    return a, b
+
+
+def _finite(v: numbers.Real) -> float:
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf
+
+
+def check_link(link: object, name: str = "link") -> object:
+    """Return ``link`` if it is a link of the α–β model (a :class:`~commbook.hardware.Link`
+    or anything with a valid ``alpha`` and ``beta``)."""
+    if not (hasattr(link, "alpha") and hasattr(link, "beta")) or isinstance(link, (str, bytes)):
+        raise TypeError(f"{name} must be a Link (with alpha and beta), got {_kind(link)}")
+    check_link_params(link.alpha, link.beta, f"{name}.alpha", f"{name}.beta")
+    return link
+
+
+def check_choice(x: object, name: str, valid: Iterable[str], label: str | None = None) -> str:
+    """Return ``x`` if it is one of the names ``valid``: ``TypeError`` for a non-string,
+    ``ValueError`` ("unknown <label> 'x'; valid: ...") for an unknown one."""
+    valid = list(valid)
+    if not isinstance(x, str):
+        raise TypeError(f"{name} must be a name (str), one of {', '.join(valid)}; got {_kind(x)}")
+    if x not in valid:
+        raise ValueError(f"unknown {label or name} {x!r}; valid: {', '.join(valid)}")
+    return x
+
+
+def check_sequence(xs: object, name: str, what: str = "a sequence", *, nonempty: bool = True) -> list:
+    """Return ``xs`` as a list if it is a (non-empty) sequence or 1-D array, not a string."""
+    if isinstance(xs, np.ndarray):
+        if xs.ndim != 1:
+            raise ValueError(f"{name} must be {what} (1-D), got an array of shape {xs.shape}")
+        xs = xs.tolist()
+    if isinstance(xs, (str, bytes)) or not isinstance(xs, (Sequence, range)):
+        raise TypeError(f"{name} must be {what} (a list or tuple), got {_kind(xs)}")
+    if nonempty and len(xs) == 0:
+        raise ValueError(f"{name} must be a non-empty {what.removeprefix('a ')}, got an empty one")
+    return list(xs)
+
+
+def check_flag(x: object, name: str) -> bool:
+    """Return ``x`` if it is a bool (numpy's included)."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {_kind(x)}")
+    return bool(x)
+
+
+def check_node(x: object, name: str, cls: type | tuple[type, ...], what: str | None = None) -> object:
+    """Return ``x`` if it is an instance of ``cls`` (a model, chip, topology ...)."""
+    if not isinstance(x, cls):
+        names = " or ".join(c.__name__ for c in (cls if isinstance(cls, tuple) else (cls,)))
+        raise TypeError(f"{name} must be {what or 'a ' + names}, got {_kind(x)}")
+    return x
+
+
+def check_dims(dims: object, name: str = "dims") -> list[int]:
+    """Return the torus dimensions ``dims`` (a non-empty sequence of integers >= 1) as a list."""
+    return [check_p(a, f"{name}[{i}] (torus dimension)")
+            for i, a in enumerate(check_sequence(dims, name, "a sequence of torus dimensions"))]
+
+
+BUTTERFLY_ORDERS = ("far_first", "near_first")
+"""Butterfly pairing orders: MPICH's (reduce-scatter at distance q/2 first) and the chapter's."""
+
+
+def check_order(order: object) -> str:
+    """Return ``order`` if it names a butterfly pairing order, else raise ``ValueError``."""
+    return check_choice(order, "order", BUTTERFLY_ORDERS, "butterfly order")
+
+
+def check_servers(servers: object, p: int) -> int:
+    """Return the parameter-server count ``servers`` if 1 <= servers <= p, else raise."""
+    k = check_count(servers, "servers")
+    if k > p:
+        raise ValueError(f"servers must be at most the number of ranks ({p}), got {k}")
+    return k
+
+
+def finite_time(t: float, what: str = "the time") -> float:
+    """Return ``t`` as a float if it is finite: a guard against overflow from extreme but
+    valid arguments (a huge n over a tiny beta)."""
+    t = float(t)
+    if not math.isfinite(t):
+        raise ValueError(f"{what} overflows a float ({t!r}): the arguments (n, alpha, beta ...) are too "
+                         f"extreme for the model")
+    return t
 
 
 def require_pow2(p: int, what: str) -> None:

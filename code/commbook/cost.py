@@ -19,7 +19,9 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .checks import check_count, check_link_params, check_p, check_size, require_pow2
+from .checks import (BUTTERFLY_ORDERS, check_choice, check_count, check_dims, check_flag, check_link,  # noqa: F401
+                     check_link_params, check_nonneg, check_order, check_p, check_servers, check_size, finite_time,
+                     require_pow2)
 
 
 def _log2_floor(p: int) -> int:
@@ -31,13 +33,14 @@ def _log2_ceil(p: int) -> int:
 
 
 def closed_form(f: Callable) -> Callable:
-    """Decorate a closed form ``f(p, n, alpha, beta, ...)``: validate the arguments and
-    return 0 for a single device."""
+    """Decorate a closed form ``f(p, n, alpha, beta, ...)``: validate the arguments (also
+    the extra ones, which ``f`` checks, at p = 1) and return 0 for a single device."""
     @functools.wraps(f)
     def checked(p: int, n: float, alpha: float, beta: float, *args, **kwargs) -> float:
         p, n = check_p(p), check_size(n)
-        check_link_params(alpha, beta)
-        return 0.0 if p == 1 else f(p, n, alpha, beta, *args, **kwargs)
+        alpha, beta = check_link_params(alpha, beta)
+        t = f(p, n, alpha, beta, *args, **kwargs)
+        return 0.0 if p == 1 else finite_time(t)
     return checked
 
 
@@ -45,20 +48,20 @@ def closed_form(f: Callable) -> Callable:
 def p2p_time(n: float, alpha: float, beta: float) -> float:
     """Point-to-point time of the α–β (Hockney) model, :math:`T(n) = \\alpha + n/\\beta`."""
     n = check_size(n)
-    check_link_params(alpha, beta)
-    return alpha + n / beta
+    alpha, beta = check_link_params(alpha, beta)
+    return finite_time(alpha + n / beta)
 
 
 def effective_bandwidth(n: float, alpha: float, beta: float) -> float:
     """Bandwidth actually obtained, :math:`n / T(n)` in bytes/s (0 for an empty message)."""
-    t = p2p_time(n, alpha, beta)
+    t, n, beta = p2p_time(n, alpha, beta), check_size(n), check_link_params(alpha, beta)[1]
     return n / t if t > 0 else (beta if n > 0 else 0.0)
 
 
 def half_bandwidth_point(alpha: float, beta: float) -> float:
     """:math:`n_{1/2} = \\alpha\\beta`: the size at which a link delivers exactly β/2."""
-    check_link_params(alpha, beta)
-    return alpha * beta
+    alpha, beta = check_link_params(alpha, beta)
+    return finite_time(alpha * beta, "alpha * beta")
 
 
 @dataclass(frozen=True)
@@ -75,9 +78,7 @@ class LogP:
 
     def __post_init__(self) -> None:
         for name in ("L", "o", "g"):
-            v = getattr(self, name)
-            if math.isnan(v) or v < 0 or math.isinf(v):
-                raise ValueError(f"LogP parameter {name} must be finite and >= 0, got {v!r}")
+            object.__setattr__(self, name, check_nonneg(getattr(self, name), name, "a LogP time (seconds)"))
 
     def p2p(self, messages: int = 1) -> float:
         """Time until the last of ``messages`` back-to-back small messages is received."""
@@ -89,8 +90,7 @@ class LogP:
 
         The wire latency hides behind compute; the two overheads cannot.
         """
-        if math.isnan(t_compute) or t_compute < 0:
-            raise ValueError(f"t_compute must be >= 0 seconds, got {t_compute!r}")
+        t_compute = check_nonneg(t_compute, "t_compute", "a time (seconds)")
         return 2 * self.o + max(t_compute, self.L)
 
 
@@ -110,17 +110,6 @@ def _fold(p, n, alpha, beta):
 def allreduce_rd(p, n, alpha, beta):
     """Recursive doubling: ⌊log2 p⌋(α + n/β), plus the fold for other p."""
     return _log2_floor(p) * (alpha + n / beta) + _fold(p, n, alpha, beta)
-
-
-BUTTERFLY_ORDERS = ("far_first", "near_first")
-"""Butterfly pairing orders: MPICH's (reduce-scatter at distance q/2 first) and the chapter's."""
-
-
-def check_order(order: str) -> str:
-    """Return ``order`` if it names a butterfly pairing order, else raise ``ValueError``."""
-    if order not in BUTTERFLY_ORDERS:
-        raise ValueError(f"unknown butterfly order {order!r}; valid: {', '.join(BUTTERFLY_ORDERS)}")
-    return order
 
 
 @closed_form
@@ -144,14 +133,13 @@ def allreduce_rabenseifner_on_ring(p: int, n: float, alpha: float, beta: float,
     phase ``near_first`` costs L·n/(2β), ``far_first`` (p²-1)/(3p)·n/β; both pay
     2(L + hop_alpha(p-1-L))α."""
     p, n, _ = check_p(p), check_size(n), check_order(order)
-    check_link_params(alpha, beta)
+    alpha, beta = check_link_params(alpha, beta)
     require_pow2(p, "Rabenseifner on a ring")
-    if not hop_alpha >= 0:
-        raise ValueError(f"hop_alpha must be >= 0, got {hop_alpha!r}")
+    hop_alpha = check_nonneg(hop_alpha, "hop_alpha")
     L = _log2_floor(p)
     latency = 2 * (L * alpha + hop_alpha * alpha * (p - 1 - L))
     per_phase = L * n / 2 if order == "near_first" else (p * p - 1) / (3 * p) * n
-    return latency + 2 * per_phase / beta if p > 1 else 0.0
+    return finite_time(latency + 2 * per_phase / beta) if p > 1 else 0.0
 
 
 @closed_form
@@ -170,14 +158,6 @@ def allreduce_double_binomial(p, n, alpha, beta):
 def allreduce_naive(p, n, alpha, beta):
     """Star: everyone to rank 0 and back, 2(α + (p-1)n/β)."""
     return 2 * (alpha + (p - 1) * n / beta)
-
-
-def check_servers(servers: int, p: int) -> int:
-    """Return the parameter-server count ``servers`` if 1 <= servers <= p, else raise."""
-    k = check_count(servers, "servers")
-    if k > p:
-        raise ValueError(f"servers must be at most the number of ranks ({p}), got {k}")
-    return k
 
 
 @closed_form
@@ -217,7 +197,7 @@ def allreduce_hierarchical(nodes: int, gpus_per_node: int, n: float, intra, inte
     ``inter_form`` across nodes on each rail over n/G, ring all-gather in the node.
     ``intra``/``inter`` are :class:`~commbook.hardware.Link` objects."""
     N, G = check_p(nodes, "nodes"), check_p(gpus_per_node, "gpus_per_node")
-    n = check_size(n)
+    n, intra, inter = check_size(n), check_link(intra, "intra"), check_link(inter, "inter")
     inner = 2 * (G - 1) * (intra.alpha + n / (G * intra.beta))
     return inner + inter_form(N, n / G, inter.alpha, inter.beta)
 
@@ -229,7 +209,7 @@ def allreduce_leader(nodes: int, gpus_per_node: int, n: float, intra, inter,
     on the full n, one-round scatter + ring all-gather: 2(G-1)(α + n/(Gβ)) +
     2(α + (G-1)n/(Gβ)) on NVLink plus inter_form(N, n) (one node: a ring all-reduce)."""
     N, G = check_p(nodes, "nodes"), check_p(gpus_per_node, "gpus_per_node")
-    n = check_size(n)
+    n, intra, inter = check_size(n), check_link(intra, "intra"), check_link(inter, "inter")
     a, b = intra.alpha, intra.beta
     leader = 2 * (a + (G - 1) * n / (G * b)) if N > 1 and G > 1 else 0.0
     return 2 * (G - 1) * (a + n / (G * b)) + leader + inter_form(N, n, inter.alpha, inter.beta)
@@ -238,22 +218,21 @@ def allreduce_leader(nodes: int, gpus_per_node: int, n: float, intra, inter,
 def allreduce_torus_rings(dims: Sequence[int], n: float, alpha: float, beta: float) -> float:
     """A ring all-reduce of the full buffer along each dimension in turn (Fig. 10's card):
     Σ over dimensions of 2(a-1)(α + n/(aβ)); each device sends 2·Σ(a-1)/a·n bytes."""
-    n = check_size(n)
-    check_link_params(alpha, beta)
-    return sum(2 * (a - 1) * (alpha + n / (a * beta)) for a in (check_p(x, "torus dimension") for x in dims))
+    n, dims = check_size(n), check_dims(dims)
+    alpha, beta = check_link_params(alpha, beta)
+    return finite_time(sum(2 * (a - 1) * (alpha + n / (a * beta)) for a in dims))
 
 
 def allreduce_torus(dims: Sequence[int], n: float, alpha: float, beta: float) -> float:
     """All-reduce by dimension on a torus: ring reduce-scatter along each dimension in
     turn (on a shrinking share), then ring all-gathers in reverse order."""
-    n = check_size(n)
-    check_link_params(alpha, beta)
+    n, dims = check_size(n), check_dims(dims)
+    alpha, beta = check_link_params(alpha, beta)
     total, share = 0.0, n
     for a in dims:
-        a = check_p(a, "torus dimension")
         total += 2 * (a - 1) * (alpha + share / (a * beta))
         share /= a
-    return total
+    return finite_time(total)
 
 
 # ----------------------------------------------------------------------------- rooted
@@ -334,8 +313,7 @@ LOWER_BOUND_FACTORS = {"all_reduce": 2.0, "all_gather": 1.0, "reduce_scatter": 1
 def lower_bound_bytes(op: str, p: int, n: float) -> float:
     """Bytes each device must send at least: all-reduce 2(p-1)/p·n (Patarasuk & Yuan);
     all-gather, reduce-scatter and all-to-all (p-1)/p·n."""
-    if op not in LOWER_BOUND_FACTORS:
-        raise ValueError(f"unknown op {op!r}; valid: {', '.join(sorted(LOWER_BOUND_FACTORS))}")
+    check_choice(op, "op", sorted(LOWER_BOUND_FACTORS))
     p, n = check_p(p), check_size(n)
     return LOWER_BOUND_FACTORS[op] * (p - 1) / p * n
 
@@ -348,9 +326,9 @@ def all_to_all_bounds(p: int, n: float, beta_port: float, bisection_bw: float) -
     The binding bound is the larger one.
     """
     p, n = check_p(p), check_size(n)
-    check_link_params(0.0, beta_port)
-    check_link_params(0.0, bisection_bw)
-    return (p - 1) / p * n / beta_port, p * n / 4 / bisection_bw
+    beta_port = check_link_params(0.0, beta_port, beta_name="beta_port")[1]
+    bisection_bw = check_link_params(0.0, bisection_bw, beta_name="bisection_bw")[1]
+    return finite_time((p - 1) / p * n / beta_port), finite_time(p * n / 4 / bisection_bw)
 
 
 # ----------------------------------------------------------------------------- crossovers
@@ -358,12 +336,12 @@ def crossover_rd_ring(p: int, alpha: float, beta: float) -> float:
     """Size where recursive doubling and ring all-reduce take equal time (p a power of two):
     n× = [2(p-1) - log2 p]·αβ / [log2 p - 2(p-1)/p]."""
     p = check_p(p)
-    check_link_params(alpha, beta)
+    alpha, beta = check_link_params(alpha, beta)
     require_pow2(p, "the recursive-doubling crossover")
     if p < 4:
         raise ValueError(f"ring and recursive doubling coincide for p < 4, got p={p}")
     L = _log2_floor(p)
-    return (2 * (p - 1) - L) * alpha * beta / (L - 2 * (p - 1) / p)
+    return finite_time((2 * (p - 1) - L) * alpha * beta / (L - 2 * (p - 1) / p), "the crossover")
 
 
 def crossover_tree_ring(p: int, alpha: float, beta: float, exact: bool = True) -> float:
@@ -373,13 +351,14 @@ def crossover_tree_ring(p: int, alpha: float, beta: float, exact: bool = True) -
     is the chapter's large-p estimate p·α·β / log2 p.
     """
     p = check_p(p)
-    check_link_params(alpha, beta)
+    alpha, beta = check_link_params(alpha, beta)
+    check_flag(exact, "exact")
     if p < 3:
         raise ValueError(f"ring and tree coincide for p < 3, got p={p}")
     if not exact:
-        return p * alpha * beta / math.log2(p)
+        return finite_time(p * alpha * beta / math.log2(p), "the crossover")
     L = _log2_ceil(p)
-    return (2 * (p - 1) - 2 * L) * alpha * beta / (2 * L - 2 * (p - 1) / p)
+    return finite_time((2 * (p - 1) - 2 * L) * alpha * beta / (2 * L - 2 * (p - 1) / p), "the crossover")
 
 
 def chain_broadcast_optimum(p: int, n: float, alpha: float, beta: float) -> tuple[float, float]:
@@ -389,11 +368,11 @@ def chain_broadcast_optimum(p: int, n: float, alpha: float, beta: float) -> tupl
     T* = (sqrt((p-2)α) + sqrt(n/β))**2.  Returns ``(k_star, t_star)``.
     """
     p, n = check_p(p), check_size(n)
-    check_link_params(alpha, beta)
+    alpha, beta = check_link_params(alpha, beta)
     if p < 3 or alpha == 0:
         raise ValueError("the chain optimum needs p >= 3 and alpha > 0")
     k = math.sqrt((p - 2) * n / (alpha * beta))
     t = (math.sqrt((p - 2) * alpha) + math.sqrt(n / beta)) ** 2
-    return k, t
+    return finite_time(k, "the optimal chunk count"), finite_time(t)
 
 
