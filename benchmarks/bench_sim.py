@@ -16,6 +16,12 @@ Figures (median wall time of a few repeats, ``time.perf_counter``):
 (c) size-only hierarchical all-reduce, 4096 ranks on
     ``TwoLevel(512, 8, intra=NVLINK4, inter=IB_NDR)``; target < 1 s.
 
+Scale (each in a fresh process, wall time and peak RSS of that process, the simulated
+time checked against the closed form to rel 1e-9): (d) ring all-reduce, 16,384 ranks on a
+switch, and (e) the direct all-to-all there, <= 10 s and <= 2 GB; (f) ring all-reduce,
+65,536 ranks, <= 60 s and <= 4 GB; (g) the 8-channel ring (one channel per NIC) on
+1,024 nodes x 8 GPUs with PXN, <= 10 s and <= 2 GB.
+
 Not part of the test suite: timings depend on the machine.
 """
 from __future__ import annotations
@@ -23,9 +29,12 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import os
 import pstats
+import resource
 import statistics
+import subprocess
 import sys
 import time
 
@@ -54,6 +63,51 @@ def median_time(fn, repeats: int, warmup: int = 1) -> float:
 
 TARGETS = {"a_nocheck": 3.0, "a_check": 5.0, "b": 0.2, "c": 1.0}
 """(a) ratios to np.sum without and with the output check; (b), (c) seconds."""
+
+SCALE = {  # case: (what, ranks, seconds, bytes of peak RSS)
+    "d": ("ring all-reduce, Switch(16384, IB_NDR)", 16384, 10.0, 2e9),
+    "e": ("direct all-to-all, Switch(16384, IB_NDR)", 16384, 10.0, 2e9),
+    "f": ("ring all-reduce, Switch(65536, IB_NDR)", 65536, 60.0, 4e9),
+    "g": ("8-channel ring, TwoLevel(1024, 8, NVLINK4 + IB_NDR, pxn=True)", 8192, 10.0, 2e9),
+}
+"""The scale cases: description, ranks, time and peak-memory targets."""
+
+
+def scale_case(case: str) -> dict:
+    """Run one scale case in this process: wall time, peak RSS, simulated / closed-form - 1."""
+    from commbook import cost
+    from commbook.collectives import all_to_all
+    from commbook.collectives.channels import ring_time_two_level
+
+    p, n = SCALE[case][1], 1e9
+    t0 = time.perf_counter()
+    if case == "g":
+        topo = TwoLevel(p // 8, 8, NVLINK4, IB_NDR, pxn=True)
+        got, want = all_reduce(VirtualCluster(topo), nbytes=n, channels=8).time, ring_time_two_level(topo, n, 8)
+    elif case == "e":
+        got = all_to_all(VirtualCluster(Switch(p, IB_NDR)), nbytes=n).time
+        want = cost.all_to_all_direct(p, n, IB_NDR.alpha, IB_NDR.beta)
+    else:
+        got = all_reduce(VirtualCluster(Switch(p, IB_NDR)), nbytes=n).time
+        want = cost.allreduce_ring(p, n, IB_NDR.alpha, IB_NDR.beta)
+    seconds = time.perf_counter() - t0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024      # KiB on Linux
+    return {"seconds": seconds, "rss": rss, "rel": got / want - 1}
+
+
+def run_scale() -> int:
+    """Every scale case in a fresh process; prints a row each; returns the number missed."""
+    missed = 0
+    print("\nScale, size only, each case in a fresh process (wall time, peak RSS, simulated vs closed form)")
+    for case, (what, p, t_max, m_max) in SCALE.items():
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--case", case],
+                             capture_output=True, text=True, check=True)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        ok = r["seconds"] <= t_max and r["rss"] <= m_max and abs(r["rel"]) <= 1e-9
+        missed += not ok
+        print(f"({case}) {what}\n    {r['seconds']:7.2f} s  (<= {t_max:g} s)   peak {r['rss'] / 1e9:5.2f} GB "
+              f"(<= {m_max / 1e9:g} GB)   rel {r['rel']:+.1e}  {verdict(ok)}")
+    return missed
 
 
 def verdict(ok: bool) -> str:
@@ -120,7 +174,12 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5, help="timed repeats per figure (median)")
     ap.add_argument("--quick", action="store_true", help="8 MiB per rank for (a) instead of 64 MiB")
     ap.add_argument("--profile", action="store_true", help="cProfile every case after timing")
+    ap.add_argument("--no-scale", action="store_true", help="skip the scale cases (d)-(g)")
+    ap.add_argument("--case", choices=sorted(SCALE), help=argparse.SUPPRESS)  # one scale case, as JSON
     args = ap.parse_args(argv)
+    if args.case:
+        print(json.dumps(scale_case(args.case)))
+        return 0
 
     size = (8 if args.quick else 64) * MiB
     print(f"numpy {np.__version__}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs\n")
@@ -143,7 +202,11 @@ def main(argv=None) -> int:
     print(f"    {t_cc * 1e3:9.1f} ms   target < {TARGETS['c'] * 1e3:g} ms  {verdict(t_cc < TARGETS['c'])}")
 
     misses = [r_nc > TARGETS["a_nocheck"], r_c > TARGETS["a_check"], t_b >= TARGETS["b"], t_cc >= TARGETS["c"]]
-    print(f"\n{4 - sum(misses)}/4 targets met")
+    total = 4
+    if not args.no_scale:
+        misses.append(run_scale())
+        total += len(SCALE)
+    print(f"\n{total - sum(misses)}/{total} targets met")
 
     if args.profile:
         for name, fn in [*fa.items(), ("b: ring 512 size-only", fb), ("c: hierarchical 4096 size-only", fc)]:

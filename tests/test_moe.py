@@ -193,8 +193,8 @@ def test_flows_direct_vs_hierarchical():
     """The chapter: P(P−1) = 4,032 flows at P = 64 fall to N_nodes(N_nodes−1) = 56."""
     topo = TwoLevel(8, 8, NVLINK4, IB_NDR)
     C = np.ones((64, 64))
-    d = moe.count_flows(all_to_all_v(VirtualCluster(topo), counts=C), topo)
-    h = moe.count_flows(all_to_all_v(VirtualCluster(topo), counts=C, algorithm="hierarchical"), topo)
+    d = moe.count_flows(all_to_all_v(VirtualCluster(topo), counts=C, trace=True), topo)
+    h = moe.count_flows(all_to_all_v(VirtualCluster(topo), counts=C, algorithm="hierarchical", trace=True), topo)
     assert d.gpu_pairs == 64 * 63 == 4032                 # the chapter's P(P−1)
     assert h.node_pairs == h.max_per_rail == 8 * 7 == 56  # the chapter's N_nodes(N_nodes−1)
     # like for like: GPU-to-GPU flows that cross nodes fall by G = 8; per rail 448 → 56

@@ -263,7 +263,8 @@ def test_three_tier_metrics():
 # ============================================================================ switch tree
 def recount(res, topo):
     """Per-link bytes recounted from the trace and route(): GPU→leaf, leaf→root, root→leaf,
-    leaf→GPU (the engine's innet rule written out for innet rounds)."""
+    leaf→GPU (the engine's innet rule written out for innet rounds), each round as many
+    times as it repeats."""
     out = dict.fromkeys(topo.resource_names, 0.0)
     for step in res.trace:
         r = step.round
@@ -277,7 +278,7 @@ def recount(res, topo):
                     out[f"leaf{l}.up"] += r.count.max()
                     out[f"leaf{l}.down"] += r.count.max()
             continue
-        for s, d, n in zip(r.src, r.dst, r.count):
+        for s, d, n in zip(r.src, r.dst, r.count * r.repeat):
             if s == d:
                 continue
             path = topo.route(int(s), int(d))

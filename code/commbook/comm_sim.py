@@ -60,11 +60,11 @@ import numpy as np
 
 from .bandwidth import BUSBW_FACTORS, algbw, busbw
 from .buffers import Buffers
-from .rounds import Round, chunk_bounds
+from .rounds import LazyRounds, Round, chunk_bounds
 from .topology import Topology
 from .units import fmt_bytes, fmt_rate, fmt_time
 
-__all__ = ["Round", "VirtualCluster", "RunResult", "TraceStep", "chunk_bounds", "OPS",
+__all__ = ["Round", "LazyRounds", "VirtualCluster", "RunResult", "TraceStep", "chunk_bounds", "OPS",
            "SUPPORTED_DTYPES"]
 
 OPS: dict[str, Callable] = {
@@ -77,8 +77,9 @@ SUPPORTED_DTYPES = tuple(np.dtype(t) for t in ("float16", "float32", "float64", 
 
 @dataclass
 class TraceStep:
-    """What one round did: the round itself, its time, and (with ``trace=True`` on a
-    real-data run) a copy of every rank's buffers afterwards."""
+    """What one round did: the round itself, its time (all its repetitions, for a round
+    with ``repeat > 1``), and (with ``trace=True`` on a real-data run) a copy of every
+    rank's buffers afterwards."""
 
     round: Round
     time: float
@@ -154,7 +155,8 @@ class RunResult:
         starts = np.concatenate([[0.0], np.cumsum(self.round_times)[:-1]])
         y = np.arange(len(self.round_times))
         ax.barh(y, self.round_times, left=starts, color="tab:blue")
-        ax.set_yticks(y, [s.round.label for s in self.trace] if self.trace else [str(i) for i in y])
+        labels = [s.round.label for s in self.trace for _ in range(s.round.repeat)]
+        ax.set_yticks(y, labels if len(labels) == y.size else [str(i) for i in y])
         ax.invert_yaxis()
         ax.set_xlabel("time (s)")
         ax.set_title(repr(self), fontsize=8)
@@ -248,25 +250,33 @@ class VirtualCluster:
         link_bytes = np.zeros(R + 1)
         sent, recv = np.zeros(q), np.zeros(q)
         times = np.zeros(len(schedule))
+        repeats = np.ones(len(schedule), dtype=np.int64)
         remote_round = np.zeros(len(schedule), dtype=bool)
         store = Buffers(buffers) if buffers is not None else None
         routes: dict[bytes, tuple] = {}
         steps: list[TraceStep] = []
+        keep = trace or not isinstance(schedule, LazyRounds)
         for i, rnd in enumerate(schedule):
             if not isinstance(rnd, Round):
                 raise TypeError(f"a schedule holds Round objects, got {type(rnd).__name__}")
+            if rnd.repeat > 1 and store is not None:
+                raise ValueError(f"round {rnd.label!r} repeats {rnd.repeat} times: repeated rounds carry no "
+                                 "payload offsets, so they run in size-only runs only")
+            k = repeats[i] = rnd.repeat
             nbytes = rnd.count * itemsize
             if rnd.innet:
                 self._check_ranks(rnd, q)
                 times[i] = self._innet_time(ranks[rnd.src], nbytes)
-                link_bytes[:R] += topo.innet_link_bytes(ranks[rnd.src], ranks[rnd.dst], nbytes)
+                link_bytes[:R] += k * topo.innet_link_bytes(ranks[rnd.src], ranks[rnd.dst], nbytes)
                 remote_round[i] = len(rnd) > 0
-                np.add.at(sent, rnd.src, nbytes)
-                np.add.at(recv, rnd.dst, nbytes)
+                np.add.at(sent, rnd.src, k * nbytes)
+                np.add.at(recv, rnd.dst, k * nbytes)
             else:
                 key = rnd.src.tobytes() + rnd.dst.tobytes()    # rounds repeat their pairs
                 route = routes.get(key)
                 if route is None:                              # checked and routed once
+                    if len(routes) >= 16:                      # a few patterns repeat; the rest
+                        routes.clear()                         # (shift rounds) would pile up
                     self._check_ranks(rnd, q)
                     remote = rnd.src != rnd.dst
                     s, d = rnd.src[remote], rnd.dst[remote]
@@ -281,18 +291,20 @@ class VirtualCluster:
                     load[R] = 0.0
                     busy = (load / bw)[cols].max(axis=0)
                     times[i] = float(np.max(lat + busy))
-                    link_bytes += load
-                    sent += np.bincount(s, weights=nb, minlength=q)
-                    recv += np.bincount(d, weights=nb, minlength=q)
+                    link_bytes += k * load
+                    sent += k * np.bincount(s, weights=nb, minlength=q)
+                    recv += k * np.bincount(d, weights=nb, minlength=q)
             if store is not None:
                 self._check_buffers(rnd, store)
             if store is not None:
                 self._apply(rnd, store, ufunc)
-            steps.append(TraceStep(rnd, float(times[i]), store.snapshot() if trace and store else None))
+            if keep:
+                steps.append(TraceStep(rnd, float(times[i]) * k, store.snapshot() if trace and store else None))
         if store is not None:
             store.finish()
+        times = np.repeat(times, repeats)
         return RunResult(float(times.sum()), times, sent, recv, link_bytes[:R], topo.resource_names,
-                         remote_round, steps)
+                         np.repeat(remote_round, repeats), steps)
 
     @staticmethod
     def _check_ranks(rnd: Round, q: int) -> None:

@@ -5,11 +5,11 @@ engine that runs rounds is :mod:`commbook.comm_sim`; the schedules are built in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["Round", "chunk_bounds"]
+__all__ = ["Round", "LazyRounds", "chunk_bounds"]
 
 
 def chunk_bounds(n, parts: int, size_only: bool) -> np.ndarray:
@@ -36,7 +36,10 @@ class Round:
     ``reduce[i]`` combines the payload into the destination with the run's operator;
     otherwise it overwrites.  ``innet=True`` marks an in-network reduction: message i
     means "participant src[i] streams its slice into the switch and receives the
-    reduction of all slices at dst[i]'s destination region".
+    reduction of all slices at dst[i]'s destination region".  ``repeat=k`` makes the round
+    stand for k consecutive rounds with the same messages and counts (a size-only ring
+    pass is one such round: its q-1 steps differ only in the offsets, which a size-only
+    run does not read), so a schedule of thousands of ranks is not p rounds of p messages.
     """
 
     src: np.ndarray
@@ -49,10 +52,11 @@ class Round:
     reduce: np.ndarray
     label: str = ""
     innet: bool = False
+    repeat: int = 1
 
     @classmethod
     def make(cls, src, dst, count, soff=0, doff=None, sbuf=0, dbuf=None, reduce=False,
-             label: str = "", innet: bool = False) -> "Round":
+             label: str = "", innet: bool = False, repeat: int = 1) -> "Round":
         """Build a round, broadcasting scalars; ``doff``/``dbuf`` default to ``soff``/``sbuf``."""
         doff = soff if doff is None else doff
         dbuf = sbuf if dbuf is None else dbuf
@@ -70,9 +74,11 @@ class Round:
                 bad = a[~(np.isfinite(a) & (a >= 0))]
                 if bad.size:
                     raise ValueError(f"round {label!r}: every {name} must be finite and >= 0, got {bad[0]!r}")
+        if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 1:
+            raise ValueError(f"round {label!r}: repeat must be an integer >= 1, got {repeat!r}")
         i64 = lambda a: a.astype(np.int64, copy=False)
         return cls(i64(src), i64(dst), count, soff, doff, i64(sbuf), i64(dbuf), reduce.astype(bool, copy=False),
-                   label, innet)
+                   label, innet, int(repeat))
 
     @classmethod
     def rows(cls, labels: Sequence[str], src, dst, count, soff=0, doff=None, sbuf=0, dbuf=None,
@@ -97,10 +103,32 @@ class Round:
         rounds = [r for r in rounds if r is not None]
         if len(rounds) == 1:
             return rounds[0]
+        if len({r.repeat for r in rounds}) > 1:
+            raise ValueError("rounds merged into one must repeat the same number of times")
         cat = lambda name: np.concatenate([getattr(r, name) for r in rounds])
         return cls(cat("src"), cat("dst"), cat("count"), cat("soff"), cat("doff"), cat("sbuf"),
                    cat("dbuf"), cat("reduce"), rounds[0].label if label is None else label,
-                   rounds[0].innet)
+                   rounds[0].innet, rounds[0].repeat)
 
     def __len__(self) -> int:
         return int(self.src.size)
+
+
+class LazyRounds(Sequence):
+    """A schedule whose round ``i`` is built by ``make(i)`` when the engine reaches it, so a
+    schedule of p rounds of p messages (the direct all-to-all of 16,384 ranks) never sits in
+    memory whole.  The engine keeps such rounds in ``RunResult.trace`` only with
+    ``trace=True``."""
+
+    def __init__(self, count: int, make):
+        self._count, self._make = int(count), make
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._count))]
+        if not -self._count <= i < self._count:
+            raise IndexError(i)
+        return self._make(i % self._count)

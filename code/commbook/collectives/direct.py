@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..comm_sim import Round, chunk_bounds
+from ..comm_sim import LazyRounds, Round, chunk_bounds
 from ..cost import check_servers
 from .schedule import IN, OUT, grid, whole
 
@@ -89,13 +89,13 @@ def reduce_flat(groups, base, n, size_only) -> list[Round]:
     return [whole(groups, base, n, others, np.zeros_like(others), True, "flat reduce")]
 
 
-def shift_rounds(q: int, block, label: str) -> list[Round]:
+def shift_rounds(q: int, block, label: str) -> LazyRounds:
     """Rounds j = 0 … q-1 in which rank i sends to (i + j) mod q; round 0 is the free
     local copy.  ``block(i, d)`` gives (source offset, count, destination offset)."""
     i = np.arange(q)
-    out = []
-    for j in range(q):
+
+    def shift(j: int) -> Round:
         d = (i + j) % q
         so, cnt, do = block(i, d)
-        out.append(Round.make(i, d, cnt, so, do, sbuf=IN, dbuf=OUT, label=f"{label} shift {j}"))
-    return out
+        return Round.make(i, d, cnt, so, do, sbuf=IN, dbuf=OUT, label=f"{label} shift {j}")
+    return LazyRounds(q, shift)

@@ -10,11 +10,17 @@ from .schedule import IN, grid
 
 def _ring_pass(groups, base, n, size_only, reduce, buf, label) -> list[Round]:
     """q-1 rounds around each group's ring; at step s local rank i sends chunk (i-s) mod q
-    (reduce-scatter: the receiver adds it) or (i-s+1) mod q (all-gather: it copies)."""
+    (reduce-scatter: the receiver adds it) or (i-s+1) mod q (all-gather: it copies).  In a
+    size-only run the q-1 steps carry the same messages and counts (n/q per rank), so they
+    are one round repeated q-1 times."""
     groups, base, n = grid(groups, base, n, size_only)
     q = groups.shape[1]
     if q < 2:
         return []
+    if size_only:
+        return [Round.make(groups.reshape(-1), groups[:, (np.arange(q) + 1) % q].reshape(-1),
+                           np.repeat(n / q, q), sbuf=buf, reduce=reduce, repeat=q - 1,
+                           label=f"{label} 1–{q - 1}" if q > 2 else f"{label} 1")]
     b = base[:, None] + chunk_bounds(n, q, size_only)
     i = np.arange(q)
     steps = np.arange(1, q)
