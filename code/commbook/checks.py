@@ -69,9 +69,9 @@ def check_real(x: object, name: str, what: str = "a number", *, lo: float | None
     if finite and math.isinf(value):
         raise ValueError(f"{name} must be {what} (finite), got {value!r}")
     if lo is not None and (value <= lo if lo_open else value < lo):
-        raise ValueError(f"{name} must be {what} {'>' if lo_open else '>='} {lo:g}, got {show(x)}")
+        raise ValueError(f"{name} must be {'>' if lo_open else '>='} {lo:g} ({what}), got {show(x)}")
     if hi is not None and value > hi:
-        raise ValueError(f"{name} must be {what} <= {hi:g}, got {show(x)}")
+        raise ValueError(f"{name} must be <= {hi:g} ({what}), got {show(x)}")
     return value
 
 
@@ -223,7 +223,7 @@ def check_node(x: object, name: str, cls: type | tuple[type, ...], what: str | N
 
 def check_dims(dims: object, name: str = "dims") -> list[int]:
     """Return the torus dimensions ``dims`` (a non-empty sequence of integers >= 1) as a list."""
-    return [check_p(a, f"{name}[{i}] (torus dimension)")
+    return [check_p(a, f"torus dimension {name}[{i}]")
             for i, a in enumerate(check_sequence(dims, name, "a sequence of torus dimensions"))]
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .checks import check_link_params
+from .checks import check_link_params, check_nonneg, check_positive, check_sequence
 from .units import GB, TB
 
 __all__ = [
@@ -29,6 +29,12 @@ __all__ = [
 
 _CH_T1 = ("Scaling Machine Learning Systems, Vol. II, ch. 06 'Collective Communication', Table 1 "
           "(interconnect parameters; α = midpoint of the stated range)")
+
+
+def _store(obj: object, name: str, checked: float) -> None:
+    """Keep a field given as int or float as it is; store a numpy scalar or 0-d array as the float."""
+    if type(getattr(obj, name)) not in (int, float):
+        object.__setattr__(obj, name, checked)
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,17 @@ class Link:
     alpha_range: tuple[float, float] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        check_link_params(self.alpha, self.beta)
+        alpha, beta = check_link_params(self.alpha, self.beta)
+        _store(self, "alpha", alpha)
+        _store(self, "beta", beta)
+        if self.alpha_range is not None:
+            rng = check_sequence(self.alpha_range, "alpha_range", "a (low, high) pair of latencies")
+            if len(rng) != 2:
+                raise ValueError(f"alpha_range must be a (low, high) pair, got {len(rng)} values")
+            low, high = (check_nonneg(v, f"alpha_range[{i}]", "a latency (seconds)") for i, v in enumerate(rng))
+            if low > high:
+                raise ValueError(f"alpha_range must be (low, high) with low <= high, got ({low!r}, {high!r})")
+            object.__setattr__(self, "alpha_range", (low, high))
 
     @property
     def n_half(self) -> float:
@@ -130,6 +146,11 @@ class Chip:
     hbm_bandwidth: float
     hbm_bytes: float
     source: str
+
+    def __post_init__(self) -> None:
+        for name, what in (("bf16_flops", "a peak rate (FLOP/s)"), ("hbm_bandwidth", "a bandwidth (bytes/s)"),
+                           ("hbm_bytes", "a capacity (bytes)")):
+            _store(self, name, check_positive(getattr(self, name), name, what))
 
 
 H100 = Chip(

@@ -7,10 +7,9 @@ below only make call sites readable (``8 * MB`` versus ``8 * MiB``).
 """
 from __future__ import annotations
 
-import math
 from decimal import Decimal
 
-from .checks import check_size
+from .checks import check_flag, check_int, check_nonneg, check_real, check_size
 
 __all__ = [
     "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
@@ -36,7 +35,8 @@ def fmt_bytes(n: float, binary: bool = False, digits: int = 3) -> str:
     ``binary=True`` uses KiB/MiB/GiB.  ``digits`` is the number of significant
     digits (trailing zeros dropped).
     """
-    n = check_size(n)
+    n, digits = check_size(n), check_int(digits, "digits", lo=1, hi=17)
+    check_flag(binary, "binary")
     units = [(1, "B")] + (_BINARY if binary else _DECIMAL)[::-1]
     return _fmt_scaled(n, units, digits)
 
@@ -49,7 +49,8 @@ def _fmt_scaled(x: float, units: list[tuple[float, str]], digits: int) -> str:
     digits is "1 KB", as 995/1000 = 0.995 rounds up, although the float 0.995 is 0.99499…)."""
     def text(i: int) -> str:
         exact = Decimal(x) / Decimal(units[i][0])
-        return f"{float(format(exact, f'.{digits}g')):.{digits}g}"
+        out = f"{float(format(exact, f'.{digits}g')):.{digits}g}"
+        return f"{float(out):.0f}" if "e+" in out else out   # 1e+02 KB reads 100 KB
 
     i = len(units) - 1
     while i > 0 and abs(float(text(i))) < 1:
@@ -58,12 +59,17 @@ def _fmt_scaled(x: float, units: list[tuple[float, str]], digits: int) -> str:
 
 
 def fmt_time(t: float, digits: int = 4) -> str:
-    """Format seconds with the unit that keeps the number readable (s, ms, µs, ns)."""
-    if not math.isfinite(t):
-        raise ValueError(f"time must be finite, got {t!r}")
+    """Format seconds with the unit that keeps the number readable (s, ms, µs, ns).
+
+    ``t`` may be negative (a signed duration, a difference of two times: ``-1 s``); it must
+    be a finite real number (numpy scalars included)."""
+    t = check_real(t, "t", "a time in seconds")
+    digits = check_int(digits, "digits", lo=1, hi=17)
     return _fmt_scaled(t, [(ns, "ns"), (us, "µs"), (ms, "ms"), (1.0, "s")], digits)
 
 
 def fmt_rate(bytes_per_s: float, digits: int = 4) -> str:
-    """Format a bandwidth in decimal GB/s (the unit of every link datasheet)."""
+    """Format a bandwidth (finite, >= 0) in decimal GB/s (the unit of every link datasheet)."""
+    bytes_per_s = check_nonneg(bytes_per_s, "bytes_per_s", "a bandwidth in bytes/s")
+    digits = check_int(digits, "digits", lo=1, hi=17)
     return f"{bytes_per_s / GB:.{digits}g} GB/s"

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ..checks import check_real, show
 from ..hardware import Link
 
 __all__ = ["Topology", "check_link", "check_ratio"]
@@ -21,11 +22,13 @@ def check_link(link: object, name: str = "link") -> Link:
 
 def check_ratio(x: object, name: str) -> float:
     """Return an oversubscription ratio (a real number >= 1) as a float, else raise naming ``name``."""
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number >= 1 (a ratio: 2 for 2:1), got {type(x).__name__}")
-    if not (x >= 1 and math.isfinite(x)):
-        raise ValueError(f"{name} must be >= 1 and finite (a ratio: 2 for 2:1), got {x!r}")
-    return float(x)
+    try:
+        v = check_real(x, name, "a number >= 1 (a ratio: 2 for 2:1)")
+    except ValueError:
+        v = math.nan
+    if not v >= 1:
+        raise ValueError(f"{name} must be >= 1 and finite (a ratio: 2 for 2:1), got {show(x)}")
+    return v
 
 
 class Topology:
@@ -114,12 +117,17 @@ class Topology:
         links, and each carries its own part of the buffer."""
         return np.tile(np.asarray(devices, dtype=np.int64), (channels, 1))
 
-    def check_device(self, d: int) -> int:
-        """Return ``d`` if it names a device of this topology, else raise ValueError."""
+    def check_device(self, d: int, name: str | None = None) -> int:
+        """Return ``d`` if it names a device of this topology, else raise ValueError
+        (``name``: the parameter, named first in the message)."""
+        if isinstance(d, np.ndarray) and d.ndim == 0:
+            d = d[()]
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
-            raise TypeError(f"device id must be an integer, got {type(d).__name__}")
+            raise TypeError(f"{name or 'device id'} must be an integer device id, got {type(d).__name__}"
+                            if name else f"device id must be an integer, got {type(d).__name__}")
         if not 0 <= d < self.p:
-            raise ValueError(f"device {d} is outside the topology ({self.name}: devices 0..{self.p - 1})")
+            raise ValueError(f"{name + ': ' if name else ''}device {show(d)} is outside the topology "
+                             f"({self.name}: devices 0..{self.p - 1})")
         return int(d)
 
     def check_devices(self, devs: np.ndarray) -> None:

@@ -7,16 +7,25 @@ The default ``hop_alpha = 1`` is h·α; the lecture's "row-major is 2 % slower" 
 """
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
 
-from ..checks import check_p
+from ..checks import check_choice, check_dims, check_nonneg, check_p, check_sequence
 from ..hardware import Link
 from .base import Topology, check_link
 
 __all__ = ["Torus", "Ring", "ring_order", "MAPPINGS"]
+
+
+def _dims(dims: object) -> list[int]:
+    """Torus dimensions: one integer (a ring) or a non-empty sequence of integers >= 1."""
+    if hasattr(dims, "__index__") and not isinstance(dims, (bool, np.ndarray)) \
+            or isinstance(dims, np.ndarray) and dims.ndim == 0:
+        dims = (dims,)
+    if isinstance(dims, (list, tuple, np.ndarray)) and len(dims) == 0:
+        raise ValueError("dims: a torus needs at least one dimension, got an empty sequence")
+    return check_dims(dims, "dims")
 
 
 class Torus(Topology):
@@ -31,13 +40,8 @@ class Torus(Topology):
 
     def __init__(self, dims: Sequence[int], link: Link, wraparound: bool = True,
                  hop_alpha: float = 1.0, unidirectional: bool = False):
-        if isinstance(dims, int):
-            dims = (dims,)
-        self.dims = tuple(check_p(a, "torus dimension") for a in dims)
-        if not self.dims:
-            raise ValueError("a torus needs at least one dimension")
-        if hop_alpha < 0 or math.isnan(hop_alpha):
-            raise ValueError(f"hop_alpha must be >= 0, got {hop_alpha!r}")
+        self.dims = tuple(_dims(dims))
+        hop_alpha = check_nonneg(hop_alpha, "hop_alpha", "a latency factor")
         if unidirectional and not wraparound:
             raise ValueError("a unidirectional ring needs wraparound=True")
         self.p = int(np.prod(self.dims))
@@ -165,9 +169,8 @@ def ring_order(dims: Sequence[int] | int, kind: str = "identity", seed: int | No
     ranks — and the last and first on an even torus — are neighbours;
     ``random``: a permutation drawn with ``numpy.random.default_rng(seed)``.
     """
-    if isinstance(dims, int):
-        dims = (dims,)
-    dims = tuple(check_p(a, "dimension") for a in dims)
+    dims = tuple(_dims(dims))
+    check_choice(kind, "kind", MAPPINGS, "mapping")
     p = int(np.prod(dims))
     if kind in ("identity", "row_major"):
         return np.arange(p)
