@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .checks import check_p, check_size
+from .checks import check_choice, check_p, check_real, check_size
 
 __all__ = ["BUSBW_FACTORS", "algbw", "busbw"]
 
@@ -28,6 +28,7 @@ BUSBW_FACTORS: dict[str, Callable[[int], float]] = {
 def algbw(size: float, time: float) -> float:
     """Algorithm bandwidth: size / time (bytes/s), as nccl-tests prints it."""
     size = check_size(size, "size")
+    time = check_real(time, "time", "a time in seconds")
     if not time > 0:
         raise ValueError(f"time must be > 0 seconds, got {time!r}")
     return size / time
@@ -36,6 +37,5 @@ def algbw(size: float, time: float) -> float:
 def busbw(op: str, size: float, time: float, nranks: int) -> float:
     """Bus bandwidth = algbw x the op's factor.  For all-gather, reduce-scatter and
     all-to-all ``size`` is the total size (count x nranks), as in nccl-tests."""
-    if op not in BUSBW_FACTORS:
-        raise ValueError(f"unknown op {op!r}; valid: {', '.join(BUSBW_FACTORS)}")
+    check_choice(op, "op", BUSBW_FACTORS)
     return algbw(size, time) * BUSBW_FACTORS[op](check_p(nranks, "nranks"))

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from .checks import check_count, check_link_params, check_p, check_size
+from .checks import check_count, check_link_params, check_p, check_size, finite_time
 
 __all__ = ["double_tree_parents", "tree_depths", "round_loads", "allreduce_double_tree",
            "double_tree_optimum", "allreduce_double_tree_envelope"]
@@ -47,10 +47,13 @@ def _btree_parents(p: int) -> np.ndarray:
     return up
 
 
-@functools.lru_cache(maxsize=256)
 def double_tree_parents(p: int) -> tuple[np.ndarray, np.ndarray]:
     """Parent of every rank in each of the two trees (-1 at a root)."""
-    p = check_p(p)
+    return _double_tree_parents(check_p(p))
+
+
+@functools.lru_cache(maxsize=256)
+def _double_tree_parents(p: int) -> tuple[np.ndarray, np.ndarray]:
     first = _btree_parents(p)
     r = np.arange(p)
     if p % 2 == 0:                                 # mirror
@@ -66,11 +69,18 @@ def double_tree_parents(p: int) -> tuple[np.ndarray, np.ndarray]:
 
 def tree_depths(parents: np.ndarray) -> np.ndarray:
     """Depth of every rank (the root has depth 0)."""
+    parents = np.asarray(parents)
+    if parents.ndim != 1 or parents.dtype.kind not in "iu" or parents.size == 0:
+        raise TypeError(f"parents must be a non-empty 1-D integer array (a parent per rank), got {parents!r}"[:200])
+    if ((parents < -1) | (parents >= parents.size)).any() or not (parents < 0).any():
+        raise ValueError("parents must name a rank 0..p-1 or -1 (a root) for every rank, with at least one root")
     depth = np.full(parents.size, -1)
     depth[parents < 0] = 0
     while (depth < 0).any():
         known = depth[parents] >= 0
         todo = (depth < 0) & known
+        if not todo.any():
+            raise ValueError("parents has a cycle: some ranks never reach a root")
         depth[todo] = depth[parents[todo]] + 1
     return depth
 
@@ -80,7 +90,7 @@ def _port_profile(p: int):
     """Per tree: depth of the tree, depth of each rank, its number of children, whether it
     has a parent."""
     out = []
-    for par in double_tree_parents(p):
+    for par in _double_tree_parents(p):
         depth = tree_depths(par)
         kids = np.bincount(par[par >= 0], minlength=p)
         out.append((int(depth.max()), depth, kids, par >= 0))
@@ -89,9 +99,9 @@ def _port_profile(p: int):
 
 def round_loads(p: int, chunks: int) -> tuple[np.ndarray, np.ndarray]:
     """Most chunks any port moves, round by round, in the reduce and broadcast phases."""
-    prof = _port_profile(p)
+    prof = _port_profile(check_p(p))
     D = max(d for d, *_ in prof)
-    k = chunks
+    k = check_count(chunks, "chunks")
     rounds = np.arange(k + D - 1)[:, None]
     up_in = np.zeros((rounds.size, p), dtype=np.int64)
     up_out, down_in, down_out = (np.zeros_like(up_in) for _ in range(3))
@@ -114,18 +124,18 @@ def allreduce_double_tree(p: int, n: float, alpha: float, beta: float, chunks: i
     """Time of the pipelined double-binary-tree all-reduce with ``chunks`` chunks per tree
     (``None``: the best chunk count, :func:`double_tree_optimum`)."""
     p, n = check_p(p), check_size(n)
-    check_link_params(alpha, beta)
+    alpha, beta = check_link_params(alpha, beta)
+    k = None if chunks is None else check_count(chunks, "chunks")
     if p == 1:
         return 0.0
-    if chunks is None:
+    if k is None:
         return double_tree_optimum(p, n, alpha, beta)[1]
-    k = check_count(chunks, "chunks")
     s = n / (2 * k)
     total = 0.0
     for loads in round_loads(p, k):
         busy = loads[loads > 0]
         total += busy.size * alpha + busy.sum() * s / beta
-    return total
+    return finite_time(total)
 
 
 @functools.lru_cache(maxsize=256)
@@ -155,19 +165,20 @@ def double_tree_optimum(p: int, n: float, alpha: float, beta: float, k_max: int 
     k* = sqrt(b1·n/β / (a1·α)) and the best integer is next to it; otherwise the integers
     around sqrt((D − 1)·n/(αβ)) are searched on the exact count."""
     p, n = check_p(p), check_size(n)
-    check_link_params(alpha, beta)
+    alpha, beta = check_link_params(alpha, beta)
+    k_max = check_count(k_max, "k_max")
     if p == 1:
         return 1, 0.0
     cost = functools.lru_cache(maxsize=None)(lambda k: allreduce_double_tree(p, n, alpha, beta, k))
     coef = _affine_coefficients(p)
     if coef is not None:
         a0, a1, b0, b1 = coef
-        k0 = math.sqrt(b1 * n / beta / (a1 * alpha)) if alpha > 0 else k_max
+        k0 = min(_ratio(b1 * n / beta, a1 * alpha), k_max)
         candidates = {min(k_max, max(1, math.floor(k0) + d)) for d in (-1, 0, 1, 2)}
         best = min(candidates, key=lambda k: (cost(k), k))
         return best, cost(best)
     D = max(d for d, *_ in _port_profile(p))
-    k0 = math.sqrt(max(D - 1, 1) * n / (alpha * beta)) if alpha > 0 else k_max
+    k0 = min(_ratio(max(D - 1, 1) * n / beta, alpha), k_max)
     lo, hi = 1, min(k_max, max(2, int(2 * k0) + 2))
     while hi - lo > 4:                              # ternary search on a near-convex curve
         m1, m2 = lo + (hi - lo) // 3, hi - (hi - lo) // 3
@@ -179,10 +190,18 @@ def double_tree_optimum(p: int, n: float, alpha: float, beta: float, k_max: int 
     return best, cost(best)
 
 
+def _ratio(num: float, den: float) -> float:
+    """sqrt(num / den), +inf where den is 0 or the quotient overflows (beta = 1e-300)."""
+    if den <= 0 or math.isinf(num):
+        return math.inf
+    q = num / den
+    return math.sqrt(q) if math.isfinite(q) else math.inf
+
+
 def allreduce_double_tree_envelope(p: int, n: float, alpha: float, beta: float) -> float:
     """2·log2(p)·α + 2n/β: the textbook estimate of the double binary tree.  For p >= 3
     it is a lower envelope that no chunk count reaches (latency of the shallowest pipeline
     and bandwidth of the deepest at once); at p = 2 the tree is faster (2kα + n/β)."""
     p, n = check_p(p), check_size(n)
-    check_link_params(alpha, beta)
-    return 0.0 if p == 1 else 2 * math.log2(p) * alpha + 2 * n / beta
+    alpha, beta = check_link_params(alpha, beta)
+    return 0.0 if p == 1 else finite_time(2 * math.log2(p) * alpha + 2 * n / beta)

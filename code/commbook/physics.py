@@ -39,10 +39,9 @@ DGX B200 ships with rather than with XDR (inventory flag F4).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from .checks import check_count, check_p, check_size
+from .checks import check_count, check_nonneg, check_p, check_positive, check_real, check_size
 from .units import GB
 
 __all__ = [
@@ -97,10 +96,8 @@ NDR_LINE_RATE_BPS = 400e9
 def transceiver_pj_per_bit(watts: float, bits_per_s: float, modules: int = 1) -> float:
     """Energy per bit (pJ) of ``modules`` optical transceivers drawing ``watts`` each at
     ``bits_per_s``: ``modules · watts / bits_per_s``.  A link has one module at each end."""
-    if not (isinstance(watts, (int, float)) and watts > 0 and math.isfinite(watts)):
-        raise ValueError(f"watts must be a finite number > 0, got {watts!r}")
-    if not (isinstance(bits_per_s, (int, float)) and bits_per_s > 0 and math.isfinite(bits_per_s)):
-        raise ValueError(f"bits_per_s must be a finite number > 0, got {bits_per_s!r}")
+    watts = check_positive(watts, "watts", "a power (W)")
+    bits_per_s = check_positive(bits_per_s, "bits_per_s", "a line rate (bit/s)")
     return check_count(modules, "modules") * watts / bits_per_s / PJ
 
 
@@ -175,8 +172,7 @@ def ring_traffic_factor(p: int) -> float:
 def energy_joules(nbytes: float, pj_per_bit: float) -> float:
     """Energy (J) to move ``nbytes`` once at ``pj_per_bit``: nbytes × 8 × pJ/bit."""
     nbytes = check_size(nbytes, "nbytes")
-    if not (isinstance(pj_per_bit, (int, float)) and pj_per_bit >= 0 and math.isfinite(pj_per_bit)):
-        raise ValueError(f"pj_per_bit must be a finite number >= 0, got {pj_per_bit!r}")
+    pj_per_bit = check_nonneg(pj_per_bit, "pj_per_bit", "an energy per bit (pJ)")
     return nbytes * 8 * pj_per_bit * PJ
 
 
@@ -188,8 +184,7 @@ def allreduce_energy(gpus: int, nbytes: float, pj_per_bit: float, factor: float 
     ``ring_traffic_factor(gpus)`` for the exact ring value 2(p−1)/p.
     """
     gpus = check_p(gpus, "gpus")
-    if not (isinstance(factor, (int, float)) and factor >= 0 and math.isfinite(factor)):
-        raise ValueError(f"factor must be a finite number >= 0, got {factor!r}")
+    factor = check_nonneg(factor, "factor", "a data-movement factor")
     return factor * gpus * energy_joules(nbytes, pj_per_bit)
 
 
@@ -211,8 +206,7 @@ FIBER_SPEED_CHAPTER = 2.0e8
 
 def fiber_speed(group_index: float = FIBER_GROUP_INDEX_SMF28) -> float:
     """Signal speed in fiber, c / group index (m/s); ≈2.04e8 m/s for SMF-28 at 1550 nm."""
-    if not (isinstance(group_index, (int, float)) and group_index >= 1 and math.isfinite(group_index)):
-        raise ValueError(f"group_index must be a finite number >= 1, got {group_index!r}")
+    group_index = check_real(group_index, "group_index", "a group index", lo=1.0)
     return C_VACUUM / group_index
 
 
@@ -220,15 +214,13 @@ def propagation_delay(meters: float, speed: float = FIBER_SPEED_CHAPTER) -> floa
     """One-way time of flight (s) over ``meters`` at ``speed`` (m/s; the chapter's 2e8 by
     default, so 1 km → 5 µs and 100 m → 500 ns)."""
     meters = check_size(meters, "meters")
-    if not (isinstance(speed, (int, float)) and 0 < speed <= C_VACUUM):
-        raise ValueError(f"speed must be in (0, c] m/s, got {speed!r}")
+    speed = check_real(speed, "speed", "a speed in (0, c] m/s", lo=0.0, lo_open=True, hi=C_VACUUM)
     return meters / speed
 
 
 def bandwidth_delay_product(bytes_per_s: float, meters: float, speed: float = FIBER_SPEED_CHAPTER) -> float:
     """Bytes in flight on a link of ``bytes_per_s`` over ``meters``: rate × one-way delay."""
-    if not (isinstance(bytes_per_s, (int, float)) and bytes_per_s > 0 and math.isfinite(bytes_per_s)):
-        raise ValueError(f"bytes_per_s must be a finite number > 0, got {bytes_per_s!r}")
+    bytes_per_s = check_positive(bytes_per_s, "bytes_per_s", "a bandwidth (bytes/s)")
     return bytes_per_s * propagation_delay(meters, speed)
 
 
