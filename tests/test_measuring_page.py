@@ -239,9 +239,12 @@ def test_misses_are_read_from_the_data():
 def test_page_structure(lang):
     text = PAGE[lang].read_text(encoding="utf-8")
     cells = re.findall(r"```\{code-cell\} python\n(:tags: \[[^\]]*\])?", text)
-    assert sum(1 for c in cells if not c) == 1                                # one visible cell
-    visible = re.search(r"```\{code-cell\} python\n(?!:tags)(.*?)\n```", text, re.S).group(1)
-    assert "parse_nccl_tests" in visible and "fit_run" in visible
+    assert sum(1 for c in cells if not c) == 2                                # two visible cells
+    cluster_cell, fit_cell = re.findall(r"```\{code-cell\} python\n(?!:tags)(.*?)\n```", text, re.S)
+    assert "parse_nccl_tests" in fit_cell and "fit_run" in fit_cell
+    assert "predict_cluster(" in cluster_cell and "nccl_cluster import predict_cluster" in cluster_cell
+    nodes = {"en": "## Across nodes", "zh": "## 跨节点"}[lang]
+    assert text.index(nodes) < text.index("predict_cluster(") < text.index(f"({lang}-measure-yours)=")
     check = {"en": "Check yourself", "zh": "自测"}[lang]
     assert text.count(f"{{admonition}} {check}") == 3
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -387,3 +390,4 @@ def test_simple_miss_is_the_logs_line_against_nccls_latency():
     assert s["alpha"] == pytest.approx(intercept, abs=5e-6) and s["beta"] == pytest.approx(1 / slope, rel=0.01)
     assert s["nccl_lat"] == pytest.approx((8.4 + 14 * 3.4) * 1e-6) and s["ratio"] > 2
     assert len(s["pred_err"]) == band.sum() and (s["pred_err"] > 0.15).all()
+

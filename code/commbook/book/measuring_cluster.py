@@ -12,6 +12,7 @@ and, at ≥ 1 MiB, the worst size :data:`commbook.measure.nccl_cluster.WORST_TAR
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from .measuring_models import COMPARED, NODES, comparisons as node_comparisons
 from .tables import Table, bilingual, bilingual_notes, fmt_pct
 
 __all__ = ["LOGS", "CLUSTERS", "cluster_name", "cluster_comparisons", "all_comparisons", "log_name", "worst",
-           "status", "accuracy_table", "LINE_BANDS", "line", "cluster_lines", "picks", "cluster_misses",
+           "status", "accuracy_table", "LINE_BANDS", "line", "cluster_lines", "picks", "log_release", "cluster_misses", "racks",
            "FIG_WIDTH_IN", "MIN_FONT_PT", "model_lines", "fig_cluster"]
 
 LOGS = {
@@ -193,6 +194,13 @@ def picks(pred) -> list[tuple[str, float, float]]:
     return [tuple(r) for r in out]
 
 
+def log_release(system: str) -> str | None:
+    """The NCCL release a multi-node log's file name gives (``nccl2.26.2``), or ``None``: these
+    logs print none themselves (data/measured/nccl-tests/PROVENANCE.md)."""
+    m = re.search(r"_nccl(\d+\.\d+\.\d+)_", LOGS[system])
+    return m[1] if m else None
+
+
 def cluster_misses(comps: dict | None = None) -> dict:
     """Per multi-node log: the predictor's picks at the log's sizes, the size of the worst error
     and that error, busbw measured and predicted at the largest size, and the lines of
@@ -206,8 +214,19 @@ def cluster_misses(comps: dict | None = None) -> dict:
         i = int(np.nonzero(big)[0][np.argmax(np.abs(c.errors[big]))])
         out[s] = {"picks": picks(c.prediction), "worst_at": float(c.sizes[i]), "worst": float(abs(c.errors[i])),
                   "bus_top": float(c.measured[-1]), "pred_top": float(c.prediction.busbw[-1]),
-                  "n_top": float(c.sizes[-1]), "lines": lines.get(s, []), "cluster": CLUSTERS[s]}
+                  "n_top": float(c.sizes[-1]), "ch_top": int(c.prediction.channels[-1]),
+                  "lines": lines.get(s, []), "cluster": CLUSTERS[s], "release": log_release(s)}
     return out
+
+
+def racks(comps: dict | None = None, systems=("gb1", "gb2", "gb20")) -> dict:
+    """The GB200 logs at their largest common size: measured and predicted busbw per log."""
+    comps = cluster_comparisons() if comps is None else comps
+    cs = {s: comps[(s, "all_reduce")] for s in systems}
+    n = float(max(set.intersection(*(set(c.sizes.tolist()) for c in cs.values()))))
+    at = {s: int(np.nonzero(c.sizes == n)[0][0]) for s, c in cs.items()}
+    return {"n": n, "measured": {s: float(cs[s].measured[at[s]]) for s in cs},
+            "model": {s: float(cs[s].prediction.busbw[at[s]]) for s in cs}}
 
 
 # ============================================================================ the figure
