@@ -20,11 +20,12 @@ prove equal to the simulator, or from the simulator itself (all-to-all).
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 from .collectives import all_to_all
 from .comm_sim import VirtualCluster
-from .checks import check_p, check_size
+from .checks import check_flag, check_int, check_link, check_node, check_p, check_positive, check_size
 from .collectives import t_allreduce_hierarchical, t_formula
 from .hardware import H100, IB_NDR, NVLINK4, Chip, Link
 from .topology import Switch, TwoLevel
@@ -54,6 +55,10 @@ class DenseModel:
     vocab: int
     source: str
 
+    def __post_init__(self) -> None:
+        for name in ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff", "vocab"):
+            object.__setattr__(self, name, check_int(getattr(self, name), name, "an integer", lo=1))
+
     @property
     def params_per_layer(self) -> int:
         """Weights of one block: Q, K, V, O projections, three MLP matrices, two norms."""
@@ -72,11 +77,21 @@ class DenseModel:
         return self.n_params - self.vocab * self.d_model
 
     def weight_bytes(self, bytes_per_param: float = 2) -> float:
-        return self.n_params * bytes_per_param
+        return self.n_params * _per_value(bytes_per_param, "bytes_per_param")
 
     def kv_bytes_per_token(self, bytes_per_value: float = 2) -> float:
         """K and V of every layer: 2 x layers x kv_heads x head_dim x bytes."""
-        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * bytes_per_value
+        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * _per_value(bytes_per_value, "bytes_per_value")
+
+
+def _per_value(b: object, name: str = "bytes_per_value") -> float:
+    """Bytes per value or parameter: a finite number > 0 (an int stays an int)."""
+    v = check_positive(b, name, "a number of bytes per value")
+    return int(v) if isinstance(b, numbers.Integral) else v
+
+
+def _model(model: object, cls: type) -> object:
+    return check_node(model, "model", cls, f"a {cls.__name__} (e.g. LLAMA31_70B, DEEPSEEK_V3)")
 
 
 LLAMA31_70B = DenseModel(
@@ -111,6 +126,16 @@ class MoEModel:
     max_nodes_per_token: int | None
     source: str
 
+    def __post_init__(self) -> None:
+        for name in ("d_model", "n_layers", "n_experts", "top_k"):
+            object.__setattr__(self, name, check_int(getattr(self, name), name, "an integer", lo=1))
+        object.__setattr__(self, "n_moe_layers", check_int(self.n_moe_layers, "n_moe_layers", "an integer", lo=0,
+                                                           hi=self.n_layers))
+        object.__setattr__(self, "top_k", check_int(self.top_k, "top_k", "an integer", hi=self.n_experts))
+        if self.max_nodes_per_token is not None:
+            object.__setattr__(self, "max_nodes_per_token",
+                               check_int(self.max_nodes_per_token, "max_nodes_per_token", "an integer or None", lo=1))
+
 
 DEEPSEEK_V3 = MoEModel(
     "DeepSeek-V3", d_model=7168, n_layers=61, n_moe_layers=58, n_experts=256, top_k=8,
@@ -138,10 +163,11 @@ def decode_step(model: DenseModel = LLAMA31_70B, batch: int = 1, context: int = 
                 kv_bytes_per_value: float = 2) -> StepTime:
     """One decode step (one new token for each of ``batch`` sequences), ideal TP sharding,
     no communication."""
+    model, chip = _model(model, DenseModel), check_node(chip, "chip", Chip)
     batch, tp = check_p(batch, "batch"), check_p(tp, "tp")
     context = check_size(context, "context")
-    weights = model.n_params_compute * bytes_per_param
-    kv = batch * context * model.kv_bytes_per_token(kv_bytes_per_value)
+    weights = model.n_params_compute * _per_value(bytes_per_param, "bytes_per_param")
+    kv = batch * context * model.kv_bytes_per_token(_per_value(kv_bytes_per_value, "kv_bytes_per_value"))
     memory = (weights + kv) / (tp * chip.hbm_bandwidth)
     flops = 2 * model.n_params_compute * batch + 4 * model.n_layers * batch * context * model.d_model
     return StepTime(flops / (tp * chip.bf16_flops), memory)
@@ -150,7 +176,9 @@ def decode_step(model: DenseModel = LLAMA31_70B, batch: int = 1, context: int = 
 def prefill_compute(model: DenseModel = LLAMA31_70B, tokens: int = 1024, chip: Chip = H100,
                     tp: int = 8, causal: bool = False) -> float:
     """Compute time of prefilling one prompt of ``tokens`` tokens (per GPU, seconds)."""
+    model, chip = _model(model, DenseModel), check_node(chip, "chip", Chip)
     tokens, tp = check_p(tokens, "tokens"), check_p(tp, "tp")
+    causal = check_flag(causal, "causal")
     linear = 2 * model.n_params_compute * tokens
     attention = (2 if causal else 4) * tokens**2 * model.d_model * model.n_layers
     return (linear + attention) / (tp * chip.bf16_flops)
@@ -159,12 +187,12 @@ def prefill_compute(model: DenseModel = LLAMA31_70B, tokens: int = 1024, chip: C
 # ----------------------------------------------------------------------------- tensor parallel
 def tp_allreduces_per_step(model: DenseModel = LLAMA31_70B) -> int:
     """Megatron TP: an all-reduce after attention and one after the MLP, every layer."""
-    return 2 * model.n_layers
+    return 2 * _model(model, DenseModel).n_layers
 
 
 def tp_message_bytes(model: DenseModel = LLAMA31_70B, tokens: int = 1, bytes_per_value: float = 2) -> float:
     """Bytes of one TP all-reduce: tokens x d_model x bytes (BF16 by default)."""
-    return check_p(tokens, "tokens") * model.d_model * bytes_per_value
+    return check_p(tokens, "tokens") * _model(model, DenseModel).d_model * _per_value(bytes_per_value)
 
 
 def tp_comm_time(model: DenseModel = LLAMA31_70B, tokens: int = 1, tp: int = 8,
@@ -177,6 +205,7 @@ def tp_comm_time(model: DenseModel = LLAMA31_70B, tokens: int = 1, tp: int = 8,
     all-reduce, with ``algorithm`` across nodes.
     """
     tp, g = check_p(tp, "tp"), check_p(gpus_per_node, "gpus_per_node")
+    intra, inter = check_link(intra, "intra"), check_link(inter, "inter")
     n = tp_message_bytes(model, tokens, bytes_per_value)
     if tp <= g:
         one = t_formula(algorithm, tp, n, intra.alpha, intra.beta)
@@ -192,8 +221,8 @@ def moe_a2a_bytes(model: MoEModel = DEEPSEEK_V3, tokens_per_gpu: int = 256, ep: 
                   bytes_per_value: float = 2) -> float:
     """Bytes one GPU sends in one dispatch all-to-all: every token goes to top_k experts,
     spread evenly over ``ep`` GPUs; the share that stays local is not sent."""
-    ep = check_p(ep, "ep")
-    held = check_p(tokens_per_gpu, "tokens_per_gpu") * model.top_k * model.d_model * bytes_per_value
+    ep, model = check_p(ep, "ep"), _model(model, MoEModel)
+    held = check_p(tokens_per_gpu, "tokens_per_gpu") * model.top_k * model.d_model * _per_value(bytes_per_value)
     return held * (ep - 1) / ep
 
 
@@ -203,8 +232,9 @@ def moe_a2a_time(model: MoEModel = DEEPSEEK_V3, tokens_per_gpu: int = 256, ep: i
     """Time of one all-to-all, simulated: ``ep`` GPUs on one NVLink switch, or
     ``ep / gpus_per_node`` nodes of a two-level network (``algorithm`` 'direct' or
     'hierarchical').  Uniform routing: every GPU holds tokens x top_k x d x bytes."""
-    ep, g = check_p(ep, "ep"), check_p(gpus_per_node, "gpus_per_node")
-    held = check_p(tokens_per_gpu, "tokens_per_gpu") * model.top_k * model.d_model * bytes_per_value
+    ep, g, model = check_p(ep, "ep"), check_p(gpus_per_node, "gpus_per_node"), _model(model, MoEModel)
+    intra, inter = check_link(intra, "intra"), check_link(inter, "inter")
+    held = check_p(tokens_per_gpu, "tokens_per_gpu") * model.top_k * model.d_model * _per_value(bytes_per_value)
     if ep <= g:
         cluster = VirtualCluster(Switch(ep, intra))
     else:
@@ -218,14 +248,15 @@ def moe_cross_node_bytes(model: MoEModel = DEEPSEEK_V3, tokens: int = 1, bytes_p
                          max_nodes: int | None = None) -> float:
     """Worst-case bytes a token sends across nodes in dispatch: one copy per destination
     node (forwarded inside the node over NVLink), at most min(top_k, max_nodes) nodes."""
+    model = _model(model, MoEModel)
     nodes = model.top_k if max_nodes is None else min(model.top_k, check_p(max_nodes, "max_nodes"))
-    return check_p(tokens, "tokens") * nodes * model.d_model * bytes_per_value
+    return check_p(tokens, "tokens") * nodes * model.d_model * _per_value(bytes_per_value)
 
 
 # ----------------------------------------------------------------------------- KV transfer
 def kv_bytes(model: DenseModel = LLAMA31_70B, tokens: int = 1, bytes_per_value: float = 2) -> float:
     """KV cache of ``tokens`` tokens (all layers)."""
-    return check_p(tokens, "tokens") * model.kv_bytes_per_token(bytes_per_value)
+    return check_p(tokens, "tokens") * _model(model, DenseModel).kv_bytes_per_token(bytes_per_value)
 
 
 def kv_transfer_time(model: DenseModel = LLAMA31_70B, tokens: int = 1, nics: int = 8,
@@ -233,7 +264,8 @@ def kv_transfer_time(model: DenseModel = LLAMA31_70B, tokens: int = 1, nics: int
     """Time to move a prompt's KV cache from the prefill to the decode GPUs over ``nics``
     NICs in parallel.  ``layerwise=True`` returns what stays exposed when each layer's
     KV is sent while later layers compute: one layer's share."""
-    nics = check_p(nics, "nics")
+    nics, link = check_p(nics, "nics"), check_link(link, "link")
+    layerwise = check_flag(layerwise, "layerwise")
     size = kv_bytes(model, tokens, bytes_per_value)
     if layerwise:
         size /= model.n_layers
