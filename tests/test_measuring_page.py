@@ -391,3 +391,150 @@ def test_simple_miss_is_the_logs_line_against_nccls_latency():
     assert s["nccl_lat"] == pytest.approx((8.4 + 14 * 3.4) * 1e-6) and s["ratio"] > 2
     assert len(s["pred_err"]) == band.sum() and (s["pred_err"] > 0.15).all()
 
+
+# ============================================================================ across nodes
+MULTI = {"tcpxo": "multinode/h100x16_gcp_a3mega_tcpxo_allreduce.log",
+         "a100_sharp": "multinode/a100x128_coreweave_ib_sharp_allreduce.log",
+         "h100_sharp": "multinode/h100x64_coreweave_ib_sharp_allreduce.log",
+         "gb1": "multinode/gb200x72_coreweave_nvl72_1rack_nccl2.26.2_allreduce.log",
+         "gb2": "multinode/gb200x144_coreweave_nvl72_2racks_nccl2.26.2_allreduce.log",
+         "gb20": "multinode/gb200x1440_coreweave_nvl72_20racks_nccl2.26.2_allreduce.log"}
+COLUMN_PX = 690
+
+
+def _multi(system):
+    """The log's run (load_log: the stated collective and rank count), its preset and comparison."""
+    from commbook.measure import load_log, nccl_cluster as NC
+
+    run, = load_log(MULTI[system])
+    cluster = NC.PRESETS[NC.LOG_PRESETS[MULTI[system]]]
+    return run, cluster, NC.compare(run, cluster)
+
+
+def test_multinode_logs_are_the_presets_logs():
+    from commbook.measure import nccl_cluster as NC
+
+    assert MC.LOGS == MULTI and set(MULTI.values()) == set(NC.LOG_PRESETS)
+    for s in MULTI:
+        run, cluster, _ = _multi(s)
+        assert MC.CLUSTERS[s] == cluster and run.nranks == cluster.nranks
+        assert str(cluster.nodes) in MC.cluster_name(s, "en") and str(cluster.nodes) in MC.cluster_name(s, "zh")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_cluster_figure_plots_the_logs_the_model_and_its_picks(lang, request):
+    from commbook.measure import nccl_cluster as NC
+
+    if lang == "zh":
+        request.getfixturevalue("cjk_font")
+    fig = MC.fig_cluster(lang=lang)
+    assert len(fig.axes) == len(MULTI) == 6
+    for ax, s in zip(fig.axes, MULTI):
+        run, cluster, c = _multi(s)
+        lines = _lines(ax)
+        assert np.array_equal(lines["measured"].get_xdata(), run.sizes())
+        n, t, bus = run.sizes(), run.times(), run.column("busbw")
+        y = lines["measured"].get_ydata()
+        assert y == pytest.approx(2 * (run.nranks - 1) / run.nranks * n / t / 1e9, rel=1e-12)   # busbw from the times
+        assert y[bus > 1e9] == pytest.approx(bus[bus > 1e9] / 1e9, rel=0.01)                    # = the printed column
+        x = np.asarray(lines["model"].get_xdata())
+        assert x[0] == pytest.approx(run.sizes().min()) and x[-1] == pytest.approx(run.sizes().max())
+        pred = NC.predict(cluster, "all_reduce", x, overhead=c.overhead)
+        assert lines["model"].get_ydata() == pytest.approx(pred.busbw / 1e9)
+        # the band: one span per run of equal picks, in order, covering the whole line
+        spans = [p for p in ax.patches if (p.get_gid() or "").startswith("pick:")]
+        keys = [p.get_gid().split(":")[1] for p in spans]
+        runs = [k for i, k in enumerate(f"{a}/{b}" for a, b in zip(pred.algo, pred.proto))
+                if i == 0 or (pred.algo[i - 1], pred.proto[i - 1]) != (pred.algo[i], pred.proto[i])]
+        assert keys == runs
+        xs = [p.get_x() for p in spans] + [spans[-1].get_x() + spans[-1].get_width()]
+        assert xs[0] == pytest.approx(x[0]) and xs[-1] == pytest.approx(x[-1]) and np.all(np.diff(xs) > 0)
+    assert set(keys) == {"nvls/Simple"}                                   # the 20-rack log: NVLS only
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert len(legend) == 3 + len({p.get_gid().split(":")[1] for ax in fig.axes for p in ax.patches if p.get_gid()})
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_cluster_figure_is_readable_at_column_width(lang, request):
+    from matplotlib.text import Text
+
+    if lang == "zh":
+        request.getfixturevalue("cjk_font")
+    fig = MC.fig_cluster(lang=lang)
+    width_in = fig.get_figwidth()
+    assert width_in == MC.FIG_WIDTH_IN
+    px = lambda t: t.get_fontsize() / 72 * COLUMN_PX / width_in           # px of a text shown at 690 px
+    texts = [t for t in fig.findobj(Text) if t.get_text().strip() and t.get_visible()]
+    assert texts and min(px(t) for t in texts) >= 9, min(texts, key=px).get_text()
+    assert len({round(ax.get_position().x0, 3) for ax in fig.axes}) == 2          # two columns at most
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    assert any(cjk.search(t.get_text()) for t in texts) == (lang == "zh")
+    if lang == "zh":
+        labels = [t.get_text() for t in texts if re.search(r"[a-z]{3,}", t.get_text())]
+        allowed = ("GB/s", "NCCL", "NVLS", "NVL72", "InfiniBand", "SHARP", "TCPXO", "Mega", "CollNet", "Simple")
+        assert all(any(a in x for a in allowed) for x in labels), labels
+
+
+def test_cluster_lines_are_the_logs_times():
+    """The lines the prose quotes: fit_point_to_point over the log's own times, and over the model's."""
+    from commbook.measure.fit import fit_point_to_point
+
+    lines = MC.cluster_lines()
+    for s, bands in MC.LINE_BANDS.items():
+        run, _, c = _multi(s)
+        n, t = run.sizes(), run.times()
+        for (lo, hi), (meas, model) in zip(bands, lines[s]):
+            keep = (n >= lo) & (n <= hi)
+            f = fit_point_to_point(n[keep], t[keep])
+            assert meas["alpha"] == pytest.approx(f.alpha, rel=1e-6) and meas["beta"] == pytest.approx(f.beta, rel=1e-6)
+            g = fit_point_to_point(n[keep], c.prediction.time[keep])
+            assert model["alpha"] == pytest.approx(g.alpha, rel=1e-9) and model["beta"] == pytest.approx(g.beta, rel=1e-9)
+    (t1, _), (t2, _) = lines["tcpxo"]
+    assert (t1["lo"], t1["hi"], t2["lo"]) == (MiB, 16 * MiB, 32 * MiB) and t1["rms"] < 0.02
+
+
+@pytest.fixture(scope="module")
+def page_glue_zh() -> dict:
+    return executed_glue(PAGE["zh"])
+
+
+def test_across_nodes_glue_is_what_the_functions_return(page_glue, page_glue_zh):
+    from commbook.book.tables import fmt_gbps, fmt_pct
+    from commbook.measure import nccl_cluster as NC
+    from commbook.units import fmt_bytes, fmt_time
+
+    g = page_glue
+    keys = [k for k in g if k.startswith("x_")]
+    assert len(keys) >= 30 and {k: g[k] for k in keys} == {k: page_glue_zh[k] for k in keys}
+    med = lambda c, band: float(np.median(np.abs(c.errors[c.band(band)])))
+    wst = lambda c, band: float(np.max(np.abs(c.errors[c.band(band)])))
+    _, h, ch = _multi("h100_sharp")
+    _, _, ct = _multi("tcpxo")
+    _, _, ca = _multi("a100_sharp")
+    assert g["x_h_med"] == fmt_pct(med(ch, ">= 1 MiB")) and g["x_h_worst"] == fmt_pct(wst(ch, ">= 1 MiB"))
+    assert g["x_t_s_med"] == fmt_pct(med(ct, "< 1 MiB")) and g["x_a_s_med"] == fmt_pct(med(ca, "< 1 MiB"))
+    assert g["x_t_worst"] == fmt_pct(wst(ct, ">= 1 MiB")) and g["x_a_med"] == fmt_pct(med(ca, ">= 1 MiB"))
+    assert g["x_t_over"] == fmt_time(ct.overhead, 3) and g["x_a_over"] == fmt_time(ca.overhead, 3)
+    nv = NC.graphs(h)["nvls"]
+    assert g["x_h_nvls_bw"] == fmt_gbps(nv.n_channels * nv.bw_inter * 1e9) == "384 GB/s"
+    assert g["x_h_top"] == fmt_gbps(ch.measured[-1]) and g["x_a_pred_top"] == fmt_gbps(ca.prediction.busbw[-1])
+    assert (g["x_a1_ranks"], g["x_h_ranks"], g["x_gb2_ranks"]) == ("32", "96", "128")      # PROVENANCE.md
+    lines = MC.cluster_lines()
+    (t1, _), (t2, _) = lines["tcpxo"]
+    assert g["x_t1_alpha"] == fmt_time(t1["alpha"], 3) and g["x_t1_beta"] == fmt_gbps(t1["beta"])
+    assert g["x_t2_alpha"] == fmt_time(t2["alpha"], 3) and g["x_t2_beta"] == fmt_gbps(t2["beta"])
+    (g1, g1m), = lines["gb1"]
+    assert g["x_g1_alpha"] == fmt_time(g1["alpha"], 3) and g["x_g1m_beta"] == fmt_gbps(g1m["beta"])
+    rk = MC.racks()
+    assert g["x_g_n"] == fmt_bytes(8 * 2 ** 30, binary=True) and g["x_g_model"] == fmt_gbps(rk["model"]["gb1"])
+    assert g["x_g1_top"] == fmt_gbps(rk["measured"]["gb1"]) and g["x_g20_top"] == fmt_gbps(rk["measured"]["gb20"])
+    assert g["x_g_release"] == "2.26.2" and g["e_n_logs"] == "9"
+
+
+def test_across_nodes_paragraphs_glue_at_most_six_numbers():
+    for lang, head in (("en", "(en-measure-nodes)="), ("zh", "(zh-measure-nodes)=")):
+        text = PAGE[lang].read_text(encoding="utf-8")
+        section = text[text.index(head):text.index(f"({lang}-measure-yours)=")]
+        section = re.sub(r"```\{code-cell\}.*?\n```\n", "", section, flags=re.S)
+        for para in section.split("\n\n"):
+            assert para.count("{glue:text}") <= 6, para[:80]
