@@ -199,8 +199,11 @@ def test_ring_against_tree():
 def test_bucket_boundaries_on_the_synthetic_list(cap):
     t = ov.bucket_table(cap=cap)
     sizes = [int(s) for _, s in ov.SYNTHETIC_PARAMS]
-    for key, rebuilt in (("construction", False), ("rebuilt", True)):
-        expected = ddp_bucket_assignment(sizes, cap, FIRST, rebuilt=rebuilt)  # the rule, tested in test_overlap_buckets
+    walks = {"first": (False, False), "construction": (False, True), "rebuilt": (True, False)}
+    assert t.meta["first"] == [list(range(len(sizes)))]           # the default's 1st iteration
+    for key, (rebuilt, unused) in walks.items():
+        expected = ddp_bucket_assignment(sizes, cap, FIRST, rebuilt=rebuilt,  # the rule, tested in
+                                         find_unused_parameters=unused)      # test_overlap_buckets
         assert t.meta[key] == expected
         rows = [r for r in t.rows if r["order"] == key]
         assert [r["size"] for r in rows] == [sum(sizes[i] for i in b) for b in expected]
@@ -210,7 +213,8 @@ def test_bucket_boundaries_on_the_synthetic_list(cap):
 def test_synthetic_table_shows_the_rule():
     """At 25 MiB: the construction walk's first bucket is the embedding alone (it passes
     1 MiB by itself) and is reduced last; the rebuilt first bucket overshoots 1 MiB; buckets
-    above the cap exist; the open bucket shows no limit."""
+    above the cap exist; the open bucket and the default's single first-iteration bucket
+    show no limit."""
     t = ov.bucket_table()
     sizes = t.meta["sizes"]
     cons, reb = t.meta["construction"], t.meta["rebuilt"]
@@ -219,12 +223,14 @@ def test_synthetic_table_shows_the_rule():
     over = sum(1 for r in t.rows if r["size"] > CAP)
     assert over == t.meta["over_cap"] >= 1
     for r in t.rows:
-        if r["limit"] is None:
+        if r["order"] == "first":
+            assert r["limit"] is None and r["size"] == sum(sizes)
+        elif r["limit"] is None:
             assert r["size"] < CAP
         else:
             assert r["size"] >= r["limit"]
     assert str(over) in t.notes["en"][0] and str(over) in t.notes["zh"][0]
-    assert {r["order"] for r in t.rows} == {"construction", "rebuilt"}
+    assert {r["order"] for r in t.rows} == {"first", "construction", "rebuilt"}
 
 
 def _maxplus(plan, shape):

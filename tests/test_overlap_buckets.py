@@ -27,7 +27,7 @@ def test_bucket_boundaries_at_construction():
     """Definition order, limits [1 MiB, 25 MiB, 25 MiB, ...], a bucket closes once it reaches
     its limit: {0.5, 0.75} = 1.25 ≥ 1; {10, 20} = 30 ≥ 25; {3, 30} = 33 ≥ 25; {2, 0.25} is
     left open.  The list is then reversed: the 1 MiB bucket is reduced last."""
-    assert ddp_bucket_assignment(SIZES, rebuilt=False) == [[6, 7], [4, 5], [2, 3], [0, 1]]
+    assert ddp_bucket_assignment(SIZES, rebuilt=False, find_unused_parameters=True) == [[6, 7], [4, 5], [2, 3], [0, 1]]
 
 
 def test_bucket_boundaries_after_rebuild():
@@ -40,10 +40,10 @@ def test_buckets_can_exceed_the_cap():
     """Not "close before the tensor that would overflow": PyTorch adds first, then compares
     with >=, so 10 + 20 MiB share a 30 MiB bucket and a 40 MiB tensor joins the open one."""
     sizes = [2 * MiB, 10 * MiB, 20 * MiB, 5 * MiB, 40 * MiB]
-    buckets = ddp_bucket_assignment(sizes, rebuilt=False)
+    buckets = ddp_bucket_assignment(sizes, rebuilt=False, find_unused_parameters=True)
     assert buckets == [[3, 4], [1, 2], [0]]
     assert sum(sizes[i] for i in buckets[0]) == 45 * MiB > DDP_BUCKET_CAP_BYTES
-    assert ddp_bucket_assignment([MiB] * 3, rebuilt=False) == [[1, 2], [0]]   # exactly 1 MiB closes
+    assert ddp_bucket_assignment([MiB] * 3, rebuilt=False, find_unused_parameters=True) == [[1, 2], [0]]   # exactly 1 MiB closes
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -55,7 +55,7 @@ def test_buckets_follow_the_greedy_specification(seed, rebuilt):
     rng = np.random.default_rng(seed)
     sizes = [int(x) for x in rng.integers(1, 12 * MiB, int(rng.integers(1, 60)))]
     first, cap = int(rng.integers(1, 4 * MiB)), int(rng.integers(4 * MiB, 40 * MiB))
-    buckets = ddp_bucket_assignment(sizes, cap, first, rebuilt=rebuilt)
+    buckets = ddp_bucket_assignment(sizes, cap, first, rebuilt=rebuilt, find_unused_parameters=not rebuilt)
     walk = list(range(len(sizes)))[::-1] if rebuilt else list(range(len(sizes)))
     walked = buckets if rebuilt else buckets[::-1]
     assert [i for b in walked for i in b] == walk

@@ -55,7 +55,8 @@ def _sizes(param_bytes) -> list[int]:
 
 
 def ddp_bucket_assignment(param_bytes: Sequence[int], bucket_cap: int = DDP_BUCKET_CAP_BYTES,
-                          first_bucket: int = DDP_FIRST_BUCKET_BYTES, *, rebuilt: bool = True) -> list[list[int]]:
+                          first_bucket: int = DDP_FIRST_BUCKET_BYTES, *, rebuilt: bool = True,
+                          find_unused_parameters: bool = False) -> list[list[int]]:
     r"""PyTorch DDP's gradient buckets, in the order DDP all-reduces them; each bucket
     lists parameter indices (definition order, as ``model.parameters()``).
 
@@ -66,22 +67,35 @@ def ddp_bucket_assignment(param_bytes: Sequence[int], bucket_cap: int = DDP_BUCK
     bucket with the ones before it.  The first bucket's limit is ``first_bucket``
     (1 MiB), every later one ``bucket_cap`` (``int(bucket_cap_mb·1024·1024)``, 25 MiB).
 
-    * ``rebuilt=False``: the buckets DDP builds in its constructor — the walk is in
-      definition order, then the bucket list is reversed (distributed.py: "reverse list
-      of buckets because we want to approximate the order in which their gradients are
-      produced").  The small first bucket holds the *first-defined* parameters and is
-      reduced last.
-    * ``rebuilt=True`` (default, what runs from the second iteration on):
+    Which walk runs depends on the mode (torch 2.13, torch/nn/parallel/distributed.py
+    ``BucketCapacityConfig.compute_bucket_size_limits``, lines 150-162, and
+    ``_ddp_init_helper``, lines 1410-1441):
+
+    * ``find_unused_parameters=False`` (the default; also ``static_graph=True``): the
+      constructor puts **every parameter in one bucket** (limit ``sys.maxsize``, line 154)
+      for the first iteration (``rebuilt=False``), because the definition order need not
+      be the order gradients appear; from the second iteration on (``rebuilt=True``)
       ``Reducer::rebuild_buckets`` walks the parameters in the order their gradients
-      became ready — here the reverse of definition order — and keeps that order, so
-      the small bucket is the *first* reduced (unless ``DDP_SET_LAST_BUCKET_CAP=1``).
+      became ready — here the reverse of definition order — with the limits above and
+      keeps that order, so the small bucket is the *first* reduced (unless
+      ``DDP_SET_LAST_BUCKET_CAP=1``).
+    * ``find_unused_parameters=True``: the constructor walks in definition order with the
+      limits, then reverses the bucket list (line 1437: "reverse list of buckets because
+      we want to approximate the order in which their gradients are produced"), so the
+      small first bucket holds the *first-defined* parameters and is reduced last; the
+      buckets are never rebuilt (the reducer rebuilds only with ``static_graph`` or
+      without ``find_unused_parameters``), so ``rebuilt`` changes nothing.
     """
     sizes = _sizes(param_bytes)
     cap, first = check_size(bucket_cap, "bucket_cap"), check_size(first_bucket, "first_bucket")
     if cap <= 0 or first <= 0:
         raise ValueError("bucket_cap and first_bucket must be > 0 bytes")
-    if not isinstance(rebuilt, bool):
-        raise TypeError(f"rebuilt must be a bool, got {type(rebuilt).__name__}")
+    for name, flag in (("rebuilt", rebuilt), ("find_unused_parameters", find_unused_parameters)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+    if not find_unused_parameters and not rebuilt:
+        return [list(range(len(sizes)))]                 # the first iteration: one bucket
+    rebuilt = rebuilt and not find_unused_parameters
     order = range(len(sizes) - 1, -1, -1) if rebuilt else range(len(sizes))
     buckets, open_, size, limit = [], [], 0, first
     for i in order:
@@ -111,7 +125,8 @@ class BucketPlan:
 
 def bucket_timeline(param_bytes: Sequence[int], backward: Sequence[float], allreduce_cost: Callable[[float], float], *,
                     bucket_cap: int = DDP_BUCKET_CAP_BYTES, first_bucket: int = DDP_FIRST_BUCKET_BYTES,
-                    rebuilt: bool = True, overhead: float | LogP = 0.0, optimizer: float = 0.0) -> BucketPlan:
+                    rebuilt: bool = True, find_unused_parameters: bool = False, overhead: float | LogP = 0.0,
+                    optimizer: float = 0.0) -> BucketPlan:
     """One backward pass with DDP's buckets on the two-stream model.
 
     ``param_bytes[i]`` and ``backward[i]`` are parameter i's gradient size and the
@@ -124,7 +139,8 @@ def bucket_timeline(param_bytes: Sequence[int], backward: Sequence[float], allre
         raise ValueError(f"backward has {len(b)} entries but param_bytes has {len(sizes)}")
     if not callable(allreduce_cost):
         raise TypeError("allreduce_cost must be a function of a byte count returning seconds")
-    buckets = ddp_bucket_assignment(sizes, bucket_cap, first_bucket, rebuilt=rebuilt)
+    buckets = ddp_bucket_assignment(sizes, bucket_cap, first_bucket, rebuilt=rebuilt,
+                                    find_unused_parameters=find_unused_parameters)
     ready = list(range(len(sizes) - 1, -1, -1))            # backward order
     pos = {p: k for k, p in enumerate(ready)}
     wire: list[float | None] = [None] * len(sizes)

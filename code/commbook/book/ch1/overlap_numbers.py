@@ -34,7 +34,7 @@ from .boxes import BOX_LINKS
 from .perf_numbers import NM13
 
 __all__ = ["EXAMPLE_LINK", "RESIDUAL", "residual_example", "RING_TREE", "ring_vs_tree",
-           "SYNTHETIC_PARAMS", "bucket_table", "SHAPES", "SHAPE_NAMES", "CR_SHAPE", "construction_vs_rebuilt",
+           "SYNTHETIC_PARAMS", "WALKS", "bucket_table", "SHAPES", "SHAPE_NAMES", "CR_SHAPE", "construction_vs_rebuilt",
            "SWEEP_GPUS", "NEAR_OPTIMUM", "FEW_LARGE_BASIS", "layers_of", "layer_tensors", "ring_startup", "TIMELINE_SHAPE", "SWEEP_GRID", "CHAPTER_CAP_RANGES",
            "sweep", "sweep_summary", "bucket_plans", "OVERHEAD", "overhead_example", "HIDDEN_LAYERS",
            "CHAPTER_HIDDEN", "hidden_fractions", "in_flight", "NM18", "CHAPTER_NM18", "nm18", "nm18_check",
@@ -95,6 +95,12 @@ SYNTHETIC_PARAMS = (
 """A synthetic model as ``model.parameters()`` lists it (definition order): name, gradient bytes."""
 
 
+WALKS = {"first": (False, False), "construction": (False, True), "rebuilt": (True, False)}
+"""The three bucketings of DDP as (rebuilt, find_unused_parameters): the default mode's first
+iteration (one bucket), the constructor's walk with ``find_unused_parameters=True`` (kept
+for good), and the default mode from its second iteration (rebuilt)."""
+
+
 def _walk_limits(buckets: list[list[int]], sizes: list[int], rebuilt: bool, cap: int, first: int) -> list:
     """For each bucket (reduction order) the limit it reached when it closed, or None if it
     was still open when the walk ended."""
@@ -108,14 +114,13 @@ def _walk_limits(buckets: list[list[int]], sizes: list[int], rebuilt: bool, cap:
 
 def bucket_table(params=SYNTHETIC_PARAMS, cap: int = DDP_BUCKET_CAP_BYTES,
                  first: int = DDP_FIRST_BUCKET_BYTES) -> Table:
-    """The buckets of ``params`` in reduction order, as DDP's constructor builds them and as
-    it rebuilds them after the first iteration; ``meta`` holds both assignments."""
+    """The buckets of ``params`` in reduction order in DDP's three bucketings (:data:`WALKS`);
+    ``meta`` holds the three assignments."""
     names, sizes = [p[0] for p in params], [int(p[1]) for p in params]
     rows, meta = [], {}
-    for rebuilt in (False, True):
-        key = "rebuilt" if rebuilt else "construction"
-        buckets = ddp_bucket_assignment(sizes, cap, first, rebuilt=rebuilt)
-        limits = _walk_limits(buckets, sizes, rebuilt, cap, first)
+    for key, (rebuilt, unused) in WALKS.items():
+        buckets = ddp_bucket_assignment(sizes, cap, first, rebuilt=rebuilt, find_unused_parameters=unused)
+        limits = [None] if key == "first" else _walk_limits(buckets, sizes, rebuilt, cap, first)
         meta[key] = buckets
         for j, (bucket, limit) in enumerate(zip(buckets, limits)):
             rows.append({"order": key, "bucket": j + 1, "params": ", ".join(names[i] for i in bucket),
@@ -133,16 +138,22 @@ def bucket_table(params=SYNTHETIC_PARAMS, cap: int = DDP_BUCKET_CAP_BYTES,
         rows=rows,
         formats={"bucket": lambda v: f"{v}", "size": lambda v: fmt_bytes(v, binary=True),
                  "limit": lambda v: fmt_bytes(v, binary=True)},
-        labels={"en": {"construction": "construction (definition order)",
-                       "rebuilt": "rebuilt (gradient-ready order)"},
-                "zh": {"construction": "构造时（定义顺序）", "rebuilt": "重建后（梯度就绪顺序）"}},
+        labels={"en": {"first": "default, 1st iteration (one bucket)",
+                       "construction": "find_unused_parameters=True (definition order, kept)",
+                       "rebuilt": "default, from the 2nd iteration (gradient-ready order)"},
+                "zh": {"first": "默认模式第 1 轮（只有一个桶）",
+                       "construction": "find_unused_parameters=True（定义顺序，一直沿用）",
+                       "rebuilt": "默认模式第 2 轮起（梯度就绪顺序）"}},
         notes=bilingual_notes(
             (f"A tensor is added first and the bucket closes once it holds at least its limit ({f} for the "
-             f"first bucket walked, {c} after), so {len(over)} of the {len(rows)} buckets exceed {c}; the "
-             f"largest holds {fmt_bytes(big['size'], binary=True)}. “—”: still open when the walk ended.",
+             f"first bucket walked, {c} after), so {len(over)} of the {len(rows)} buckets exceed {c} (the "
+             "default mode's single first-iteration bucket among them); the largest holds "
+             f"{fmt_bytes(big['size'], binary=True)}. “—”: no limit, or still open when the walk ended. "
+             "Modes from torch 2.13, torch/nn/parallel/distributed.py:150-162 and 1410-1441.",
              f"先把张量放进桶，桶内达到上限（遍历到的第一个桶为 {f}，之后为 {c}）才封桶，所以 {len(rows)} 个桶里"
-             f"有 {len(over)} 个超过 {c}，最大的一个有 {fmt_bytes(big['size'], binary=True)}。“—”表示遍历结束时"
-             "这个桶仍未封上。"),
+             f"有 {len(over)} 个超过 {c}（默认模式第 1 轮那唯一的桶也算在内），最大的一个有 "
+             f"{fmt_bytes(big['size'], binary=True)}。“—”表示没有上限，或遍历结束时这个桶仍未封上。"
+             "三种模式见 torch 2.13 的 torch/nn/parallel/distributed.py 第 150–162 行与第 1410–1441 行。"),
         ),
         meta={**meta, "over_cap": len(over), "largest": big["size"], "sizes": sizes, "names": names},
     )
@@ -229,10 +240,11 @@ CR_SHAPE = MANY_SMALL_LAYERS
 
 
 def construction_vs_rebuilt(shape: ModelShape = CR_SHAPE, link=EXAMPLE_LINK) -> dict:
-    """Plans at 25 MiB with the constructor's buckets and with the rebuilt ones."""
+    """Plans at 25 MiB with the constructor's buckets of ``find_unused_parameters=True``
+    (``"construction"``, kept in that mode) and with the default mode's rebuilt ones."""
     cost = ring_allreduce_cost(SWEEP_GPUS, link)
-    return {k: bucket_timeline(shape.param_bytes, shape.backward, cost, rebuilt=r)
-            for k, r in (("construction", False), ("rebuilt", True))}
+    return {k: bucket_timeline(shape.param_bytes, shape.backward, cost, rebuilt=r, find_unused_parameters=u)
+            for k, (r, u) in (("construction", WALKS["construction"]), ("rebuilt", WALKS["rebuilt"]))}
 
 
 # ============================================================================ limits
