@@ -12,16 +12,22 @@ be concatenated in one log.  Units as printed: size in bytes, time in µs, bandw
 GB/s (10⁹ B/s); the records (:mod:`.records`) hold bytes, seconds and bytes/s.
 
 :func:`parse_nccl_tests` reads any such text, including tables whose author kept only some
-columns (it lists the others in :attr:`~.records.Run.missing_columns`) and sizes written
-with digit separators (``1_073_741_824``).  Text with no such table, or a row that does not
-fit its header, raises ``ValueError``.  Busbw-only markdown tables are read by
-:mod:`.busbw_table`.
+columns (it lists the others in :attr:`~.records.Run.missing_columns`), sizes written
+with digit separators (``1_073_741_824``, ``1,048,576``) and tables interrupted by other
+lines (``NCCL INFO`` lines of ``NCCL_DEBUG=INFO``, blank lines, ``#`` comments: kept in
+:attr:`~.records.Run.notes`, and every row after them parsed).  Inside a table a line that
+starts like a number is a row.  It never returns a value it could not read: text with no
+table, a row that does not fit its header, a cell that is not a finite number of its
+column (``1,5``, ``nan``, ``inf``, a negative time or bandwidth, a size ``2K``) or a last
+row cut short (``… 46.80 1.40 2``, see :class:`~.records.Shapes`) raise ``ValueError``
+naming the line and the column.  Busbw-only markdown tables are read by :mod:`.busbw_table`.
 """
 from __future__ import annotations
 
 import re
 
-from .records import NCCL_TESTS_COLUMNS, Device, Row, Run, Timing, collective_name
+from .records import (NCCL_TESTS_COLUMNS, Cell, Device, Row, Run, Shapes, Timing, collective_name,
+                      parse_cell)
 
 __all__ = ["parse_nccl_tests"]
 
@@ -40,7 +46,9 @@ _RE_DEVICE = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s
                         r"\[([^\]]*)\]\s+(.*\S)")
 _RE_AVG = re.compile(r"Avg bus bandwidth\s*:\s*([-+0-9.eE]+)")
 _RE_OOB = re.compile(r"Out of bounds values\s*:\s*(.*\S)")
-_RE_SIZE = re.compile(r"\d[\d_,]*")
+_RE_ROWLIKE = re.compile(r"[+-]?(?:\d|\.\d|nan|inf)", re.IGNORECASE)   # what a row's size starts with
+_RE_NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE|ABORT)\b")
+_ENDS_TABLE = (_RE_VERSION, _RE_START, _RE_END, _RE_AVG, _RE_OOB)
 _SKIP = ("Using devices",)
 
 
@@ -50,6 +58,10 @@ def _nccl_version_from_code(code: int) -> str:
     if code >= 20900:
         return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
     return f"{code // 1000}.{code // 100 % 10}.{code % 100}"
+
+
+def _is_placement(body: str) -> bool:
+    return "out-of-place" in body or body == "in-place"
 
 
 def _header_columns(tokens: list[str]) -> list[str] | None:
@@ -77,13 +89,6 @@ def _split_groups(columns: list[str], lineno: int) -> tuple[list[str], list[list
     return keys, groups
 
 
-def _num(text: str, kind, what: str, lineno: int):
-    try:
-        return kind(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise ValueError(f"line {lineno}: {what} {text!r} is not a number") from None
-
-
 class _Block:
     """Collects one test's lines."""
 
@@ -95,12 +100,17 @@ class _Block:
         self.rows: list[Row] = []
         self.concluded = False
         self.placement_line: str | None = None
+        self.header_line = self.placement_at = self.last_row_line = 0
+        self.shapes = Shapes()
 
     def empty(self) -> bool:
         return not self.rows and self.keys is None
 
     def start_table(self, columns: list[str], lineno: int) -> None:
         self.keys, self.groups = _split_groups(columns, lineno)
+        self.header_line = lineno
+        if "size" not in self.keys:
+            raise ValueError(f"line {lineno}: the table has no size column")
         labels = []
         if self.placement_line:
             pos = {p: self.placement_line.find(s) for p, s in
@@ -114,32 +124,65 @@ class _Block:
                                           "assumed nccl-tests' order (out-of-place, in-place)")
         else:
             self.placements = labels if len(labels) == 1 else ["unstated"]
+        # (column, placement) of each field; per placement, the fields of time, algbw, busbw
+        self.fields = [(k, None) for k in self.keys]
+        self.timing_fields = []
+        for placement, group in zip(self.placements, self.groups):
+            start = len(self.fields)
+            self.fields += [(c, placement) for c in group]
+            self.timing_fields.append((placement, tuple(start + group.index(c) if c in group else None
+                                                        for c in ("time", "algbw", "busbw"))))
+
+    def _cell(self, k: int, lineno: int) -> Cell:
+        """Where field ``k`` (0-based) of a row on ``lineno`` is."""
+        name, placement = self.fields[k]
+        return Cell(lineno, k + 1, name, placement)
 
     def add_row(self, tokens: list[str], lineno: int) -> None:
-        ncols = len(self.keys) + sum(len(g) for g in self.groups)
-        if len(tokens) != ncols:
-            raise ValueError(f"line {lineno}: {len(tokens)} fields, the table header has {ncols}")
-        key = dict(zip(self.keys, tokens[:len(self.keys)]))
-        size = _num(key["size"], int, "size", lineno) if "size" in key else None
-        if size is None:
-            raise ValueError(f"line {lineno}: the table has no size column")
-        kw = {"size": size,
-              "count": _num(key["count"], int, "count", lineno) if "count" in key else None,
-              "dtype": key.get("type"), "redop": key.get("redop"),
-              "root": _num(key["root"], int, "root", lineno) if "root" in key else None}
-        i = len(self.keys)
-        for placement, group in zip(self.placements, self.groups):
-            cells = dict(zip(group, tokens[i:i + len(group)]))
-            i += len(group)
-            wrong, error = cells.get("#wrong"), cells.get("error")
+        fields = self.fields
+        if len(tokens) != len(fields):
+            c = self._cell(min(len(tokens), len(fields) - 1), lineno)
+            what = "no value for" if len(tokens) < len(fields) else "a value beyond"
+            raise ValueError(f"line {lineno}: {len(tokens)} fields where the table header (line "
+                             f"{self.header_line}) has {len(fields)} columns: {what} column {c.field} "
+                             f"({c.name!r}{', ' + c.placement.replace('_', '-') if c.placement else ''})"
+                             " (a row cut short or two lines run together?)")
+        vals: dict = {}
+        shaped: list[tuple[str, Cell]] = []
+        for k, (text, (name, placement)) in enumerate(zip(tokens, fields)):
+            if name in ("type", "redop"):
+                vals[name] = text
+            elif name in ("#wrong", "error") and text.upper() == "N/A":
+                vals[placement, name] = None
+            else:
+                cell = Cell(lineno, k + 1, name, placement)
+                value = parse_cell(text, cell)
+                if placement is None:
+                    vals[name] = value
+                else:
+                    vals[placement, name] = value
+                    if name != "#wrong":
+                        shaped.append((text, cell))
+        kw = {"size": vals["size"], "count": vals.get("count"), "dtype": vals.get("type"),
+              "redop": vals.get("redop"), "root": vals.get("root")}
+        for placement, idx in self.timing_fields:
+            t, a, b = (vals.get((placement, c)) for c in ("time", "algbw", "busbw"))
             kw[placement] = Timing(
-                time=_num(cells["time"], float, "time", lineno) * _US if "time" in cells else None,
-                algbw=_num(cells["algbw"], float, "algbw", lineno) * _GBPS if "algbw" in cells else None,
-                busbw=_num(cells["busbw"], float, "busbw", lineno) * _GBPS if "busbw" in cells else None,
-                wrong=None if wrong is None or wrong.upper() == "N/A" else _num(wrong, int, "#wrong", lineno),
-                error=None if error is None or error.upper() == "N/A" else _num(error, float, "error", lineno),
-                printed=(cells.get("time"), cells.get("algbw"), cells.get("busbw")))
+                time=None if t is None else t * _US, algbw=None if a is None else a * _GBPS,
+                busbw=None if b is None else b * _GBPS, wrong=vals.get((placement, "#wrong")),
+                error=vals.get((placement, "error")),
+                printed=tuple(None if i is None else tokens[i] for i in idx))
+        self.shapes.add_row(shaped)
         self.rows.append(Row(**kw))
+
+    def end_table(self) -> None:
+        """The table ended: refuse its last row if a cell looks cut short (:class:`~.records.Shapes`)."""
+        if self.keys is not None and (cut := self.shapes.cut()) is not None:
+            text, cell = cut
+            raise cell.fail(text, "looks cut short: the other rows print this column with more "
+                            "decimals (or a longer exponent) at this magnitude; a log that ends "
+                            "inside its last row?")
+        self.shapes = Shapes()
 
     def build(self, nranks: int | None) -> Run:
         m = self.meta
@@ -184,7 +227,11 @@ def parse_nccl_tests(text: str, nranks: int | None = None) -> tuple[Run, ...]:
     ``nranks`` overrides the rank count found in the text (device lines, or ``-g``/``-t``
     on a ``$`` command line).  Raises ``ValueError`` if ``text`` holds no nccl-tests
     table (a header line with at least ``size``, ``time`` and ``algbw`` or ``busbw``),
-    or a row that does not fit its header.
+    and, naming the line and the column, on a row that does not fit its header, a cell that
+    is not a finite number of its column, or a table's last row cut short.  Lines between
+    the rows of a table (``NCCL INFO``, blank, ``#``) do not end it; the next header, the
+    footer (``# Out of bounds``, ``# Avg bus bandwidth``), a test's start or end line, a
+    placement line or a ``$`` command line do.  Parsing is linear in the text's length.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -196,6 +243,7 @@ def parse_nccl_tests(text: str, nranks: int | None = None) -> tuple[Run, ...]:
 
     def flush():
         nonlocal block
+        block.end_table()
         if block.rows:
             runs.append(block.build(nranks))
         block = _Block()
@@ -205,12 +253,18 @@ def parse_nccl_tests(text: str, nranks: int | None = None) -> tuple[Run, ...]:
         body = line.lstrip("#").strip()
         tokens = body.split()
         if in_table:
-            if tokens and _RE_SIZE.fullmatch(tokens[0]) and not line.startswith("#"):
+            # every row of the table, whatever lines come between them (NCCL_DEBUG=INFO lines,
+            # blank lines, comments); a line that starts like a number must be a row
+            if (tokens and line[0] != "#" and ":" not in tokens[0] and _RE_ROWLIKE.match(tokens[0])
+                    and not _RE_NCCL_LOG.search(line)):
                 block.add_row(tokens, lineno)
+                block.last_row_line = lineno
                 continue
             if tokens and all(t.startswith("(") for t in tokens):      # the units line
                 continue
-            in_table = False
+            if any(r.search(line) for r in _ENDS_TABLE) or line.startswith("$") or _is_placement(body):
+                in_table = False
+                block.end_table()
         if not line:
             continue
         if (m := _RE_VERSION.search(line)) and (block.rows or block.concluded or "test" in block.meta):
@@ -219,15 +273,18 @@ def parse_nccl_tests(text: str, nranks: int | None = None) -> tuple[Run, ...]:
             flush()
         if (cols := _header_columns(tokens)) is not None:
             if block.rows:
+                # a placement line after the previous table's rows belongs to this table
+                carry = block.placement_line if block.placement_at > block.last_row_line else None
                 flush()
+                block.placement_line, block.placement_at = carry, lineno
             block.start_table(cols, lineno)
             in_table = True
             continue
         meta = block.meta
         if line.startswith("$"):
             _command_meta(line.lstrip("$").strip(), meta)
-        elif "out-of-place" in body or re.fullmatch(r"in-place", body):
-            block.placement_line = body
+        elif _is_placement(body):
+            block.placement_line, block.placement_at = body, lineno
         elif m := _RE_VERSION.search(line):
             meta["nccl_tests_version"] = m.group(1)
             if lib := _RE_LIB.search(line):

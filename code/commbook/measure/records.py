@@ -4,6 +4,8 @@ rows), :class:`Row` (one size, every placement), :class:`Timing` (one placement)
 
 Units: sizes in bytes, times in seconds, bandwidths in bytes/s.  Each timing keeps the
 cells as printed, so the rounding of every number is known (:func:`printed_half_unit`).
+How a printed cell becomes a value is here too (:func:`parse_cell`: a number or a
+``ValueError`` naming the line and the column; :class:`Shapes`: a last row cut short).
 """
 from __future__ import annotations
 
@@ -43,6 +45,121 @@ def printed_half_unit(text: str) -> float:
         raise ValueError(f"not a printed decimal number: {text!r}")
     decimals = len(s.split(".")[1]) if "." in s else 0
     return 0.5 * 10.0 ** (-decimals)
+
+
+# ---------------------------------------------------------------- printed cells
+_RE_INT = re.compile(r"[+-]?\d+(?:_\d+)*")                   # 1048_576: digit separators
+_RE_INT_COMMAS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+")        # 1,048,576: thousands only
+_RE_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_RE_EXP = re.compile(r"\d(?:\.(\d*))?[eE][+-]?(\d+)")
+# the lowest value of each numeric column: root is -1 where the collective has none
+_LOWEST = {"size": 0, "count": 0, "root": -1, "#wrong": 0, "time": 0.0, "algbw": 0.0, "busbw": 0.0,
+           "error": 0.0}
+_KIND = {"size": int, "count": int, "root": int, "#wrong": int}
+
+
+class Cell:
+    """Where a cell is: line, 1-based field, column name and placement (for messages)."""
+
+    __slots__ = ("lineno", "field", "name", "placement")
+
+    def __init__(self, lineno: int, field: int, name: str, placement: str | None):
+        self.lineno, self.field, self.name, self.placement = lineno, field, name, placement
+
+    def fail(self, text: str, why: str) -> ValueError:
+        where = f"{self.name!r}" + (f", {self.placement.replace('_', '-')}" if self.placement
+                                    and self.placement != "unstated" else "")
+        return ValueError(f"line {self.lineno}, column {self.field} ({where}): {text!r} {why}")
+
+
+def parse_cell(text: str, cell: Cell):
+    """A numeric cell: an integer (digit separators ``_`` anywhere, ``,`` only as
+    thousands) or a finite decimal number, at least the column's lowest value."""
+    kind = _KIND.get(cell.name, float)
+    if kind is int:
+        if _RE_INT.fullmatch(text) or _RE_INT_COMMAS.fullmatch(text):
+            value = int(text.replace("_", "").replace(",", ""))
+        elif re.fullmatch(r"\d+(?:\.\d+)?[KkMmGg]i?[Bb]?", text):
+            raise cell.fail(text, "is not a whole number of bytes (nccl-tests prints sizes in bytes)")
+        else:
+            raise cell.fail(text, "is not an integer" + (" (',' separates thousands only)"
+                                                        if "," in text else ""))
+    else:
+        if "," in text:
+            raise cell.fail(text, "has a comma: nccl-tests prints a decimal point and no thousands "
+                            "separators (is it 1.5 or 15?)")
+        if not _RE_FLOAT.fullmatch(text):
+            raise cell.fail(text, "is not a number (nccl-tests prints finite decimals: no nan, no inf)")
+        value = float(text)
+        if not value < float("inf"):
+            raise cell.fail(text, "is not finite")
+    if value < _LOWEST[cell.name]:
+        raise cell.fail(text, f"is negative (a {cell.name} cannot be)" if _LOWEST[cell.name] == 0
+                        else f"is below {_LOWEST[cell.name]}")
+    return value
+
+
+def _decimals(text: str) -> int:
+    mantissa = text.lower().split("e")[0]
+    return len(mantissa.split(".")[1]) if "." in mantissa else 0
+
+
+def _magnitude(text: str, lower: bool) -> float:
+    """floor(log10) of the value (``lower``: of the smallest value that prints as ``text``);
+    -inf for 0."""
+    v = float(text)
+    if lower:
+        v -= 0.5 * 10.0 ** -_decimals(text)
+    return math.floor(math.log10(v)) if v > 0 else -math.inf
+
+
+_FAMILY = {"time": "time", "algbw": "bw", "busbw": "bw", "error": "error"}
+
+
+class Shapes:
+    """How a table prints each family of columns (times; algbw and busbw; the error column),
+    row by row, to tell a cell cut short in the table's last row.
+
+    nccl-tests and bench_collectives.py print each family with a number of decimals that
+    never grows with the value (nccl-tests: bandwidths %6.2f; times 2 decimals below 100 µs,
+    1 below 10^4, none above; errors %5.0le).  A cell printed with fewer decimals than a
+    value of its own order of magnitude or larger, or an error shorter than every other
+    error, was cut: the log ends inside its last row.  Only a table's last row can end so,
+    and only its last row is judged (against all the others), when the table ends."""
+
+    def __init__(self):
+        self.most: dict[tuple[str, float], int] = {}      # (family, magnitude) -> most decimals
+        self.exp: list | None = None                      # [every error exp-form, min exp, min dec]
+        self.pending: list[tuple[str, Cell]] = []        # the newest row's cells
+
+    def add_row(self, cells: list[tuple[str, Cell]]) -> None:
+        for text, cell in self.pending:
+            fam = _FAMILY[cell.name]
+            if fam == "error":
+                m = _RE_EXP.fullmatch(text)
+                e = (bool(m), len(m.group(2)) if m else 0, len(m.group(1) or "") if m else 0)
+                self.exp = list(e) if self.exp is None else [self.exp[0] and e[0], min(self.exp[1], e[1]),
+                                                             min(self.exp[2], e[2])]
+            else:
+                key = (fam, _magnitude(text, lower=True))
+                self.most[key] = max(self.most.get(key, 0), _decimals(text))
+        self.pending = cells
+
+    def cut(self) -> tuple[str, Cell] | None:
+        """The first cell of the last row that looks cut short, or ``None``."""
+        for text, cell in self.pending:
+            fam = _FAMILY[cell.name]
+            if fam == "error":
+                m = _RE_EXP.fullmatch(text)
+                if self.exp and self.exp[0] and (not m or len(m.group(2)) < self.exp[1]
+                                                 or len(m.group(1) or "") < self.exp[2]):
+                    return text, cell
+                continue
+            d, mag = _decimals(text), _magnitude(text, lower=False)
+            if text.endswith(".") or any(f == fam and m >= mag and most > d
+                                         for (f, m), most in self.most.items()):
+                return text, cell
+        return None
 
 
 @dataclass(frozen=True)
