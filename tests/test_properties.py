@@ -569,3 +569,82 @@ def test_all_reduce_outputs_identical_on_every_rank(case, n, dtype, op, seed):
     res = C.all_reduce(cluster, arrays, algorithm=algo, op=op, check=False, **kwargs)
     for r, out in enumerate(res.outputs):
         assert out.tobytes() == res.outputs[0].tobytes(), f"{algo}: rank {r} differs from rank 0"
+
+
+# ============================================================================ NaN and ±inf (issue 17 §3)
+_SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5])
+
+
+def _odd_data(p: int, n: int, dtype, seed: int) -> list[np.ndarray]:
+    """Per-rank float arrays in which NaN, +inf and -inf sit at random positions."""
+    rng = np.random.default_rng(seed)
+    vals = rng.uniform(-10, 10, size=(p, n))
+    mask = rng.random((p, n)) < 0.3
+    vals[mask] = rng.choice(_SPECIAL, size=int(mask.sum()))
+    return [v.astype(dtype) for v in vals]
+
+
+_REDUCING = {"all_reduce": ("ring", "rd", "rabenseifner", "tree", "double_tree", "naive", "innet"),
+             "reduce_scatter": ("ring", "direct"), "reduce": ("binomial", "flat")}
+_MOVING = {"broadcast": ("binomial", "flat", "chain", "scatter_allgather"), "all_gather": ("ring", "rd", "direct"),
+           "all_to_all": ("direct",)}
+
+
+@FEW
+@given(p=st.integers(1, 9), n=st.integers(1, 20), dtype=st.sampled_from([np.float16, np.float32, np.float64]),
+       op=ops, seed=seeds)
+def test_builtin_check_accepts_nan_and_inf(p, n, dtype, op, seed):
+    """With the default check=True, data holding NaN and ±inf passes wherever the collective
+    computed what IEEE arithmetic gives (before issue 17, broadcast, all_gather and
+    all_reduce(op='max') raised AssertionError 'element 0 is nan, numpy reference nan')."""
+    cluster = VirtualCluster(Switch(p, NVLINK4))
+    arrays = _odd_data(p, n * p, dtype, seed)
+    runs = lambda coll, algo: algo in C.names(coll) and not (algo == "rd" and p & (p - 1))
+    for coll, algos in _REDUCING.items():
+        for algo in algos:
+            if runs(coll, algo):
+                getattr(C, coll)(cluster, arrays, algorithm=algo, op=op)   # check=True by default
+    for coll, algos in _MOVING.items():
+        for algo in algos:
+            if runs(coll, algo):
+                res = getattr(C, coll)(cluster, arrays, algorithm=algo)
+                if coll == "broadcast":
+                    np.testing.assert_array_equal(res.outputs[-1], arrays[0])    # NaN = NaN here
+    C.scatter(cluster, arrays[0])
+    C.gather(cluster, arrays)
+    if p > 1:
+        C.send_recv(cluster, arrays[0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda c, d: C.broadcast(c, d), lambda c, d: C.all_gather(c, d), lambda c, d: C.all_reduce(c, d, op="max"),
+    lambda c, d: C.all_reduce(c, d, op="min"), lambda c, d: C.all_reduce(c, d), lambda c, d: C.reduce(c, d, op="max"),
+    lambda c, d: C.reduce_scatter(c, d, op="max"), lambda c, d: C.all_to_all(c, d), lambda c, d: C.gather(c, d),
+    lambda c, d: C.scatter(c, d[0]), lambda c, d: C.send_recv(c, d[0]),
+])
+def test_nan_in_the_data_is_not_a_check_failure(call):
+    """The issue's cases, one by one: NaN, inf and -inf in every rank's buffer."""
+    c = VirtualCluster(Switch(4, NVLINK4))
+    data = [np.array([np.nan, 1.0, np.inf, -np.inf]) + r for r in range(4)]
+    res = call(c, data)
+    assert any(o is not None and np.isnan(o).any() for o in res.outputs)
+
+
+def test_a_check_failure_is_a_check_error_not_an_assertion():
+    """A wrong NaN (or a NaN where the reference has a number) is still caught, as
+    CheckError (a ValueError of the package's own), never AssertionError."""
+    from commbook.collectives.reference import Reference, check_equal
+    good = np.array([np.nan, 1.0, np.inf])
+    check_equal("x", good, good.copy())
+    for bad in (np.array([1.0, np.nan, np.inf]), np.array([np.nan, 1.0, -np.inf]), np.array([np.nan, 2.0, np.inf])):
+        with pytest.raises(C.CheckError, match=r"x: element \d is .*numpy reference") as info:
+            check_equal("x", bad, good)
+        assert not isinstance(info.value, AssertionError) and isinstance(info.value, ValueError)
+    with pytest.raises(C.CheckError, match="output shape"):
+        check_equal("x", good[:2], good)
+    ref = Reference([np.array([1.0, 2.0]), np.array([3.0, np.nan])], "sum")
+    ref.check("y", np.array([4.0, np.nan]))
+    with pytest.raises(C.CheckError, match="element 0"):
+        ref.check("y", np.array([np.nan, np.nan]))
+    with pytest.raises(C.CheckError, match="element 1"):
+        Reference([np.array([1.0, 2.0]), np.array([3.0, 4.0])], "max").check("z", np.array([3.0, np.nan]))

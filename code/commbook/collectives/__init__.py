@@ -19,11 +19,12 @@ from .registry import (ALGORITHMS, COLLECTIVES, Algorithm, algorithm, crossover,
                        t_formula, t_reduce, t_reduce_scatter)
 from .api import all_gather, all_reduce, broadcast, reduce, reduce_scatter
 from .exchange import all_to_all, all_to_all_v, gather, scatter, send_recv
+from .reference import CheckError
 
 __all__ = [
     "all_reduce", "broadcast", "reduce", "reduce_scatter", "all_gather", "all_to_all",
     "all_to_all_v", "scatter", "gather", "send_recv",
     "ALGORITHMS", "COLLECTIVES", "Algorithm", "algorithm", "names", "display_name", "predict", "crossover",
     "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
-    "t_allreduce_hierarchical", "t_allreduce_tiers",
+    "t_allreduce_hierarchical", "t_allreduce_tiers", "CheckError",
 ]

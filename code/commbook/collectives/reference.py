@@ -9,6 +9,11 @@ schedules and of the engine.
 * ``avg``: the reduction divided by p, truncating toward zero for integers (as NCCL's
   ``ncclAvg``), computed here with Python integers so that it cannot share an overflow
   with the implementation.
+* NaN and ±inf are values like any other: an output equals the reference where both are
+  NaN in the same position (IEEE: NaN is what the operation produced), or both the same
+  infinity.  Data with NaN passes the check wherever the collective moved it right.
+
+A failed check raises :class:`CheckError` (a ``ValueError``), never an ``AssertionError``.
 """
 from __future__ import annotations
 
@@ -16,24 +21,36 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Reference", "check_equal"]
+__all__ = ["Reference", "check_equal", "CheckError"]
+
+
+class CheckError(ValueError):
+    """A collective's output differs from the independent numpy reference (``check=True``)."""
 
 BLOCK = 1 << 16
 """Elements per block of the float check (a few hundred KiB: the temporaries stay in cache)."""
 
 
-def _mismatch(name: str, got: np.ndarray, ref: np.ndarray, i: int, shown: int) -> AssertionError:
+def _mismatch(name: str, got: np.ndarray, ref: np.ndarray, i: int, shown: int) -> CheckError:
     """The error for element ``i`` of a block that starts at output element ``shown``."""
-    return AssertionError(f"{name}: element {shown + i} is {got[i]!r}, numpy reference {ref[i]!r}")
+    return CheckError(f"{name}: element {shown + i} is {got[i]!r}, numpy reference {ref[i]!r}")
+
+
+def _both_nan(got: np.ndarray, ref: np.ndarray) -> np.ndarray | bool:
+    if got.dtype.kind in "fc" and ref.dtype.kind in "fc":
+        return np.isnan(got) & np.isnan(ref)
+    return False
 
 
 def check_equal(name: str, got: np.ndarray, ref: np.ndarray, shown: int = 0) -> None:
-    """Raise ``AssertionError`` unless ``got`` equals ``ref`` exactly (shape and values);
-    ``shown``: the output index of ``got[0]`` (for blocks of a larger output)."""
+    """Raise :class:`CheckError` unless ``got`` equals ``ref`` exactly (shape and values; NaN
+    equals NaN in the same position); ``shown``: the output index of ``got[0]``."""
     if got.shape != ref.shape:
-        raise AssertionError(f"{name}: output shape {got.shape} differs from the reference {ref.shape}")
+        raise CheckError(f"{name}: output shape {got.shape} differs from the reference {ref.shape}")
     if not np.array_equal(got, ref):
-        raise _mismatch(name, got, ref, int(np.flatnonzero(got != ref)[0]), shown)
+        differ = (got != ref) & ~_both_nan(got, ref)
+        if differ.any():
+            raise _mismatch(name, got, ref, int(np.flatnonzero(differ)[0]), shown)
 
 
 def _int_avg(total: np.ndarray, p: int) -> np.ndarray:
@@ -79,14 +96,14 @@ class Reference:
         label = (lambda r: f"{name} rank {r}") if ranks else (lambda r: name)
         for r, o in enumerate(outs):
             if o.shape != want:
-                raise AssertionError(f"{label(r)}: output shape {o.shape} differs from the reference {want}")
+                raise CheckError(f"{label(r)}: output shape {o.shape} differs from the reference {want}")
         for at in range(0, want[0], BLOCK):
             ref = self.block(lo + at, min(lo + at + BLOCK, hi))
             first = outs[0][at:at + BLOCK]
             self._compare(label(0), first, ref, lo + at, at)
             for r in range(1, len(outs)):
                 o = outs[r][at:at + BLOCK]
-                if not np.array_equal(o, first):
+                if not np.array_equal(o, first, equal_nan=o.dtype.kind in "fc"):
                     self._compare(label(r), o, ref, lo + at, at)
 
     def _compare(self, name: str, got: np.ndarray, ref: np.ndarray, at: int, shown: int) -> None:
@@ -103,6 +120,7 @@ class Reference:
             tol *= 4 * p * fi.eps
             tol += fi.tiny
             ok = diff <= tol
+            ok |= _both_nan(got, ref)
             if ok.all():
                 return
             loose = np.flatnonzero(~ok)
