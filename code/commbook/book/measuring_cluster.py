@@ -21,7 +21,7 @@ from ..measure import nccl_cluster as NC
 from ..measure.fit import fit_point_to_point
 from ..measure.nccl_model import TARGETS
 from ..units import MiB, fmt_time
-from .measuring import coll_name, system_name
+from .measuring import NVIDIA, coll_name, system_name
 from .measuring_models import COMPARED, NODES, comparisons as node_comparisons
 from .tables import Table, bilingual, bilingual_notes, fmt_pct
 
@@ -77,8 +77,6 @@ def all_comparisons(single: dict | None = None, multi: dict | None = None) -> di
 
 def log_name(system: str) -> str:
     """The file under ``data/measured/nccl-tests/`` of ``system`` (the name accuracy.py prints)."""
-    from .measuring import NVIDIA
-
     return NVIDIA[system] if system in NVIDIA else LOGS[system]
 
 
@@ -203,8 +201,8 @@ def log_release(system: str) -> str | None:
 
 def cluster_misses(comps: dict | None = None) -> dict:
     """Per multi-node log: the predictor's picks at the log's sizes, the size of the worst error
-    and that error, busbw measured and predicted at the largest size, and the lines of
-    :func:`cluster_lines`."""
+    (≥ 1 MiB) and that error, busbw measured and predicted at the largest size and the channels
+    there, the lines of :func:`cluster_lines`, the preset and the NCCL release of the file name."""
     comps = cluster_comparisons() if comps is None else comps
     lines = cluster_lines(comps)
     out = {}

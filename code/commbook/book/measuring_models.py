@@ -1,7 +1,8 @@
 """The models of the page "Measuring collectives" against the recorded logs, and where they
 miss.  The NCCL-style predictor is :mod:`commbook.measure.nccl_model`; its errors come from
 :func:`commbook.measure.nccl_model.compare` and ``Comparison.median``, the functions
-``benchmarks/accuracy.py`` prints (:func:`comparisons`, :func:`error_table`).  The misses, in
+``benchmarks/accuracy.py`` prints (:func:`comparisons`, :func:`error_table`: the one-node logs; the
+page's table of every log, one node and many, is :func:`.measuring_cluster.accuracy_table`).  The misses, in
 numbers read from the data: NCCL's protocol switch on the A100 log (the flat stretch of
 :func:`commbook.book.ch1.libraries.flat_region`), the A100 log's large start-up from 16 to
 256 MiB that no NCCL release's model has, NVLS passing the wire rate on H100, the
