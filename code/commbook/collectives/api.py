@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..checks import check_count, check_size
+from ..checks import check_choice, check_count, check_size, show
 from ..comm_sim import OPS, SUPPORTED_DTYPES, RunResult, VirtualCluster, chunk_bounds
 from ..double_tree import double_tree_optimum
 from ..topology import Topology
@@ -86,15 +86,16 @@ def check_dtype(dtype: np.dtype) -> None:
 
 
 def check_op(op: str) -> None:
-    if op not in OPS:
-        raise ValueError(f"unknown op {op!r}; valid: {', '.join(OPS)}")
+    check_choice(op, "op", OPS)
 
 
 def check_root(q: int, root: int) -> int:
+    if isinstance(root, np.ndarray) and root.ndim == 0:
+        root = root[()]
     if isinstance(root, (bool, np.bool_)) or not isinstance(root, (int, np.integer)):
         raise TypeError(f"root must be an integer rank, got {root!r}")
     if not 0 <= root < q:
-        raise ValueError(f"root {root} is outside the ranks 0..{q - 1}")
+        raise ValueError(f"root {show(root)} is outside the ranks 0..{q - 1}")
     return int(root)
 
 

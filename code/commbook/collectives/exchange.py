@@ -179,7 +179,7 @@ def send_recv(cluster: VirtualCluster, data: np.ndarray | None = None, *, nbytes
     if not isinstance(cluster, VirtualCluster):
         raise TypeError(f"expected a VirtualCluster, got {type(cluster).__name__}")
     topo = cluster.topology
-    s, d = topo.check_device(src), topo.check_device(dst)
+    s, d = topo.check_device(src, "src"), topo.check_device(dst, "dst")
     ranks = np.array([s, d]) if s != d else np.array([s])
     arr = None if data is None else np.asarray(data)
     inp = Inputs(cluster, None if arr is None else [arr] * ranks.size, nbytes, ranks)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import cost, double_tree
-from ..checks import check_count
+from ..checks import check_choice, check_count, check_real
 from . import alltoall, butterfly, composite, direct, ring, trees
 from . import full_buffer
 from . import tiers
@@ -139,10 +139,11 @@ del _a
 def algorithm(collective: str, name: str) -> Algorithm:
     """Look up an algorithm by canonical name or alias; an unknown name raises
     ``ValueError`` listing the valid ones."""
-    if collective not in ALGORITHMS:
-        raise ValueError(f"unknown collective {collective!r}; valid: {', '.join(COLLECTIVES)}")
+    check_choice(collective, "collective", COLLECTIVES)
+    if not isinstance(name, str):
+        raise TypeError(f"name (the {collective} algorithm) must be a str, got {type(name).__name__}")
     table = ALGORITHMS[collective]
-    key = str(name).strip().lower()
+    key = name.strip().lower()
     if key in table:
         return table[key]
     for a in table.values():
@@ -155,8 +156,7 @@ def algorithm(collective: str, name: str) -> Algorithm:
 
 def names(collective: str, with_closed_form: bool = False) -> tuple[str, ...]:
     """Canonical names of a collective's algorithms, in declaration order."""
-    if collective not in ALGORITHMS:
-        raise ValueError(f"unknown collective {collective!r}; valid: {', '.join(COLLECTIVES)}")
+    check_choice(collective, "collective", COLLECTIVES)
     return tuple(a.name for a in ALGORITHMS[collective].values()
                  if a.closed_form is not None or not with_closed_form)
 
@@ -187,6 +187,8 @@ def crossover(a: str, b: str, p: int, alpha: float, beta: float, collective: str
     def gap(n: float) -> float:
         return predict(collective, a, p, n, alpha, beta) - predict(collective, b, p, n, alpha, beta)
 
+    n_max = check_real(n_max, "n_max", "a size in bytes", lo=1.0)
+    gap(0.0)                                           # checks p, alpha, beta and the names
     grid = [0.0] + [10.0 ** e for e in range(0, int(math.log10(n_max)) + 1)]
     signs = [gap(n) for n in grid]
     for lo, hi, g_lo, g_hi in zip(grid, grid[1:], signs, signs[1:]):
@@ -204,7 +206,7 @@ def crossover(a: str, b: str, p: int, alpha: float, beta: float, collective: str
                 else:
                     hi = mid
             return (lo + hi) / 2
-    raise ValueError(f"{collective} algorithms {a!r} and {b!r} do not cross between 0 and {n_max:g} bytes "
+    raise ValueError(f"{collective} algorithms {a!r} and {b!r} do not cross between 0 and n_max = {n_max:g} bytes "
                      f"at p={p} (alpha={alpha:g} s, beta={beta:g} B/s)")
 
 
