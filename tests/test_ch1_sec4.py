@@ -330,3 +330,24 @@ def test_checkpoint_1_3_numbers():
     assert cp["switch"]["approx"] == pytest.approx(8 * MB) and round(cp["switch"]["exact"] / MB, 2) == 8.82
     assert round(cp["ring"]["total"] / us) == 2948 and cp["tree"]["total"] == pytest.approx(3280 * us)
     assert cp["choice"] == "ring"
+
+
+def test_mpich_pairing_orders():
+    """MPICH 4.3.2, written out from its loops: the Rabenseifner all-reduce
+    (allreduce_intra_reduce_scatter_allgather.c:146-243) pairs newrank ^ mask for mask = 1,
+    2, 4 … in the reduce-scatter, sending pof2/(2·mask) blocks (half the buffer first, to the
+    nearest partner), then mask back down in the all-gather; the stand-alone recursive-halving
+    reduce-scatter (reduce_scatter_intra_recursive_halving.c:167-230) starts at mask = pof2/2.
+    commbook's near_first is the former, far_first the latter's order."""
+    from commbook.collectives.butterfly import allreduce_rabenseifner, butterfly_pairs, halving_reduce_scatter
+
+    pof2 = 8
+    masks = [1 << k for k in range(3)]
+    pairs = lambda mask: sorted({(min(r, r ^ mask), max(r, r ^ mask)) for r in range(pof2)})
+    mpich_allreduce = [pairs(m) for m in masks] + [pairs(m) for m in masks[::-1]]
+    assert butterfly_pairs(pof2, "near_first") == mpich_allreduce
+    sched = allreduce_rabenseifner(np.arange(pof2)[None, :], 0, 8e6, True, order="near_first")
+    assert [float(r.count.max()) for r in sched[:3]] == [8e6 * pof2 / (2 * m) / pof2 for m in masks]
+    rs = halving_reduce_scatter(np.arange(pof2)[None, :], 0, 8e6, True, order="far_first")
+    assert [sorted({(min(s, d), max(s, d)) for s, d in zip(r.src, r.dst)}) for r in rs] == \
+        [pairs(m) for m in masks[::-1]]

@@ -3,9 +3,12 @@ Rabenseifner's all-reduce (halving reduce-scatter + doubling all-gather), with M
 fold for a group size that is not a power of two.
 
 Two pairing orders (:data:`commbook.cost.BUTTERFLY_ORDERS`) give the same closed form on a
-switch: ``far_first`` (MPICH: the reduce-scatter exchanges with local rank v xor q/2
-first, v xor 1 last; afterwards rank v owns block v) and ``near_first`` (the chapter's
-8-GPU trace: v xor 1 first, v xor q/2 last; afterwards rank v owns block bitrev(v)).  The
+switch: ``far_first`` (the reduce-scatter exchanges with local rank v xor q/2 first, v xor 1
+last; afterwards rank v owns block v: MPICH 4.3.2's stand-alone recursive-halving
+reduce-scatter, src/mpi/coll/reduce_scatter/reduce_scatter_intra_recursive_halving.c:167-230)
+and ``near_first`` (v xor 1 first, v xor q/2 last; afterwards rank v owns block bitrev(v):
+the chapter's 8-GPU trace and MPICH's Rabenseifner all-reduce,
+src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c:146-243).  The
 all-gather undoes the reduce-scatter's steps in reverse.  :func:`butterfly_pairs` lists
 who exchanges with whom in every round of the schedule.
 """
@@ -99,7 +102,8 @@ def allreduce_rd(groups, base, n, size_only) -> list[Round]:
 
 def allreduce_rabenseifner(groups, base, n, size_only, order: str = "far_first") -> list[Round]:
     """Rabenseifner: recursive-halving reduce-scatter, then recursive-doubling all-gather,
-    pairing ranks in ``order`` (``far_first``, MPICH's, or ``near_first``, the chapter's)."""
+    pairing ranks in ``order`` (``far_first``, or ``near_first``, the chapter's and MPICH's
+    all-reduce's)."""
     groups, base, n = grid(groups, base, n, size_only)
     check_order(order)
     first, last, vg = fold(groups, base, n, "rabenseifner")

@@ -4,7 +4,9 @@ Napkin Math 1.5, for ``chapters/{zh,en}/ch1/04-allreduce-algorithms.md`` and the
 of Checkpoint 1.3.  The first half is :mod:`.allreduce_numbers`.
 
 * Butterfly: the chapter's 8-GPU trace pairs i with i xor 2^k, k = 0, 1, 2 (``near_first``
-  in :mod:`commbook.collectives.butterfly`); MPICH pairs the far ranks first (``far_first``).
+  in :mod:`commbook.collectives.butterfly`), as MPICH's Rabenseifner all-reduce does;
+  MPICH's stand-alone recursive-halving reduce-scatter pairs the far ranks first
+  (``far_first``).
   Both cost the same on a switch; :func:`order_table` runs both on other topologies.
 * Double binary tree: the chapter's 2log₂N·α + 2M/β is
   :func:`commbook.double_tree.allreduce_double_tree_envelope`, a lower envelope; the time
