@@ -41,7 +41,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .checks import check_link_params
+from .checks import check_int, check_link_params, check_nonneg, check_positive, check_real
 from .comm_sim import RunResult
 from .topology import Switch, Topology, TwoLevel
 
@@ -49,16 +49,13 @@ __all__ = ["MoEConfig", "NM_1_4", "expert_capacity", "ExpertLoad", "expert_load"
            "Routing", "route", "uniform_counts", "A2ABounds", "a2a_bounds", "a2a_bounds_on",
            "FlowCount", "count_flows"]
 
+MAX_EXPERTS = 1 << 24  # most experts zipf_popularity spreads over (16.7 M; DeepSeek-V3 has 256)
 MAX_CUTS = 200_000
 """Most balanced cuts :func:`a2a_bounds` enumerates exactly (else pass ``groups``)."""
 
 
 def _count(x, name: str, minimum: int = 1) -> int:
-    if isinstance(x, bool) or not hasattr(x, "__index__"):
-        raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
-    if int(x) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
-    return int(x)
+    return check_int(x, name, lo=minimum)
 
 
 def expert_capacity(tokens_per_rank: int, ranks: int, top_k: int, experts: int,
@@ -69,10 +66,8 @@ def expert_capacity(tokens_per_rank: int, ranks: int, top_k: int, experts: int,
     k, E = _count(top_k, "top_k"), _count(experts, "experts")
     if k > E:
         raise ValueError(f"top_k ({k}) cannot exceed experts ({E})")
-    if isinstance(capacity_factor, bool) or not isinstance(capacity_factor, (int, float)) \
-            or not math.isfinite(capacity_factor) or capacity_factor <= 0:
-        raise ValueError(f"capacity_factor must be a finite number > 0, got {capacity_factor!r}")
-    return math.ceil(Fraction(P * T * k, E) * Fraction(repr(float(capacity_factor))))
+    c = check_positive(capacity_factor, "capacity_factor", "a finite number")
+    return math.ceil(Fraction(P * T * k, E) * Fraction(repr(c)))
 
 
 @dataclass(frozen=True)
@@ -118,9 +113,10 @@ class ExpertLoad:
 
     def __init__(self, n: int, q: float):
         self.n = _count(n, "n", 0)
-        if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 < q <= 1:
+        q = check_real(q, "q", "a probability")
+        if not 0 < q <= 1:
             raise ValueError(f"q (probability a token picks the expert) must be in (0, 1], got {q!r}")
-        self.q = float(q)
+        self.q = q
 
     def __repr__(self) -> str:
         return f"ExpertLoad(Binomial(n={self.n}, q={self.q:.6g}))"
@@ -196,9 +192,9 @@ def zipf_popularity(experts: int, s: float = 1.0, seed: int | None = None) -> np
     """Routing probabilities ∝ 1/rank^s over the experts (s = 0: uniform).  Expert 0 is the
     most popular unless ``seed`` is given, which shuffles the ranks (spreading the hot
     experts over the GPUs)."""
-    E = _count(experts, "experts")
-    if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or s < 0:
-        raise ValueError(f"s (Zipf exponent) must be a finite number >= 0, got {s!r}")
+    E = check_int(experts, "experts", "an integer", lo=1, hi=MAX_EXPERTS)
+    s = check_nonneg(s, "s", "a Zipf exponent")
+    seed = None if seed is None else check_int(seed, "seed", "an integer seed", lo=0)
     w = 1.0 / np.arange(1, E + 1) ** float(s)
     if seed is not None:
         w = w[np.random.default_rng(seed).permutation(E)]
@@ -324,10 +320,9 @@ def a2a_bounds(counts: np.ndarray, *, alpha: float, inject_bw: float, bisection_
         raise ValueError(f"counts must be a square (p, p) matrix, got shape {C.shape}")
     if not np.all(np.isfinite(C)) or (C < 0).any():
         raise ValueError("counts must be finite and >= 0")
-    check_link_params(alpha, inject_bw)
-    check_link_params(alpha, bisection_bw)
-    receive_bw = inject_bw if receive_bw is None else receive_bw
-    check_link_params(alpha, receive_bw)
+    alpha, inject_bw = check_link_params(alpha, inject_bw, beta_name="inject_bw")
+    bisection_bw = check_link_params(alpha, bisection_bw, beta_name="bisection_bw")[1]
+    receive_bw = inject_bw if receive_bw is None else check_link_params(alpha, receive_bw, beta_name="receive_bw")[1]
     p = C.shape[0]
     off = C * (1 - np.eye(p))
     startup = alpha * int(np.count_nonzero(off, axis=1).max())

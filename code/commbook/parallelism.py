@@ -39,7 +39,9 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .checks import check_count, check_link_params, check_p, check_size
+import numpy as np
+
+from .checks import check_count, check_link_params, check_p, check_size, show
 from .collectives.registry import predict
 from .units import MiB
 
@@ -63,6 +65,14 @@ def _params(params) -> float:
     if v <= 0:
         raise ValueError(f"params must be > 0, got {params!r}")
     return v
+
+
+def _stage(stage) -> int:
+    """A ZeRO stage: 0, 1, 2 or 3 (an int, numpy's included; not a bool)."""
+    s = stage[()] if isinstance(stage, np.ndarray) and stage.ndim == 0 else stage
+    if isinstance(s, (bool, np.bool_, np.ndarray)) or not hasattr(s, "__index__") or int(s) not in (0, 1, 2, 3):
+        raise ValueError(f"stage must be 0, 1, 2 or 3, got {show(stage)}")
+    return int(s)
 
 
 def _bytes_per_value(b) -> float:
@@ -164,9 +174,8 @@ def zero(stage: int, params: float, world: int, bytes_per_value: float = 2,
     """ZeRO stage 0 (plain data parallel: one all-reduce), 1 or 2 (reduce-scatter the
     gradients, all-gather the updated parameters), or 3 (per layer: all-gather in
     forward and backward, reduce-scatter; as FSDP FULL_SHARD)."""
-    if isinstance(stage, bool) or stage not in (0, 1, 2, 3):
-        raise ValueError(f"stage must be 0, 1, 2 or 3, got {stage!r}")
-    world = check_p(world, "world")
+    stage, world = _stage(stage), check_p(world, "world")
+    n_layers = check_p(n_layers, "n_layers")
     m = _params(params) * _bytes_per_value(bytes_per_value)
     if stage == 3:
         s = fsdp(params, n_layers, world, bytes_per_value, reshard_after_forward=True)
@@ -182,8 +191,7 @@ def zero_memory_per_gpu(stage: int, params: float, world: int,
     """Model-state bytes per GPU (ZeRO paper, §5): FP16 parameters (2Ψ) and gradients
     (2Ψ) plus K·Ψ of optimizer state; stage 1 shards the optimizer state, stage 2 also
     the gradients, stage 3 also the parameters, over ``world`` GPUs."""
-    if isinstance(stage, bool) or stage not in (0, 1, 2, 3):
-        raise ValueError(f"stage must be 0, 1, 2 or 3, got {stage!r}")
+    stage = _stage(stage)
     psi, n, k = _params(params), check_p(world, "world"), check_size(k, "k")
     sharded = {0: 0.0, 1: k, 2: k + 2, 3: k + 4}[stage]
     return (4 + k - sharded) * psi + sharded * psi / n
@@ -201,7 +209,12 @@ def min_microbatches(p: int, target: float) -> int:
     decided exactly: m > (p − 1)(1 − t)/t, with t read by its decimal text (0.2 is
     1/5, so m = 28 at p = 8, exactly 20 %, is not below 20 %)."""
     p = check_p(p, "p (pipeline stages)")
-    if isinstance(target, bool) or not isinstance(target, (int, float, Fraction)) or not 0 < target <= 1:
-        raise ValueError(f"target must be a share in (0, 1], got {target!r}")
+    if isinstance(target, np.ndarray) and target.ndim == 0:
+        target = target[()]
+    if isinstance(target, np.floating):
+        target = float(target)
+    if isinstance(target, (bool, np.bool_)) or not isinstance(target, (int, float, Fraction)) \
+            or not 0 < target <= 1:
+        raise ValueError(f"target must be a share in (0, 1], got {show(target)}")
     t = Fraction(repr(float(target))) if isinstance(target, float) else Fraction(target)
     return max(1, math.floor((p - 1) * (1 - t) / t) + 1)

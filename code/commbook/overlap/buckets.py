@@ -20,7 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..checks import check_p, check_size
+import numpy as np
+
+from ..checks import MAX_INT, check_p, check_size, show
 from ..collectives.registry import t_formula
 from ..hardware import IB_NDR, Link
 from ..cost import LogP
@@ -40,14 +42,16 @@ passed with ``bucket_bytes_cap`` as ``[first, cap]`` to
 
 
 def _sizes(param_bytes) -> list[int]:
+    if isinstance(param_bytes, np.ndarray) and param_bytes.ndim != 1:
+        raise TypeError(f"param_bytes must be a 1-D sequence of tensor sizes, got an array of shape {param_bytes.shape}")
     if isinstance(param_bytes, (str, bytes)) or not hasattr(param_bytes, "__len__"):
         raise TypeError(f"param_bytes must be a sequence of tensor sizes in bytes, got {type(param_bytes).__name__}")
     out = []
     for i, v in enumerate(param_bytes):
         if isinstance(v, bool) or not hasattr(v, "__index__") and not (isinstance(v, float) and v.is_integer()):
             raise TypeError(f"param_bytes[{i}] must be a whole number of bytes, got {v!r}")
-        if int(v) <= 0:
-            raise ValueError(f"param_bytes[{i}] must be > 0 bytes, got {v!r}")
+        if not 0 < int(v) <= MAX_INT:
+            raise ValueError(f"param_bytes[{i}] must be > 0 bytes (at most 2**53), got {show(v)}")
         out.append(int(v))
     if not out:
         raise ValueError("param_bytes must hold at least one tensor")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks import check_p
+from ..checks import check_nonneg, check_p
 from ..collectives.registry import t_formula
 from ..hardware import NVLINK4, Link
 from ..parallelism import zero_memory_per_gpu
@@ -35,7 +35,8 @@ def hidden_fraction_equal_layers(n_layers: int, layer_time: float = 1.0) -> floa
     all-reduce and backward both take ``layer_time``: read from the two-stream timeline
     (it equals (L − 1)/L)."""
     L = check_p(n_layers, "n_layers")
-    return layerwise_timeline([layer_time] * L, [layer_time] * L).hidden_fraction
+    t = check_nonneg(layer_time, "layer_time", "a time in seconds")
+    return layerwise_timeline([t] * L, [t] * L).hidden_fraction
 
 
 SINGLE_NODE = {"params": 70e9, "bytes_per_value": 2, "gpus": 8, "step_budget": 2.1, "gpu_memory": 80e9}

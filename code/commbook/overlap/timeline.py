@@ -32,6 +32,9 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
+from ..checks import check_real, show
 from ..cost import LogP
 
 __all__ = ["Block", "Timeline", "layerwise_timeline", "step_time_no_overlap",
@@ -83,6 +86,8 @@ class Timeline:
 
 
 def _times(x, name: str, allow_none: bool = False) -> list:
+    if isinstance(x, np.ndarray) and x.ndim != 1:
+        raise TypeError(f"{name} must be a 1-D sequence of times in seconds, got an array of shape {x.shape}")
     if isinstance(x, (str, bytes)) or not isinstance(x, Sequence) and not hasattr(x, "__len__"):
         raise TypeError(f"{name} must be a sequence of times in seconds, got {type(x).__name__}")
     out = []
@@ -90,13 +95,25 @@ def _times(x, name: str, allow_none: bool = False) -> list:
         if v is None and allow_none:
             out.append(None)
             continue
-        if isinstance(v, bool) or not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
-            raise TypeError(f"{name}[{i}] must be a number of seconds, got {type(v).__name__}")
-        v = float(v)
+        try:
+            v = check_real(v, f"{name}[{i}]", "a number of seconds")
+        except ValueError:
+            v = math.nan
         if not math.isfinite(v) or v < 0:
-            raise ValueError(f"{name}[{i}] must be finite and >= 0, got {v!r}")
+            raise ValueError(f"{name}[{i}] must be finite and >= 0, got {show(x[i])}")
         out.append(v)
     return out
+
+
+def _time(x, name: str) -> float:
+    """One time in seconds, finite and >= 0 (messages name ``name``, not ``name[0]``)."""
+    try:
+        v = check_real(x, name, "a number of seconds")
+    except ValueError:
+        v = math.nan
+    if not v >= 0:
+        raise ValueError(f"{name} must be finite and >= 0 seconds, got {show(x)}")
+    return v
 
 
 def _check(backward, allreduce, overhead, optimizer):
@@ -106,8 +123,8 @@ def _check(backward, allreduce, overhead, optimizer):
         raise ValueError("backward must hold at least one layer")
     if len(a) != len(b):
         raise ValueError(f"allreduce has {len(a)} entries but backward has {len(b)} layers")
-    o = overhead.o if isinstance(overhead, LogP) else _times([overhead], "overhead")[0]
-    (opt,) = _times([optimizer], "optimizer")
+    o = overhead.o if isinstance(overhead, LogP) else _time(overhead, "overhead")
+    opt = _time(optimizer, "optimizer")
     return b, a, o, opt
 
 
