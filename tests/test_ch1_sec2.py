@@ -365,3 +365,15 @@ def test_both_pages_cite_the_flags_in_collapsed_notes():
         text = PAGE[lang].read_text(encoding="utf-8")
         assert text.count(title) == 5
         assert text.count(":class: dropdown") >= 5 + 4          # notes + check-yourself answers
+
+
+def test_nccl_merges_calls_only_in_a_group():
+    """§1.2: NCCL aggregates collectives only between ncclGroupStart/ncclGroupEnd (NCCL
+    2.29.2 src/enqueue.cc:421-429, ncclPrepareTasks: tasks of one kind within 4x in size);
+    fusing small gradients is the framework's bucketing.  Both pages say so and cite it."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    for lang, wrong in (("en", "NCCL fuses small all-reduce calls"), ("zh", "NCCL 会把零碎的 all-reduce 调用攒成一批")):
+        text = (root / f"chapters/{lang}/ch1/02-performance-models.md").read_text()
+        assert wrong not in text
+        assert "ncclGroupStart" in text and "src/enqueue.cc" in text and "421–429" in text

@@ -376,3 +376,19 @@ def test_link_names():
     assert "（" in pr.link_name(IB_NDR_CHAPTER, "zh")
     with pytest.raises(ValueError):
         pr.link_name(IB_NDR_CHAPTER, "fr")
+
+
+def test_fsdp_start_ups_against_ddps_buckets():
+    """§1.3's FSDP table: the ring start-ups of DDP's 25 MiB buckets (2(N-1)α each) exceed
+    FSDP FULL_SHARD's per-layer ((N-1)α each), counted here from the calls and α; the pages
+    no longer say that FSDP is the more α-sensitive of the two."""
+    from pathlib import Path
+    from commbook.book.ch1 import primitives_use as pu
+    fs = pu.fsdp_numbers()
+    ring_ag = fs["alpha_ring"]                     # (N-1)α, one ring all-gather's latency term
+    assert fs["startup_full_ring"] == pytest.approx(fs["n_full"] * ring_ag, rel=1e-12)
+    assert fs["startup"]["ddp"] == pytest.approx(fs["buckets_mib"] * 2 * ring_ag, rel=1e-12)
+    assert fs["startup"]["ddp"] > fs["startup_full_ring"]
+    root = Path(__file__).resolve().parents[1]
+    assert "more sensitive to α" not in (root / "chapters/en/ch1/03-primitives.md").read_text()
+    assert "对 α 更敏感" not in (root / "chapters/zh/ch1/03-primitives.md").read_text()
