@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -21,7 +22,8 @@ import numpy as np
 __all__ = ["check_size", "check_p", "check_link_params", "check_count", "require_pow2",
            "check_real", "check_nonneg", "check_positive", "check_fraction", "check_int",
            "check_link", "check_choice", "check_sequence", "check_flag", "check_node", "check_dims",
-           "check_order", "check_servers", "finite_time", "BUTTERFLY_ORDERS"]
+           "check_order", "check_servers", "finite_time", "BUTTERFLY_ORDERS", "as_value_error",
+           "check_rational"]
 
 MAX_INT = 2**53
 """Largest count any check accepts: the last integer a float still holds exactly."""
@@ -73,6 +75,16 @@ def check_real(x: object, name: str, what: str = "a number", *, lo: float | None
     if hi is not None and value > hi:
         raise ValueError(f"{name} must be <= {hi:g} ({what}), got {show(x)}")
     return value
+
+
+def check_rational(x: object, name: str, what: str = "a number (int, float or Fraction)") -> Fraction:
+    """Return ``x`` as an exact Fraction if it is a finite real number (a float by its
+    shortest repr: 0.4 is 2/5); a string is refused (pass a number or a Fraction)."""
+    x = _unwrap(x)
+    v = check_real(x, name, what)
+    if isinstance(x, Fraction):
+        return x
+    return Fraction(int(x)) if isinstance(x, numbers.Integral) else Fraction(repr(v))
 
 
 def check_nonneg(x: object, name: str, what: str = "a finite number") -> float:
@@ -252,6 +264,15 @@ def finite_time(t: float, what: str = "the time") -> float:
         raise ValueError(f"{what} overflows a float ({t!r}): the arguments (n, alpha, beta ...) are too "
                          f"extreme for the model")
     return t
+
+
+def as_value_error(check, *args, **kwargs):
+    """Run ``check(*args, **kwargs)`` with a wrong type reported as ``ValueError`` too: for
+    the modules whose documented rule is one ValueError for every bad value (compression)."""
+    try:
+        return check(*args, **kwargs)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def require_pow2(p: int, what: str) -> None:

@@ -23,12 +23,13 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from ..checks import as_value_error, check_int
 from .operators import Compressor, Payload, Threshold
 
 __all__ = ["ErrorFeedback", "TraceRow", "ef_trace", "exact", "decimal_text", "SteadyState",
@@ -98,15 +99,17 @@ def exact(x) -> Fraction:
 def decimal_text(x: Fraction, places: int = 6) -> str:
     """A rational as the chapter prints it: '0.4', '−0.3' (Unicode minus), '2'; rounded
     to ``places`` decimals only when it has no finite decimal expansion (1/3)."""
-    x = Fraction(x)
+    x, places = Fraction(x), as_value_error(check_int, places, "places", lo=0, hi=1000)
     den = x.denominator
     for p in (2, 5):
         while den % p == 0:
             den //= p
-    d = Decimal(x.numerator) / Decimal(x.denominator)
-    if den != 1:
-        d = d.quantize(Decimal(1).scaleb(-places))
-    return format(d.normalize(), "f").replace("-", "\u2212")
+    with localcontext() as ctx:
+        ctx.prec = max(28, places + len(str(abs(x.numerator) // x.denominator)) + 5)
+        d = Decimal(x.numerator) / Decimal(x.denominator)
+        if den != 1:
+            d = d.quantize(Decimal(1).scaleb(-places))
+        return format(d.normalize(), "f").replace("-", "\u2212")
 
 
 @dataclass(frozen=True)

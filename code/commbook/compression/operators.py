@@ -41,6 +41,8 @@ from typing import Mapping
 
 import numpy as np
 
+from ..checks import as_value_error, check_int, check_nonneg, check_positive, check_rational, check_real
+
 __all__ = ["FP32_BYTES", "Payload", "Compressor", "FP16", "Int8", "Sign", "TopK", "RandomK",
            "Threshold", "Identity", "index_dtype_for", "int8_block_ratio", "sparse_ratio"]
 
@@ -108,9 +110,7 @@ def _gradient(g, exact_ok: bool = False) -> np.ndarray:
 
 
 def _positive_int(x, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {x!r}")
-    return int(x)
+    return as_value_error(check_int, x, name, lo=1)
 
 
 def _dim(d) -> int:
@@ -133,6 +133,8 @@ def sparse_ratio(d: int, k: int, value_bytes: int = 4, index_bytes: int = 4) -> 
     """4d / (k·(value + index bytes)): the chapter's d/(2K) with FP32 values and INT32
     indices (§1.6.2)."""
     d, k = _dim(d), _positive_int(k, "k")
+    value_bytes = as_value_error(check_positive, value_bytes, "value_bytes", "a number of bytes")
+    index_bytes = as_value_error(check_nonneg, index_bytes, "index_bytes", "a number of bytes")
     return FP32_BYTES * d / (k * (value_bytes + index_bytes))
 
 
@@ -301,8 +303,8 @@ class _Sparse(Compressor):
         if (fraction is None) == (k is None):
             raise ValueError("give exactly one of fraction (0 < f <= 1) or k (>= 1)")
         if fraction is not None:
-            if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) \
-                    or not 0 < fraction <= 1:
+            fraction = as_value_error(check_real, fraction, "fraction", "a share in (0, 1]")
+            if not 0 < fraction <= 1:
                 raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
         self.fraction = None if fraction is None else float(fraction)
         self.fixed_k = None if k is None else _positive_int(k, "k")
@@ -379,8 +381,8 @@ class Threshold(Compressor):
     input is ≥ ``threshold``; decoded as ``quantum`` (1) or 0.  It never sends a negative
     quantum, as in the chapter.  Works on object arrays of Fraction (exact)."""
 
-    def __init__(self, threshold: Fraction | int | str = Fraction(1, 2), quantum: Fraction | int | str = 1):
-        self.threshold, self.quantum = Fraction(threshold), Fraction(quantum)
+    def __init__(self, threshold: Fraction | int | float = Fraction(1, 2), quantum: Fraction | int | float = 1):
+        self.threshold, self.quantum = check_rational(threshold, "threshold"), check_rational(quantum, "quantum")
         if self.quantum <= 0:
             raise ValueError(f"quantum must be > 0, got {quantum!r}")
         self.name = f"threshold/{self.threshold}/{self.quantum}"

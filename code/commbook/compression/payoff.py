@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..checks import check_size
+from ..checks import as_value_error, check_int, check_real, check_size
 from ..collectives.registry import t_formula
 from .operators import FP16, Compressor, Int8, Sign, TopK
 
@@ -34,15 +34,17 @@ __all__ = ["Payoff", "compression_payoff", "NM17", "napkin_math_1_7", "step_time
 
 
 def _time(x, name: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0:
+    v = as_value_error(check_real, x, name, "a finite time >= 0 seconds")
+    if v < 0:
         raise ValueError(f"{name} must be a finite time >= 0 seconds, got {x!r}")
-    return float(x)
+    return v
 
 
 def _ratio(r) -> float:
-    if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r) or r < 1:
+    v = as_value_error(check_real, r, "ratio", "an effective compression (a finite number >= 1)")
+    if v < 1:
         raise ValueError(f"ratio (effective compression) must be a finite number >= 1, got {r!r}")
-    return float(r)
+    return v
 
 
 @dataclass(frozen=True)
@@ -182,5 +184,5 @@ def compression_table(d: int = 10**6) -> list[tuple[str, float, float, Compresso
     d-element gradient (values, indices and scales counted): (method, chapter's ratio,
     encoded ratio, operator).  Top-1 % gives 50× with FP32 values and INT32 indices, not
     the table's 100× (inventory T-l, flag F19)."""
-    ops = (FP16(), Int8(), TopK(0.01), Sign())
+    d, ops = as_value_error(check_int, d, "d", lo=1), (FP16(), Int8(), TopK(0.01), Sign())
     return [(name, float(r), op.ratio(d), op) for (name, r, _), op in zip(CHAPTER_COMPRESSION_TABLE, ops)]

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import as_value_error, check_int, check_nonneg, check_positive, check_real, check_sequence, show
 from .feedback import ErrorFeedback
 from .operators import FP32_BYTES, Compressor, Sign
 
@@ -92,25 +93,31 @@ class LeastSquares:
         return (self.loss(x) - self.loss_opt) / (self.loss(self.x0) - self.loss_opt)
 
 
-def _count(x, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {x!r}")
-    return int(x)
+def _count(x, name: str, hi: int | None = None) -> int:
+    return as_value_error(check_int, x, name, lo=1, hi=hi)
 
 
 def _nonneg(x, name: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not np.isfinite(x) or x < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {x!r}")
-    return float(x)
+    return as_value_error(check_nonneg, x, name)
+
+
+def _share(x, name: str, lo_open: bool) -> float:
+    """A share of the steps: in (0, 1] (``lo_open``) or [0, 1]."""
+    v = as_value_error(check_real, x, name, "a share")
+    if not (0 < v <= 1 if lo_open else 0 <= v <= 1):
+        raise ValueError(f"{name} must be a share of the steps in {'(0' if lo_open else '[0'}, 1], got {show(x)}")
+    return v
 
 
 def least_squares(workers: int = WORKERS, dim: int = DIM, rows: int = ROWS,
                   heterogeneity: float = HETEROGENEITY, noise: float = 0.0,
                   seed: int = 0) -> LeastSquares:
     """The seeded problem of the module docs (``noise`` adds N(0, noise²) to b)."""
-    w, d, r = _count(workers, "workers"), _count(dim, "dim"), _count(rows, "rows")
+    w, d, r = _count(workers, "workers", 10**6), _count(dim, "dim", 10**6), _count(rows, "rows", 10**6)
+    if w * d * r > 2**28:
+        raise ValueError(f"workers x rows x dim = {w * r * d} elements is too large (at most 2**28)")
     het, noise = _nonneg(heterogeneity, "heterogeneity"), _nonneg(noise, "noise")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(as_value_error(check_int, seed, "seed", lo=0))
     A = rng.standard_normal((w, r, d))
     x_w = rng.standard_normal(d) + het * rng.standard_normal((w, d))
     b = np.einsum("wrd,wd->wr", A, x_w) + noise * rng.standard_normal((w, r))
@@ -143,9 +150,7 @@ class Run:
 def _setup(problem, lr, steps):
     if not isinstance(problem, LeastSquares):
         raise TypeError(f"problem must be a LeastSquares (see least_squares()), got {type(problem).__name__}")
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not np.isfinite(lr) or lr <= 0:
-        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
-    return float(lr), _count(steps, "steps")
+    return as_value_error(check_positive, lr, "lr"), _count(steps, "steps")
 
 
 def train_sgd(problem: LeastSquares, compressor: Compressor | None = None, *, feedback: bool = True,
@@ -187,13 +192,11 @@ def train_sgd(problem: LeastSquares, compressor: Compressor | None = None, *, fe
 
 
 def _betas(betas, eps):
-    b1, b2 = betas
+    b1, b2 = as_value_error(check_sequence, betas, "betas", "a (beta1, beta2) pair")
     for v, n in ((b1, "beta1"), (b2, "beta2")):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 1:
+        if not 0 <= as_value_error(check_real, v, n) < 1:
             raise ValueError(f"{n} must be in [0, 1), got {v!r}")
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0:
-        raise ValueError(f"eps must be > 0, got {eps!r}")
-    return float(b1), float(b2), float(eps)
+    return float(b1), float(b2), as_value_error(check_positive, eps, "eps")
 
 
 def train_adam(problem: LeastSquares, *, lr: float = ADAM_LR, steps: int = ADAM_STEPS,
@@ -224,8 +227,7 @@ def train_onebit_adam(problem: LeastSquares, *, warmup: float = ONEBIT_WARMUP, l
     :class:`~commbook.compression.operators.Sign`) with worker and server error feedback."""
     lr, steps = _setup(problem, lr, steps)
     b1, b2, eps = _betas(betas, eps)
-    if isinstance(warmup, bool) or not isinstance(warmup, (int, float)) or not 0 < warmup <= 1:
-        raise ValueError(f"warmup must be a share of the steps in (0, 1], got {warmup!r}")
+    warmup = _share(warmup, "warmup", lo_open=True)
     comp = Sign() if compressor is None else compressor
     if not isinstance(comp, Compressor):
         raise TypeError(f"compressor must be a Compressor, got {type(comp).__name__}")
@@ -262,10 +264,8 @@ def train_onebit_adam(problem: LeastSquares, *, warmup: float = ONEBIT_WARMUP, l
 def onebit_adam_ratio(warmup: float, bits: float = 32) -> float:
     """Adam's bits over 1-bit Adam's: 1/(f + (1 − f)/bits), f the warm-up share and
     ``bits`` the compression of the momentum (32 for 1 bit per FP32 element)."""
-    if isinstance(warmup, bool) or not isinstance(warmup, (int, float)) or not 0 <= warmup <= 1:
-        raise ValueError(f"warmup must be in [0, 1], got {warmup!r}")
-    if isinstance(bits, bool) or not isinstance(bits, (int, float)) or not bits >= 1:
-        raise ValueError(f"bits (compression ratio of the momentum) must be >= 1, got {bits!r}")
+    warmup = _share(warmup, "warmup", lo_open=False)
+    bits = as_value_error(check_real, bits, "bits", "the compression ratio of the momentum", lo=1.0)
     return 1 / (warmup + (1 - warmup) / bits)
 
 
