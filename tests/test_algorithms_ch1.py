@@ -272,6 +272,39 @@ def test_napkin_math_1_6_needs_the_rails():
     assert lead > flat > rail
 
 
+@pytest.mark.parametrize("nodes", [2, 8, 32])
+def test_napkin_math_1_6_the_ring_nccl_runs_beats_the_rails(nodes):
+    """The same cluster with NCCL's ring (one channel per NIC, PXN): 2(p-1) rounds of
+    α_IB + max(n/(pβ_NV), n/(Gpβ_IB)) (each GPU's NVLink port carries G chunks of n/(Gp),
+    each NIC one), each NIC sending 2(p-1)/p · n/G; on 8 nodes it is faster than the
+    hierarchy, which runs its NVLink phases while the NICs wait."""
+    g, n = 8, 1e9
+    p = nodes * g
+    c = VirtualCluster(TwoLevel(nodes, g, NV, IB, pxn=True))
+    run = C.all_reduce(c, nbytes=n)
+    form = 2 * (p - 1) * max(NV.alpha + n / (p * NV.beta), IB.alpha + max(n / (p * NV.beta), n / (g * p * IB.beta)))
+    assert run.time == pytest.approx(form, rel=REL)
+    nic = [i for i, name in enumerate(c.topology.resource_names) if name.endswith(".nic.out")]
+    assert run.link_bytes[nic] == pytest.approx(np.full(len(nic), 2 * (p - 1) / p * n / g), rel=REL)
+    rail = C.all_reduce(c, nbytes=n, algorithm="hierarchical").time
+    assert rail == pytest.approx(C.t_allreduce_hierarchical(nodes, g, n, NV, IB), rel=REL)
+    if nodes == 8:
+        assert run.time < rail
+
+
+def test_fallacy_and_summary_quote_the_ring_nccl_runs():
+    """§1.9's nic_load and §1.10's figures: NCCL's ring on 8 x 8 GPUs of Table 1 against the
+    written-out form, and the summary's ratio hierarchy / that ring."""
+    from commbook.book.ch1 import fallacies as fa, summary as su
+    from commbook.hardware import IB_NDR_CHAPTER as ib, NVLINK4_CHAPTER as nv
+    nl, p, g, n = fa.nic_load(), 64, 8, 1e9
+    form = 2 * (p - 1) * max(nv.alpha + n / (p * nv.beta), ib.alpha + max(n / (p * nv.beta), n / (g * p * ib.beta)))
+    assert nl["nccl"] == pytest.approx(form, rel=REL)
+    assert nl["nccl_nic_max"] == pytest.approx(2 * (p - 1) / p * n / g, rel=REL)
+    assert su.takeaway_numbers()["hier_vs_nccl"] == pytest.approx(nl["hierarchical"] / form, rel=REL)
+    assert f"{nl['hierarchical'] / form:.2f}×" in su.archetype_figures()["A"]["en"]
+
+
 # ============================================================================ torus variants
 @pytest.mark.parametrize("p", PS)
 def test_torus_rings_equal_their_closed_form(p):

@@ -290,15 +290,15 @@ def flat_hier_table(nodes=FLAT["nodes"], gpn: int = FLAT["gpn"], sizes=FLAT["siz
 
 
 def nic_load(nodes: int = 8, gpn: int = 8, n: float = 1 * GB, intra=FLAT["intra"], inter=FLAT["inter"]) -> dict:
-    """Simulated flat ring and hierarchical all-reduce on a TwoLevel cluster: the busiest NIC's
-    bytes out and all NICs' bytes out; and both times again with one NIC per node."""
+    """Simulated single flat ring, hierarchical all-reduce and NCCL's ring (``nccl``: one channel
+    per NIC, PXN) on a TwoLevel cluster: times, the busiest NIC's and all NICs' bytes out; the
+    first two again with one NIC per node."""
     out = {"nodes": nodes, "gpn": gpn, "n": n}
-    for nics, tag in ((gpn, ""), (1, "_one_nic")):
-        c = VirtualCluster(TwoLevel(nodes, gpn, intra, inter, nics_per_node=nics))
-        for algo in ("ring", "hierarchical"):
-            r = coll.all_reduce(c, nbytes=n, algorithm=algo, **({"channels": 1} if algo == "ring" else {}))
-            nic = np.array([b for name, b in zip(r.link_names, r.link_bytes)
-                            if ".nic" in name and name.endswith(".out")])
+    for nics, tag, algos in ((gpn, "", ("ring", "hierarchical", "nccl")), (1, "_one_nic", ("ring", "hierarchical"))):
+        for algo in algos:
+            c = VirtualCluster(TwoLevel(nodes, gpn, intra, inter, nics_per_node=nics, pxn=algo == "nccl"))
+            r = coll.all_reduce(c, nbytes=n, **({"channels": 1} if algo == "ring" else {"algorithm": algo.replace("nccl", "ring")}))
+            nic = np.array([b for name, b in zip(r.link_names, r.link_bytes) if ".nic" in name and name.endswith(".out")])
             out[f"{algo}{tag}"] = r.time
             if not tag:
                 out[f"{algo}_nic_max"], out[f"{algo}_nic_total"] = float(nic.max()), float(nic.sum())
