@@ -23,7 +23,7 @@ __all__ = ["check_size", "check_p", "check_link_params", "check_count", "require
            "check_real", "check_nonneg", "check_positive", "check_fraction", "check_int",
            "check_link", "check_choice", "check_sequence", "check_flag", "check_node", "check_dims",
            "check_order", "check_servers", "finite_time", "BUTTERFLY_ORDERS", "as_value_error",
-           "check_rational"]
+           "check_rational", "check_sizes"]
 
 MAX_INT = 2**53
 """Largest count any check accepts: the last integer a float still holds exactly."""
@@ -216,6 +216,18 @@ def check_sequence(xs: object, name: str, what: str = "a sequence", *, nonempty:
     if nonempty and len(xs) == 0:
         raise ValueError(f"{name} must be a non-empty {what.removeprefix('a ')}, got an empty one")
     return list(xs)
+
+
+def check_sizes(sizes: object, name: str = "sizes") -> np.ndarray:
+    """Return ``sizes`` (a number or a non-empty 1-D sequence of numbers of bytes, each
+    finite and >= 0) as a float array; strings, None and 2-D arrays are refused."""
+    raw = np.asarray(sizes, dtype=object) if not isinstance(sizes, np.ndarray) else sizes
+    if raw.ndim > 1:
+        raise TypeError(f"{name} must be a number or a 1-D sequence of byte counts, got shape {raw.shape}")
+    values = [check_size(x, f"{name}[{i}]") for i, x in enumerate(np.atleast_1d(raw).tolist())]
+    if not values:
+        raise ValueError(f"{name} must hold at least one size, got an empty sequence")
+    return np.array(values, dtype=float)
 
 
 def check_flag(x: object, name: str) -> bool:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_p, check_size
+from ..checks import check_p, check_real, check_size, check_sizes
 from ..collectives import names, predict
 from .records import Run
 
@@ -77,18 +77,21 @@ class Fit:
                 f"rms_rel={self.rms_rel:.3g}, max_rel={self.max_rel:.3g}, r2_log={self.r2_log:.6f})")
 
 
+def _row(xs, name: str) -> list:
+    """A 1-D sequence as a list (not a string, not 2-D)."""
+    a = np.asarray(xs, dtype=object) if not isinstance(xs, np.ndarray) else xs
+    if a.ndim != 1 or isinstance(xs, (str, bytes)):
+        raise TypeError(f"{name} must be a 1-D sequence of numbers, got {type(xs).__name__}")
+    return a.tolist()
+
+
 def _arrays(sizes, times) -> tuple[np.ndarray, np.ndarray]:
-    try:
-        n = np.asarray(sizes, dtype=float).ravel()
-        t = np.asarray(times, dtype=float).ravel()
-    except (TypeError, ValueError):
-        raise TypeError("sizes and times must be sequences of numbers") from None
+    n = check_sizes(sizes)
+    t = np.array([check_real(x, f"times[{i}]", "a time in seconds") for i, x in enumerate(_row(times, "times"))])
     if n.size != t.size:
         raise ValueError(f"sizes has {n.size} values but times has {t.size}")
     if n.size < 2:
         raise ValueError(f"need at least 2 points to fit 2 parameters, got {n.size}")
-    for x in n:
-        check_size(x, "sizes")
     if not np.all(np.isfinite(t)) or np.any(t <= 0):
         raise ValueError("times must be finite and > 0 seconds")
     if np.unique(n).size < 2:
@@ -104,8 +107,7 @@ def model_coefficients(collective: str, algorithm: str, p: int, sizes) -> tuple[
     """
     p = check_p(p)
     a, b = [], []
-    for n in np.asarray(sizes, dtype=float).ravel():
-        n = check_size(float(n), "sizes")
+    for n in check_sizes(sizes):
         bn = predict(collective, algorithm, p, n, 0.0, 1.0)
         an = predict(collective, algorithm, p, n, 1.0, 1.0) - bn
         for alpha, beta in ((2.0, 0.5), (3.0, 4.0)):

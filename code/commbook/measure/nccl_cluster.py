@@ -51,7 +51,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..bandwidth import BUSBW_FACTORS
-from ..checks import check_size
+from ..checks import as_value_error, check_nonneg, check_size, check_sizes
 from ..collectives.registry import predict as closed_form, t_allreduce_hierarchical
 from ..hardware import IB_NDR, NVLINK4, NVLINK5, Link
 from . import nccl_net as N
@@ -231,12 +231,8 @@ def predict(c: Cluster, collective: str, sizes, overhead: float = 0.0, runtime: 
     """Per size NCCL's pick, its channels, time (+ ``overhead`` s) and busbw; ``runtime=False``:
     NCCL's own model time.  Ring and tree run at the fraction of channels the kernel gets."""
     coll = _coll(collective)
-    if isinstance(overhead, bool) or not isinstance(overhead, (int, float)) or not 0 <= overhead < math.inf:
-        raise ValueError(f"overhead must be a finite number of seconds >= 0, got {overhead!r}")
-    try:
-        n = np.atleast_1d(np.asarray(sizes, dtype=float))
-    except (TypeError, ValueError):
-        raise TypeError("sizes must be a number or a sequence of numbers of bytes") from None
+    overhead = as_value_error(check_nonneg, overhead, "overhead", "a finite number of seconds")
+    n = check_sizes(sizes)
     times, algos, protos, chans = [], [], [], []
     for x in n:
         x = check_size(x, "sizes")

@@ -56,7 +56,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..bandwidth import BUSBW_FACTORS
-from ..checks import check_size
+from ..checks import as_value_error, check_nonneg, check_size, check_sizes
 from . import nccl_tuning as T
 from .fit import Fit, fit_run
 from .records import Run
@@ -296,12 +296,8 @@ def predict(node: Node, collective: str, sizes, overhead: float = 0.0, runtime: 
     (``runtime=True``, see the module docstring) or NCCL's own model time (``runtime=False``);
     plus ``overhead`` seconds (≥ 0) per call."""
     c = _coll(collective)
-    if isinstance(overhead, bool) or not isinstance(overhead, (int, float)) or not 0 <= overhead < math.inf:
-        raise ValueError(f"overhead must be a finite number of seconds >= 0, got {overhead!r}")
-    try:
-        n = np.atleast_1d(np.asarray(sizes, dtype=float))
-    except (TypeError, ValueError):
-        raise TypeError("sizes must be a number or a sequence of numbers of bytes") from None
+    overhead = as_value_error(check_nonneg, overhead, "overhead", "a finite number of seconds")
+    n = check_sizes(sizes)
     g, times, algos, protos, chans = graphs(node), [], [], [], []
     for x in n:
         x = check_size(x, "sizes")

@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..checks import check_int, check_positive, check_real, show
 from . import nccl_tuning as T
 
 __all__ = ["GPU_SPECS", "NETWORKS", "NIC_SPEEDS", "Cluster", "SPEED_ARRAY_INTER", "PER_CH_MAX_NVLSTREE_BW", "NET_OVERHEAD", "NCCL_MAX_DIRECT_ARITY",
@@ -76,12 +77,15 @@ PCIE_LANE_RATE = {3: 60, 4: 120, 5: 240, 6: 480}
 
 def nic_bw(gbps: float) -> float:
     """GB/s of a NIC whose reported speed is ``gbps`` Gb/s: Mb/s ÷ 8000 (topo.cc:382-384)."""
-    return gbps * 1000 / 8000
+    return check_positive(gbps, "gbps", "a NIC speed in Gb/s") * 1000 / 8000
 
 
 def pcie_bw(gen: int, width: int = 16) -> float:
     """GB/s NCCL gives a PCIe link of generation ``gen`` and ``width`` lanes (topo.cc:435-436, 502-503)."""
-    return width * PCIE_LANE_RATE[gen] / 80
+    gen = check_int(gen, "gen", "a PCIe generation")
+    if gen not in PCIE_LANE_RATE:
+        raise ValueError(f"gen must be a PCIe generation, one of {', '.join(map(str, PCIE_LANE_RATE))}; got {gen}")
+    return _int(width, "width", 1, 32) * PCIE_LANE_RATE[gen] / 80
 
 
 @dataclass(frozen=True)
@@ -249,11 +253,10 @@ _CPUS = tuple(NET_OVERHEAD)
 
 
 def _int(x, name: str, lo: int, hi: int) -> int:
-    if isinstance(x, bool) or not hasattr(x, "__index__"):
-        raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
-    if not lo <= int(x) <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {x}")
-    return int(x)
+    k = check_int(x, name)
+    if not lo <= k <= hi:
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {show(k)}")
+    return k
 
 
 @dataclass(frozen=True)
@@ -276,11 +279,11 @@ class Cluster:
     def __post_init__(self) -> None:
         if self.gpu not in GPU_SPECS:
             raise ValueError(f"gpu: unknown GPU {self.gpu!r}; known: {', '.join(GPU_SPECS)}")
-        _int(self.nodes, "nodes", 1, 100_000)
-        _int(self.gpus_per_node, "gpus_per_node", 1, 72)
-        _int(self.nics, "nics", 0 if self.nodes == 1 else 1, 72)
-        if isinstance(self.nic_gbps, bool) or not isinstance(self.nic_gbps, (int, float)):
-            raise TypeError(f"nic_gbps must be a number of Gb/s, got {type(self.nic_gbps).__name__}")
+        object.__setattr__(self, "nodes", _int(self.nodes, "nodes", 1, 100_000))
+        object.__setattr__(self, "gpus_per_node", _int(self.gpus_per_node, "gpus_per_node", 1, 72))
+        object.__setattr__(self, "nics", _int(self.nics, "nics", 0 if self.nodes == 1 else 1, 72))
+        if type(self.nic_gbps) not in (int, float):
+            object.__setattr__(self, "nic_gbps", check_real(self.nic_gbps, "nic_gbps", "a number of Gb/s"))
         if not 1 <= self.nic_gbps <= 10_000:
             raise ValueError(f"nic_gbps must be in [1, 10000] Gb/s, got {self.nic_gbps}")
         if self.network not in NETWORKS:
