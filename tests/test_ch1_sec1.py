@@ -371,3 +371,25 @@ def test_pages_have_matching_notes_and_no_internal_ids(page):
     visible = [c for c in re.findall(r"```\{code-cell\} python\n(.*?)```", en, flags=re.S)
                if ":tags:" not in c.splitlines()[0]]
     assert len(visible) == 1 and "commbook" in visible[0]
+
+
+@pytest.fixture(scope="module", params=["en", "zh"])
+def page_glue(request):
+    from conftest import executed_glue
+    return executed_glue(Path(__file__).resolve().parents[1] / "chapters" / request.param / "ch1" / "01-parallelism.md")
+
+
+def test_page_glues_figure_2_with_the_ring_nccl_runs(page_glue):
+    """Both pages, executed: the Figure 2 numbers recomputed from the written-out rings."""
+    g, layer, ib = page_glue, 140 * GB / 80, IB_NDR_CHAPTER
+
+    def share(gpus, t_layer):
+        t_c = 6 * 70e9 * (1024 * 4096 / gpus) / (H100.bf16_flops * 0.40)
+        exposed = max(0.0, 80 * t_layer - 2 / 3 * t_c) * 79 / 80
+        return exposed / (t_c + exposed + t_layer)
+    single = lambda q: 2 * (q - 1) * (ib.alpha + layer / (q * ib.beta))
+    for key, gpus, ring in (("f2_4096_comm", 4096, _nccl_ring), ("f2_8192_comm", 8192, _nccl_ring),
+                            ("f2_single_4096", 4096, lambda q, n: single(q))):
+        assert g[key] == f"{100 * share(gpus, ring(gpus, layer)):.1f} %"
+    assert g["f2_single_4096"] == "83.9 %"
+    assert g["f2_4096_alpha"] == "1.31 s" and round(80 * 2 * 4095 * ib.alpha, 2) == 1.31

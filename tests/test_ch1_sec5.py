@@ -454,3 +454,28 @@ def test_tables_render_in_both_languages():
         for lang in ("en", "zh"):
             html = table.to_html(lang)
             assert "<table" in html and "—" not in html
+
+
+# ============================================================================ the pages
+@pytest.fixture(scope="module", params=["en", "zh"])
+def page_glue(request):
+    from pathlib import Path
+
+    from conftest import executed_glue
+    root = Path(__file__).resolve().parents[1]
+    return executed_glue(root / "chapters" / request.param / "ch1" / "05-hierarchical.md")
+
+
+def test_page_glues_the_ring_nccl_runs(page_glue):
+    """Both pages, executed: napkin math 1.6 and the three tiers against NCCL's ring, and
+    where the hierarchy overtakes, each value recomputed here from a written-out form."""
+    g, ib, M = page_glue, BOX_LINKS["nm1.6"], 1e9
+    hier = 2 * 7 * (NV.alpha + M / (8 * NV.beta)) + 2 * 7 * (ib.alpha + M / (64 * ib.beta))
+    assert g["nm_ring_bw"] == f"{2 * 63 / 64 * M / 8 / ib.beta / ms:.2f} ms" == "4.92 ms"
+    assert g["nm_c_ring"] == f"{_ring_pxn(64, 8, M, NV, ib) / ms:.2f} ms" == "5.30 ms"
+    assert g["nm_c_slower"] == f"{hier / _ring_pxn(64, 8, M, NV, ib):.3g}×"
+    assert g["nm_x"] == "4.82×" and g["nm_c_flat"] == f"{2 * 63 * (ib.alpha + M / (64 * ib.beta)) / ms:.2f} ms"
+    assert g["tt_ring"] == f"{_ring_pxn(128, 8, M, NV, IB) / ms:.2f} ms" == "5.47 ms"
+    N = next(N for N in range(2, 4096) if _hier(N, 8, M, NV, ib) < _ring_pxn(8 * N, 8, M, NV, ib))
+    assert g["wh_N1"] == str(N) and g["wh_p1"] == f"{8 * N:,}"
+    assert g["wh_a_ring"] == f"{2 * (8 * N - 1) * ib.alpha / ms:.2f} ms"
