@@ -351,3 +351,23 @@ def test_mpich_pairing_orders():
     rs = halving_reduce_scatter(np.arange(pof2)[None, :], 0, 8e6, True, order="far_first")
     assert [sorted({(min(s, d), max(s, d)) for s, d in zip(r.src, r.dst)}) for r in rs] == \
         [pairs(m) for m in masks[::-1]]
+
+
+def test_race_on_clusters_of_real_shape():
+    """§1.4.7's table: on 32 nodes × 8 GPUs the ring with a channel per NIC (PXN) takes
+    2(p-1)(α_IB + max(n/(pβ_NV), n/(Gpβ_IB))); the near-first butterfly takes its three NVLink
+    rounds of n/2, n/4, n/8 and five rail rounds of n/16 … n/256, twice; at 1 GB the ring wins,
+    at 64 KB the butterfly."""
+    from commbook.book.ch1.allreduce_race import race_table
+    from commbook.hardware import IB_HDR, NVLINK4
+
+    t = race_table()
+    p, G, n = 256, 8, 1e9
+    ring = 2 * (p - 1) * (IB_HDR.alpha + max(n / (p * NVLINK4.beta), n / (G * p * IB_HDR.beta)))
+    fly = 2 * (sum(NVLINK4.alpha + n / 2 ** j / NVLINK4.beta for j in (1, 2, 3))
+               + sum(IB_HDR.alpha + n / 2 ** j / IB_HDR.beta for j in range(4, 9)))
+    big = t.find(cluster="pow2", n=n)
+    assert big["ring"] == pytest.approx(ring, rel=1e-9)
+    assert big["rabenseifner_near_first"] == pytest.approx(fly, rel=1e-9)
+    assert big["fastest"] == "ring" and t.find(cluster="pow2", n=64e3)["fastest"] == "rabenseifner_near_first"
+    assert t.find(cluster="npow2", n=n)["fastest"] == t.find(cluster="racks", n=n)["fastest"] == "ring"
