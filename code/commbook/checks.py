@@ -12,6 +12,7 @@ are refused where a finite value is needed.
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from fractions import Fraction
@@ -23,7 +24,7 @@ __all__ = ["check_size", "check_p", "check_link_params", "check_count", "require
            "check_real", "check_nonneg", "check_positive", "check_fraction", "check_int",
            "check_link", "check_choice", "check_sequence", "check_flag", "check_node", "check_dims",
            "check_order", "check_servers", "finite_time", "BUTTERFLY_ORDERS", "as_value_error",
-           "check_rational", "check_sizes"]
+           "check_rational", "check_sizes", "first_arg"]
 
 MAX_INT = 2**53
 """Largest count any check accepts: the last integer a float still holds exactly."""
@@ -285,6 +286,18 @@ def as_value_error(check, *args, **kwargs):
         return check(*args, **kwargs)
     except TypeError as exc:
         raise ValueError(str(exc)) from None
+
+
+def first_arg(cls: type, name: str):
+    """Decorator: the function's first argument must be an instance of ``cls`` (a
+    ``TypeError`` naming ``name`` otherwise, not an AttributeError deep inside)."""
+    def wrap(f):
+        @functools.wraps(f)
+        def checked(x, *args, **kwargs):
+            check_node(x, name, cls)
+            return f(x, *args, **kwargs)
+        return checked
+    return wrap
 
 
 def require_pow2(p: int, what: str) -> None:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import cost, double_tree
-from ..checks import check_choice, check_count, check_real
+from ..checks import check_choice, check_count, check_node, check_real
+from ..topology import ThreeTier, TwoLevel
 from . import alltoall, butterfly, composite, direct, ring, trees
 from . import full_buffer
 from . import tiers
@@ -270,4 +271,5 @@ def t_allreduce_hierarchical(nodes: int, gpus_per_node: int, n: float, intra, in
 def t_allreduce_tiers(topology, n: float, inter_algorithm: str = "ring") -> float:
     """Closed-form multi-level all-reduce on a TwoLevel or ThreeTier ``topology`` (see
     :func:`commbook.collectives.tiers.allreduce_tiers_time`), the outermost tier by name."""
+    check_node(topology, "topology", (TwoLevel, ThreeTier))
     return tiers.allreduce_tiers_time(topology, n, nestable(inter_algorithm).closed_form)

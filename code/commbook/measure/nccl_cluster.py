@@ -51,7 +51,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..bandwidth import BUSBW_FACTORS
-from ..checks import as_value_error, check_nonneg, check_size, check_sizes
+from ..checks import as_value_error, check_node, check_nonneg, check_size, check_sizes, first_arg
 from ..collectives.registry import predict as closed_form, t_allreduce_hierarchical
 from ..hardware import IB_NDR, NVLINK4, NVLINK5, Link
 from . import nccl_net as N
@@ -257,6 +257,7 @@ def compare(run: Run, c: Cluster, placement: str | None = None, overhead: float 
     at the smallest size when it is below 1 MiB) and against an α–β ring fit."""
     if not isinstance(run, Run):
         raise TypeError(f"run must be a commbook.measure.records.Run, got {type(run).__name__}")
+    check_node(c, "c", Cluster)
     if run.collective is None:
         raise ValueError("the run does not say which collective it measured")
     coll = _coll(run.collective)
@@ -393,3 +394,7 @@ def predict_cluster(gpu: str, nodes: int, gpus_per_node: int, nics: int, nic_gbp
         fit_t, alpha, beta = np.full(len(n), math.nan), math.nan, math.nan
     return ClusterPrediction(c, coll, n, pred.algo, pred.proto, pred.channels, pred.time, pred.busbw / 1e9,
                              ring, hier, np.asarray(fit_t), alpha, beta)
+
+
+for _f in ("graphs", "comm_channels", "unavailable", "table", "algo_time", "choose", "runtime_channels", "predict"):
+    globals()[_f] = first_arg(Cluster, "c")(globals()[_f])     # c=None: TypeError naming c

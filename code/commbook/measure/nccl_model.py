@@ -56,7 +56,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..bandwidth import BUSBW_FACTORS
-from ..checks import as_value_error, check_nonneg, check_size, check_sizes
+from ..checks import as_value_error, check_node, check_nonneg, check_size, check_sizes, first_arg
 from . import nccl_tuning as T
 from .fit import Fit, fit_run
 from .records import Run
@@ -368,6 +368,7 @@ def compare(run: Run, node: Node, placement: str | None = None, overhead: float 
     size minus the predicted one there (≥ 0), else 0; or a number of seconds."""
     if not isinstance(run, Run):
         raise TypeError(f"run must be a commbook.measure.records.Run, got {type(run).__name__}")
+    check_node(node, "node", Node)
     if run.collective is None:
         raise ValueError("the run does not say which collective it measured")
     c = _coll(run.collective)
@@ -389,3 +390,7 @@ def compare(run: Run, node: Node, placement: str | None = None, overhead: float 
     own = predict(node, c, n, 0.0, runtime=False).time
     return Comparison(c, n, measured, pred, t / pred.time - 1.0, f, t / f.predicted - 1.0, t / own - 1.0,
                       float(overhead), at, tuple(notes))
+
+
+for _f in ("graphs", "unavailable", "table", "algo_time", "choose", "runtime_channels", "predict"):
+    globals()[_f] = first_arg(Node, "node")(globals()[_f])   # node=None: TypeError naming node
