@@ -293,9 +293,9 @@ def first_arg(cls: type, name: str):
     ``TypeError`` naming ``name`` otherwise, not an AttributeError deep inside)."""
     def wrap(f):
         @functools.wraps(f)
-        def checked(x, *args, **kwargs):
-            check_node(x, name, cls)
-            return f(x, *args, **kwargs)
+        def checked(*args, **kwargs):
+            check_node(args[0] if args else kwargs.get(name), name, cls)
+            return f(*args, **kwargs)
         return checked
     return wrap
 

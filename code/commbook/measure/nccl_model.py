@@ -56,7 +56,8 @@ from functools import lru_cache
 import numpy as np
 
 from ..bandwidth import BUSBW_FACTORS
-from ..checks import as_value_error, check_node, check_nonneg, check_size, check_sizes, first_arg
+from ..checks import (as_value_error, check_int, check_node, check_nonneg, check_size, check_sizes, first_arg,
+                      show)
 from . import nccl_tuning as T
 from .fit import Fit, fit_run
 from .records import Run
@@ -76,11 +77,10 @@ for (H200: Hopper, NVLink 4 × 18 like H100).  Blackwell (SM100) and many nodes:
 
 
 def _int(x, name: str, lo: int, hi: int) -> int:
-    if isinstance(x, bool) or not hasattr(x, "__index__"):
-        raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
-    if not lo <= int(x) <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {x}")
-    return x
+    k = check_int(x, name)
+    if not lo <= k <= hi:
+        raise ValueError(f"{name} must be in [{lo}, {hi}], got {show(k)}")
+    return k
 
 
 @dataclass(frozen=True)
@@ -101,11 +101,10 @@ class Node:
         if self.gpu not in GPUS:
             raise ValueError(f"unknown GPU {self.gpu!r}; known: {', '.join(GPUS)}")
         spec = GPUS[self.gpu]
-        if _int(self.nvlink_gen, "nvlink_gen", 1, 9) != spec["nvlink_gen"]:
+        for f, lo, hi in (("nvlink_gen", 1, 9), ("nvlinks", 1, spec["max_nvlinks"]), ("nics", 0, 64), ("ngpus", 2, 72)):
+            object.__setattr__(self, f, _int(getattr(self, f), f, lo, hi))
+        if self.nvlink_gen != spec["nvlink_gen"]:
             raise ValueError(f"{self.gpu} has NVLink {spec['nvlink_gen']}, got nvlink_gen={self.nvlink_gen}")
-        _int(self.nvlinks, "nvlinks", 1, spec["max_nvlinks"])
-        _int(self.nics, "nics", 0, 64)
-        _int(self.ngpus, "ngpus", 2, 72)
         if not isinstance(self.nvswitch, bool) or not isinstance(self.nvls, bool):
             raise TypeError("nvswitch and nvls must be True or False")
         if self.nvls and (spec["cc"] < 90 or not self.nvswitch):
