@@ -11,7 +11,8 @@ like its own language:
   titles, the prompts of folded code cells) in Chinese;
 * figure, table and equation numbers restart on every page, so a page and its twin
   carry the same numbers (Sphinx numbers them across the whole book when sections
-  are not numbered);
+  are not numbered); on the pages of chapter 1 they are chapter-wide, as in a printed
+  book: the k-th figure of §1.4 is Figure 1.4.k (图 1.4.k) in both languages;
 * a "中文 / English" switch in the header of every page that has a twin, pointing at
   the matching section of the twin (``data-anchors`` maps section ids; the script
   ``_static/commbook-lang.js``, which Jupyter Book includes like every file in
@@ -106,20 +107,33 @@ def _builder_inited(app: Sphinx) -> None:
 # ------------------------------------------------------- per-page figure numbers
 
 
+def chapter_prefix(docname: str) -> tuple[int, ...]:
+    """The number prefix of a page's figures and tables: (1, section) on the pages of
+    chapter 1 (``chapters/<lang>/ch1/04-…`` is §1.4), none elsewhere."""
+    parts = docname.split("/")
+    if len(parts) == 4 and parts[0] == "chapters" and parts[2] == "ch1":
+        section = parts[3].split("-", 1)[0]
+        if section.isdigit():
+            return (1, int(section))
+    return ()
+
+
 def _renumber_per_page(app: Sphinx, env: BuildEnvironment) -> list[str]:
     """Restart figure/table/equation counters on every page.
 
     Runs after Sphinx's TocTreeCollector has numbered everything in toctree order with
     one counter per (figure type, section number) across the book.  Keeping the order
-    and any section-number prefix, the last component is recounted within each page.
+    and any section-number prefix, the last component is recounted within each page and
+    prefixed with :func:`chapter_prefix`.
     """
-    for fignumbers in env.toc_fignumbers.values():
+    for docname, fignumbers in env.toc_fignumbers.items():
+        chapter = chapter_prefix(docname)
         for numbers in fignumbers.values():
             counters: dict[tuple[int, ...], int] = {}
             for node_id, number in sorted(numbers.items(), key=lambda item: item[1]):
                 prefix = tuple(number[:-1])
                 counters[prefix] = counters.get(prefix, 0) + 1
-                numbers[node_id] = (*prefix, counters[prefix])
+                numbers[node_id] = (*chapter, *prefix, counters[prefix])
     return []
 
 

@@ -392,7 +392,7 @@ def test_twins_carry_the_same_numbers(site: Path) -> None:
         zh, en = numbers(read(site, docname)), numbers(read(site, twin(docname)))
         assert zh == en, f"{docname}: zh {zh} vs en {en}"
     figs, eqs = numbers(read(site, "chapters/en/ch1/02-models"))
-    assert figs == ["1"] and eqs == ["1"]  # restarts on every page
+    assert figs == ["1.2.1"] and eqs == ["1.2.1"]  # chapter 1: Figure 1.2.1, equation (1.2.1)
     figs, eqs = numbers(read(site, "chapters/en/p5/02-links"))
     assert figs == ["1", "2"] and eqs == ["1", "2"]
 
