@@ -393,3 +393,27 @@ def test_page_glues_figure_2_with_the_ring_nccl_runs(page_glue):
         assert g[key] == f"{100 * share(gpus, ring(gpus, layer)):.1f} %"
     assert g["f2_single_4096"] == "83.9 %"
     assert g["f2_4096_alpha"] == "1.31 s" and round(80 * 2 * 4095 * ib.alpha, 2) == 1.31
+
+
+def test_energy_ranges_compare_like_with_like():
+    """Figure 1's NVLink range is NVLink-C2C die to die and its InfiniBand range the optics
+    alone, while the figure's values include NIC, SerDes and switch: the pages say so and no
+    longer call the two values too high (no 'times the top of those ranges' verdict)."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    for lang, verdict, c2c in (("en", "far above those ranges", "NVLink-C2C"), ("zh", "远高于这些范围", "NVLink-C2C")):
+        text = (root / f"chapters/{lang}/ch1/01-parallelism.md").read_text()
+        assert verdict not in text and "e_NVLink_over" not in text and "e_IB_over" not in text
+        assert text.count(c2c) >= 2 and "SerDes" in text
+
+
+def test_figure_2_mfu_is_inside_the_cited_range():
+    """40 % MFU lies inside the 38-43 % BF16 MFU of Llama 3 (Dubey et al. 2024, Table 4),
+    which both pages cite beside it."""
+    from pathlib import Path
+    lo, hi = s1.LLAMA3_MFU["range"]
+    assert lo <= s1.StepModel().mfu <= hi
+    root = Path(__file__).resolve().parents[1]
+    for lang in ("en", "zh"):
+        text = (root / f"chapters/{lang}/ch1/01-parallelism.md").read_text()
+        assert "f2_mfu_lo" in text and ("Table 4" in text or "表 4" in text)

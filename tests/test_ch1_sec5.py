@@ -310,7 +310,7 @@ def test_fig9_speedup_curves_closed_form_simulator_and_measurement():
     lines = _by_gid(fig, "lines")
     assert lines["measured"].get_ydata()[0] == pytest.approx(1 + sharp_gain())
     np.testing.assert_allclose(lines["sim:ring"].get_ydata(), sim["ring"])
-    assert "claim" in _by_gid(fig, "patches")
+    assert "claim" not in _by_gid(fig, "patches")    # no band for the original's range (its note)
 
 
 @pytest.mark.parametrize("p", [2, 4, 8, 16, 64, 1024])
@@ -479,3 +479,14 @@ def test_page_glues_the_ring_nccl_runs(page_glue):
     N = next(N for N in range(2, 4096) if _hier(N, 8, M, NV, ib) < _ring_pxn(8 * N, 8, M, NV, ib))
     assert g["wh_N1"] == str(N) and g["wh_p1"] == f"{8 * N:,}"
     assert g["wh_a_ring"] == f"{2 * (8 * N - 1) * ib.alpha / ms:.2f} ms"
+
+
+def test_sharp_on_ethernet_names_infiniband_sharp():
+    """The sentence on Ethernet says InfiniBand SHARP (NVLink SHARP lives in the NVSwitch)."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    en = (root / "chapters/en/ch1/05-hierarchical.md").read_text()
+    zh = (root / "chapters/zh/ch1/05-hierarchical.md").read_text()
+    assert "SHARP is an InfiniBand feature" not in en and "InfiniBand SHARP lives in InfiniBand switches" in en
+    assert "SHARP 只存在于 InfiniBand 上" not in zh and "InfiniBand SHARP 只在 InfiniBand 交换机里" in zh
+    assert "原说法" not in (root / "code/commbook/book/ch1/hierarchy_figures.py").read_text()

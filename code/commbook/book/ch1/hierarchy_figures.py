@@ -31,7 +31,7 @@ from ...units import GB, KB, MB, fmt_bytes, fmt_time
 from ..p5.allreduce import sharp_gain
 from ..p5.figures import _blank, _curve, _draw_nodes, _grid_pos, _torus_links, _wrap_bulge
 from ..plots import PALETTE, book_style, log_axis
-from .hierarchy_numbers import CHAPTER_STATED, sharp_curves, sharp_sim
+from .hierarchy_numbers import sharp_curves, sharp_sim
 from .hierarchy_routing import TORUS, TORUS_VARIANTS, torus_runs
 
 __all__ = ["FIG8", "fig8_data", "fig_hierarchical", "FIG9", "fig9_runs", "fig_in_network", "fig_torus"]
@@ -47,7 +47,7 @@ _LAB = {
         "f9_a": "(a) Software: every gradient to GPU 0 and back\n{t}",
         "f9_b": "(b) In-switch reduction\n{t}", "reducer": "adds", "switch": "adds", "fwd": "forwards",
         "f9_c": "(c) In-switch reduction vs software, p = {p}", "size": "buffer per GPU",
-        "x": "time of software ÷ in-switch", "claim": "{lo:g}–{hi:g}× (the claim)", "measured": "measured (+{g:.0f}%)",
+        "x": "time of software ÷ in-switch", "measured": "measured (+{g:.0f}%)",
         "ring": "ring", "tree": "binomial tree", "naive": "star (all to one GPU)",
         "f10_flat": "(a) One ring of {p} (snake)", "f10_torus": "(b) By dimension (RS, RS, AG, AG)",
         "f10_torus_rings": "(c) Full ring per dimension", "f10_sub": "{s} steps · {b:.4g}·M sent per chip",
@@ -63,7 +63,7 @@ _LAB = {
         "f9_a": "(a) 软件归约：梯度都送到 GPU 0 再发回\n{t}",
         "f9_b": "(b) 交换机内归约\n{t}", "reducer": "求和", "switch": "求和", "fwd": "转发",
         "f9_c": "(c) 交换机内归约与软件算法之比，p = {p}", "size": "每块 GPU 的缓冲区",
-        "x": "软件用时 ÷ 交换机内用时", "claim": "{lo:g}–{hi:g} 倍（原说法）", "measured": "实测（+{g:.0f}%）",
+        "x": "软件用时 ÷ 交换机内用时", "measured": "实测（+{g:.0f}%）",
         "ring": "环形", "tree": "二项树", "naive": "星形（全部发给一块 GPU）",
         "f10_flat": "(a) {p} 块芯片一个环（蛇形）", "f10_torus": "(b) 按维度（RS、RS、AG、AG）",
         "f10_torus_rings": "(c) 每个维度一个完整的环", "f10_sub": "{s} 步 · 每块芯片发出 {b:.4g}·M",
@@ -219,7 +219,7 @@ def fig_in_network(lang: str = "en", runs: dict | None = None, curves: dict | No
                    sim: dict | None = None) -> Figure:
     """Figure 9 (gids: ``"naive:<link>"`` / ``"innet:<link>"`` edge labels "↑an ↓bn" with
     ``<link>`` = ``gpu<d>`` or ``leaf<l>``; ``"ratio:<algo>"`` curves, ``"sim:<algo>"``
-    simulator points, ``"measured"``, ``"claim"``)."""
+    simulator points, ``"measured"``)."""
     runs = fig9_runs() if runs is None else runs
     curves = sharp_curves(FIG9["sizes"]) if curves is None else curves
     sim = sharp_sim(FIG9["sim_sizes"]) if sim is None else sim
@@ -233,8 +233,6 @@ def fig_in_network(lang: str = "en", runs: dict | None = None, curves: dict | No
             _tree_panel(ax, topo, runs[key], FIG9["n"], key, L)
             ax.set_title(L[f"f9_{'a' if key == 'naive' else 'b'}"].format(t=fmt_time(runs[key].time, 3)), fontsize=10)
         cx = axes[2]
-        lo, hi = CHAPTER_STATED["sharp"]
-        cx.axhspan(lo, hi, color=PALETTE[1], alpha=0.18, gid="claim", label=L["claim"].format(lo=lo, hi=hi))
         for i, a in enumerate(("ring", "tree", "naive")):
             col = PALETTE[(0, 2, 4)[i]]
             cx.plot(curves["sizes"], curves["ratio"][a], color=col, gid=f"ratio:{a}", label=L[a])

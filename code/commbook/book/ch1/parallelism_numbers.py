@@ -69,7 +69,7 @@ from .boxes import BOX_LINKS
 __all__ = [
     "PARAMS_70B", "BF16_BYTES", "LAYERS_70B", "DEF_1_1_GPUS", "NM_1_1_GPUS", "INTRO_GPUS",
     "LINK_DEF_1_1", "LINK_NM_1_1", "gradient_bytes", "logical_connections", "definition_1_1",
-    "napkin_1_1", "SYNC_SHARE_RANGE", "EFFICIENCY_60", "at_efficiency", "HALVING_STEPS",
+    "napkin_1_1", "SYNC_SHARE_RANGE", "LLAMA3_MFU", "EFFICIENCY_60", "at_efficiency", "HALVING_STEPS",
     "gpu_hours_saved", "zero_copy_host_bytes", "energy_estimate", "H100_TDP_W",
     "ALGORITHMS", "StepModel", "FIG2_MODEL", "FIG2_SEQUENCES", "FIG2_SEQ_LEN", "step_breakdown", "first_exposed",
     "FIG2_SIZES", "ILLUSTRATIVE_SHARES", "ILLUSTRATIVE_TEXT_COMM_PLUS_STALL", "ILLUSTRATIVE_NVLINK_BIDIR",
@@ -157,7 +157,10 @@ def napkin_1_1(params: float = PARAMS_70B, gpus: int = NM_1_1_GPUS, link: Link =
 
 SYNC_SHARE_RANGE = (0.30, 0.70)
 """The share of each step that gradient synchronization takes at scale, as the chapter
-quotes it (no derivation given)."""
+quotes it (no derivation and no source given)."""
+LLAMA3_MFU = {"range": (0.38, 0.43), "gpus": 16384}
+"""BF16 MFU that Llama 3 reports for its pre-training, on up to 16K H100s (Dubey et al.
+2024, "The Llama 3 Herd of Models", Table 4): the basis of Figure 2's 40 %."""
 EFFICIENCY_60 = 0.60
 """A sub-optimal algorithm reaching 60 % of the theoretical bandwidth."""
 HALVING_STEPS = 100_000
