@@ -349,3 +349,15 @@ def test_pages_glue_the_independent_values(page_glue):
     assert g["tk_h10"] == "90%" and g["tk_h20"] == "95%" and g["tk_map2"] == "2.0×" and g["tk_map4"] == "4.0×"
     assert g["rc_topk"] == "500×" and g["rc_topk_values"] == "1,000×"                 # 1/0.001, values only
     assert g["q_rt_cross"] == fmt_bytes((2 * 127 - 14) * 10e-6 * 10e9 / (14 - 2 * 127 / 128))  # p = 128
+
+
+def test_summary_does_not_pass_off_the_toy_model_as_a_system():
+    """§1.10: the equal-layer model's exposed shares are the model's, not 'what a
+    well-configured system reaches'; the original's unsourced 5-15 % sits in its note."""
+    from pathlib import Path
+    from commbook.book.ch1 import summary as su
+    root = Path(__file__).resolve().parents[1]
+    en = (root / "chapters/en/ch1/10-summary.md").read_text()
+    zh = (root / "chapters/zh/ch1/10-summary.md").read_text()
+    assert "well-configured system reaches" not in en and "配置得当的系统能达到的范围" not in zh
+    assert "rc_stated" in en and "rc_stated" in zh and su.STATED_RESIDUAL == (0.05, 0.15)

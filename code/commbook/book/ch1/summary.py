@@ -15,7 +15,7 @@ from ..tables import Table, bilingual
 from . import fallacies as fa
 from .primitives_moe import flow_counts
 
-__all__ = ["ARCHETYPES", "archetype_figures", "lighthouse_table", "exposed_share", "RECAP", "recap_numbers",
+__all__ = ["ARCHETYPES", "archetype_figures", "lighthouse_table", "exposed_share", "RECAP", "STATED_RESIDUAL", "recap_numbers",
            "takeaway_numbers"]
 
 ARCHETYPES: tuple[dict, ...] = (
@@ -97,6 +97,9 @@ def exposed_share(layers: int) -> float:
     return tl.stall / tl.step_time
 
 
+STATED_RESIDUAL = (0.05, 0.15)
+"""The share of the step that communication still costs in a well-configured system, as the
+chapter's summary states it (no source and no derivation given)."""
 RECAP = {"layers": (6, 20), "topk_fine": 0.001, "dim": 10**6}
 """The recap's examples: equal-layer models of 6 and 20 layers; top-0.1 % on a 10⁶-value gradient."""
 
