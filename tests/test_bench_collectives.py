@@ -230,8 +230,9 @@ def test_rank_that_exits_ends_every_rank():
 def test_rank_that_hangs_times_out_everywhere():
     need_torch()
     timeout = 4   # short, but long enough that a slow start under load is not taken for a hang
+    # --init-timeout 60: the rendezvous keeps room for a slow start; the hang comes after it
     res = launch(2, ["-b", "1K", "-e", "4K", "-w", "1", "-n", "2", "--timeout", str(timeout),
-                     "--fail-rank", "1", "--fail-mode", "hang"])
+                     "--init-timeout", "60", "--fail-rank", "1", "--fail-mode", "hang"])
     assert [rc for rc, _, _ in res] == [1, 1], res
     assert "Timed out" in res[0][1] or "timed out" in res[0][1].lower(), res[0][1][-2000:]
     assert "no progress" in res[1][1], res[1][1][-2000:]

@@ -13,7 +13,10 @@ back; ``--json`` writes a ``commbook.measured/1`` record per collective.  Every 
 result is checked against the expected values (#wrong), and the script exits 1 if any is
 wrong.  Failures end every rank with a message and a non-zero exit within ``--timeout``
 seconds of no progress: a rank that dies or hangs, a world size other than
-``--expect-world-size``, or ranks started with different arguments (exit 2).
+``--expect-world-size``, or ranks started with different arguments (exit 2); before the
+rendezvous as well (``bench_launch.rendezvous``: ``--init-timeout``, default ``--timeout``).
+Arguments that cannot work (more than 10,000 sizes, ``-i`` without ``-f 1``, a bad
+``--json`` placeholder or folder, a timeout past 7 days) are refused on every rank first.
 """
 from __future__ import annotations
 
@@ -25,47 +28,14 @@ import shlex
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from bench_launch import (EXIT_FAILRANK, EXIT_RUNTIME, EXIT_USAGE, MAX_TIMEOUT, Watchdog, die, env_int,
+                          json_problem, rendezvous)
 from bench_report import (DTYPES, OPS, Result, json_path, json_record, layout, parse_ops, parse_size,
                           sweep, table_footer, table_header, table_row)
-
-EXIT_RUNTIME, EXIT_USAGE, EXIT_FAILRANK = 1, 2, 3
-
-
-def _die(rank: int | str, msg: str, code: int) -> NoReturn:
-    """Print ``msg`` on stderr, prefixed with the rank, and leave at once (no destructor
-    of a broken process group may hang the exit)."""
-    sys.stderr.write(f"[bench_collectives rank {rank}] error: {msg}\n")
-    sys.stderr.flush()
-    sys.stdout.flush()
-    os._exit(code)
-
-
-class Watchdog:
-    """A daemon thread that ends the process when no step has finished for ``limit``
-    seconds: the backstop for hangs that no timeout of the backend catches."""
-
-    def __init__(self, limit: float, rank: int | str):
-        self.limit, self.rank = float(limit), rank
-        self.last, self.what = time.monotonic(), "starting"
-        threading.Thread(target=self._watch, daemon=True, name="bench-watchdog").start()
-
-    def beat(self, what: str) -> None:
-        """Record progress: ``what`` is the step that starts now."""
-        self.last, self.what = time.monotonic(), what
-
-    def _watch(self) -> None:
-        while True:
-            time.sleep(min(1.0, self.limit / 10))
-            idle = time.monotonic() - self.last
-            if idle > self.limit:
-                _die(self.rank, f"no progress for {idle:.0f} s while {self.what} (limit --timeout "
-                     "plus grace): a peer rank has probably died or hangs", EXIT_RUNTIME)
-
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, nccl-tests' short options where it has them."""
@@ -88,15 +58,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="auto: nccl when CUDA is available, else gloo")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds a collective may wait "
                     "for its peers before every rank gives up; default 300")
-    ap.add_argument("--init-timeout", type=float, help="seconds for every rank to join "
-                    "init_process_group; default the larger of --timeout and 300")
+    ap.add_argument("--init-timeout", type=float, help="seconds for every rank to join the "
+                    "rendezvous; default --timeout")
     ap.add_argument("--expect-world-size", type=int, help="fail unless the job has this many ranks")
     ap.add_argument("--json", metavar="PATH", help="write a commbook.measured/1 record; with several "
                     "--ops PATH must contain {collective} ({p}, {backend}, {dtype} also work)")
     ap.add_argument("--hide-hostnames", action="store_true", help="print node0, node1 … for host names")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     ap.add_argument("--fail-rank", type=int, help=argparse.SUPPRESS)   # tests: this rank fails
-    ap.add_argument("--fail-mode", default="exit", choices=("exit", "hang"), help=argparse.SUPPRESS)
+    ap.add_argument("--fail-mode", default="exit", choices=("exit", "hang", "hang-before-init"),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     try:
         args.ops = parse_ops(args.ops)
@@ -106,30 +77,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         if args.json and len(args.ops) > 1 and "{collective}" not in args.json:
             raise ValueError(f"--json {args.json!r} with {len(args.ops)} collectives must contain "
                              "{collective}, one file per collective")
+        if args.json:                  # a bad placeholder: refused here, on every rank
+            for op in args.ops:
+                json_path(args.json, op, 1, "gloo", args.dtype)
     except ValueError as e:
         ap.error(str(e))
     for name in ("warmup_iters", "iters", "repeats"):
         if getattr(args, name) < (0 if name == "warmup_iters" else 1):
             ap.error(f"--{name} must be >= {0 if name == 'warmup_iters' else 1}")
-    if not args.timeout > 0:
-        ap.error("--timeout must be > 0 seconds")
-    args.init_timeout = max(args.timeout, 300.0) if args.init_timeout is None else args.init_timeout
-    if not args.init_timeout > 0:
-        ap.error("--init-timeout must be > 0 seconds")
+    if args.expect_world_size is not None and args.expect_world_size < 1:
+        ap.error(f"--expect-world-size must be >= 1, got {args.expect_world_size}")
+    if args.init_timeout is None:
+        args.init_timeout = args.timeout
+    for name in ("timeout", "init_timeout"):
+        value = getattr(args, name)
+        if not 0 < value <= MAX_TIMEOUT:      # also nan, inf and 1e300 (torch overflows)
+            ap.error(f"--{name.replace('_', '-')} must be a number of seconds in (0, {MAX_TIMEOUT:.0f}] "
+                     f"(7 days), got {value!r}")
     return args
-
-
-def _env_int(name: str, default: int | None = None) -> int:
-    raw = os.environ.get(name)
-    if raw is None:
-        if default is None:
-            _die("?", f"environment variable {name} is not set: start the script with torchrun "
-                 "(python -m torch.distributed.run)", EXIT_USAGE)
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        _die("?", f"environment variable {name}={raw!r} is not an integer", EXIT_USAGE)
 
 
 def _cpu_name() -> str:
@@ -170,42 +135,56 @@ def _git_commit() -> str | None:
 def main(argv: list[str] | None = None) -> int:
     """Run the sweep; return the exit code (0: all correct, 1: a wrong result)."""
     args = parse_args(argv)
-    rank, world = _env_int("RANK"), _env_int("WORLD_SIZE")
-    local_rank = _env_int("LOCAL_RANK", 0)
+    rank, world = env_int("RANK"), env_int("WORLD_SIZE")
+    local_rank = env_int("LOCAL_RANK", 0)
+    if world < 1:
+        die(rank, f"WORLD_SIZE {world} must be >= 1", EXIT_USAGE)
+    if not 0 <= rank < world or local_rank < 0:
+        die(rank, f"RANK {rank} (LOCAL_RANK {local_rank}) is not a rank of WORLD_SIZE {world} "
+             f"(0 .. {world - 1}): the launcher gave this process an impossible rank", EXIT_USAGE)
     if args.expect_world_size is not None and world != args.expect_world_size:
-        _die(rank, f"world size is {world}, --expect-world-size says {args.expect_world_size}", EXIT_USAGE)
+        die(rank, f"world size is {world}, --expect-world-size says {args.expect_world_size}", EXIT_USAGE)
     if "broadcast" in args.ops and not 0 <= args.root < world:
-        _die(rank, f"--root {args.root} is not a rank of a world of {world}", EXIT_USAGE)
+        die(rank, f"--root {args.root} is not a rank of a world of {world}", EXIT_USAGE)
     grace = lambda t: t + max(5.0, 0.25 * t)   # noqa: E731 - the backend's own timeout speaks first
-    dog = Watchdog(grace(args.init_timeout), rank)
+    dog = Watchdog(grace(max(args.init_timeout, 60.0)), rank)   # a cold import of torch can be slow
     dog.beat("importing torch")
     try:
         import torch
         import torch.distributed as dist
         from bench_ops import Bench, time_loop
     except ImportError as e:
-        _die(rank, f"cannot import torch ({e}): pip install -e '.[measure]' (torch==2.13.0)", EXIT_USAGE)
+        die(rank, f"cannot import torch ({e}): pip install -e '.[measure]' (torch==2.13.0)", EXIT_USAGE)
     cuda_ok = torch.cuda.is_available() and dist.is_nccl_available()
     backend = args.backend if args.backend != "auto" else ("nccl" if cuda_ok else "gloo")
     if backend == "nccl" and not cuda_ok:
-        _die(rank, "--backend nccl needs CUDA GPUs and a torch built with NCCL", EXIT_USAGE)
+        die(rank, "--backend nccl needs CUDA GPUs and a torch built with NCCL", EXIT_USAGE)
     cuda = backend == "nccl"
     if cuda and local_rank >= torch.cuda.device_count():
-        _die(rank, f"LOCAL_RANK {local_rank} but this node shows {torch.cuda.device_count()} GPU(s): start "
+        die(rank, f"LOCAL_RANK {local_rank} but this node shows {torch.cuda.device_count()} GPU(s): start "
              "at most one process per GPU (--nproc-per-node), or use --backend gloo", EXIT_USAGE)
+    problem = json_problem(args, world, backend) if rank == 0 and args.json else None
     if cuda:
         os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")   # tear down on a timeout
         torch.cuda.set_device(local_rank)
         device = torch.device("cuda", local_rank)
     else:
         device = torch.device("cpu")
-    dog.beat("init_process_group (rendezvous with every rank)")
+    dog.limit = grace(args.init_timeout)
+    if args.fail_rank == rank and args.fail_mode == "hang-before-init":
+        dog.beat("simulating a rank that hangs before joining (--fail-mode hang-before-init)")
+        while True:
+            time.sleep(1)
+    dog.beat("the rendezvous (waiting for every rank to join)")
+    store = rendezvous(dist, rank, world, args.init_timeout, problem)
+    dog.beat("init_process_group")
     try:
-        dist.init_process_group(backend, timeout=datetime.timedelta(seconds=args.init_timeout))
+        dist.init_process_group(backend, store=dist.PrefixStore("default_pg", store), rank=rank,
+                                world_size=world, timeout=datetime.timedelta(seconds=args.init_timeout))
         # every measured call goes through a group whose timeout is --timeout
         group = dist.new_group(backend=backend, timeout=datetime.timedelta(seconds=args.timeout))
     except Exception as e:  # noqa: BLE001 - any failure to form the group ends the run cleanly
-        _die(rank, f"init_process_group({backend}) failed: {type(e).__name__}: {e}", EXIT_RUNTIME)
+        die(rank, f"init_process_group({backend}) failed: {type(e).__name__}: {e}", EXIT_RUNTIME)
     dog.limit = grace(args.timeout)
     barrier = ((lambda: dist.barrier(group=group, device_ids=[local_rank])) if cuda
                else (lambda: dist.barrier(group=group)))
@@ -275,10 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         dog.beat("finishing")
         barrier()
     except Exception as e:  # noqa: BLE001 - a broken peer surfaces as any exception of the backend
-        _die(rank, f"{step} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''} "
+        die(rank, f"{step} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''} "
              "(did a peer rank die, hang or get other arguments?)", EXIT_RUNTIME)
     if wrong_total:
-        _die(rank, f"{wrong_total} wrong elements in the results (see #wrong)", EXIT_RUNTIME)
+        die(rank, f"{wrong_total} wrong elements in the results (see #wrong)", EXIT_RUNTIME)
     sys.stdout.flush()
     os._exit(0)   # skip destroy_process_group: on a broken job it can hang, and the job ends here
 
@@ -293,7 +272,7 @@ def _check_same_config(args: argparse.Namespace, rank: int, world: int, dist, gr
     diff = sorted({f"{k} (rank 0: {every[0][k]!r:.60}, rank {r}: {cfg[k]!r:.60})"
                    for r, cfg in enumerate(every) for k in mine if cfg[k] != every[0][k]})
     if diff:
-        _die(rank, "the ranks were started with different arguments: " + "; ".join(diff[:4]), EXIT_USAGE)
+        die(rank, "the ranks were started with different arguments: " + "; ".join(diff[:4]), EXIT_USAGE)
 
 
 def _provenance(args: argparse.Namespace, backend: str, world: int, devices: list[dict], torch) -> dict:
@@ -308,7 +287,7 @@ def _provenance(args: argparse.Namespace, backend: str, world: int, devices: lis
                                                           if nccl else "")
     interconnect = (f"{backend} on one host (shared memory / loopback)" if len(hosts) == 1
                     else f"{backend} across {len(hosts)} hosts (network as the cluster provides)")
-    return {"world_size": world, "local_world_size": _env_int("LOCAL_WORLD_SIZE", 0) or None,
+    return {"world_size": world, "local_world_size": env_int("LOCAL_WORLD_SIZE", 0) or None,
             "nodes": len(hosts), "hostname_count": len(hosts), "backend": backend,
             "dtype": args.dtype, "warmup": args.warmup_iters, "iters": args.iters, "repeats": args.repeats,
             "check": bool(args.check), "root": args.root, "torch": torch.__version__, "nccl": nccl,

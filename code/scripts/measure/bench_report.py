@@ -29,7 +29,7 @@ except ImportError:  # run from a checkout without `pip install -e .`: use the r
     from commbook.bandwidth import BUSBW_FACTORS, algbw, busbw
 
 __all__ = ["OPS", "ALIASES", "DTYPES", "NCCL_TESTS_NAMES", "SCHEMA", "Layout", "Result", "parse_size",
-           "parse_ops", "sweep", "layout", "fmt_bw", "fmt_time", "table_header", "table_row",
+           "parse_ops", "sweep", "MAX_SIZES", "layout", "fmt_bw", "fmt_time", "table_header", "table_row",
            "table_footer", "json_record", "json_path"]
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "send_recv")
@@ -82,24 +82,41 @@ def parse_ops(text: str) -> tuple[str, ...]:
     return tuple(op for op in OPS if op in ops)
 
 
+MAX_SIZES = 10_000
+"""The most sizes one sweep may visit (each is a barrier, warm-up and timed calls on every rank)."""
+
+
 def sweep(min_bytes: int, max_bytes: int, factor: int = 2, step_bytes: int = 0) -> list[int]:
     """The sizes nccl-tests visits: ``min, min*factor, …`` up to ``max`` (or ``min,
-    min+step, …`` when ``factor`` is 1).  Raises ``ValueError`` on an empty or endless sweep."""
+    min+step, …`` when ``factor`` is 1).  Raises ``ValueError`` on an empty or endless
+    sweep, on ``step_bytes`` with a factor other than 1 (it would be ignored), and on more
+    than :data:`MAX_SIZES` sizes (counted before any list is built)."""
     if min_bytes < 1 or max_bytes < min_bytes:
         raise ValueError(f"need 1 <= -b (minbytes) <= -e (maxbytes), got {min_bytes} and {max_bytes}")
     if factor < 1:
         raise ValueError(f"-f (step factor) must be >= 1, got {factor}")
+    if factor > 1 and step_bytes:
+        raise ValueError(f"-i (step bytes) {step_bytes} applies only with -f 1, got -f {factor}: "
+                         "give -f 1 -i N (sizes min, min+N, ...) or -f F alone (min, min*F, ...)")
     if factor == 1 and step_bytes < 1 and max_bytes > min_bytes:
         raise ValueError("with -f 1 the sizes step by -i bytes, which must be >= 1")
+    if factor == 1:
+        count = (max_bytes - min_bytes) // step_bytes + 1 if max_bytes > min_bytes else 1
+    else:
+        count, size = 0, min_bytes
+        while size <= max_bytes and count <= MAX_SIZES:
+            count, size = count + 1, size * factor
+    if count > MAX_SIZES:
+        raise ValueError(f"-b {min_bytes} -e {max_bytes} -f {factor}"
+                         + (f" -i {step_bytes}" if factor == 1 else "")
+                         + f" gives {count:,}{'+' if factor > 1 else ''} sizes; at most {MAX_SIZES:,} "
+                         "(raise -i or -f, or narrow -b .. -e)")
+    if factor == 1:
+        return list(range(min_bytes, max_bytes + 1, step_bytes)) if max_bytes > min_bytes else [min_bytes]
     sizes, size = [], min_bytes
     while size <= max_bytes:
         sizes.append(size)
-        if factor > 1:
-            size *= factor
-        elif step_bytes >= 1:
-            size += step_bytes
-        else:
-            break
+        size *= factor
     return sizes
 
 
@@ -218,7 +235,7 @@ def json_path(template: str, op: str, p: int, backend: str, dtype: str) -> Path:
     """``--json`` with ``{collective}``, ``{p}``, ``{backend}``, ``{dtype}`` filled in."""
     try:
         return Path(template.format(collective=op, p=p, backend=backend, dtype=dtype))
-    except (KeyError, IndexError, ValueError) as e:
+    except (KeyError, IndexError, ValueError, AttributeError, TypeError) as e:
         raise ValueError(f"--json {template!r}: bad placeholder ({e}); use {{collective}}, {{p}}, "
                          "{backend}, {dtype}") from None
 
