@@ -34,13 +34,11 @@ import os
 import sys
 import time
 
-import numpy as np
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "code"))
 
 from commbook.measure import available_logs, load_log  # noqa: E402
 from commbook.measure import nccl_cluster  # noqa: E402
-from commbook.measure.nccl_model import COLLECTIVES, PRESETS, TARGETS, compare, graphs  # noqa: E402
+from commbook.measure.nccl_model import COLLECTIVES, PRESETS, TARGETS, WORST_TARGET, compare, graphs  # noqa: E402
 from commbook.measure.nccl_tuning import NCCL_COMMIT, NCCL_RELEASE  # noqa: E402
 
 LOGS = {
@@ -66,22 +64,6 @@ def comparisons():
                 key = nccl_cluster.LOG_PRESETS[name]
                 out.append((name, key, nccl_cluster.compare(run, nccl_cluster.PRESETS[key])))
     return out
-
-
-def worst(c, band: str) -> float:
-    """Largest |error| of the predictor in ``band``; NaN when the run has no size there."""
-    e = c.errors[c.band(band)]
-    return float(np.max(np.abs(e))) if e.size else math.nan
-
-
-def status(c, band: str) -> str:
-    """PASS / MISS against the targets ('' when the band is empty)."""
-    if not c.band(band).any():
-        return ""
-    ok = c.median(band) <= TARGETS[band]
-    if band == ">= 1 MiB":
-        ok = ok and worst(c, band) <= nccl_cluster.WORST_TARGET
-    return "PASS" if ok else "MISS"
 
 
 def _pct(x: float) -> str:
@@ -117,11 +99,11 @@ def main(argv=None) -> int:
         for band, target in TARGETS.items():
             k = int(c.band(band).sum())
             med, fit, own = c.median(band), c.median(band, "fit"), c.median(band, "nccl")
-            st = status(c, band)
+            st = c.status(band)
             missed += st == "MISS"
-            tgt = f"{100 * target:3.0f}/{100 * nccl_cluster.WORST_TARGET:.0f}%" if band == ">= 1 MiB" else \
+            tgt = f"{100 * target:3.0f}/{100 * WORST_TARGET:.0f}%" if band == ">= 1 MiB" else \
                 f"{100 * target:3.0f}%   "
-            print(f"{name:72s} {c.collective:14s} {band:9s} {k:5d} {_pct(med):>6s} {_pct(worst(c, band)):>6s} "
+            print(f"{name:72s} {c.collective:14s} {band:9s} {k:5d} {_pct(med):>6s} {_pct(c.worst(band)):>6s} "
                   f"{_pct(fit):>6s} {_pct(own):>6s} {tgt:>9s}  {c.overhead * 1e6:5.1f} us {st}")
     if args.sizes:
         for name, _, c in rows:

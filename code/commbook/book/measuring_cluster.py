@@ -4,10 +4,10 @@ logs (:mod:`commbook.measure.nccl_cluster`), the page's accuracy table of every 
 the numbers its prose quotes for each miss.
 
 The errors come from the functions accuracy.py calls: :func:`commbook.measure.nccl_model.compare`
-(one node) and :func:`commbook.measure.nccl_cluster.compare` (many), ``Comparison.median``, and
-:func:`worst` / :func:`status`, the same arithmetic as accuracy.py's functions of those names
-(the largest |error| in a band; PASS when the median meets :data:`commbook.measure.nccl_model.TARGETS`
-and, at ≥ 1 MiB, the worst size :data:`commbook.measure.nccl_cluster.WORST_TARGET`).
+(one node) and :func:`commbook.measure.nccl_cluster.compare` (many), and ``Comparison.median``,
+``Comparison.worst`` (the largest |error| in a band) and ``Comparison.status`` (PASS when the
+median meets :data:`commbook.measure.nccl_model.TARGETS` and, at ≥ 1 MiB, the worst size
+:data:`commbook.measure.nccl_model.WORST_TARGET`).
 """
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ import numpy as np
 from ..measure import load_log
 from ..measure import nccl_cluster as NC
 from ..measure.fit import fit_point_to_point
-from ..measure.nccl_model import TARGETS
+from ..measure.nccl_model import TARGETS, WORST_TARGET
 from ..units import MiB, fmt_time
 from .measuring import NVIDIA, coll_name, system_name
 from .measuring_models import COMPARED, NODES, comparisons as node_comparisons
 from .tables import Table, bilingual, bilingual_notes, fmt_pct
 
-__all__ = ["LOGS", "CLUSTERS", "cluster_name", "cluster_comparisons", "all_comparisons", "log_name", "worst",
-           "status", "accuracy_table", "LINE_BANDS", "line", "cluster_lines", "picks", "log_release", "cluster_misses", "racks",
+__all__ = ["LOGS", "CLUSTERS", "cluster_name", "cluster_comparisons", "all_comparisons", "log_name",
+           "accuracy_table", "LINE_BANDS", "line", "cluster_lines", "picks", "log_release", "cluster_misses", "racks",
            "FIG_WIDTH_IN", "MIN_FONT_PT", "model_lines", "fig_cluster"]
 
 LOGS = {
@@ -80,23 +80,6 @@ def log_name(system: str) -> str:
     return NVIDIA[system] if system in NVIDIA else LOGS[system]
 
 
-def worst(c, band: str) -> float:
-    """Largest |error| of the predictor in ``band``; NaN when the run has no size there
-    (benchmarks/accuracy.py's ``worst``)."""
-    e = c.errors[c.band(band)]
-    return float(np.max(np.abs(e))) if e.size else math.nan
-
-
-def status(c, band: str) -> str:
-    """``PASS`` / ``MISS`` against the targets, ``""`` for an empty band (accuracy.py's ``status``)."""
-    if not c.band(band).any():
-        return ""
-    ok = c.median(band) <= TARGETS[band]
-    if band == ">= 1 MiB":
-        ok = ok and worst(c, band) <= NC.WORST_TARGET
-    return "PASS" if ok else "MISS"
-
-
 _BANDS = {">= 1 MiB": "≥ 1 MiB", "< 1 MiB": "< 1 MiB"}
 _STATUS = {"en": {"PASS": "PASS", "MISS": "MISS"}, "zh": {"PASS": "达标", "MISS": "未达标"}}
 
@@ -113,13 +96,13 @@ def accuracy_table(comps: dict | None = None) -> Table:
             if k:
                 rows.append({"system": s, "log": log_name(s), "nodes": CLUSTERS[s].nodes if s in CLUSTERS else 1,
                              "op": coll_name(op), "collective": op, "band": band, "count": k,
-                             "model": c.median(band), "worst": worst(c, band), "fit": c.median(band, "fit"),
+                             "model": c.median(band), "worst": c.worst(band), "fit": c.median(band, "fit"),
                              "nccl": c.median(band, "nccl"),
                              "overhead": c.overhead if c.calibrated_at is not None else None,
-                             "status": status(c, band)})
+                             "status": c.status(band)})
     names = lambda lang: {**{s: system_name(s, lang) for s in NODES}, **{s: cluster_name(s, lang) for s in LOGS}}
     labels = {lang: {**names(lang), **_BANDS, **_STATUS[lang]} for lang in ("en", "zh")}
-    big, small, w = (f"{100 * x:.0f} %" for x in (TARGETS[">= 1 MiB"], TARGETS["< 1 MiB"], NC.WORST_TARGET))
+    big, small, w = (f"{100 * x:.0f} %" for x in (TARGETS[">= 1 MiB"], TARGETS["< 1 MiB"], WORST_TARGET))
     return Table(
         key="measure-accuracy",
         title=bilingual("|Relative error| of bus bandwidth by log and size band: NCCL's model on every recorded log",

@@ -57,7 +57,7 @@ from ..hardware import IB_NDR, NVLINK4, NVLINK5, Link
 from . import nccl_net as N
 from . import nccl_tuning as T
 from .fit import fit, fit_run
-from .nccl_model import COLLECTIVES, MiB, Choice, Comparison, Entry, Prediction
+from .nccl_model import COLLECTIVES, WORST_TARGET, MiB, Choice, Comparison, Entry, Prediction
 from .nccl_net import GPU_SPECS, NETWORKS, NIC_SPEEDS, Cluster
 from .records import Run
 
@@ -65,7 +65,7 @@ __all__ = ["GPU_SPECS", "NETWORKS", "NIC_SPEEDS", "Cluster", "PRESETS", "LOG_PRE
            "COREWEAVE_A100_4x8_SHARP", "COREWEAVE_H100_12x8_SHARP", "GB200_NVL72_1", "GB200_NVL72_2",
            "GB200_NVL72_20", "graphs",
            "comm_channels", "unavailable", "table", "algo_time", "choose", "runtime_channels", "predict",
-           "compare", "WORST_TARGET", "ClusterPrediction", "predict_cluster"]
+           "compare", "ClusterPrediction", "predict_cluster"]
 
 @lru_cache(maxsize=None)
 def graphs(c: Cluster) -> dict[str, N.Graph]:
@@ -314,8 +314,6 @@ LOG_PRESETS = {
     "multinode/gb200x1440_coreweave_nvl72_20racks_nccl2.26.2_allreduce.log": "gb200-nvl72-20",
 }
 """Which preset each multi-node log ran on (data/measured/nccl-tests/PROVENANCE.md)."""
-WORST_TARGET = 0.25
-"""The largest |busbw error| allowed at any size >= 1 MiB of a log (benchmarks/accuracy.py)."""
 
 
 # ---------------------------------------------------------------- a reader's own cluster

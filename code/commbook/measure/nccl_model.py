@@ -64,7 +64,7 @@ from .records import Run
 
 __all__ = ["Node", "GPUS", "H100_8", "A100_8", "PRESETS", "COLLECTIVES", "Graphs", "graphs", "Entry",
            "table", "unavailable", "algo_time", "Choice", "choose", "runtime_channels", "Prediction",
-           "predict", "MiB", "TARGETS", "Comparison", "compare"]
+           "predict", "MiB", "TARGETS", "WORST_TARGET", "Comparison", "compare"]
 
 MiB = 2 ** 20
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
@@ -319,6 +319,8 @@ def predict(node: Node, collective: str, sizes, overhead: float = 0.0, runtime: 
 
 TARGETS = {">= 1 MiB": 0.10, "< 1 MiB": 0.25}
 """Median absolute relative busbw error the predictor should reach per log and collective."""
+WORST_TARGET = 0.25
+"""The largest |busbw error| the predictor may have at any size >= 1 MiB of a log."""
 
 
 @dataclass(frozen=True)
@@ -357,6 +359,19 @@ class Comparison:
             raise ValueError(f"of must be one of {', '.join(errors)}, got {of!r}")
         e = errors[of][self.band(band)]
         return float(np.median(np.abs(e))) if e.size else math.nan
+
+    def worst(self, band: str) -> float:
+        """Largest |error| of the predictor in ``band``; NaN when the run has no size there."""
+        e = self.errors[self.band(band)]
+        return float(np.max(np.abs(e))) if e.size else math.nan
+
+    def status(self, band: str) -> str:
+        """``PASS``/``MISS`` of the predictor against :data:`TARGETS` (the median) and, at
+        >= 1 MiB, :data:`WORST_TARGET` (the worst size); ``""`` for an empty band."""
+        if not self.band(band).any():
+            return ""
+        ok = self.median(band) <= TARGETS[band] and (band != ">= 1 MiB" or self.worst(band) <= WORST_TARGET)
+        return "PASS" if ok else "MISS"
 
 
 def compare(run: Run, node: Node, placement: str | None = None, overhead: float | str = "auto") -> Comparison:
