@@ -2,7 +2,10 @@
 (``commbook.book.ch1.libraries`` and ``chapters/{zh,en}/ch1/07-libraries.md``).
 
 Table 5 is checked row by row against the chapter; the protocol shares with exact fractions
-from the line layouts NCCL's maintainers describe; every number read from the 8×A100 log
+from the line layouts NCCL's maintainers describe; NCCL 2.29.2's ring model and the sizes at
+which its pick changes (LL -> LL128 -> Simple, ring -> NVLS) against crossovers solved here
+from the constants of ``commbook.measure.nccl_tuning``, and the page's glued values against
+them (the page is executed, both languages); every number read from the 8×A100 log
 against an independent parse of the raw text and an independent least-squares fit; where the
 chapter is wrong (Gloo's transports, the year of the MPI reference) both values are pinned.
 """
@@ -18,6 +21,11 @@ import pytest
 
 from commbook import physics
 from commbook.book.ch1 import libraries as L
+from commbook.book.ch1 import libraries_protocols as LP
+from commbook.measure import nccl_model as M
+from commbook.measure import nccl_tuning as T
+from commbook.units import fmt_bytes
+from conftest import executed_glue
 from commbook.hardware import IB_NDR
 from commbook.measure import LOG_DIR
 from commbook.units import GB, KiB, MiB, us
@@ -33,6 +41,48 @@ CHAPTER_TABLE5 = [
     ("GPUs of mixed vendors", "Gloo (fallback)", ("NVIDIA only",)),
     ("HPC integration", "MPI + NCCL", ("MPI launches", "NCCL runs the GPU collectives")),
 ]
+
+
+# The model's ring bus bandwidth on 8xH100 (GB/s), from the constants: the ring graph is 6
+# channels of 60 GB/s (18 NVLinks x 20.6 = 370.8 GB/s; 60 is the fastest speed that fits,
+# search.cc:1101-1177), doubled to 12 of 30 (search.cc:961-974); LL x 0.5 capped at llMaxBw,
+# LL128 x 0.92 capped at 12 x perChMaxRingLL128Bw (tuning.cc:304-305).
+_H100_RING_BUS = {"LL": min(T.LL_MAX_BW[2][0], 12 * 30 * T.RING_LL_FACTOR),
+                  "LL128": min(12 * 30 * T.RING_LL128_FACTOR, 12 * T.PER_CH_MAX_RING_LL128_BW[2][0]),
+                  "Simple": 12 * 30.0}
+# 8xA100: 12 NVLinks x 20 = 240 GB/s, 6 channels of 40 doubled to 12 of 20
+_A100_RING_BUS = {"LL": min(T.LL_MAX_BW[1][0], 12 * 20 * T.RING_LL_FACTOR),
+                  "LL128": min(12 * 20 * T.RING_LL128_FACTOR, 12 * T.PER_CH_MAX_RING_LL128_BW[1][0]),
+                  "Simple": 12 * 20.0}
+
+
+def _ring_lat(proto: str) -> float:
+    """µs: baseLat + 14 NVLink hops (tuning.cc:143-168), 8 GPUs."""
+    i = T.PROTOCOLS.index(proto)
+    return T.BASE_LAT["ring"][i] + 14 * T.HW_LAT["nvlink"]["ring"][i]
+
+
+def _crossover(lat_a: float, bus_a: float, lat_b: float, bus_b: float) -> float:
+    """Bytes where lat + n / algbw are equal (µs, GB/s of bus bandwidth; algbw = bus × 8/14)."""
+    alg_a, alg_b = bus_a * 8 / 14 * 1e9, bus_b * 8 / 14 * 1e9
+    return (lat_b - lat_a) * 1e-6 / (1 / alg_a - 1 / alg_b)
+
+
+def _thresholds() -> dict[str, float]:
+    """Every switch of NCCL's all-reduce pick on the three nodes, from the constants alone."""
+    h, a = _H100_RING_BUS, _A100_RING_BUS
+    # NVLS on 8xH100: 8 channels of 40 GB/s (9 x 40 <= 370.8, search.cc:386-401), bwInter 60;
+    # per channel 40 x nvlsEfficiency x 7/8, x2 for all-reduce (tuning.cc), latency hwLat alone
+    nvls_bus = 8 * min(40 * T.NVLS_EFFICIENCY[2] * 7 / 8 * 2, 60.0)
+    nvls_lat = T.HW_LAT["nvlink"]["nvls"][2]
+    return {
+        "pk_nvls": _crossover(_ring_lat("LL"), h["LL"], nvls_lat, nvls_bus),
+        "pk_ll128": _crossover(_ring_lat("LL"), h["LL"], _ring_lat("LL128"), h["LL128"]),
+        "pk_simple": _crossover(_ring_lat("LL128"), h["LL128"], _ring_lat("Simple"), h["Simple"]),
+        "pk_a_ll128": _crossover(_ring_lat("LL"), a["LL"], _ring_lat("LL128"), a["LL128"]),
+        "pk_a_simple": _crossover(_ring_lat("LL128"), a["LL128"], _ring_lat("Simple"), a["Simple"]),
+        "nvls_bus": nvls_bus, "nvls_lat": nvls_lat,
+    }
 
 
 def _raw_a100() -> np.ndarray:
@@ -93,12 +143,17 @@ def test_protocol_table_and_tuning_model():
     ll, ll128, simple = (t.find(proto=k) for k in ("LL", "LL128", "Simple"))
     assert (ll["nv4"], ll128["nv4"], simple["nv4"]) == pytest.approx((225 * GB, 421.875 * GB, 450 * GB))
     assert (ll["nv3"], ll128["nv3"], simple["nv3"]) == pytest.approx((150 * GB, 281.25 * GB, 300 * GB))
-    # NCCL 2.7.5 tuning.cc: baseLat + 2(p-1) * hwLat[NVLINK][RING], p = 8
-    assert ll["lat"] == pytest.approx((3.6 + 14 * 0.47) * us)
-    assert ll128["lat"] == pytest.approx((10.0 + 14 * 1.9) * us)
-    assert simple["lat"] == pytest.approx((8.4 + 14 * 3.4) * us)
-    assert (ll["factor"], ll128["factor"], simple["factor"]) == (0.25, 0.92, 1.0)
+    # NCCL 2.29.2 tuning.cc:143-168: baseLat + 2(p-1) * hwLat[NVLINK][RING], p = 8
+    for row, proto in ((ll, "LL"), (ll128, "LL128"), (simple, "Simple")):
+        i = T.PROTOCOLS.index(proto)
+        assert row["lat"] == pytest.approx((T.BASE_LAT["ring"][i] + 14 * T.HW_LAT["nvlink"]["ring"][i]) * us)
+    assert (ll["lat"], ll128["lat"], simple["lat"]) == pytest.approx((15.0 * us, 40.6 * us, 56.0 * us))
+    assert (ll["factor"], ll128["factor"], simple["factor"]) == (0.5, 0.92, 1.0)    # tuning.cc:304-305
+    # the ring's bus bandwidth in the model on 8xH100: 12 channels x 30 GB/s
+    assert (ll["model"], ll128["model"], simple["model"]) == pytest.approx(tuple(
+        b * GB for b in _H100_RING_BUS.values()))
     assert t.cell(1, "share", "en") == "93.8%"
+    assert "tuning.cc:304-305" in t.notes["en"][0] and "device.h:70-83" in t.notes["en"][1]
 
 
 def test_nic_ceiling():
@@ -106,6 +161,75 @@ def test_nic_ceiling():
     assert nic["nics"] == L.DGX_H100_NICS == 8
     assert nic["per_nic"] == IB_NDR.beta == 50 * GB
     assert nic["node"] == pytest.approx(400 * GB) and nic["x"] == 8
+
+
+def test_switches_are_the_crossovers_of_the_constants():
+    """NCCL's pick changes where two pairs' lat + n/bw cross; nothing else (no tree) wins."""
+    x = _thresholds()
+    sw = {key: LP.switches(node) for key, node in LP.NODES.items()}
+    assert [(s["algo"], s["proto"]) for s in sw["h100"]] == [("ring", "LL"), ("nvls", "Simple")]
+    assert [(s["algo"], s["proto"]) for s in sw["h100_no_nvls"]] == [("ring", p) for p in T.PROTOCOLS]
+    assert [(s["algo"], s["proto"]) for s in sw["a100"]] == [("ring", p) for p in T.PROTOCOLS]
+    starts = {"pk_nvls": sw["h100"][1]["start"], "pk_ll128": sw["h100_no_nvls"][1]["start"],
+              "pk_simple": sw["h100_no_nvls"][2]["start"], "pk_a_ll128": sw["a100"][1]["start"],
+              "pk_a_simple": sw["a100"][2]["start"]}
+    for key, start in starts.items():
+        assert start - 1 <= x[key] + 1e-3 and x[key] < start + 1e-3, key     # the first byte past it
+    assert [s["end"] for s in sw["h100"]] == [sw["h100"][1]["start"], None]
+    assert x["pk_nvls"] == pytest.approx(1.1448e6, rel=1e-4)
+    assert (x["pk_ll128"], x["pk_simple"]) == pytest.approx((3.5917e6, 36.432e6), rel=1e-4)
+    # each range's pair really is the fastest there (checked against nccl_model.choose)
+    for key, node in LP.NODES.items():
+        for s in sw[key]:
+            c = M.choose(node, "all_reduce", s["start"])
+            assert (c.algo, c.proto) == (s["algo"], s["proto"])
+
+
+def test_picks_table_and_channel_rule():
+    t = LP.picks_table()
+    assert [r["node"] for r in t.rows] == ["h100"] * 2 + ["h100_no_nvls"] * 3 + ["a100"] * 3
+    nvls = t.rows[1]
+    assert nvls["lat"] == pytest.approx(25 * us) and nvls["bus"] == pytest.approx(_thresholds()["nvls_bus"] * GB)
+    assert nvls["bus"] > 450 * GB                                     # above NVLink 4's wire rate
+    assert t.cell(1, "algo", "zh") == "NVLS" and t.cell(0, "algo", "zh") == "环" and t.cell(1, "end", "en") == "—"
+    rule = LP.channel_rule()
+    # ring LL: 512 threads x 8 B x 8 ranks per channel (device.h:92, comm.h:42, tuning.cc:547), 24 channels
+    assert rule == {"per_channel": 512 * 8 * 8, "channels": 24, "full": 24 * 512 * 8 * 8}
+    assert M.runtime_channels(M.H100_8, "ring", "LL", 2 * 32 * KiB) == 2
+    assert M.runtime_channels(M.H100_8, "ring", "LL", 768 * KiB) == 24
+    assert M.runtime_channels(M.H100_8, "ring", "LL", 768 * KiB - 1) == 23
+
+
+@pytest.fixture(scope="module")
+def glued() -> dict[str, dict[str, str]]:
+    return {lang: executed_glue(PAGE[lang]) for lang in ("en", "zh")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_glues_the_thresholds_of_the_constants(glued, lang):
+    g, x = glued[lang], _thresholds()
+    for key in ("pk_nvls", "pk_ll128", "pk_simple", "pk_a_ll128", "pk_a_simple"):
+        assert g[key] == fmt_bytes(x[key]), key
+    assert (g["pk_nvls"], g["pk_ll128"], g["pk_simple"]) == ("1.14 MB", "3.59 MB", "36.4 MB")
+    assert (g["pk_a_ll128"], g["pk_a_simple"]) == ("2.13 MB", "24.3 MB")
+    assert g["pk_nvls_lat"] == "25 µs" and g["pk_nvls_bus"] == f"{x['nvls_bus']:.0f} GB/s"
+    assert (g["pr_lat_ll"], g["pr_lat_ll128"], g["pr_lat_simple"]) == ("15 µs", "40.6 µs", "56 µs")
+    assert (g["pr_f_ll"], g["pr_f_ll128"], g["pr_version"]) == ("0.5", "0.92", "2.29.2")
+    assert (g["pr_ring_ch"], g["pr_ring_bw"], g["pr_llmax"]) == ("12", "30 GB/s", f"{T.LL_MAX_BW[2][0]:g} GB/s")
+    assert g["pr_bus_simple"] == f"{_H100_RING_BUS['Simple']:.0f} GB/s"
+    assert g["pk_a_llmax"] == f"{_A100_RING_BUS['LL']:g} GB/s"
+    assert (g["ch_per"], g["ch_n"], g["ch_full"]) == ("32 KiB", "24", "768 KiB")
+    assert (g["fl_model_bus"], g["fl_model_gap"]) == ("240 GB/s", "2.3%")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_page_cites_nccl_2_29_2_not_2_7_5(lang):
+    text = PAGE[lang].read_text(encoding="utf-8")
+    assert "2.7.5" not in text
+    for cite in ("tuning.cc:304", "tuning.cc:305", "tuning.cc:169-174", "tuning.cc:143-168",
+                 "tuning.cc:586-603", "enqueue.cc:1935-1947", "enqueue.cc:1994-1998", "comm.h:42-44",
+                 "nvls.cc:152", "nccl_model.predict(nccl_model.H100_8, \"all_reduce\", sizes)"):
+        assert cite in text, cite
 
 
 # ============================================================================ the A100 log
@@ -148,7 +272,9 @@ def test_ll_ceiling_excludes_ll_from_64_mib():
     assert (raw[:k, 3] <= 150).all() and (raw[k:, 3] > 150).all()
     assert fr["max_busbw"] == pytest.approx(234.61 * GB)
     assert fr["max_busbw"] < fr["ll128_cap"]
-    assert abs(L.NCCL275_A100_BUSBW_CAP - fr["max_busbw"]) < 0.5 * GB     # the 2.7.5 model's cap
+    # NCCL 2.29.2's model: an A100 ring of 12 channels x 20 GB/s under Simple, 2.3 % above the plateau
+    assert LP.A100_RING_BUSBW == pytest.approx(240 * GB)
+    assert LP.A100_RING_BUSBW / fr["max_busbw"] - 1 == pytest.approx(0.023, abs=0.001)
     with pytest.raises(ValueError):
         L.flat_region(tol=0.0)
 
@@ -210,6 +336,7 @@ def test_page_names_what_it_must(lang):
 
 
 def test_every_source_key_is_used():
-    code = (ROOT / "code" / "commbook" / "book" / "ch1" / "libraries.py").read_text(encoding="utf-8")
+    code = "".join(p.read_text(encoding="utf-8")
+                   for p in (ROOT / "code" / "commbook" / "book" / "ch1").glob("libraries*.py"))
     for key in L.SOURCES:
         assert f"``{key}``" in code, key

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from fractions import Fraction
 
 import numpy as np
 
@@ -16,12 +15,13 @@ from ... import physics
 from ...hardware import IB_NDR
 from ...measure import fit as _fit
 from ...measure import load_log
-from ...units import MiB, fmt_bytes, fmt_time, us
+from ...units import MiB, fmt_bytes, fmt_time
 from ..tables import Table, bilingual, bilingual_notes, fmt_gbps, fmt_pct
+from .libraries_protocols import NCCL_TUNING_VERSION, PROTOCOLS, Protocol, protocol_table
 
 __all__ = ["SOURCES", "AXES", "LIBRARY_AXES", "TABLE5", "Protocol", "PROTOCOLS", "MPIVersion", "MPI_VERSIONS",
            "CHAPTER_MPI_CITATION_YEAR", "GLOO_TRANSPORTS", "PYTORCH_GLOO_DEFAULT", "DGX_H100_NICS", "A100_LOG",
-           "NCCL_TUNING_VERSION", "NCCL275_A100_BUSBW_CAP", "DIAGNOSIS", "nic_ceiling", "fmt_date", "axes_table",
+           "NCCL_TUNING_VERSION", "DIAGNOSIS", "nic_ceiling", "fmt_date", "axes_table",
            "table5", "protocol_table", "mpi_table", "flat_region", "flat_table", "diagnosis"]
 
 SOURCES: dict[str, str] = {
@@ -36,9 +36,9 @@ SOURCES: dict[str, str] = {
               "Z. Hu et al., 'Demystifying NCCL', arXiv:2507.04786 (2025), §3",
     "switch": "S. Jeaugey, github.com/NVIDIA/nccl issue #754 (12 Dec 2022): NCCL moves between "
               "algorithm/protocol pairs with the size (tree/LL, ring/LL, ..., ring/Simple)",
-    "tuning": "github.com/NVIDIA/nccl v2.7.5, src/graph/tuning.cc (commit 01afd20): baseLat and hwLat "
-              "(NVLink, ring) in µs, ring LL bandwidth x 1/4, LL128 x 0.92, A100 (compCap80) bus "
-              "bandwidth capped at 235 GB/s",
+    "tuning": "github.com/NVIDIA/nccl v2.29.2-1, src/graph/tuning.cc (commit ebd1e92), through "
+              "commbook.measure.nccl_tuning: baseLat and hwLat (NVLink, ring) in µs, ring LL bandwidth "
+              "x 0.5 capped at llMaxBw, LL128 x 0.92 capped per channel; line layouts src/include/device.h",
     "mpi": "MPI Forum, MPI: A Message-Passing Interface Standard, Version 4.0 (9 Jun 2021), front matter "
            "(history of versions) and change logs",
     "gloo": "github.com/facebookincubator/gloo: README (GPU buffers, GPUDirect over ibverbs) and "
@@ -155,95 +155,8 @@ def table5() -> Table:
 
 
 # ============================================================================ protocols
-@dataclass(frozen=True)
-class Protocol:
-    """One NCCL wire protocol.  ``line`` bytes per store that carries data and flag together
-    (``None``: the flag is not in the data, as in Simple), ``flag`` bytes of it; ``base`` and
-    ``hop`` are NCCL 2.7.5's ring latencies (s), ``bw_factor`` its bandwidth discount."""
-
-    name: str
-    line: int | None
-    flag: int
-    sync: tuple[str, str]
-    base: float
-    hop: float
-    bw_factor: Fraction
-
-    @property
-    def payload(self) -> int | None:
-        """Data bytes per line."""
-        return None if self.line is None else self.line - self.flag
-
-    @property
-    def share(self) -> Fraction:
-        """Payload share of what crosses the link: payload / line (1 for Simple)."""
-        return Fraction(1) if self.line is None else Fraction(self.payload, self.line)
-
-    def ceiling(self, beta: float) -> float:
-        """The most payload a link of β bytes/s can carry with this protocol."""
-        return float(self.share) * beta
-
-    def ring_latency(self, p: int) -> float:
-        """NCCL 2.7.5's model of the fixed cost of a one-node ring all-reduce on p GPUs:
-        base + 2(p − 1) hops."""
-        return self.base + 2 * (p - 1) * self.hop
-
-
-PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
-    Protocol("LL", 8, 4, ("each 8-byte store holds 4 B of data and a 4 B flag; the reader polls the flag",
-                          "每次 8 字节写入含 4 字节数据和 4 字节标志，读方轮询标志即可"),
-             3.6 * us, 0.47 * us, Fraction(1, 4)),
-    Protocol("LL128", 128, 8, ("each 128-byte store holds 120 B of data and an 8 B flag; needs 128-byte "
-                               "stores to arrive in order (NVLink)",
-                               "每次 128 字节写入含 120 字节数据和 8 字节标志；要求 128 字节的写入按序到达（NVLink）"),
-             10.0 * us, 1.9 * us, Fraction(92, 100)),
-    Protocol("Simple", None, 0, ("large chunks; a memory fence, then one flag per chunk",
-                                 "按大块发送；先做内存栅栏，再为整块置一次标志"),
-             8.4 * us, 3.4 * us, Fraction(1)),
-)}
-"""NCCL's protocols (sources: ``ll``, ``simple``, ``tuning``)."""
-
-NCCL_TUNING_VERSION = "2.7.5"
-"""The NCCL release whose tuning model (src/graph/tuning.cc) the protocol numbers come from."""
-NCCL275_A100_BUSBW_CAP = 235e9
-"""NCCL 2.7.5's tuning model caps an A100 node's bus bandwidth at 235 GB/s (``tuning``)."""
-
-
-def protocol_table(p: int = 8) -> Table:
-    """The three protocols: line, payload share, how they synchronise, the ceiling on NVLink 4
-    (H100) and NVLink 3 (A100), and NCCL 2.7.5's ring start-up on p GPUs."""
-    nv4, nv3 = physics.generation("NVLink 4.0").beta, physics.generation("NVLink 3.0").beta
-    rows = [{"proto": pr.name, "line": pr.line, "payload": pr.payload, "share": float(pr.share),
-             "sync": "sync|" + pr.name, "nv4": pr.ceiling(nv4), "nv3": pr.ceiling(nv3),
-             "factor": float(pr.bw_factor), "lat": pr.ring_latency(p)} for pr in PROTOCOLS.values()]
-    labels = {lang: {"sync|" + pr.name: pr.sync[i] for pr in PROTOCOLS.values()}
-              for lang, i in (("en", 0), ("zh", 1))}
-    return Table(
-        key="ch1-lib-protocols",
-        title=bilingual("NCCL's three protocols: what a line carries and what that costs",
-                        "NCCL 的三种协议：每行装了什么，代价几何"),
-        columns=["proto", "line", "payload", "share", "sync", "nv4", "nv3", "factor", "lat"],
-        headers={"en": ["Protocol", "Line (B)", "Data (B)", "Payload share", "Synchronisation",
-                        "Ceiling, NVLink 4", "Ceiling, NVLink 3", "Tuning-model factor",
-                        f"Ring start-up, {p} GPUs"],
-                 "zh": ["协议", "每行（字节）", "数据（字节）", "有效载荷占比", "同步方式",
-                        "上限，NVLink 4", "上限，NVLink 3", "调优模型的折扣", f"环形启动开销，{p} 卡"]},
-        rows=rows, labels=labels,
-        formats={"share": fmt_pct, "nv4": fmt_gbps, "nv3": fmt_gbps, "factor": lambda f: f"{f:g}",
-                 "lat": lambda t: fmt_time(t, 3)},
-        notes=bilingual_notes(
-            (f"Ceiling = payload share × the link's one-direction rate ({fmt_gbps(nv4)} for NVLink 4, "
-             f"{fmt_gbps(nv3)} for NVLink 3). Last two columns: NCCL 2.7.5's tuning model, bandwidth "
-             f"factor on a ring and fixed cost base + 2({p} − 1) NVLink hops.",
-             f"上限 = 有效载荷占比 × 链路单向速率（NVLink 4 为 {fmt_gbps(nv4)}，NVLink 3 为 {fmt_gbps(nv3)}）。"
-             f"最后两列取自 NCCL 2.7.5 的调优模型：环上的带宽折扣，以及固定开销 = 基础值 + 2({p} − 1) 跳 NVLink。"),
-            ("Sources: S. Jeaugey, NVIDIA/nccl issues #281 and #903; Z. Hu et al., arXiv:2507.04786; "
-             "NVIDIA/nccl v2.7.5 src/graph/tuning.cc.",
-             "出处：S. Jeaugey 在 NVIDIA/nccl 第 281、903 号 issue 中的说明；Z. Hu 等，arXiv:2507.04786；"
-             "NVIDIA/nccl v2.7.5 的 src/graph/tuning.cc。"),
-        ),
-        meta={"nv4": nv4, "nv3": nv3, "p": p},
-    )
+# NCCL's protocols, their ring model and NCCL's pick per size: .libraries_protocols
+# (constants of NCCL 2.29.2, ``ll``, ``simple``, ``tuning``, ``switch``).
 
 DGX_H100_NICS = 8
 """Compute-fabric NICs of a DGX H100 (``dgx``)."""

@@ -1,0 +1,237 @@
+"""Chapter §1.7: NCCL's three wire protocols and NCCL's pick of algorithm and protocol per
+message size, from the constants of NCCL 2.29.2 that the book's model uses
+(:mod:`commbook.measure.nccl_tuning`, each cited there by file and line;
+:mod:`commbook.measure.nccl_model` evaluates them).
+
+* :data:`PROTOCOLS`: what a line carries (src/include/device.h:70-83 and 105-107 of
+  v2.29.2-1), the payload share and the ceiling it puts on a link, NCCL's ring factors and
+  its ring latency on one node;
+* :func:`switches`: the sizes at which NCCL's choice (:func:`commbook.measure.nccl_model.choose`)
+  changes on a node, found exactly (to the byte) by bisection;
+* :func:`picks_table`: those ranges on 8×H100 (NVLS on, and off), and 8×A100;
+* :func:`channel_rule`: the message size per channel below which NCCL runs fewer channels.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ... import physics
+from ...measure import nccl_model as M
+from ...measure import nccl_tuning as T
+from ...units import fmt_bytes, fmt_time, us
+from ..tables import Table, bilingual, bilingual_notes, fmt_gbps, fmt_pct
+
+__all__ = ["NCCL_TUNING_VERSION", "Protocol", "PROTOCOLS", "H100_NO_NVLS", "NODES", "protocol_table",
+           "ring_busbw", "switches", "picks_table", "channel_rule", "A100_RING_BUSBW"]
+
+NCCL_TUNING_VERSION = T.NCCL_RELEASE
+"""The NCCL release whose tuning model the numbers come from (2.29.2)."""
+
+RING_FACTOR = {"LL": T.RING_LL_FACTOR, "LL128": T.RING_LL128_FACTOR, "Simple": 1.0}
+"""NCCL's ring bandwidth factor per protocol (tuning.cc:304-305; Simple: none)."""
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One NCCL wire protocol: ``line`` bytes written with data and flag together (``None``:
+    the flag is not in the data, as in Simple), ``flag`` bytes of it; the latencies and the
+    bandwidth factor are NCCL 2.29.2's for a ring over NVLink (:mod:`~commbook.measure.nccl_tuning`)."""
+
+    name: str
+    line: int | None
+    flag: int
+    sync: tuple[str, str]
+
+    @property
+    def index(self) -> int:
+        return T.PROTOCOLS.index(self.name)
+
+    @property
+    def base(self) -> float:
+        """baseLat of the ring (s), tuning.cc:143-148."""
+        return T.BASE_LAT["ring"][self.index] * us
+
+    @property
+    def hop(self) -> float:
+        """hwLat of one NVLink ring step (s), tuning.cc:149-168."""
+        return T.HW_LAT["nvlink"]["ring"][self.index] * us
+
+    @property
+    def bw_factor(self) -> float:
+        return RING_FACTOR[self.name]
+
+    @property
+    def payload(self) -> int | None:
+        """Data bytes per line."""
+        return None if self.line is None else self.line - self.flag
+
+    @property
+    def share(self) -> Fraction:
+        """Payload share of what crosses the link: payload / line (1 for Simple)."""
+        return Fraction(1) if self.line is None else Fraction(self.payload, self.line)
+
+    def ceiling(self, beta: float) -> float:
+        """The most payload a link of β bytes/s can carry with this protocol."""
+        return float(self.share) * beta
+
+    def ring_latency(self, p: int) -> float:
+        """NCCL's fixed cost of a one-node ring all-reduce on p GPUs: baseLat + 2(p − 1) hwLat."""
+        return self.base + 2 * (p - 1) * self.hop
+
+
+PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
+    Protocol("LL", 8, 4, ("each 8 bytes: 4 B of data, then a 4 B flag, stored together; the reader polls the flag",
+                          "每 8 字节里 4 字节数据、4 字节标志，一起写入；读方轮询标志即可")),
+    Protocol("LL128", 128, 8, ("each 128-byte line: 120 B of data and an 8 B flag; needs 128-byte "
+                               "stores to arrive in order (NVLink)",
+                               "每行 128 字节含 120 字节数据和 8 字节标志；要求 128 字节的写入按序到达（NVLink）")),
+    Protocol("Simple", None, 0, ("large chunks; a memory fence, then one flag per chunk",
+                                 "按大块发送；先做内存栅栏，再为整块置一次标志")),
+)}
+"""NCCL's protocols.  LL: ncclLLFifoLine, data1 flag1 data2 flag2 of 4 bytes each, "flags
+after data" with 8-byte atomicity (device.h:70-83); LL128: NCCL_LL128_LINESIZE 128 bytes of
+16 uint64, 15 of them data (device.h:105-107)."""
+
+H100_NO_NVLS = M.Node("H100", 4, 18, nvswitch=True, nvls=False, nics=8)
+"""8×H100 with NVLS disabled (NCCL_NVLS_ENABLE=0, src/transport/nvls.cc:152)."""
+
+NODES = {"h100": M.H100_8, "h100_no_nvls": H100_NO_NVLS, "a100": M.A100_8}
+NODE_NAMES = {"en": {"h100": "8×H100", "h100_no_nvls": "8×H100, NCCL_NVLS_ENABLE=0", "a100": "8×A100"},
+              "zh": {"h100": "8×H100", "h100_no_nvls": "8×H100，NCCL_NVLS_ENABLE=0", "a100": "8×A100"}}
+ALGO_NAMES = {"en": {"ring": "ring", "tree": "tree", "nvls": "NVLS"},
+              "zh": {"ring": "环", "tree": "树", "nvls": "NVLS"}}
+
+
+def ring_busbw(node: M.Node, proto: str) -> float:
+    """Bus bandwidth (bytes/s) NCCL's model gives a ring all-reduce on ``node`` with
+    ``proto``: its algorithm bandwidth (the table of :func:`commbook.measure.nccl_model.table`)
+    × 2(p − 1)/p."""
+    p = node.ngpus
+    return M.table(node, "all_reduce")[("ring", proto)].bandwidth * 2 * (p - 1) / p
+
+
+A100_RING_BUSBW = ring_busbw(M.A100_8, "Simple")
+"""The model's ring Simple bus bandwidth on 8×A100: 12 channels × 20 GB/s = 240 GB/s."""
+
+
+def protocol_table(node: M.Node = M.H100_8) -> Table:
+    """The three protocols: line, payload share, how they synchronise, the ceiling on NVLink 4
+    (H100) and NVLink 3 (A100), NCCL 2.29.2's ring factor, the ring bus bandwidth its model
+    gives ``node`` and its ring start-up there."""
+    nv4, nv3 = physics.generation("NVLink 4.0").beta, physics.generation("NVLink 3.0").beta
+    p = node.ngpus
+    rows = [{"proto": pr.name, "line": pr.line, "payload": pr.payload, "share": float(pr.share),
+             "sync": "sync|" + pr.name, "nv4": pr.ceiling(nv4), "nv3": pr.ceiling(nv3),
+             "factor": pr.bw_factor, "model": ring_busbw(node, pr.name), "lat": pr.ring_latency(p)}
+            for pr in PROTOCOLS.values()]
+    labels = {lang: {"sync|" + pr.name: pr.sync[i] for pr in PROTOCOLS.values()}
+              for lang, i in (("en", 0), ("zh", 1))}
+    g = M.graphs(node).ring
+    ci = T.compcap_index(node.cc)
+    v = NCCL_TUNING_VERSION
+    return Table(
+        key="ch1-lib-protocols",
+        title=bilingual("NCCL's three protocols: what a line carries and what that costs",
+                        "NCCL 的三种协议：每行装了什么，代价几何"),
+        columns=["proto", "line", "payload", "share", "sync", "nv4", "nv3", "factor", "model", "lat"],
+        headers={"en": ["Protocol", "Line (B)", "Data (B)", "Payload share", "Synchronisation",
+                        "Ceiling, NVLink 4", "Ceiling, NVLink 3", "Ring factor",
+                        f"Model's ring bus bw, {p}×{node.gpu}", f"Ring start-up, {p} GPUs"],
+                 "zh": ["协议", "每行（字节）", "数据（字节）", "有效载荷占比", "同步方式",
+                        "上限，NVLink 4", "上限，NVLink 3", "环的带宽折扣",
+                        f"模型给 {p}×{node.gpu} 环的总线带宽", f"环形启动开销，{p} 卡"]},
+        rows=rows, labels=labels,
+        formats={"share": fmt_pct, "nv4": fmt_gbps, "nv3": fmt_gbps, "factor": lambda f: f"{f:g}",
+                 "model": fmt_gbps, "lat": lambda t: fmt_time(t, 3)},
+        notes=bilingual_notes(
+            (f"Ceiling = payload share × the link's one-direction rate ({fmt_gbps(nv4)} for NVLink 4, "
+             f"{fmt_gbps(nv3)} for NVLink 3). Last three columns: NCCL {v}'s tuning model. Ring factor: "
+             f"tuning.cc:304-305. Bus bandwidth: {g[0]} channels × {g[1]:g} GB/s × the factor, LL capped "
+             f"at llMaxBw = {T.LL_MAX_BW[ci][0]:g} GB/s (tuning.cc:169-174), LL128 at "
+             f"{T.PER_CH_MAX_RING_LL128_BW[ci][0]:g} GB/s per channel (tuning.cc:175-180). Start-up: "
+             f"baseLat (tuning.cc:143-148) + 2({p} − 1) NVLink hops of hwLat (tuning.cc:149-168).",
+             f"上限 = 有效载荷占比 × 链路单向速率（NVLink 4 为 {fmt_gbps(nv4)}，NVLink 3 为 {fmt_gbps(nv3)}）。"
+             f"最后三列取自 NCCL {v} 的调优模型。环的带宽折扣：tuning.cc:304-305。总线带宽：{g[0]} 个 channel × "
+             f"{g[1]:g} GB/s × 折扣，LL 以 llMaxBw = {T.LL_MAX_BW[ci][0]:g} GB/s 封顶（tuning.cc:169-174），"
+             f"LL128 以每 channel {T.PER_CH_MAX_RING_LL128_BW[ci][0]:g} GB/s 封顶（tuning.cc:175-180）。"
+             f"启动开销：baseLat（tuning.cc:143-148）+ 2({p} − 1) 跳 NVLink 的 hwLat（tuning.cc:149-168）。"),
+            (f"Line layouts: src/include/device.h:70-83 (LL) and 105-107 (LL128) of NCCL {T.NCCL_TAG}; "
+             "S. Jeaugey, NVIDIA/nccl issues #281 and #903; Z. Hu et al., arXiv:2507.04786.",
+             f"每行的布局：NCCL v{v} 的 src/include/device.h:70-83（LL）和 105-107（LL128）；"
+             "S. Jeaugey 在 NVIDIA/nccl 第 281、903 号 issue 中的说明；Z. Hu 等，arXiv:2507.04786。"),
+        ),
+        meta={"nv4": nv4, "nv3": nv3, "p": p},
+    )
+
+
+def switches(node: M.Node, collective: str = "all_reduce", lo: int = 1, hi: int = 2 ** 36) -> list[dict]:
+    """NCCL's pick on ``node`` from ``lo`` to ``hi`` bytes as ranges: ``start`` (the smallest
+    size with this pick, bytes), ``end`` (the first size with the next pick, or ``None``),
+    ``algo``, ``proto``.  Sizes are scanned at 32 points per doubling and every change is
+    bisected to the byte with :func:`commbook.measure.nccl_model.choose` (NCCL's model time)."""
+    def pick(n: int) -> tuple[str, str]:
+        c = M.choose(node, collective, n)
+        return c.algo, c.proto
+
+    steps = int(32 * math.log2(hi / lo))
+    grid = sorted({min(hi, int(round(lo * 2 ** (k / 32)))) for k in range(steps + 1)} | {hi})
+    out, prev = [], None
+    for a, b in zip([None] + grid[:-1], grid):
+        now = pick(b)
+        if now != prev:
+            start = b
+            if a is not None:
+                while b - a > 1:                     # pick(a) == prev, pick(b) != prev
+                    mid = (a + b) // 2
+                    a, b = (mid, b) if pick(mid) == prev else (a, mid)
+                start = b
+                out[-1]["end"] = start
+            out.append({"algo": now[0], "proto": now[1], "start": start, "end": None})
+            prev = now
+    return out
+
+
+def picks_table(nodes: dict[str, M.Node] | None = None) -> Table:
+    """NCCL's all-reduce pick by size on each node: the range, the pair, its latency and
+    the bus bandwidth of its model (``time = latency + size/bandwidth``, tuning.cc:586-603;
+    the least time wins, src/enqueue.cc:1935-1947)."""
+    nodes = NODES if nodes is None else nodes
+    rows = []
+    for key, node in nodes.items():
+        entries = M.table(node, "all_reduce")
+        p = node.ngpus
+        for s in switches(node):
+            e = entries[(s["algo"], s["proto"])]
+            rows.append({"node": key, "start": float(s["start"]), "end": None if s["end"] is None else float(s["end"]),
+                         "algo": s["algo"], "proto": s["proto"], "lat": e.latency,
+                         "bus": e.bandwidth * 2 * (p - 1) / p})
+    labels = {lang: {**NODE_NAMES[lang], **ALGO_NAMES[lang]} for lang in ("en", "zh")}
+    return Table(
+        key="ch1-lib-picks",
+        title=bilingual(f"NCCL {NCCL_TUNING_VERSION}'s all-reduce pick by message size on one node",
+                        f"NCCL {NCCL_TUNING_VERSION} 在单个节点上按消息大小为 all-reduce 作的选择"),
+        columns=["node", "start", "end", "algo", "proto", "lat", "bus"],
+        headers={"en": ["Node", "From", "Below", "Algorithm", "Protocol", "Model latency", "Model bus bandwidth"],
+                 "zh": ["节点", "从", "到（不含）", "算法", "协议", "模型延迟", "模型总线带宽"]},
+        rows=rows, labels=labels,
+        formats={"start": fmt_bytes, "end": fmt_bytes, "lat": lambda t: fmt_time(t, 3), "bus": fmt_gbps},
+        notes=bilingual_notes(
+            ("For every algorithm and protocol NCCL's model has a latency and a bandwidth; the time is "
+             "latency + size / bandwidth (tuning.cc:586-603) and the least time wins (src/enqueue.cc:1935-1947). "
+             "Tree is considered and never wins here. Ranges found to the byte; sizes decimal.",
+             "NCCL 的模型为每种算法和协议各给一个延迟和一个带宽，时间 = 延迟 + 大小 / 带宽（tuning.cc:586-603），"
+             "用时最少者胜出（src/enqueue.cc:1935-1947）。树也在候选之列，但这里从未胜出。各区间精确到字节；大小用十进制单位。"),
+        ),
+    )
+
+
+def channel_rule(node: M.Node = M.H100_8, proto: str = "LL") -> dict:
+    """Below how many bytes per channel NCCL runs fewer channels (src/enqueue.cc:1994-1998):
+    a ring keeps ``nc`` channels while nBytes ≥ nc × threads × threshold, with
+    ``MAX_THREADS[proto]`` threads and ``THREAD_THRESHOLD[proto]`` bytes per thread (× nranks
+    for ring LL, tuning.cc:547); ``full``: the size from which all runtime channels run."""
+    per = T.MAX_THREADS[proto] * T.THREAD_THRESHOLD[proto] * (node.ngpus if proto == "LL" else 1)
+    channels = M.graphs(node).runtime_channels
+    return {"per_channel": per, "channels": channels, "full": per * channels}
