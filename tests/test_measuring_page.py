@@ -339,10 +339,10 @@ def test_error_table_rows_render_in_both_languages():
 
 def test_error_table_medians_from_the_logs():
     """The fit column again, from the files and the numpy fit of this module (the one-node rows of
-    the page's table, and the one-node table of measuring_models)."""
+    the page's table)."""
     rows = [r for r in MC.accuracy_table().rows if r["system"] in M.NVIDIA]
     assert len(rows) == 7
-    for row in rows + MM.error_table().rows:
+    for row in rows:
         n, times, _ = _data(row["system"], row["collective"], None)
         alpha, beta = _ring_fit(n, times, row["collective"], 8)
         a, b = _coeffs(row["collective"], 8, n)

@@ -1,8 +1,8 @@
 """The models of the page "Measuring collectives" against the recorded logs, and where they
 miss.  The NCCL-style predictor is :mod:`commbook.measure.nccl_model`; its errors come from
 :func:`commbook.measure.nccl_model.compare` and ``Comparison.median``, the functions
-``benchmarks/accuracy.py`` prints (:func:`comparisons`, :func:`error_table`: the one-node logs; the
-page's table of every log, one node and many, is :func:`.measuring_cluster.accuracy_table`).  The misses, in
+``benchmarks/accuracy.py`` prints (:func:`comparisons`: the one-node logs; the page's table of
+every log, one node and many, is :func:`.measuring_cluster.accuracy_table`).  The misses, in
 numbers read from the data: NCCL's protocol switch on the A100 log (the flat stretch of
 :func:`commbook.book.ch1.libraries.flat_region`), the A100 log's large start-up from 16 to
 256 MiB that no NCCL release's model has, NVLS passing the wire rate on H100, the
@@ -16,12 +16,10 @@ from ..collectives import predict
 from ..measure import nccl_model as NM
 from ..measure.fit import fit_point_to_point
 from ..measure.nccl_tuning import NCCL_RELEASE
-from ..units import fmt_time
 from .ch1.libraries import flat_region
-from .measuring import A100_LOG, GLOO_FIT_MAX, GLOO_P, coll_name, curve, fit_curve, log_run, system_name, wire_rate
-from .tables import Table, bilingual, bilingual_notes, fmt_pct
+from .measuring import A100_LOG, GLOO_FIT_MAX, GLOO_P, curve, fit_curve, log_run, wire_rate
 
-__all__ = ["NCCL_RELEASE", "NODES", "COMPARED", "comparisons", "predictor_lines", "error_table",
+__all__ = ["NCCL_RELEASE", "NODES", "COMPARED", "comparisons", "predictor_lines",
            "SIMPLE_BAND", "misses", "flat_miss", "simple_miss", "nvls_miss", "small_miss", "gloo_rs_miss"]
 
 NODES = {"h100": NM.H100_8, "azure": NM.H100_8, "a100": NM.A100_8}
@@ -47,52 +45,6 @@ def predictor_lines(comps: dict | None = None, k: int = 200) -> dict:
         grid = np.logspace(np.log10(c.sizes.min()), np.log10(c.sizes.max()), k)
         out[(s, op)] = (grid, NM.predict(NODES[s], op, grid, overhead=c.overhead).busbw)
     return out
-
-
-_BANDS = {">= 1 MiB": ("≥ 1 MiB", "≥ 1 MiB"), "< 1 MiB": ("< 1 MiB", "< 1 MiB")}
-
-
-def error_table(comps: dict | None = None) -> Table:
-    """Median |busbw error| per log, collective and size band (``Comparison.median``) of the
-    predictor, of the α–β ring fit and of NCCL's own cost table, with the overhead read."""
-    comps = comparisons() if comps is None else comps
-    rows = []
-    for (s, op), c in comps.items():
-        for band in NM.TARGETS:
-            k = int(c.band(band).sum())
-            if k:
-                rows.append({"system": s, "op": coll_name(op), "collective": op, "band": band, "count": k,
-                             "model": c.median(band), "fit": c.median(band, "fit"), "nccl": c.median(band, "nccl"),
-                             "overhead": c.overhead if c.calibrated_at is not None else None})
-    labels = {lang: {**{s: system_name(s, lang) for s in NODES}, **{b: v[i] for b, v in _BANDS.items()}}
-              for i, lang in enumerate(("en", "zh"))}
-    return Table(
-        key="measure-errors",
-        title=bilingual("Median |relative error| of bus bandwidth, by size band",
-                        "总线带宽相对误差绝对值的中位数，按大小分段"),
-        columns=["system", "op", "band", "count", "model", "fit", "nccl", "overhead"],
-        headers={"en": ["Log", "Collective", "Sizes", "Points", "NCCL-style predictor", "α–β ring fit",
-                        "NCCL's cost table alone", "Overhead read"],
-                 "zh": ["日志", "集合操作", "大小", "点数", "仿 NCCL 预测器", "α–β 环形拟合",
-                        "仅用 NCCL 代价表", "读出的额外开销"]},
-        rows=rows,
-        formats={"model": fmt_pct, "fit": fmt_pct, "nccl": fmt_pct, "overhead": lambda t: fmt_time(t, 3)},
-        labels=labels,
-        notes=bilingual_notes(
-            ("Error = measured time / model time − 1 (= model busbw / measured busbw − 1), from "
-             "commbook.measure.nccl_model.compare, as benchmarks/accuracy.py prints it. Predictor: NCCL "
-             f"{NCCL_RELEASE}'s tuning model, its algorithm and protocol choice, the channels the kernel "
-             "runs on, plus one host overhead per log read at its smallest size when that is below 1 MiB "
-             "(that size is left out). α–β ring fit: α and β fitted to all of the log's sizes. NCCL's cost "
-             "table alone: its model time with all channels and no overhead.",
-             "误差 = 实测用时 / 模型用时 − 1（= 模型 busbw / 实测 busbw − 1），由 commbook.measure.nccl_model.compare "
-             f"算出，与 benchmarks/accuracy.py 打印的相同。预测器：NCCL {NCCL_RELEASE} 的调优模型及其算法、协议选择，"
-             "按内核实际使用的通道数计，再加每份日志一个主机端额外开销（在最小尺寸低于 1 MiB 时于该尺寸读出，"
-             "该尺寸不计入中位数）。α–β 环形拟合：用日志全部大小拟合 α 和 β。仅用 NCCL 代价表：全部通道、"
-             "不加额外开销的模型用时。"),
-        ),
-        meta={"comparisons": comps},
-    )
 
 
 def _ring_time(c, f, n):
