@@ -174,3 +174,10 @@ def test_a_row_that_is_not_a_row_inside_a_table_is_not_dropped():
 def test_root_minus_one_and_zero_bandwidth_are_fine():
     (run,) = parse_nccl_tests(_damage("algbw", "0.00", row=0).replace("0.18", "0.00"))
     assert run.rows[0].root == -1 and run.rows[0].unstated.algbw == 0.0
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_any_newline(newline):
+    """Windows (CRLF) and old Mac (CR) line ends: the same runs as with LF."""
+    for text in (H100, A100, OLD):
+        assert parse_nccl_tests(text.replace("\n", newline)) == parse_nccl_tests(text)

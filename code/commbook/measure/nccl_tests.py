@@ -24,6 +24,7 @@ naming the line and the column.  Busbw-only markdown tables are read by :mod:`.b
 """
 from __future__ import annotations
 
+import io
 import re
 
 from .records import (NCCL_TESTS_COLUMNS, Cell, Device, Row, Run, Shapes, Timing, collective_name,
@@ -248,7 +249,7 @@ def parse_nccl_tests(text: str, nranks: int | None = None) -> tuple[Run, ...]:
             runs.append(block.build(nranks))
         block = _Block()
 
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    for lineno, raw in enumerate(io.StringIO(text, newline=None), 1):     # lazily, any newline
         line = raw.strip()
         body = line.lstrip("#").strip()
         tokens = body.split()
