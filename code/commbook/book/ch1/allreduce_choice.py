@@ -36,7 +36,7 @@ from .boxes import BOX_LINKS
 
 __all__ = [
     "CHAPTER_STATED", "ORDERS", "pairs", "order_topologies", "order_table", "dtree_inner",
-    "dtree_rows", "FIG7", "figure7_data", "bucket_table", "TABLE2", "table2", "switch_point",
+    "dtree_rows", "dtree_table", "FIG7", "figure7_data", "bucket_table", "TABLE2", "table2", "switch_point",
     "nm15", "nm15_table", "checkpoint13",
 ]
 
@@ -130,6 +130,30 @@ def dtree_rows(p: int, sizes, link: Link) -> list[dict]:
                     "envelope": allreduce_double_tree_envelope(p, n, link.alpha, link.beta),
                     "double_tree": best, "chunks": k})
     return out
+
+
+def dtree_table(p: int, sizes, link: Link) -> Table:
+    """:func:`dtree_rows` as a table: per size the best chunk count, the pipelined double tree,
+    the chapter's envelope, the binomial tree and the ring."""
+    rows = dtree_rows(p, sizes, link)
+    t4 = lambda t: fmt_time(t, 4)
+    return Table(
+        key="ch1-dtree-chunks",
+        title=bilingual(f"The pipelined double tree at its best chunk count against its formula, {p} GPUs "
+                        f"(α = {fmt_time(link.alpha, 3)}, β = {link.beta / GB:g} GB/s)",
+                        f"按最佳块数流水的双二叉树对比其公式，{p} 块 GPU"
+                        f"（α = {fmt_time(link.alpha, 3)}，β = {link.beta / GB:g} GB/s）"),
+        columns=["n", "chunks", "double_tree", "envelope", "tree", "ring"],
+        headers={"en": ["Message", "Best chunks per tree", "Double tree (pipelined)", "Formula 2log₂N·α + 2M/β",
+                        "Binomial tree", "Ring"],
+                 "zh": ["消息", "每棵树的最佳块数", "双二叉树（流水）", "公式 2log₂N·α + 2M/β", "二项树", "ring"]},
+        rows=rows,
+        formats={"n": fmt_bytes, "chunks": lambda k: f"{k:,}", "double_tree": t4, "envelope": t4,
+                 "tree": t4, "ring": t4},
+        notes=bilingual_notes((
+            "Closed forms; the double tree's time is that of its schedule at the best chunk count.",
+            "闭式计算；双二叉树的用时是其调度在最佳块数下的用时。")),
+    )
 
 
 FIG7 = {"p": 256, "link": BOX_LINKS["fig7"], "sizes": (1 * KB, 10 * GB), "points": 8}
@@ -282,21 +306,23 @@ def nm15(p: int = 64, n: float = 1 * MB, ten: float = 10 * MB, link: Link = BOX_
 
 
 def nm15_table(x: dict | None = None) -> Table:
-    """Napkin Math 1.5's table: latency, bandwidth and total of ring and tree."""
+    """Napkin Math 1.5's table: latency, bandwidth and total of ring and tree, at the box's
+    size (first two rows) and at ten times it."""
     x = nm15() if x is None else x
-    rows = [{"algo": a, **x[a]} for a in ("ring", "tree")]
+    rows = [{"n": x["n"], "algo": a, **x[a]} for a in ("ring", "tree")]
+    rows += [{"n": x["ten"], "algo": a, **x[f"ten_{a}"]} for a in ("ring", "tree")]
     us2 = lambda t: f"{t / us:,.3f}".rstrip("0").rstrip(".") + " µs"
     link = x["link"]
     return Table(
         key="ch1-nm1.5",
-        title=bilingual(f"Ring against tree: {fmt_bytes(x['n'])} on {x['p']} GPUs "
+        title=bilingual(f"Ring against tree on {x['p']} GPUs: {fmt_bytes(x['n'])} and {fmt_bytes(x['ten'])} "
                         f"(α = {fmt_time(link.alpha, 3)}, β = {link.beta / GB:g} GB/s)",
-                        f"ring 对比树：{x['p']} 块 GPU 上的 {fmt_bytes(x['n'])}"
+                        f"ring 对比树：{x['p']} 块 GPU 上的 {fmt_bytes(x['n'])} 与 {fmt_bytes(x['ten'])}"
                         f"（α = {fmt_time(link.alpha, 3)}，β = {link.beta / GB:g} GB/s）"),
-        columns=["algo", "latency", "bandwidth", "total"],
-        headers={"en": ["Algorithm", "Latency term", "Bandwidth term", "Total"],
-                 "zh": ["算法", "延迟项", "带宽项", "合计"]},
-        rows=rows, formats={"latency": us2, "bandwidth": us2, "total": us2},
+        columns=["n", "algo", "latency", "bandwidth", "total"],
+        headers={"en": ["Message", "Algorithm", "Latency term", "Bandwidth term", "Total"],
+                 "zh": ["消息", "算法", "延迟项", "带宽项", "合计"]},
+        rows=rows, formats={"n": fmt_bytes, "latency": us2, "bandwidth": us2, "total": us2},
         labels={lang: {a: display_name("all_reduce", a, lang) for a in ("ring", "tree")} for lang in ("en", "zh")},
     )
 

@@ -31,7 +31,8 @@ from .boxes import BOX_LINKS
 
 __all__ = [
     "CHAPTER_STATED", "EXAMPLE_1_1", "alpha_steps", "run", "ceiling", "ps_table", "lower_bound_example",
-    "ring_trace", "trace_table", "trace_facts", "tree_activity", "tree_example", "straggler",
+    "lower_bound_table", "ring_trace", "trace_table", "trace_facts", "tree_activity", "tree_example",
+    "tree_example_table", "straggler",
     "STRAGGLER", "CHECKPOINT_1_3_TRACE", "rs_trace",
 ]
 
@@ -138,6 +139,31 @@ def lower_bound_example(p: int = 64, n: float = 1 * GB,
     return out
 
 
+def lower_bound_table(rows: list[dict] | None = None) -> Table:
+    """The lower-bound example per link (:func:`lower_bound_example`): the bound (= the ring),
+    the binomial tree, what the tree loses per step and over the training run."""
+    rows = lower_bound_example() if rows is None else rows
+    steps = rows[0]["steps"]
+    out = [{"beta": r["link"].beta, "bound": r["bound"], "tree": r["tree"], "diff": r["diff"],
+            "over": r["over_steps"]} for r in rows]
+    hours = lambda s: f"{s / 3600:.3g} h" if s >= 3600 else f"{s / 60:.3g} min"
+    return Table(
+        key="ch1-lower-bound",
+        title=bilingual("The bandwidth lower bound against the binomial tree (bandwidth terms only)",
+                        "带宽下界对比二项树（只计带宽项）"),
+        columns=["beta", "bound", "tree", "diff", "over"],
+        headers={"en": ["Link β", "Lower bound (= ring)", "Binomial tree", "Lost per step",
+                        f"Lost over {steps:,} steps"],
+                 "zh": ["链路 β", "下界（= ring）", "二项树", "每步多花", f"{steps:,} 步累计多花"]},
+        rows=out,
+        formats={"beta": lambda b: f"{b / GB:g} GB/s", "bound": lambda t: fmt_time(t, 5),
+                 "tree": lambda t: fmt_time(t, 4), "diff": lambda t: fmt_time(t, 4), "over": hours},
+        notes=bilingual_notes((
+            "Closed forms; the simulator gives the same times for the ring and the tree.",
+            "闭式计算；模拟器给出的 ring 与树的用时与之相同。")),
+    )
+
+
 # ============================================================================ ring
 def ring_trace(data=EXAMPLE_1_1) -> RunResult:
     """Example 1.1: the ring all-reduce of ``data`` (one list of integers per GPU), with its trace."""
@@ -225,6 +251,29 @@ def tree_example(p: int = 8, n: float = 1 * MB, link: Link = BOX_LINKS["tree1.4"
         lat = predict("all_reduce", name, p, 0.0, link.alpha, link.beta)
         out[name] = {"rounds": res.rounds, "time": res.time, "latency": lat, "bandwidth": res.time - lat}
     return out
+
+
+def tree_example_table(te: dict | None = None) -> Table:
+    """The small tree case (:func:`tree_example`): α steps, latency, bandwidth and total of
+    ring and tree."""
+    te = tree_example() if te is None else te
+    link = te["link"]
+    rows = [{"algo": a, "rounds": te[a]["rounds"], "latency": te[a]["latency"],
+             "bandwidth": te[a]["bandwidth"], "time": te[a]["time"]} for a in ("ring", "tree")]
+    return Table(
+        key="ch1-tree-small",
+        title=bilingual(f"Ring against binomial tree: {fmt_bytes(te['n'])} on {te['p']} GPUs of a node "
+                        f"(α = {fmt_time(link.alpha, 3)}, β = {link.beta / GB:g} GB/s)",
+                        f"ring 对比二项树：一个节点里 {te['p']} 块 GPU 归约 {fmt_bytes(te['n'])}"
+                        f"（α = {fmt_time(link.alpha, 3)}，β = {link.beta / GB:g} GB/s）"),
+        columns=["algo", "rounds", "latency", "bandwidth", "time"],
+        headers={"en": ["Algorithm", "α steps (simulator)", "Latency term", "Bandwidth term", "Total"],
+                 "zh": ["算法", "α 步数（模拟器）", "延迟项", "带宽项", "合计"]},
+        rows=rows,
+        formats={"rounds": str, "latency": lambda t: fmt_time(t, 3), "bandwidth": lambda t: fmt_time(t, 3),
+                 "time": lambda t: fmt_time(t, 3)},
+        labels={"en": {"ring": "ring", "tree": "binomial tree"}, "zh": {"ring": "ring", "tree": "二项树"}},
+    )
 
 
 # ============================================================================ straggler
