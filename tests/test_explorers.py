@@ -6,8 +6,9 @@ and a built page shows the static rendering and no widget.
 Independent references: closed forms written out here (α + n/β; the naive/RD and
 RD/Rabenseifner boundaries solved by hand), the registry's predictions
 (:func:`commbook.collectives.predict`) for the race, the torus routes for the bytes per
-link, :func:`commbook.collectives.t_allreduce_hierarchical` and the ring formula for the
-two-level cluster, and the TP message B·d·2 through the ring formula for the decode budget.
+link, :func:`commbook.collectives.t_allreduce_hierarchical`, the ring formula and NCCL's
+ring with one channel per NIC, 2(p−1)(α_IB + max(n/(pβ_NV), n/(Gpβ_IB))), for the two-level
+cluster, and the TP message B·d·2 through the ring formula for the decode budget.
 """
 from __future__ import annotations
 
