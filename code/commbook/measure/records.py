@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -58,13 +59,13 @@ _LOWEST = {"size": 0, "count": 0, "root": -1, "#wrong": 0, "time": 0.0, "algbw":
 _KIND = {"size": int, "count": int, "root": int, "#wrong": int}
 
 
-class Cell:
+class Cell(NamedTuple):
     """Where a cell is: line, 1-based field, column name and placement (for messages)."""
 
-    __slots__ = ("lineno", "field", "name", "placement")
-
-    def __init__(self, lineno: int, field: int, name: str, placement: str | None):
-        self.lineno, self.field, self.name, self.placement = lineno, field, name, placement
+    lineno: int
+    field: int
+    name: str
+    placement: str | None
 
     def fail(self, text: str, why: str) -> ValueError:
         where = f"{self.name!r}" + (f", {self.placement.replace('_', '-')}" if self.placement
