@@ -1,0 +1,132 @@
+r"""Chapter §1.9: the small tables that carry the worked numbers of
+``chapters/{zh,en}/ch1/09-fallacies.md``, so that each item's prose keeps only the numbers
+its argument needs.  The numbers come from :mod:`.fallacies` (kept apart because that
+module is at its size limit).
+
+* :func:`alltoall_table`: all-to-all against the same routing done by an all-reduce;
+* :func:`ring_tree_parts_table`: start-up and bandwidth terms of ring and binomial tree;
+* :func:`ef_table`: the seeded top-k run with and without error feedback;
+* :func:`train_table`: time to train with a compressor that doubles the steps;
+* :func:`nic_table`: flat ring, hierarchical all-reduce and NCCL's rings, NIC by NIC.
+"""
+from __future__ import annotations
+
+from ...units import fmt_bytes, fmt_time
+from ..tables import Table, bilingual, bilingual_notes, fmt_pct
+from . import fallacies as fa
+from .overlap_tables import quantity_table
+
+__all__ = ["alltoall_table", "ring_tree_parts_table", "ef_table", "train_table", "nic_table"]
+
+
+def _t(x: float) -> str:
+    return fmt_time(x, 3)
+
+
+def _sci(x: float, digits: int = 2) -> str:
+    mant, exp = f"{x:.{digits - 1}e}".split("e")
+    return f"{mant} × 10{str(int(exp)).translate(str.maketrans('-0123456789', '⁻⁰¹²³⁴⁵⁶⁷⁸⁹'))}"
+
+
+def alltoall_table() -> Table:
+    """The exchange of :func:`~.fallacies.alltoall_by_allreduce`, per rank."""
+    ar = fa.alltoall_by_allreduce()
+    rows = [{"how": "a2a", "buffer": ar["n"], "sent": ar["bytes_a2a"], "time": ar["t_a2a"]},
+            {"how": "ar", "buffer": ar["buffer_ar"], "sent": ar["bytes_ar"], "time": ar["t_ar"]}]
+    return Table(
+        key="ch1-fall-a2a", title=bilingual(f"Routing {fmt_bytes(ar['n'])} per rank on {ar['p']} ranks",
+                                            f"{ar['p']} 个 rank、每个 rank 分发 {fmt_bytes(ar['n'])}"),
+        columns=["how", "buffer", "sent", "time"],
+        headers={"en": ["", "Buffer per rank", "Sent per rank", "Time"],
+                 "zh": ["", "每个 rank 的缓冲区", "每个 rank 发出", "用时"]},
+        rows=rows, formats={"buffer": fmt_bytes, "sent": fmt_bytes, "time": _t},
+        labels={"en": {"a2a": "all-to-all", "ar": "all-reduce of a zero-padded buffer"},
+                "zh": {"a2a": "all-to-all", "ar": "对补零缓冲区做 all-reduce"}},
+        notes=bilingual_notes(("Simulated on one switch of Table 1's InfiniBand NDR; both deliver the same outputs.",
+                               "在表 1 的 InfiniBand NDR 交换机上模拟；两者交付的结果完全相同。")),
+        meta=ar)
+
+
+def ring_tree_parts_table() -> Table:
+    """Start-up and bandwidth parts of :func:`~.fallacies.ring_tree`."""
+    rt = fa.ring_tree()
+    us = lambda v: f"{v * 1e6:,.1f} µs"
+    rows = [{"algo": "ring", "lat": rt["ring_lat"], "bw": rt["ring_bw"], "total": rt["ring"]},
+            {"algo": "tree", "lat": rt["tree_lat"], "bw": rt["tree_bw"], "total": rt["tree"]}]
+    lk = rt["link"]
+    return Table(
+        key="ch1-fall-ring-parts",
+        title=bilingual(f"One all-reduce of {fmt_bytes(rt['n'])} on {rt['p']} GPUs, term by term",
+                        f"{rt['p']} 块 GPU 上一次 {fmt_bytes(rt['n'])} 的 all-reduce，逐项拆开"),
+        columns=["algo", "lat", "bw", "total"],
+        headers={"en": ["", "Start-ups (β → ∞)", "Bandwidth (α = 0)", "Total"],
+                 "zh": ["", "启动（β → ∞）", "带宽（α = 0）", "合计"]},
+        rows=rows, formats={"lat": us, "bw": us, "total": us},
+        labels={"en": {"ring": "ring", "tree": f"binomial tree ({rt['tree_steps']} steps)"},
+                "zh": {"ring": "环形", "tree": f"二项树（{rt['tree_steps']} 步）"}},
+        notes=bilingual_notes((f"α = {_t(lk.alpha)}, β = {lk.beta / 1e9:g} GB/s.",
+                               f"α = {_t(lk.alpha)}，β = {lk.beta / 1e9:g} GB/s。")),
+        meta=rt)
+
+
+def ef_table() -> Table:
+    """The run of :func:`~.fallacies.ef_runs`."""
+    ef = fa.ef_runs()
+    return quantity_table("ch1-fall-ef", ("Top-k on a seeded least-squares problem", "固定种子的最小二乘问题上的 top-k"), [
+        ("Workers", "worker 数", ef["workers"], f"{ef['workers']}"),
+        ("Parameters", "参数个数", ef["dim"], f"{ef['dim']}"),
+        ("Values sent per worker and step", "每个 worker 每步发出的值", ef["kept"], f"{ef['kept']}"),
+        (f"Relative excess loss after {ef['steps']:,} steps, with error feedback",
+         f"{ef['steps']:,} 步后的相对超额损失（带误差反馈）", ef["ef"], _sci(ef["ef"])),
+        (f"… without error feedback", f"… 不带误差反馈", ef["plain"], fmt_pct(ef["plain"])),
+        (f"… without, after {ef['steps_long']:,} steps", f"… 不带，跑到 {ef['steps_long']:,} 步",
+         ef["plain_end"], fmt_pct(ef["plain_end"])),
+        (f"Its change over the last {ef['window']:,} steps", f"最后 {ef['window']:,} 步里的变化",
+         ef["plain_change"], fmt_pct(ef["plain_change"])),
+        ("Mean decoded update at the optimum, top-k", "最优点处解码后的平均更新（top-k）",
+         ef["drift_topk"], f"{ef['drift_topk']:.2g}"),
+        ("… uncompressed", "… 不压缩", ef["drift_none"], _sci(ef["drift_none"], 1)),
+    ])
+
+
+def train_table() -> Table:
+    """The run of :func:`~.fallacies.time_to_train_example`."""
+    tt = fa.time_to_train_example()
+    s = lambda v: f"{v:,.0f} s"
+    return quantity_table("ch1-fall-train", ("Time to train with and without the compressor",
+                                             "用与不用压缩时的训练总时长"), [
+        ("Steps without compression", "不压缩时的步数", tt["steps"], f"{tt['steps']:,}"),
+        ("Compute per step", "每步计算", tt["t_compute"], _t(tt["t_compute"])),
+        ("Communication per step", "每步通信", tt["t_comm"], _t(tt["t_comm"])),
+        ("… compressed", "… 压缩后", tt["comm_after"], _t(tt["comm_after"])),
+        ("Steps with compression", "压缩后的步数", tt["steps"] * (1 + tt["extra_steps"]),
+         f"{tt['steps'] * (1 + tt['extra_steps']):,.0f}"),
+        ("Time to train, uncompressed", "训练总时长（不压缩）", tt["baseline"], s(tt["baseline"])),
+        ("Time to train, compressed", "训练总时长（压缩）", tt["compressed"], s(tt["compressed"])),
+        ("Change", "变化", tt["change"], fmt_pct(tt["change"])),
+        ("Communication per step at break-even", "压缩开始划算的每步通信", tt["break_even"], _t(tt["break_even"])),
+    ])
+
+
+def nic_table() -> Table:
+    """The simulated runs of :func:`~.fallacies.nic_load`."""
+    nl = fa.nic_load()
+    rows = [{"algo": a, "time": nl[a], "nic_max": nl[f"{a}_nic_max"], "nic_total": nl[f"{a}_nic_total"],
+             "per_node": nl[f"{a}_nic_total"] / nl["nodes"]} for a in ("ring", "hierarchical", "nccl")]
+    one = nl["ring_one_nic"] / nl["hierarchical_one_nic"]
+    return Table(
+        key="ch1-fall-nics",
+        title=bilingual(f"All-reduce of {fmt_bytes(nl['n'])} on {nl['nodes']} × {nl['gpn']} GPUs, NIC by NIC",
+                        f"{nl['nodes']} × {nl['gpn']} 块 GPU 上 {fmt_bytes(nl['n'])} 的 all-reduce：逐张网卡看"),
+        columns=["algo", "time", "nic_max", "nic_total", "per_node"],
+        headers={"en": ["", "Time", "Busiest NIC sends", "All NICs send", "Per node"],
+                 "zh": ["", "用时", "最忙的网卡发出", "全部网卡发出", "每个节点"]},
+        rows=rows, formats={"time": _t, "nic_max": fmt_bytes, "nic_total": fmt_bytes, "per_node": fmt_bytes},
+        labels={"en": {"ring": "one flat ring", "hierarchical": "hierarchical (§1.5)",
+                       "nccl": "NCCL's rings, one channel per NIC"},
+                "zh": {"ring": "单个扁平环", "hierarchical": "分层（§1.5）", "nccl": "NCCL 的环，每张网卡一个通道"}},
+        notes=bilingual_notes((f"Simulated (TwoLevel, one NIC per GPU). With one NIC per node the hierarchical "
+                               f"all-reduce is only {one:.3g}× faster than the single ring.",
+                               f"模拟（TwoLevel，每块 GPU 一张网卡）。若每个节点只有一张网卡，分层只比单环快 "
+                               f"{one:.3g}×。")),
+        meta=nl)
