@@ -31,7 +31,7 @@ from .primitives import NM_1_4_LINK, link_name
 __all__ = [
     "napkin_1_4", "capacity_table", "expert_max_monte_carlo", "FIG_LOAD_LABELS", "fig_expert_load",
     "SKEWS", "skew_table", "oversubscribed_bisection", "HIER_TOKENS", "hierarchical_table",
-    "flow_counts",
+    "flow_counts", "napkin_1_4_table", "flow_table",
 ]
 
 
@@ -69,6 +69,31 @@ def napkin_1_4(config: moe.MoEConfig = moe.NM_1_4, link: Link = NM_1_4_LINK) -> 
 
 
 # ============================================================================ MoE load
+def napkin_1_4_table(nm: dict | None = None) -> Table:
+    """Napkin Math 1.4's setting: the layer, the routing and the link (:func:`napkin_1_4`)."""
+    nm = napkin_1_4() if nm is None else nm
+    cfg, link = nm["config"], nm["link"]
+    rows = [("tokens", f"{cfg.tokens:,}"), ("gpus", f"{cfg.ranks}"), ("tpg", f"{nm['tokens_per_gpu']}"),
+            ("d", f"{cfg.d_model:,}"), ("tok_bytes", fmt_bytes(nm["bytes_per_token"], digits=4)),
+            ("experts", f"{cfg.experts}"), ("epg", f"{nm['experts_per_gpu']}"), ("k", f"{cfg.top_k}"),
+            ("tpe", f"{nm['tokens_per_expert']}"), ("alpha", fmt_time(link.alpha)),
+            ("beta", f"{link.beta / 1e9:g} GB/s")]
+    names = {"tokens": ("tokens in the batch", "一批 token 数"), "gpus": ("GPUs", "GPU 数"),
+             "tpg": ("tokens per GPU", "每块 GPU 的 token"), "d": ("hidden size d_model (BF16)", "隐藏维 d_model（BF16）"),
+             "tok_bytes": ("bytes per token", "每个 token 的字节"), "experts": ("experts", "专家数"),
+             "epg": ("experts per GPU", "每块 GPU 的专家"), "k": ("experts per token (top-k)", "每个 token 去几个专家（top-k）"),
+             "tpe": ("tokens per expert (uniform)", "每个专家收到的 token（均匀）"),
+             "alpha": ("α of the link", "链路的 α"), "beta": ("β of the link", "链路的 β")}
+    return Table(
+        key="ch1-nm1.4-setting",
+        title={"en": "Napkin Math 1.4: the setting", "zh": "估算 1.4：设定"},
+        columns=["what", "value"],
+        headers={"en": ["Quantity", "Value"], "zh": ["量", "取值"]},
+        rows=[{"what": k, "value": v} for k, v in rows],
+        labels={lang: {k: v[i] for k, v in names.items()} for i, lang in enumerate(("en", "zh"))},
+    )
+
+
 def capacity_table(config: moe.MoEConfig = moe.NM_1_4,
                    factors: Sequence[float] = (1.0, 1.25, 1.5)) -> Table:
     """Capacity ⌈P·T·k/E·C⌉ for each capacity factor C and, under uniform routing
@@ -309,3 +334,23 @@ def flow_counts(nodes: int = 8, gpus: int = 8, intra: Link = NVLINK4_CHAPTER,
         out[algo] = moe.count_flows(r, topo)
     out.update(p=topo.p, nodes=nodes, gpus=gpus)
     return out
+
+
+def flow_table(flows: dict | None = None) -> Table:
+    """The flows of :func:`flow_counts`, direct against hierarchical, counted four ways."""
+    flows = flow_counts() if flows is None else flows
+    rows = [{"algo": a, "gpu_pairs": f.gpu_pairs, "cross": f.cross_node_gpu_pairs, "node_pairs": f.node_pairs,
+             "rail": f.max_per_rail} for a, f in ((a, flows[a]) for a in ("direct", "hierarchical"))]
+    n = lambda x: f"{x:,}"
+    return Table(
+        key="ch1-a2a-flows",
+        title={"en": f"Flows of one all-to-all on {flows['nodes']} nodes × {flows['gpus']} GPUs, counted four ways",
+               "zh": f"{flows['nodes']} 个节点 × {flows['gpus']} 块 GPU 上一次 all-to-all 的流，四种数法"},
+        columns=["algo", "gpu_pairs", "cross", "node_pairs", "rail"],
+        headers={"en": ["Schedule", "GPU pairs with a flow", "of them leaving the node", "node pairs",
+                        "flows on the busiest rail"],
+                 "zh": ["调度", "有流的 GPU 对", "其中离开本节点的", "节点对", "最忙轨道上的流"]},
+        rows=rows, formats={"gpu_pairs": n, "cross": n, "node_pairs": n, "rail": n},
+        labels={"en": {"direct": "direct", "hierarchical": "hierarchical (rail-aligned)"},
+                "zh": {"direct": "直接", "hierarchical": "分层（按轨道对齐）"}},
+    )

@@ -14,10 +14,11 @@ from ... import parallelism
 from ...collectives import predict
 from ...hardware import IB_NDR_CHAPTER, Link
 from ...units import MB, fmt_bytes, fmt_time
-from ..tables import Table
+from ..tables import Table, fmt_pct
 from .primitives import link_name
 
-__all__ = ["schedule_table", "selection_table", "FSDP_MODEL", "fsdp_numbers", "fsdp_table"]
+__all__ = ["schedule_table", "selection_table", "FSDP_MODEL", "fsdp_numbers", "fsdp_table",
+           "fsdp_layer_table", "decomposition_table"]
 
 
 # ============================================================================ schedule / guide
@@ -189,3 +190,38 @@ def fsdp_table(numbers: dict | None = None) -> Table:
                       f"每次 all-gather 或 reduce-scatter 为 (N − 1)α = {fmt_time(f['alpha_ring'], 3)}，"
                       f"每次 all-reduce 为 2(N − 1)α；字节数也按这些算法计。"]},
         meta=f)
+
+
+def fsdp_layer_table(numbers: dict | None = None) -> Table:
+    """One layer's all-gather at the sizes of :func:`fsdp_numbers`, ring against recursive
+    doubling, and what recursive doubling saves."""
+    fs = fsdp_numbers() if numbers is None else numbers
+    rows = [{"n": r["n"], "ring": r["ring"], "rd": r["rd"], "save": 1 - r["rd"] / r["ring"]} for r in fs["layers"]]
+    return Table(
+        key="ch1-fsdp-layer",
+        title={"en": f"One layer's all-gather on {fs['world']} GPUs ({link_name(fs['link'], 'en')})",
+               "zh": f"{fs['world']} 块 GPU 上一层参数的 all-gather（{link_name(fs['link'], 'zh')}）"},
+        columns=["n", "ring", "rd", "save"],
+        headers={"en": ["Layer", "Ring", "Recursive doubling", "Saved"],
+                 "zh": ["一层", "ring", "递归倍增", "省下"]},
+        rows=rows, formats={"n": fmt_bytes, "ring": lambda t: fmt_time(t, 3), "rd": lambda t: fmt_time(t, 3),
+                            "save": fmt_pct},
+    )
+
+
+def decomposition_table(dec: dict) -> Table:
+    """The run of :func:`commbook.book.ch1.primitives.rs_ag_equals_ar`, rank by rank: input,
+    reduce-scatter output, all-gather of those blocks, direct all-reduce."""
+    text = lambda a: ", ".join(str(int(v)) for v in a)
+    rows = [{"rank": d, "input": text(x), "rs": text(rs), "ag": text(ag), "ar": text(ar)}
+            for d, (x, rs, ag, ar) in enumerate(zip(dec["inputs"], dec["reduce_scatter"], dec["all_gather"],
+                                                    dec["all_reduce"]))]
+    return Table(
+        key="ch1-rs-ag-ar",
+        title={"en": "All-reduce as reduce-scatter then all-gather (simulator, integers)",
+               "zh": "all-reduce 拆成 reduce-scatter 加 all-gather（模拟器，整数）"},
+        columns=["rank", "input", "rs", "ag", "ar"],
+        headers={"en": ["Rank", "Input", "After reduce-scatter", "After all-gather", "Direct all-reduce"],
+                 "zh": ["rank", "输入", "reduce-scatter 之后", "再 all-gather 之后", "直接 all-reduce"]},
+        rows=rows, formats={"rank": str},
+    )
