@@ -373,6 +373,39 @@ def t_ring(p: int, n: float) -> float:
     return 2 * (p - 1) * (IB_NDR.alpha + n / (p * IB_NDR.beta))
 
 
+@pytest.fixture(scope="module", params=("zh", "en"))
+def summary_glue(request) -> dict[str, str]:
+    """The glued values of the P5 summary page, executed as the build runs it."""
+    from pathlib import Path
+
+    from conftest import executed_glue
+    return executed_glue(Path(__file__).resolve().parents[1] / "chapters" / request.param / "p5"
+                         / "09-summary.md")
+
+
+def test_p5_summary_hierarchy_against_both_rings(summary_glue):
+    """The summary quotes the hierarchy against the single ring and against NCCL's ring
+    (one channel per NIC), small and large messages, as the closed forms give them."""
+    G, nodes, small, large = 8, (2, 4, 8, 16, 32), 64 * KB, 256 * MB
+    x = lambda v, d=1: f"{v:.{d}f}×"
+    rng = lambda vs, d=1: f"{x(min(vs), d)}–{x(max(vs), d)}"
+    single = {n: [t_ring(N * G, n) / _hier(N, G, n, G) for N in nodes] for n in (small, large)}
+    nccl = {n: dict(zip(nodes, [_nccl_ring(N, G, n) / _hier(N, G, n, G) for N in nodes]))
+            for n in (small, large)}
+    g = summary_glue
+    assert (g["s_hier_n_small"], g["s_hier_n_big"]) == ("64 KB", "256 MB")
+    assert g["s_hier_small"] == rng(single[small]) == "4.0×–7.5×"
+    assert g["s_hier_big"] == rng(single[large]) == "4.8×–5.8×"
+    assert g["s_nccl_small"] == rng(nccl[small].values()) == "3.9×–7.5×"   # α: channels do not help
+    big = nccl[large]
+    assert [N for N in nodes if big[N] < 1] == [2, 4, 8] and g["s_nccl_ring_to"] == "8"
+    assert g["s_nccl_ring_x"] == x(1 / min(big.values()), 2) == "1.30×"
+    assert g["s_nccl_hier_from"] == "16"
+    assert g["s_nccl_hier_x"] == f"{x(big[16], 2)}–{x(big[32], 2)}" == "1.07×–1.49×"
+    assert (g["s_ring_from_n_lo"], g["s_ring_from_lo"]) == ("2", "65.8 MB")
+    assert (g["s_ring_from_n_hi"], g["s_ring_from_hi"]) == ("32", "590 MB")
+
+
 def test_demo_parameters_are_keywords():
     """Non-default parameters work: a smaller 03-1 and an 04-3 with other node counts."""
     t = demos.DEMOS["03-1"](p=4, sizes=[1 * MB])
