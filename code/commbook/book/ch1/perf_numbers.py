@@ -18,6 +18,7 @@ from ..tables import Table, bilingual, bilingual_notes, fmt_fixed, fmt_gbps
 from .boxes import BOX_LINKS, BOX_NAMES, LINK_NAMES, link_name
 
 __all__ = [
+    "fusion_table",
     "BOX_LINKS", "BOX_NAMES", "box_link_table", "hockney_fusion", "CHECKPOINT_1_1",
     "TABLE1", "CHAPTER_PRINTED_NSTAR", "table1", "link_name", "regime",
     "gap_ratios", "generations_table", "FIG4", "NM13", "figure4_timelines",
@@ -64,6 +65,28 @@ def hockney_fusion(link: Link, small: float, count: int) -> dict:
             "t_one_small": p2p_time(small, link.alpha, link.beta),
             "t_small_alpha": t_small_alpha, "t_small": t_small, "t_fused": t_fused,
             "x_alpha": t_small_alpha / t_fused, "x_full": t_small / t_fused, "bound": count}
+
+
+def fusion_table(fu: dict) -> Table:
+    """:func:`hockney_fusion` as a table: the small messages one by one against the fused one,
+    each with its time and the part of it that is start-up."""
+    alpha = fu["t_small_alpha"] / fu["count"]
+    rows = [{"how": "separate", "msgs": fu["count"], "each": fu["small"], "time": fu["t_small"],
+             "alpha": fu["t_small_alpha"], "share": fu["t_small_alpha"] / fu["t_small"]},
+            {"how": "fused", "msgs": 1, "each": fu["fused"], "time": fu["t_fused"], "alpha": alpha,
+             "share": alpha / fu["t_fused"]}]
+    return Table(
+        key="ch1-def1.2-fusion",
+        title=bilingual("Fusing small messages (α–β model)", "合并小消息（α–β 模型）"),
+        columns=["how", "msgs", "each", "time", "alpha", "share"],
+        headers={"en": ["Sent", "Messages", "Each", "Time", "of it start-up", "start-up share"],
+                 "zh": ["发法", "条数", "每条", "用时", "其中启动延迟", "启动延迟占比"]},
+        rows=rows,
+        formats={"msgs": str, "each": fmt_bytes, "time": lambda t: fmt_time(t, 3),
+                 "alpha": lambda t: fmt_time(t, 3), "share": lambda x: f"{100 * x:.3g}%"},
+        labels={"en": {"separate": "one by one", "fused": "fused into one"},
+                "zh": {"separate": "逐条发送", "fused": "合成一条"}},
+    )
 
 
 CHECKPOINT_1_1 = {"message": 10 * KB, "link": BOX_LINKS["cp1.1"], "rates_bps": (100e9, 400e9)}
