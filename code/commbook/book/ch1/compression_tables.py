@@ -1,0 +1,83 @@
+r"""Chapter §1.6: the small tables that carry the worked numbers of
+``chapters/{zh,en}/ch1/06-compression.md``, so that the prose keeps only the numbers its
+argument needs.
+
+* :func:`final_table`: the final excess loss of every run of the convergence figure, with
+  the figure's settings in its notes;
+* :func:`decision_table`: the same training run on a slow and a fast network, without and
+  with INT8 + error feedback (:data:`~.compression_numbers.DECISION`).
+"""
+from __future__ import annotations
+
+from ... import compression as cz
+from ...units import fmt_time
+from ..tables import Table, bilingual, bilingual_notes, fmt_pct
+from . import compression_figures as cf
+from . import compression_numbers as cn
+
+__all__ = ["final_table", "decision_table"]
+
+_METHODS = (("top1", "top-1%", "top-1%"), ("top10", "top-10%", "top-10%"),
+            ("sign", "1-bit sign", "1 位符号"), ("int8", "INT8", "INT8"))
+
+
+def final_table() -> Table:
+    """Relative excess loss after the last step, with and without error feedback."""
+    R, S = cf.runs(), cf.RUN_SETTINGS
+    fin = {k: R[k].final for k in cf.RUN_KEYS}
+    rows = [{"method": k, "ef": fin[k + "+ef"], "plain": fin[k]} for k, _, _ in _METHODS]
+    rows.append({"method": "randk10", "ef": None, "plain": fin["randk10"]})
+    rows.append({"method": "fp32", "ef": None, "plain": fin["fp32"]})
+    g = lambda v: f"{v:.2g}"
+    setup = (f"{S['workers']:,} workers × {S['rows']:,} rows, d = {S['dim']:,}, learning rate {S['lr']:g}, "
+             f"{S['steps']:,} steps, seed {S['seed']}; panel (c): Adam and 1-bit Adam, learning rate "
+             f"{S['adam_lr']:g}, {S['adam_steps']:,} steps, {100 * S['warmup']:g}% of them warm-up.",
+             f"{S['workers']:,} 个工作节点 × {S['rows']:,} 行，d = {S['dim']:,}，学习率 {S['lr']:g}，"
+             f"{S['steps']:,} 步，随机种子 {S['seed']}；(c) 图：Adam 与 1 位 Adam，学习率 {S['adam_lr']:g}，"
+             f"{S['adam_steps']:,} 步，其中 {100 * S['warmup']:g}% 用于预热。")
+    return Table(
+        key="ch1-comp-final", title=bilingual(f"Relative excess loss after {S['steps']:,} steps",
+                                              f"{S['steps']:,} 步后的相对超额损失"),
+        columns=["method", "ef", "plain"],
+        headers={"en": ["Compressor", "With error feedback", "Without"],
+                 "zh": ["压缩器", "带误差反馈", "不带"]},
+        rows=rows, formats={"ef": g, "plain": g},
+        labels={"en": {**{k: en for k, en, _ in _METHODS}, "randk10": "random-10% (unbiased)",
+                       "fp32": "uncompressed"},
+                "zh": {**{k: zh for k, _, zh in _METHODS}, "randk10": "random-10%（无偏）", "fp32": "不压缩"}},
+        notes=bilingual_notes(setup), meta={"final": fin})
+
+
+def decision_table() -> Table:
+    """One training run on two networks: steps, step time and time to train."""
+    D = cn.DECISION
+    steps_c = round(D["steps"] * (1 + D["extra_steps"]))
+    cols = []
+    for t in D["t_comm"]:
+        d = cz.compression_decision(D["steps"], D["t_compute"], t, D["ratio"], D["extra_steps"])
+        cols.append({"comm": t, "comm_c": t / D["ratio"], "step": D["t_compute"] + t,
+                     "step_c": D["t_compute"] + t / D["ratio"], "base": d.baseline, "comp": d.compressed,
+                     "change": d.change})
+    s = lambda v: f"{v:,.0f} s"
+    t4 = lambda v: fmt_time(v, 4)
+    spec = [("Communication per step", "每步通信", "comm", lambda v: fmt_time(v, 3)),
+            (f"… with INT8 + EF ({D['ratio']}× less)", f"… INT8 加误差反馈（缩小 {D['ratio']}×）", "comm_c",
+             lambda v: fmt_time(v, 3)),
+            ("Step", "一步", "step", t4), ("Step with INT8 + EF", "一步（INT8 加误差反馈）", "step_c", t4),
+            (f"Time to train, {D['steps']:,} steps", f"训练总时长（{D['steps']:,} 步）", "base", s),
+            (f"… compressed, {steps_c:,} steps", f"… 压缩后（{steps_c:,} 步）", "comp", s),
+            ("Change", "变化", "change", lambda v: f"{'+' if v > 0 else '−'}{fmt_pct(abs(v))}")]
+    return Table(
+        key="ch1-comp-decision",
+        title=bilingual("One training run on two networks, without and with compression",
+                        "同一次训练在两种网络上：压缩与不压缩"),
+        columns=["what", "slow", "fast"],
+        headers={"en": ["", "Slower network", "Faster network"], "zh": ["", "较慢的网络", "较快的网络"]},
+        rows=[{"what": en, "slow": f(cols[0][k]), "fast": f(cols[1][k]), "raw": (cols[0][k], cols[1][k])}
+              for en, _, k, f in spec],
+        formats={"what": str, "slow": str, "fast": str},
+        labels={"zh": {en: zh for en, zh, _, _ in spec}},
+        notes=bilingual_notes((f"Compute {fmt_time(D['t_compute'], 3)} per step; compression costs "
+                               f"{100 * D['extra_steps']:g}% more steps.",
+                               f"每步计算 {fmt_time(D['t_compute'], 3)}；压缩让步数多出 {100 * D['extra_steps']:g}%。")),
+        meta={"columns": cols})
