@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         die(rank, f"WORLD_SIZE {world} must be >= 1", EXIT_USAGE)
     if not 0 <= rank < world or local_rank < 0:
         die(rank, f"RANK {rank} (LOCAL_RANK {local_rank}) is not a rank of WORLD_SIZE {world} "
-             f"(0 .. {world - 1}): the launcher gave this process an impossible rank", EXIT_USAGE)
+            f"(0 .. {world - 1}): the launcher gave this process an impossible rank", EXIT_USAGE)
     if args.expect_world_size is not None and world != args.expect_world_size:
         die(rank, f"world size is {world}, --expect-world-size says {args.expect_world_size}", EXIT_USAGE)
     if "broadcast" in args.ops and not 0 <= args.root < world:
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     cuda = backend == "nccl"
     if cuda and local_rank >= torch.cuda.device_count():
         die(rank, f"LOCAL_RANK {local_rank} but this node shows {torch.cuda.device_count()} GPU(s): start "
-             "at most one process per GPU (--nproc-per-node), or use --backend gloo", EXIT_USAGE)
+            "at most one process per GPU (--nproc-per-node), or use --backend gloo", EXIT_USAGE)
     problem = json_problem(args, world, backend) if rank == 0 and args.json else None
     if cuda:
         os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")   # tear down on a timeout
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         barrier()
     except Exception as e:  # noqa: BLE001 - a broken peer surfaces as any exception of the backend
         die(rank, f"{step} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''} "
-             "(did a peer rank die, hang or get other arguments?)", EXIT_RUNTIME)
+            "(did a peer rank die, hang or get other arguments?)", EXIT_RUNTIME)
     if wrong_total:
         die(rank, f"{wrong_total} wrong elements in the results (see #wrong)", EXIT_RUNTIME)
     sys.stdout.flush()

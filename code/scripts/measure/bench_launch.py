@@ -52,8 +52,8 @@ class Watchdog:
             time.sleep(min(1.0, self.limit / 10))
             idle = time.monotonic() - self.last
             if idle > self.limit:
-                die(self.rank, f"no progress for {idle:.0f} s while {self.what} (limit --timeout "
-                     "plus grace): a peer rank has probably died or hangs", EXIT_RUNTIME)
+                die(self.rank, f"no progress for {idle:.0f} s while {self.what} (the limit: the step's "
+                    "timeout plus grace): a peer rank has probably died or hangs", EXIT_RUNTIME)
 
 
 def env_int(name: str, default: int | None = None) -> int:
@@ -61,7 +61,7 @@ def env_int(name: str, default: int | None = None) -> int:
     if raw is None:
         if default is None:
             die("?", f"environment variable {name} is not set: start the script with torchrun "
-                 "(python -m torch.distributed.run)", EXIT_USAGE)
+                "(python -m torch.distributed.run)", EXIT_USAGE)
         return default
     try:
         return int(raw)
@@ -92,15 +92,15 @@ def rendezvous(dist, rank: int, world: int, timeout: float, problem: str | None)
         store.set_timeout(td)
     except Exception as e:  # noqa: BLE001
         die(rank, f"the rendezvous at {addr} failed within --init-timeout {timeout:g} s: {first_line(e)} "
-             "(a rank died or hangs before joining, or was started with other arguments; for rank 0: "
-             "another process holds the port, e.g. a second process with RANK 0)", EXIT_RUNTIME)
+            "(a rank died or hangs before joining, or was started with other arguments; for rank 0: "
+            "another process holds the port, e.g. a second process with RANK 0)", EXIT_RUNTIME)
     ns = ("commbook_bench/" + os.environ.get("TORCHELASTIC_RUN_ID", "") + "/"
           + os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") + f"/{world}/")
     try:
         if store.add(ns + f"rank{rank}", 1) != 1:
             store.set(ns + f"dup{rank}", "1")
             die(rank, f"two processes were started with RANK {rank} of WORLD_SIZE {world}: this one stops "
-                 "(the others stop within --init-timeout)", EXIT_USAGE)
+                "(the others stop within --init-timeout)", EXIT_USAGE)
         if problem:
             store.set(ns + "problem", problem)
         if store.add(ns + "joined", 1) == world:
@@ -112,10 +112,10 @@ def rendezvous(dist, rank: int, world: int, timeout: float, problem: str | None)
             missing = [r for r in range(world) if not store.check([ns + f"rank{r}"])]
             dups = [r for r in range(world) if store.check([ns + f"dup{r}"])]
             die(rank, f"only {joined} of {world} ranks joined within --init-timeout {timeout:g} s; "
-                 f"rank(s) {', '.join(map(str, missing[:8]))}{' …' if len(missing) > 8 else ''} did not join"
-                 + (f"; two processes were started with RANK {', '.join(map(str, dups))}" if dups else "")
-                 + " (a rank died or hangs before joining, was started with another --expect-world-size or "
-                 "WORLD_SIZE, or with an impossible RANK)", EXIT_RUNTIME)
+                f"rank(s) {', '.join(map(str, missing[:8]))}{' …' if len(missing) > 8 else ''} did not join"
+                + (f"; two processes were started with RANK {', '.join(map(str, dups))}" if dups else "")
+                + " (a rank died or hangs before joining, was started with another --expect-world-size or "
+                "WORLD_SIZE, or with an impossible RANK)", EXIT_RUNTIME)
         if store.check([ns + "problem"]):
             msg = store.get(ns + "problem").decode()
             store.add(ns + "told", 1)
