@@ -14,7 +14,7 @@ from ...checks import check_p
 from ..tables import Table, bilingual, bilingual_notes
 from .parallelism_numbers import logical_connections
 
-__all__ = ["PURPOSE_SIZES", "connections_table", "transport_manifest"]
+__all__ = ["PURPOSE_SIZES", "connections_table", "transport_manifest", "ENERGY_SCOPES", "energy_table"]
 
 # ============================================================================ purpose page
 PURPOSE_SIZES = (8, 64, 1_000, 10_000)
@@ -114,4 +114,39 @@ def transport_manifest() -> Table:
         ),
         labels={"en": {}, "zh": dict(_MANIFEST_ZH)},
         meta={"point_to_point": p2p, "collective_rows": coll},
+    )
+
+
+ENERGY_SCOPES = {
+    "SRAM": ("on-chip cache read (Horowitz 2014)", "片上缓存读取（Horowitz，2014）"),
+    "HBM": ("HBM2 to DDR-class DRAM read", "从 HBM2 到 DDR 级 DRAM 的读取"),
+    "NVLink": ("NVLink-C2C die to die on one module; high end PCIe Gen5",
+               "同一模块上两颗芯片之间的 NVLink-C2C；上限为 PCIe Gen5"),
+    "IB": ("optical modules only: one module to both ends of a link",
+           "只算光模块：从一个模块到链路两端各一个"),
+}
+"""What each published range of Figure 1 counts (the figure's values also count NIC,
+SerDes and switch for NVLink and InfiniBand)."""
+
+
+def energy_table(order: Sequence[str] = ("SRAM", "HBM", "NVLink", "IB")) -> Table:
+    """Figure 1's levels: the figure's value, the published range and what that range counts
+    (:data:`commbook.physics.ENERGY`)."""
+    rows = [{"level": physics.ENERGY[k].name, "figure": physics.ENERGY[k].figure_pj,
+             "low": physics.ENERGY[k].low_pj, "high": physics.ENERGY[k].high_pj,
+             "scope": ENERGY_SCOPES[k][0], "key": k} for k in order]
+    return Table(
+        key="ch1-energy-ranges",
+        title=bilingual("Energy per bit: the figure's values and the published ranges (pJ/bit)",
+                        "每比特能耗：图中的值与公开资料的范围（pJ/bit）"),
+        columns=["level", "figure", "low", "high", "scope"],
+        headers={"en": ["Level", "Figure (estimate)", "Range, low", "Range, high", "What the range counts"],
+                 "zh": ["层级", "图中的值（估计）", "范围下限", "范围上限", "范围算的是什么"]},
+        rows=rows,
+        formats={"figure": lambda x: f"{x:,g}", "low": lambda x: f"{x:.2g}", "high": lambda x: f"{x:.2g}"},
+        labels={"en": {}, "zh": {v[0]: v[1] for v in ENERGY_SCOPES.values()}},
+        notes=bilingual_notes((
+            "Sources as in commbook.physics.ENERGY; the figure's NVLink and InfiniBand values also count "
+            "NIC, SerDes and switch.",
+            "出处见 commbook.physics.ENERGY；图中 NVLink 与 InfiniBand 的值还算进了网卡、SerDes 和交换机。")),
     )
