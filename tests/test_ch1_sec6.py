@@ -19,6 +19,7 @@ import pytest
 from commbook import compression as cz
 from commbook.book.ch1 import compression_figures as cf
 from commbook.book.ch1 import compression_numbers as cn
+from commbook.book.ch1 import compression_tables as ct
 from commbook.hardware import IB_NDR_CHAPTER
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -341,3 +342,33 @@ def test_pages_carry_the_notes_and_the_checkpoint_link():
             assert f"{{glue:text}}`{key}`" in text, (lang, key)
         assert f"exercises/{lang}/ch1-4" in text
         assert f"({lang}-ch1-comp-fig-conv)" not in text and f":name: {lang}-ch1-comp-fig-conv" in text
+
+
+# ============================================================================ the small tables (issue 16 §2)
+
+
+@pytest.mark.parametrize("make", [ct.final_table, ct.decision_table], ids=["final_table", "decision_table"])
+def test_compression_tables_render_and_are_on_both_pages(make):
+    t = make()
+    for lang, path in PAGE.items():
+        assert "<table" in t.to_html(lang)
+        assert f"HTML(ct.{make.__name__}().to_html(LANG))" in path.read_text(encoding="utf-8")
+    if "what" in t.columns:
+        assert all(r["what"] in t.labels["zh"] for r in t.rows)
+
+
+def test_compression_tables_carry_the_worked_numbers():
+    """The decision table: −23 % on the slower network, +2.5 % on the faster (the chapter's
+    rounded results); the final-loss table: error feedback rescues top-1 % and sign by two
+    orders of magnitude or more, INT8 needs none."""
+    d = ct.decision_table()
+    rows = {r["what"]: r["raw"] for r in d.rows}
+    ta, tb = cn.DECISION["t_comm"]
+    for i, t in enumerate((ta, tb)):
+        base, comp, change = cn.CHAPTER_DECISION[t]
+        assert round(rows[f"Time to train, {cn.DECISION['steps']:,} steps"][i]) == base
+        assert round(rows["Change"][i], 3) == change
+    f = {r["method"]: r for r in ct.final_table().rows}
+    for k in ("top1", "sign"):
+        assert f[k]["plain"] >= 100 * f[k]["ef"]
+    assert f["int8"]["plain"] == pytest.approx(f["int8"]["ef"], rel=0.1)

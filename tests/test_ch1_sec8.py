@@ -10,6 +10,7 @@ both numbers are pinned.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
@@ -18,6 +19,7 @@ import pytest
 from commbook import hardware as hw
 from commbook.book.ch1 import overlap_figures as figs
 from commbook.book.ch1 import overlap_numbers as ov
+from commbook.book.ch1 import overlap_tables as ovt
 from commbook.book.ch1.boxes import BOX_LINKS, BOX_NAMES
 from commbook.overlap import FEW_LARGE_LAYERS, MANY_SMALL_LAYERS, ddp_bucket_assignment
 from commbook.units import GB, MB, MiB, ms, us
@@ -342,3 +344,55 @@ def test_bucket_sweep_figure_draws_the_sweep(lang):
         span = next(p for p in ax.patches if p.get_gid() == f"range:{shape.name}")
         x0, x1 = span.get_x(), span.get_x() + span.get_width()
         assert x0 == pytest.approx(s["range"][0]) and x1 == pytest.approx(s["range"][1])
+
+
+# ============================================================================ the small tables (issue 16 §2)
+
+
+_TABLES = [ovt.residual_table, ovt.ring_tree_table, ovt.plans_table, ovt.shapes_table, ovt.overhead_table,
+           ovt.hidden_table]
+
+
+@pytest.mark.parametrize("make", _TABLES, ids=[f.__name__ for f in _TABLES])
+def test_overlap_tables_render_in_both_languages_and_are_on_both_pages(make):
+    """Each table the prose points to renders in both languages, every Chinese row label is
+    translated, and both pages show it."""
+    t = make()
+    for lang in ("en", "zh"):
+        assert "<table" in t.to_html(lang)
+    if "what" in t.columns:
+        assert all(r["what"] in t.labels["zh"] for r in t.rows)
+    root = Path(__file__).resolve().parents[1]
+    for lang in ("en", "zh"):
+        page = (root / "chapters" / lang / "ch1" / "08-overlap.md").read_text(encoding="utf-8")
+        assert f"HTML(ovt.{make.__name__}().to_html(LANG))" in page
+
+
+def test_overlap_tables_carry_the_worked_numbers():
+    """The tables hold the same numbers the prose used to: the residual (blocking = compute +
+    2o + wire, the overlapped step hides all of the wire), ring against tree (the penalty row
+    is the difference), the three bucket caps, 2o per collective and (L − 1)/L."""
+    r = ov.residual_example()
+    raw = {row["what"]: row["raw"] for row in ovt.residual_table().rows}
+    assert raw["Step, sent after the backward"] == pytest.approx(r["compute"] + 2 * r["o"] + r["wire"])
+    assert raw["Step, sent as gradients appear"] == pytest.approx(r["compute"] + 2 * r["o"])
+    assert raw["Network time hidden"] == pytest.approx(raw["Transfer on the wire"])
+    rt = ovt.ring_tree_table()
+    ring, tree, pen = rt.rows
+    for col in ("allreduce", "blocking", "overlapped"):
+        assert pen[col] == pytest.approx(ring[col] - tree[col])
+    assert pen["blocking"] > 10 * pen["overlapped"]                       # overlap shrinks the penalty
+    plans = ovt.plans_table().rows
+    assert [p["cap"] for p in plans] == [c for c, _ in ov.bucket_plans()]
+    assert plans[1]["step"] == min(p["step"] for p in plans) and plans[1]["wait"] == min(p["wait"] for p in plans)
+    for p in plans:
+        assert p["startups"] == pytest.approx(p["buckets"] * 2 * (ov.SWEEP_GPUS - 1) * ov.EXAMPLE_LINK.alpha)
+    oe = {row["what"]: row["raw"] for row in ovt.overhead_table().rows}
+    assert oe["Step, not overlapped"] - oe["Step, overlapped"] == pytest.approx(oe["Wire time in all"], rel=0.02)
+    assert oe["Overheads in all"] == pytest.approx(2 * oe["LogP overhead o"] * oe["Layers"])
+    for row in ovt.hidden_table().rows:
+        assert row["hidden"] == pytest.approx((row["layers"] - 1) / row["layers"])
+    sh = ovt.shapes_table()
+    small, large = sh.meta["small"], sh.meta["large"]
+    best = next(row for row in sh.rows if row["what"] == "Best cap")
+    assert best["raw"] == (small["cap"], large["cap"])

@@ -21,6 +21,7 @@ import pytest
 from conftest import executed_glue
 
 from commbook.book.ch1 import fallacies as fa
+from commbook.book.ch1 import fallacies_tables as fat
 from commbook.book.ch1 import summary as su
 from commbook.compression import least_squares
 from commbook.hardware import IB_NDR_CHAPTER as IB
@@ -361,3 +362,38 @@ def test_summary_does_not_pass_off_the_toy_model_as_a_system():
     zh = (root / "chapters/zh/ch1/10-summary.md").read_text()
     assert "well-configured system reaches" not in en and "配置得当的系统能达到的范围" not in zh
     assert "rc_stated" in en and "rc_stated" in zh and su.STATED_RESIDUAL == (0.05, 0.15)
+
+
+# ============================================================================ the small tables (issue 16 §2)
+
+_FA_TABLES = [fat.alltoall_table, fat.ring_tree_parts_table, fat.ef_table, fat.train_table, fat.nic_table]
+
+
+@pytest.mark.parametrize("make", _FA_TABLES, ids=[f.__name__ for f in _FA_TABLES])
+def test_fallacy_tables_render_and_are_on_both_pages(make):
+    t = make()
+    for lang in ("en", "zh"):
+        assert "<table" in t.to_html(lang)
+        assert f"HTML(fat.{make.__name__}().to_html(LANG))" in _text("09-fallacies", lang)
+    if "what" in t.columns:
+        assert all(r["what"] in t.labels["zh"] for r in t.rows)
+
+
+def test_fallacy_tables_carry_the_worked_numbers():
+    """All-reduce as routing sends 2p times the bytes; the ring/tree terms add up to the
+    totals the item glues (1,260 + 196.9 µs, 120 + 1,200 µs); time to train 50,000 s against
+    60,400 s; the busiest NIC carries 9× less in the hierarchy while the bytes per node
+    barely change."""
+    a2a, ar = fat.alltoall_table().rows
+    meta = fat.alltoall_table().meta
+    assert ar["sent"] / a2a["sent"] == pytest.approx(2 * meta["p"]) and ar["buffer"] == meta["p"] * a2a["buffer"]
+    ring, tree = fat.ring_tree_parts_table().rows
+    assert ring["lat"] == pytest.approx(1260 * us) and ring["total"] == pytest.approx(ring["lat"] + ring["bw"])
+    assert tree["bw"] == pytest.approx(1200 * us) and tree["total"] == pytest.approx(1320 * us)
+    tt = {r["what"]: r["raw"] for r in fat.train_table().rows}
+    assert (tt["Time to train, uncompressed"], tt["Time to train, compressed"]) == (50_000, 60_400)
+    nics = {r["algo"]: r for r in fat.nic_table().rows}
+    assert nics["ring"]["nic_max"] / nics["hierarchical"]["nic_max"] == pytest.approx(9, rel=0.01)
+    assert nics["hierarchical"]["per_node"] > 0.85 * nics["ring"]["per_node"]
+    ef = {r["what"]: r["raw"] for r in fat.ef_table().rows}
+    assert ef["Workers"] == least_squares().workers and ef["Values sent per worker and step"] == 1
