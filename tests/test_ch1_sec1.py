@@ -417,3 +417,13 @@ def test_figure_2_mfu_is_inside_the_cited_range():
     for lang in ("en", "zh"):
         text = (root / f"chapters/{lang}/ch1/01-parallelism.md").read_text()
         assert "f2_mfu_lo" in text and ("Table 4" in text or "表 4" in text)
+
+
+def test_energy_table_is_physics_energy():
+    """The note's table of Figure 1's ranges reads commbook.physics.ENERGY and says what each
+    range counts."""
+    from commbook.book.ch1 import parallelism_tables as s1t
+    t = s1t.energy_table()
+    assert [(r["figure"], r["low"], r["high"]) for r in t.rows] == [
+        (physics.ENERGY[k].figure_pj, physics.ENERGY[k].low_pj, physics.ENERGY[k].high_pj) for k in s1.ENERGY_ORDER]
+    assert "NVLink-C2C" in t.to_html("en") and "NVLink-C2C" in t.to_html("zh")

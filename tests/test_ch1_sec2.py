@@ -377,3 +377,12 @@ def test_nccl_merges_calls_only_in_a_group():
         text = (root / f"chapters/{lang}/ch1/02-performance-models.md").read_text()
         assert wrong not in text
         assert "ncclGroupStart" in text and "src/enqueue.cc" in text and "421–429" in text
+
+
+def test_fusion_table_is_definition_1_2():
+    """Definition 1.2's table: the small messages one by one against the fused one."""
+    from commbook.book.ch1 import perf_numbers as pn
+    fu = m.hockney_fusion(m.BOX_LINKS["def1.2"], 4 * KB, 100)
+    sep, fused = pn.fusion_table(fu).rows
+    assert sep["time"] / fused["time"] == pytest.approx(fu["x_full"]) and sep["alpha"] == pytest.approx(fu["t_small_alpha"])
+    assert fused["alpha"] == pytest.approx(m.BOX_LINKS["def1.2"].alpha)

@@ -392,3 +392,28 @@ def test_fsdp_start_ups_against_ddps_buckets():
     root = Path(__file__).resolve().parents[1]
     assert "more sensitive to α" not in (root / "chapters/en/ch1/03-primitives.md").read_text()
     assert "对 α 更敏感" not in (root / "chapters/zh/ch1/03-primitives.md").read_text()
+
+
+# ---------------------------------------------------------------- tables the prose points to (issue 16 §2)
+def test_decomposition_table_shows_all_gather_equal_to_all_reduce():
+    dec = pr.rs_ag_equals_ar()
+    t = pu.decomposition_table(dec)
+    assert len(t.rows) == len(dec["inputs"]) and all(r["ag"] == r["ar"] for r in t.rows)
+
+
+def test_flow_table_counts_and_the_factor_the_page_states():
+    f = pm.flow_counts()
+    t = pm.flow_table(f)
+    d, h = t.rows
+    assert d["cross"] / h["cross"] == d["rail"] / h["rail"] == f["gpus"]
+    assert d["gpu_pairs"] == f["p"] * (f["p"] - 1) and d["node_pairs"] == h["node_pairs"] == f["nodes"] * (f["nodes"] - 1)
+
+
+def test_fsdp_layer_table_and_napkin_setting():
+    fs = pu.fsdp_numbers()
+    t = pu.fsdp_layer_table(fs)
+    assert [r["n"] for r in t.rows] == [r["n"] for r in fs["layers"]]
+    assert t.rows[0]["save"] > t.rows[1]["save"] > 0                 # the saving shrinks as bytes dominate
+    s = {r["what"]: r["value"] for r in pm.napkin_1_4_table().rows}
+    nm = pm.napkin_1_4()
+    assert s["tpe"] == str(nm["tokens_per_expert"]) and s["gpus"] == str(nm["config"].ranks)

@@ -371,3 +371,39 @@ def test_race_on_clusters_of_real_shape():
     assert big["rabenseifner_near_first"] == pytest.approx(fly, rel=1e-9)
     assert big["fastest"] == "ring" and t.find(cluster="pow2", n=64e3)["fastest"] == "rabenseifner_near_first"
     assert t.find(cluster="npow2", n=n)["fastest"] == t.find(cluster="racks", n=n)["fastest"] == "ring"
+
+
+# ---------------------------------------------------------------- tables the prose points to (issue 16 §2)
+def test_lower_bound_table_is_the_example_per_link():
+    rows = an.lower_bound_example()
+    t = an.lower_bound_table(rows)
+    assert [r["bound"] for r in t.rows] == [r["bound"] for r in rows]
+    for tr, r in zip(t.rows, rows):
+        assert tr["diff"] == pytest.approx(r["tree"] - r["ring"]) and tr["over"] == pytest.approx(r["steps"] * r["diff"])
+    # a 9x faster link shrinks the loss by the same factor (bandwidth terms dominate)
+    assert rows[0]["diff"] / rows[1]["diff"] == pytest.approx(rows[1]["link"].beta / rows[0]["link"].beta, rel=1e-3)
+
+
+def test_tree_example_table_splits_the_simulated_times():
+    te = an.tree_example()
+    t = an.tree_example_table(te)
+    for row in t.rows:
+        assert row["latency"] + row["bandwidth"] == pytest.approx(row["time"])
+        assert row["rounds"] == an.alpha_steps(row["algo"], te["p"])
+    assert t.rows[1]["time"] < t.rows[0]["time"]                      # the tree wins at 1 MB on 8 GPUs
+
+
+def test_dtree_table_rows_are_dtree_rows():
+    d = ac.FIG7
+    sizes = (1e3, 1e6, 1e10)
+    t = ac.dtree_table(d["p"], sizes, d["link"])
+    assert t.rows == ac.dtree_rows(d["p"], sizes, d["link"])
+    kb, _, gb = t.rows
+    assert kb["chunks"] == 1 and kb["double_tree"] <= kb["tree"] and gb["ring"] < gb["double_tree"]
+
+
+def test_napkin_1_5_table_has_both_sizes():
+    x = ac.nm15()
+    t = ac.nm15_table(x)
+    assert [(r["n"], r["algo"]) for r in t.rows] == [(x["n"], "ring"), (x["n"], "tree"), (x["ten"], "ring"), (x["ten"], "tree")]
+    assert t.rows[2]["total"] == pytest.approx(x["ten_ring"]["total"]) and t.rows[2]["total"] < t.rows[3]["total"]
