@@ -95,7 +95,19 @@ def runs_table() -> Table:
             ("1-bit Adam's bytes are averaged over the run: full precision during warm-up, then bits "
              "and one scale. Adam's final loss is at the optimum to rounding.",
              "1 位 Adam 的字节数是整个训练的平均：预热阶段发全精度，之后发比特位加一个缩放因子。"
-             "Adam 的最终损失在舍入误差范围内已到最优点。")))
+             "Adam 的最终损失在舍入误差范围内已到最优点。"),
+            _settings_note()))
+
+
+def _settings_note() -> tuple[str, str]:
+    """The settings of the runs (:data:`RUN_SETTINGS`), as the figure's caption used to give them."""
+    S = RUN_SETTINGS
+    return (f"Settings: {S['workers']:,} workers × {S['rows']:,} rows, d = {S['dim']:,}, learning rate {S['lr']:g}, "
+            f"{S['steps']:,} steps, seed {S['seed']}; Adam and 1-bit Adam: learning rate {S['adam_lr']:g}, "
+            f"{S['adam_steps']:,} steps, {100 * S['warmup']:g}% of them warm-up.",
+            f"设置：{S['workers']:,} 个工作节点 × {S['rows']:,} 行，d = {S['dim']:,}，学习率 {S['lr']:g}，"
+            f"{S['steps']:,} 步，随机种子 {S['seed']}；Adam 与 1 位 Adam：学习率 {S['adam_lr']:g}，"
+            f"{S['adam_steps']:,} 步，其中 {100 * S['warmup']:g}% 用于预热。")
 
 
 _LAB = {

@@ -2,8 +2,6 @@ r"""Chapter §1.6: the small tables that carry the worked numbers of
 ``chapters/{zh,en}/ch1/06-compression.md``, so that the prose keeps only the numbers its
 argument needs.
 
-* :func:`final_table`: the final excess loss of every run of the convergence figure, with
-  the figure's settings in its notes;
 * :func:`decision_table`: the same training run on a slow and a fast network, without and
   with INT8 + error feedback (:data:`~.compression_numbers.DECISION`).
 """
@@ -12,41 +10,9 @@ from __future__ import annotations
 from ... import compression as cz
 from ...units import fmt_time
 from ..tables import Table, bilingual, bilingual_notes, fmt_pct
-from . import compression_figures as cf
 from . import compression_numbers as cn
 
-__all__ = ["final_table", "decision_table"]
-
-_METHODS = (("top1", "top-1%", "top-1%"), ("top10", "top-10%", "top-10%"),
-            ("sign", "1-bit sign", "1 位符号"), ("int8", "INT8", "INT8"))
-
-
-def final_table() -> Table:
-    """Relative excess loss after the last step, with and without error feedback."""
-    R, S = cf.runs(), cf.RUN_SETTINGS
-    fin = {k: R[k].final for k in cf.RUN_KEYS}
-    rows = [{"method": k, "ef": fin[k + "+ef"], "plain": fin[k]} for k, _, _ in _METHODS]
-    rows.append({"method": "randk10", "ef": None, "plain": fin["randk10"]})
-    rows.append({"method": "fp32", "ef": None, "plain": fin["fp32"]})
-    g = lambda v: f"{v:.2g}"
-    setup = (f"{S['workers']:,} workers × {S['rows']:,} rows, d = {S['dim']:,}, learning rate {S['lr']:g}, "
-             f"{S['steps']:,} steps, seed {S['seed']}; panel (c): Adam and 1-bit Adam, learning rate "
-             f"{S['adam_lr']:g}, {S['adam_steps']:,} steps, {100 * S['warmup']:g}% of them warm-up.",
-             f"{S['workers']:,} 个工作节点 × {S['rows']:,} 行，d = {S['dim']:,}，学习率 {S['lr']:g}，"
-             f"{S['steps']:,} 步，随机种子 {S['seed']}；(c) 图：Adam 与 1 位 Adam，学习率 {S['adam_lr']:g}，"
-             f"{S['adam_steps']:,} 步，其中 {100 * S['warmup']:g}% 用于预热。")
-    return Table(
-        key="ch1-comp-final", title=bilingual(f"Relative excess loss after {S['steps']:,} steps",
-                                              f"{S['steps']:,} 步后的相对超额损失"),
-        columns=["method", "ef", "plain"],
-        headers={"en": ["Compressor", "With error feedback", "Without"],
-                 "zh": ["压缩器", "带误差反馈", "不带"]},
-        rows=rows, formats={"ef": g, "plain": g},
-        labels={"en": {**{k: en for k, en, _ in _METHODS}, "randk10": "random-10% (unbiased)",
-                       "fp32": "uncompressed"},
-                "zh": {**{k: zh for k, _, zh in _METHODS}, "randk10": "random-10%（无偏）", "fp32": "不压缩"}},
-        notes=bilingual_notes(setup), meta={"final": fin})
-
+__all__ = ["decision_table"]
 
 def decision_table() -> Table:
     """One training run on two networks: steps, step time and time to train."""
