@@ -8,14 +8,16 @@ Run from the repository root::
 The log repeats the H100 log of ``data/measured/nccl-tests/`` (five tests, ten rows each,
 in their own layout) with an ``NCCL INFO`` line after every row, as ``NCCL_DEBUG=INFO``
 interleaves them, until it reaches the size.  Printed per size: MB, tests, rows, wall time
-(best of ``--repeats``, ``time.perf_counter``) and MB/s; then the time ratio of the largest to
-the smallest size against the size ratio (linear: equal; the target is within 1.5x).  Each
+(best of ``--repeats``, ``time.perf_counter``), MB/s and the process's peak RSS so far (the
+log and one parse's runs); then the time ratio of the largest to the smallest size against
+the size ratio (linear: equal; the target is within 1.5x).  Each
 parse is checked: as many runs and rows as the log holds, each row equal to the same row of
 the untouched log.  Not part of the test suite: timings depend on the machine.
 """
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import time
 from pathlib import Path
@@ -51,13 +53,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="best of this many parses (default 3)")
     args = ap.parse_args(argv)
     ref = parse_nccl_tests(BASE)
-    print(f"{'MB':>8} {'tests':>8} {'rows':>9} {'time (s)':>10} {'MB/s':>8}")
+    print(f"{'MB':>8} {'tests':>8} {'rows':>9} {'time (s)':>10} {'MB/s':>8} {'peak RSS (MB)':>14}")
     times = {}
     for mb in args.mb:
         text, copies = synthetic(mb)
         size = len(text.encode()) / 1e6
         best = float("inf")
+        runs = None
         for _ in range(args.repeats):
+            runs = None                       # free the previous parse: the peak is one parse's
             t0 = time.perf_counter()
             runs = parse_nccl_tests(text)
             best = min(best, time.perf_counter() - t0)
@@ -65,7 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         assert all(run.rows == ref[i % len(ref)].rows for i, run in enumerate(runs))
         rows = sum(len(r) for r in runs)
         times[size] = best
-        print(f"{size:8.1f} {len(runs):8d} {rows:9d} {best:10.3f} {size / best:8.1f}")
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024      # KiB on Linux
+        print(f"{size:8.1f} {len(runs):8d} {rows:9d} {best:10.3f} {size / best:8.1f} {rss:14.0f}")
+        del runs
     if len(times) > 1:
         (s0, t0), (s1, t1) = min(times.items()), max(times.items())
         ratio, want = t1 / t0, s1 / s0
