@@ -50,8 +50,9 @@ def _error(text: str) -> str:
 
 # ---------------------------------------------------------------- rows after a non-row line
 @pytest.mark.parametrize("extra", [INFO, "", "#", "# a comment inside the table",
-                                   "[1,0]<stdout>:warning: something", "   "],
-                         ids=["nccl-info", "blank", "hash", "comment", "mpi-prefix", "spaces"])
+                                   "[1,0]<stdout>:warning: something", "   ",
+                                   "2026-12-01 20:14:15,123 INFO bench: still running"],
+                         ids=["nccl-info", "blank", "hash", "comment", "mpi-prefix", "spaces", "logging"])
 @pytest.mark.parametrize("name,text", [("h100", H100), ("a100", A100), ("old", OLD), ("gloo", GLOO)])
 def test_rows_after_a_non_row_line_are_kept(name, text, extra):
     """Lines inserted after the 1st, 3rd and 5th row of the first table (and the 12th row

@@ -16,7 +16,8 @@ columns (it lists the others in :attr:`~.records.Run.missing_columns`), sizes wr
 with digit separators (``1_073_741_824``, ``1,048,576``) and tables interrupted by other
 lines (``NCCL INFO`` lines of ``NCCL_DEBUG=INFO``, blank lines, ``#`` comments: kept in
 :attr:`~.records.Run.notes`, and every row after them parsed).  Inside a table a line that
-starts like a number is a row.  It never returns a value it could not read: text with no
+starts like a number is a row (not a timestamp ``2026-12-01 …``, a ``host:pid:tid`` prefix or
+an ``NCCL INFO`` line).  It never returns a value it could not read: text with no
 table, a row that does not fit its header, a cell that is not a finite number of its
 column (``1,5``, ``nan``, ``inf``, a negative time or bandwidth, a size ``2K``) or a last
 row cut short (``… 46.80 1.40 2``, see :class:`~.records.Shapes`) raise ``ValueError``
@@ -48,6 +49,7 @@ _RE_DEVICE = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s
 _RE_AVG = re.compile(r"Avg bus bandwidth\s*:\s*([-+0-9.eE]+)")
 _RE_OOB = re.compile(r"Out of bounds values\s*:\s*(.*\S)")
 _RE_ROWLIKE = re.compile(r"[+-]?(?:\d|\.\d|nan|inf)", re.IGNORECASE)   # what a row's size starts with
+_RE_DATE = re.compile(r"\d{4}-\d\d-\d\d(?:$|[T ])")                  # a log line's timestamp
 _RE_NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE|ABORT)\b")
 _ENDS_TABLE = (_RE_VERSION, _RE_START, _RE_END, _RE_AVG, _RE_OOB)
 _SKIP = ("Using devices",)
@@ -257,6 +259,7 @@ def parse_nccl_tests(text: str, nranks: int | None = None) -> tuple[Run, ...]:
             # every row of the table, whatever lines come between them (NCCL_DEBUG=INFO lines,
             # blank lines, comments); a line that starts like a number must be a row
             if (tokens and line[0] != "#" and ":" not in tokens[0] and _RE_ROWLIKE.match(tokens[0])
+                    and not _RE_DATE.match(tokens[0])
                     and not _RE_NCCL_LOG.search(line)):
                 block.add_row(tokens, lineno)
                 block.last_row_line = lineno
