@@ -63,3 +63,30 @@ def _prose(path: Path) -> list[str]:
 def test_chinese_prose_uses_chinese_quotation_marks(page):
     bad = [line.strip()[:80] for line in _prose(page) if _STRAIGHT.search(line)]
     assert not bad, f"{page.name}: straight quotes beside Chinese text (write “…”): {bad}"
+
+
+FORBIDDEN = {t["not_zh"]: t["zh"] for t in TERMS.values() if "not_zh" in t}
+
+
+@pytest.mark.parametrize("page", ZH, ids=lambda p: str(p.relative_to(ROOT)))
+def test_chinese_prose_uses_one_word_per_term(page):
+    """通信器 (not 通信子), 超额订阅 (not 超配), 工作进程 (not worker) in the prose of every zh page."""
+    bad = [(word, line.strip()[:60]) for line in _prose(page) for word in FORBIDDEN if word in line]
+    assert not bad, f"{page.name}: write {', '.join(f'{FORBIDDEN[w]} for {w}' for w in {w for w, _ in bad})}: {bad}"
+
+
+_TITLE = re.compile(r"^`{3,}\{admonition\}\s*(\S.*)$")
+
+
+@pytest.mark.parametrize("page", sorted((ROOT / "chapters" / "zh").rglob("*.md")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_chinese_boxes_and_headings_follow_one_rule(page):
+    """Every admonition title of chapter 1 starts with one of the box names of labels.BOXES;
+    headings are Chinese only (no ' · English' subtitle) on every page."""
+    from commbook.book.labels import BOXES
+    names = tuple(b["zh"] for b in BOXES.values())
+    lines = page.read_text(encoding="utf-8").splitlines()
+    titles = [m.group(1) for m in map(_TITLE.match, lines) if m] if "/ch1/" in page.as_posix() else []
+    odd = [t for t in titles if not t.startswith(names)]
+    assert not odd, f"{page.name}: box titles outside labels.BOXES: {odd}"
+    subtitled = [h for h in lines if h.startswith("#") and re.search(r" · [A-Za-z]", h)]
+    assert not subtitled, f"{page.name}: headings with an English subtitle: {subtitled}"

@@ -881,7 +881,7 @@ md(r"""
 (zh-ch1-2-ex-4)=
 ## 练习 4 · 每一步都既发又收？
 
-判断对错：在 ring all-reduce 的每一步里，每块 GPU 都既在发送也在接收。用例 1.1 的 <<len(facts["sum"])>> 块 GPU 的记录核对，
+判断对错：在 ring all-reduce 的每一步里，每块 GPU 都既在发送也在接收。用示例 1.1 的 <<len(facts["sum"])>> 块 GPU 的记录核对，
 再和二项树比一比。
 """, r"""
 (en-ch1-2-ex-4)=
@@ -891,7 +891,7 @@ True or false: in every step of a ring all-reduce, every GPU both sends and rece
 on the record of Example 1.1's <<len(facts["sum"])>> GPUs, and compare with a binomial tree.
 """)
 solution(r"""
-**对。** 例 1.1 的 <<facts["rounds"]>> 步里，每一步的发送方恰好是全部 <<facts["p"]>> 块 GPU，接收方也是全部 <<facts["p"]>> 块：
+**对。** 示例 1.1 的 <<facts["rounds"]>> 步里，每一步的发送方恰好是全部 <<facts["p"]>> 块 GPU，接收方也是全部 <<facts["p"]>> 块：
 GPU $i$ 发给 $i+1$，同时从 $i-1$ 收。环上每条链路每一步都在用，这正是前一题里带宽被用满的原因。
 二项树就不是这样：<<tree_p>> 块 GPU 时，各轮的发送方依次只有 <<senders>> 个。
 """, r"""

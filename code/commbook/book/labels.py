@@ -23,9 +23,29 @@ TERMS: dict[str, dict[str, str]] = {
     "n_half": {"en": "half-bandwidth point", "zh": "半带宽点"},
     "rail": {"en": "rail", "zh": "轨道"},
     "in_network": {"en": "in-network reduction", "zh": "交换机内归约"},
+    "communicator": {"en": "communicator", "zh": "通信器", "not_zh": "通信子"},
+    "oversubscription": {"en": "oversubscription", "zh": "超额订阅", "not_zh": "超配"},
+    "worker": {"en": "worker", "zh": "工作进程", "not_zh": "worker"},
 }
 """Bilingual terms; ``tests/test_terms.py`` checks that the Chinese pages call the binomial
-tree 二项树 (a binomial tree is not a binary tree: 二叉树 is reserved for the double binary tree)."""
+tree 二项树 (a binomial tree is not a binary tree: 二叉树 is reserved for the double binary tree)
+and never write a term's ``not_zh`` form in their prose."""
+
+BOXES: dict[str, dict[str, str]] = {
+    # the boxes of chapter 1 and the exercises, by kind: English title word -> Chinese
+    "check": {"en": "Check yourself", "zh": "自测"},
+    "answer": {"en": "Answer", "zh": "答案"},
+    "napkin": {"en": "Napkin math", "zh": "估算"},
+    "example": {"en": "Example", "zh": "示例"},
+    "definition": {"en": "Definition", "zh": "定义"},
+    "checkpoint": {"en": "Checkpoint", "zh": "检查点"},
+    "original": {"en": "About the original text", "zh": "关于原文"},
+    "original_p5": {"en": "About the original notes", "zh": "关于原讲义"},
+    "systems": {"en": "Systems perspective", "zh": "系统视角"},
+    "story": {"en": "War story", "zh": "实战故事"},
+}
+"""One name per kind of box; ``tests/test_terms.py`` checks every Chinese admonition title
+starts with one of them."""
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {
@@ -147,7 +167,7 @@ LABELS: dict[str, dict[str, str]] = {
         "coll_key": "颜色：数值来自哪个设备 · 灰色：求和结果 · 空白：没有输出",
         "before": "之前",
         "after": "之后",
-        "trace_title": "例 1.1：4 卡 ring all-reduce（先 reduce-scatter，再 all-gather）",
+        "trace_title": "示例 1.1：4 卡 ring all-reduce（先 reduce-scatter，再 all-gather）",
         "trace_initial": "初始",
         "trace_rs": "第 {r} 轮：reduce-scatter",
         "trace_ag": "第 {r} 轮：all-gather",

@@ -216,7 +216,7 @@ def trace_table(res: RunResult | None = None, data=EXAMPLE_1_1) -> Table:
     return Table(
         key="ch1-ex1.1",
         title=bilingual(f"Example 1.1: ring all-reduce on {p} GPUs, step by step (simulator trace)",
-                        f"例 1.1：{p} 块 GPU 上的 ring all-reduce，逐步记录（模拟器）"),
+                        f"示例 1.1：{p} 块 GPU 上的 ring all-reduce，逐步记录（模拟器）"),
         columns=["step", "msgs"] + [f"g{g}" for g in range(p)],
         headers={"en": ["Step", "Messages (sender → receiver: chunk)"] + gpus,
                  "zh": ["步骤", "消息（发送方 → 接收方：块号）"] + gpus},

@@ -342,10 +342,10 @@ PLACEMENT = {"nodes": 4, "gpn": 8, "n": 1 * GB, "intra": NVLINK4_CHAPTER, "inter
 """Four 8-GPU nodes: one NIC per GPU, two or four GPUs per NIC, a 2:1 spine."""
 
 _CLUSTER_NAMES = {
-    "rails": bilingual("one NIC per GPU, full spine", "每块 GPU 一张网卡，脊层不超配"),
+    "rails": bilingual("one NIC per GPU, full spine", "每块 GPU 一张网卡，脊层无超额订阅"),
     "nic2": bilingual("2 GPUs share a NIC", "2 块 GPU 共用一张网卡"),
     "nic4": bilingual("4 GPUs share a NIC", "4 块 GPU 共用一张网卡"),
-    "spine2": bilingual("one NIC per GPU, spine 2:1", "每块 GPU 一张网卡，脊层 2:1 超配"),
+    "spine2": bilingual("one NIC per GPU, spine 2:1", "每块 GPU 一张网卡，脊层 2:1 超额订阅"),
 }
 
 
