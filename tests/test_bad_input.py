@@ -6,6 +6,7 @@ wrong argument must learn from the message which argument and why.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -507,3 +508,111 @@ def test_other_cost_inputs():
     with pytest.raises(ValueError, match=r"oversubscription must be >= 1"):
         TwoLevel(2, 2, intra=NVLINK4, inter=IB_NDR, oversubscription=0.5)
     assert math.isfinite(cost.p2p_time(0, 0.0, 1.0))  # the boundary values are valid
+
+
+# ----------------------------------------------------------------------------- issue 17 §2, case by case
+import commbook.compression as cz  # noqa: E402
+from commbook import llm, units  # noqa: E402
+from commbook.collectives import crossover, t_allreduce_hierarchical, t_allreduce_tiers  # noqa: E402
+from commbook.double_tree import double_tree_optimum, round_loads  # noqa: E402
+from commbook.hardware import Chip  # noqa: E402
+from commbook.measure import nccl_model  # noqa: E402
+from commbook.overlap import hidden_fraction_equal_layers  # noqa: E402
+
+_HOP_INF = dict(hop_alpha=math.inf)
+
+# (call, exception type, the parameter the message must name).  Each returned a wrong
+# number or raised a bare internal error before (issue 17 §2 lists them).
+ISSUE_17_REFUSED = [
+    (lambda: llm.tp_message_bytes(bytes_per_value=-2), ValueError, "bytes_per_value"),          # was -16384
+    (lambda: llm.kv_bytes(bytes_per_value=math.nan), ValueError, "bytes_per_value"),            # was nan
+    (lambda: llm.tp_message_bytes(bytes_per_value="2"), TypeError, "bytes_per_value"),          # was a str
+    (lambda: llm.decode_step(bytes_per_param="2"), TypeError, "bytes_per_param"),               # was MemoryError
+    (lambda: llm.DenseModel("m", -3, 64, 4, 2, 16, 128, 1000, "s"), ValueError, "n_layers"),     # negative time
+    (lambda: Chip("c", -1, math.nan, 8e10, "s"), ValueError, "bf16_flops"),                     # accepted
+    (lambda: Chip("c", 1e15, math.nan, 8e10, "s"), ValueError, "hbm_bandwidth"),
+    (lambda: Ring(4, NVLINK4, **_HOP_INF), ValueError, "hop_alpha"),                            # every time nan
+    (lambda: Torus((2, 2), NVLINK4, **_HOP_INF), ValueError, "hop_alpha"),
+    (lambda: units.fmt_rate(math.nan), ValueError, "bytes_per_s"),                              # "nan GB/s"
+    (lambda: units.fmt_rate(-5e9), ValueError, "bytes_per_s"),
+    (lambda: units.fmt_time(math.nan), ValueError, "t"),
+    (lambda: units.fmt_bytes(-1), ValueError, "n"),
+    (lambda: cz.sparse_ratio(1000, 10, value_bytes=-3), ValueError, "value_bytes"),             # was 400
+    (lambda: cz.Threshold("8"), TypeError, "threshold"),                                        # accepted
+    (lambda: cost.allreduce_torus([], 1e6, 1e-6, 1e9), ValueError, "dims"),                     # was 0.0
+    (lambda: cost.allreduce_torus_rings([], 1e6, 1e-6, 1e9), ValueError, "dims"),
+    (lambda: ring_order([]), ValueError, "dims"),
+    (lambda: round_loads(8, chunks=0), ValueError, "chunks"),
+    (lambda: round_loads(8, chunks=1.5), ValueError, "chunks"),
+    (lambda: Link("l", 2e-6, 5e10, "s", alpha_range=(5, -1)), ValueError, "alpha_range"),
+    (lambda: t_broadcast("chain", 1, 1e6, 1e-6, 1e9, chunks=-1), ValueError, "chunks"),         # p = 1: was 0.0
+    (lambda: cost.broadcast_chain(1, 1e6, 1e-6, 1e9, chunks=-1), ValueError, "chunks"),
+    (lambda: cost.allreduce_parameter_server(1, 1e6, 1e-6, 1e9, servers=100), ValueError, "servers"),
+    (lambda: t_formula("parameter_server", 1, 1e6, 1e-6, 1e9, servers=100), ValueError, "servers"),
+    (lambda: cost.allreduce_rabenseifner(1, 1e6, 1e-6, 1e9, order="bogus"), ValueError, "order"),
+    (lambda: t_formula("rabenseifner", 1, 1e6, 1e-6, 1e9, order="bogus"), ValueError, "order"),
+    (lambda: crossover("ring", "rd", 8, 2e-6, 50e9, n_max=0), ValueError, "n_max"),              # math domain
+    (lambda: crossover("ring", "rd", 8, 2e-6, 50e9, n_max=math.inf), ValueError, "n_max"),       # OverflowError
+    (lambda: cost.allreduce_ring(8, 10**400, 1e-6, 1e9), ValueError, "n"),                      # OverflowError
+    (lambda: cost.allreduce_ring(10**400, 1e6, 1e-6, 1e9), ValueError, "p"),
+    (lambda: cz.onebit_adam_ratio(0, math.inf), ValueError, "bits"),                            # ZeroDivisionError
+    (lambda: cost.allreduce_hierarchical(2, 4, 1e6, "NVLink", IB_NDR), TypeError, "intra"),     # AttributeError
+    (lambda: t_allreduce_hierarchical(2, 4, 1e6, NVLINK4, None), TypeError, "inter"),
+    (lambda: llm.tp_comm_time(tp=16, intra=object()), TypeError, "intra"),
+    (lambda: t_allreduce_tiers(None, 1e6), TypeError, "topology"),
+    (lambda: llm.kv_transfer_time(link="IB"), TypeError, "link"),
+    (lambda: Switch(4, "IB"), TypeError, "link"),
+    (lambda: nccl_model.predict(None, "all_reduce", [1e6]), TypeError, "node"),
+    (lambda: nccl_model.choose(node=None, collective="all_reduce", nbytes=1e6), TypeError, "node"),
+    (lambda: cost.LogP(L="1", o=1e-6), TypeError, "L"),                                         # numpy/Python TypeError
+    (lambda: algbw(1e6, time="1"), TypeError, "time"),
+    (lambda: Ring(4, NVLINK4, hop_alpha="1"), TypeError, "hop_alpha"),
+    (lambda: C.all_reduce(VirtualCluster(Switch(4, NVLINK4)), nbytes=np.array([5.0, 6.0])), TypeError, "nbytes"),
+    (lambda: C.all_reduce(VirtualCluster(Switch(4, NVLINK4)), nbytes=8, op=["sum"]), TypeError, "op"),
+    (lambda: cost.all_to_all_bounds(8, 1e6, beta_port=-1, bisection_bw=1e9), ValueError, "beta_port"),  # said beta
+    (lambda: cost.all_to_all_bounds(8, 1e6, beta_port=1e9, bisection_bw=0), ValueError, "bisection_bw"),
+    (lambda: llm.tp_comm_time(bytes_per_value=-1), ValueError, "bytes_per_value"),              # said "n ... -8192"
+    (lambda: hidden_fraction_equal_layers(8, layer_time=-1), ValueError, "layer_time"),         # said backward[0]
+]
+
+
+@pytest.mark.parametrize("call, exc, param", ISSUE_17_REFUSED,
+                         ids=[f"{i}-{p}" for i, (_, _, p) in enumerate(ISSUE_17_REFUSED)])
+def test_issue_17_cases_refused_by_name(call, exc, param):
+    with pytest.raises(exc) as info:
+        call()
+    assert re.search(rf"(?<![A-Za-z0-9_]){re.escape(param)}(?![A-Za-z0-9_])", str(info.value)), str(info.value)
+    assert type(info.value) in (ValueError, TypeError)
+
+
+def test_issue_17_numpy_scalars_and_odd_but_valid_values():
+    """The cases of §2 that must give a result: numpy scalars, 0-d arrays, np.int64 dims."""
+    assert units.fmt_time(np.float32(1e-3)) == "1 ms"                     # was TypeError
+    assert units.fmt_time(np.int64(3)) == "3 s"                           # was TypeError
+    assert units.fmt_time(np.array(2e-6)) == "2 µs"
+    assert units.fmt_rate(np.float32(450e9)) == "450 GB/s"
+    assert units.fmt_bytes(np.int64(8_000_000)) == "8 MB"
+    assert units.fmt_bytes(123456, digits=1) == "100 KB"                  # was "1e+02 KB"
+    assert units.fmt_bytes(5e15) == "5000 TB"
+    assert units.fmt_time(-2e-3) == "-2 ms"    # a signed duration (test_units_hardware asserts "-1 s")
+    t = Torus(np.int64(4), NVLINK4)                                       # was a numpy TypeError
+    assert t.dims == (4,) and Torus((np.int64(2), np.int32(2)), NVLINK4).p == 4
+    assert Switch(np.int64(4), NVLINK4).p == 4
+    assert cost.allreduce_ring(np.int64(8), np.float32(1e6), np.array(2e-6), np.float64(5e10)) == \
+        pytest.approx(cost.allreduce_ring(8, 1e6, 2e-6, 5e10), rel=1e-6)
+    assert isinstance(cost.allreduce_ring(8, 1e6, np.float32(2e-6), np.float32(5e10)), float)
+    k, t_best = double_tree_optimum(8, 1e6, 2e-6, 1e-300)                 # was OverflowError
+    assert math.isfinite(t_best) and 1 <= k <= 4096
+    assert llm.tp_message_bytes(bytes_per_value=np.int64(2)) == llm.tp_message_bytes()
+    assert hidden_fraction_equal_layers(np.int64(8), np.float32(1.0)) == pytest.approx(7 / 8)
+    assert cz.Threshold(0.5).threshold == cz.Threshold().threshold
+    c = VirtualCluster(Switch(4, NVLINK4))
+    assert C.all_reduce(c, nbytes=np.array(64.0)).time == C.all_reduce(c, nbytes=64).time
+    assert C.broadcast(c, nbytes=64, root=np.int64(2)).time == C.broadcast(c, nbytes=64, root=2).time
+
+
+def test_issue_17_p1_still_valid():
+    """At p = 1 every closed form costs 0 for valid extra parameters."""
+    assert t_broadcast("chain", 1, 1e6, 1e-6, 1e9, chunks=4) == 0.0
+    assert cost.allreduce_parameter_server(1, 1e6, 1e-6, 1e9, servers=1) == 0.0
+    assert cost.allreduce_rabenseifner(1, 1e6, 1e-6, 1e9, order="near_first") == 0.0

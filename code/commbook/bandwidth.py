@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .checks import check_choice, check_p, check_real, check_size
+from .checks import check_choice, check_p, check_real, check_size, finite_time
 
 __all__ = ["BUSBW_FACTORS", "algbw", "busbw"]
 
@@ -31,7 +31,7 @@ def algbw(size: float, time: float) -> float:
     time = check_real(time, "time", "a time in seconds")
     if not time > 0:
         raise ValueError(f"time must be > 0 seconds, got {time!r}")
-    return size / time
+    return finite_time(size / time, "size / time")
 
 
 def busbw(op: str, size: float, time: float, nranks: int) -> float:

@@ -265,17 +265,16 @@ def check_servers(servers: object, p: int) -> int:
     """Return the parameter-server count ``servers`` if 1 <= servers <= p, else raise."""
     k = check_count(servers, "servers")
     if k > p:
-        raise ValueError(f"servers must be at most the number of ranks ({p}), got {k}")
+        raise ValueError(f"servers must be at most the number of ranks ({p}), got {k} (p = {p})")
     return k
 
 
-def finite_time(t: float, what: str = "the time") -> float:
+def finite_time(t: float, what: str = "the time of (p, n, alpha, beta)") -> float:
     """Return ``t`` as a float if it is finite: a guard against overflow from extreme but
-    valid arguments (a huge n over a tiny beta)."""
+    valid arguments (a huge n over a tiny beta); ``what`` names the arguments."""
     t = float(t)
     if not math.isfinite(t):
-        raise ValueError(f"{what} overflows a float ({t!r}): the arguments (n, alpha, beta ...) are too "
-                         f"extreme for the model")
+        raise ValueError(f"{what} overflows a float ({t!r}): the arguments are too extreme for the model")
     return t
 
 

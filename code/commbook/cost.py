@@ -139,7 +139,7 @@ def allreduce_rabenseifner_on_ring(p: int, n: float, alpha: float, beta: float,
     L = _log2_floor(p)
     latency = 2 * (L * alpha + hop_alpha * alpha * (p - 1 - L))
     per_phase = L * n / 2 if order == "near_first" else (p * p - 1) / (3 * p) * n
-    return finite_time(latency + 2 * per_phase / beta) if p > 1 else 0.0
+    return finite_time(latency + 2 * per_phase / beta, "the time of (p, n, alpha, beta, hop_alpha)") if p > 1 else 0.0
 
 
 @closed_form
@@ -191,6 +191,9 @@ def allreduce_two_shot(p, n, alpha, beta):
     return 2 * alpha + 2 * (p - 1) / p * n / beta
 
 
+_HIER = "the time of (nodes, gpus_per_node, n, intra, inter)"
+
+
 def allreduce_hierarchical(nodes: int, gpus_per_node: int, n: float, intra, inter,
                            inter_form: Callable = allreduce_ring) -> float:
     """Hierarchical all-reduce on a two-level cluster: ring reduce-scatter in the node,
@@ -199,7 +202,7 @@ def allreduce_hierarchical(nodes: int, gpus_per_node: int, n: float, intra, inte
     N, G = check_p(nodes, "nodes"), check_p(gpus_per_node, "gpus_per_node")
     n, intra, inter = check_size(n), check_link(intra, "intra"), check_link(inter, "inter")
     inner = 2 * (G - 1) * (intra.alpha + n / (G * intra.beta))
-    return inner + inter_form(N, n / G, inter.alpha, inter.beta)
+    return finite_time(inner + inter_form(N, n / G, inter.alpha, inter.beta), _HIER)
 
 
 def allreduce_leader(nodes: int, gpus_per_node: int, n: float, intra, inter,
@@ -212,7 +215,7 @@ def allreduce_leader(nodes: int, gpus_per_node: int, n: float, intra, inter,
     n, intra, inter = check_size(n), check_link(intra, "intra"), check_link(inter, "inter")
     a, b = intra.alpha, intra.beta
     leader = 2 * (a + (G - 1) * n / (G * b)) if N > 1 and G > 1 else 0.0
-    return 2 * (G - 1) * (a + n / (G * b)) + leader + inter_form(N, n, inter.alpha, inter.beta)
+    return finite_time(2 * (G - 1) * (a + n / (G * b)) + leader + inter_form(N, n, inter.alpha, inter.beta), _HIER)
 
 
 def allreduce_torus_rings(dims: Sequence[int], n: float, alpha: float, beta: float) -> float:
@@ -220,7 +223,7 @@ def allreduce_torus_rings(dims: Sequence[int], n: float, alpha: float, beta: flo
     Σ over dimensions of 2(a-1)(α + n/(aβ)); each device sends 2·Σ(a-1)/a·n bytes."""
     n, dims = check_size(n), check_dims(dims)
     alpha, beta = check_link_params(alpha, beta)
-    return finite_time(sum(2 * (a - 1) * (alpha + n / (a * beta)) for a in dims))
+    return finite_time(sum(2 * (a - 1) * (alpha + n / (a * beta)) for a in dims), "the time of (dims, n, alpha, beta)")
 
 
 def allreduce_torus(dims: Sequence[int], n: float, alpha: float, beta: float) -> float:
@@ -232,7 +235,7 @@ def allreduce_torus(dims: Sequence[int], n: float, alpha: float, beta: float) ->
     for a in dims:
         total += 2 * (a - 1) * (alpha + share / (a * beta))
         share /= a
-    return finite_time(total)
+    return finite_time(total, "the time of (dims, n, alpha, beta)")
 
 
 # ----------------------------------------------------------------------------- rooted
@@ -328,10 +331,14 @@ def all_to_all_bounds(p: int, n: float, beta_port: float, bisection_bw: float) -
     p, n = check_p(p), check_size(n)
     beta_port = check_link_params(0.0, beta_port, beta_name="beta_port")[1]
     bisection_bw = check_link_params(0.0, bisection_bw, beta_name="bisection_bw")[1]
-    return finite_time((p - 1) / p * n / beta_port), finite_time(p * n / 4 / bisection_bw)
+    return (finite_time((p - 1) / p * n / beta_port, "the egress bound of (p, n, beta_port)"),
+            finite_time(p * n / 4 / bisection_bw, "the bisection bound of (p, n, bisection_bw)"))
 
 
 # ----------------------------------------------------------------------------- crossovers
+_XO = "the crossover of (p, alpha, beta)"
+
+
 def crossover_rd_ring(p: int, alpha: float, beta: float) -> float:
     """Size where recursive doubling and ring all-reduce take equal time (p a power of two):
     n× = [2(p-1) - log2 p]·αβ / [log2 p - 2(p-1)/p]."""
@@ -341,7 +348,7 @@ def crossover_rd_ring(p: int, alpha: float, beta: float) -> float:
     if p < 4:
         raise ValueError(f"ring and recursive doubling coincide for p < 4, got p={p}")
     L = _log2_floor(p)
-    return finite_time((2 * (p - 1) - L) * alpha * beta / (L - 2 * (p - 1) / p), "the crossover")
+    return finite_time((2 * (p - 1) - L) * alpha * beta / (L - 2 * (p - 1) / p), _XO)
 
 
 def crossover_tree_ring(p: int, alpha: float, beta: float, exact: bool = True) -> float:
@@ -356,9 +363,9 @@ def crossover_tree_ring(p: int, alpha: float, beta: float, exact: bool = True) -
     if p < 3:
         raise ValueError(f"ring and tree coincide for p < 3, got p={p}")
     if not exact:
-        return finite_time(p * alpha * beta / math.log2(p), "the crossover")
+        return finite_time(p * alpha * beta / math.log2(p), _XO)
     L = _log2_ceil(p)
-    return finite_time((2 * (p - 1) - 2 * L) * alpha * beta / (2 * L - 2 * (p - 1) / p), "the crossover")
+    return finite_time((2 * (p - 1) - 2 * L) * alpha * beta / (2 * L - 2 * (p - 1) / p), _XO)
 
 
 def chain_broadcast_optimum(p: int, n: float, alpha: float, beta: float) -> tuple[float, float]:
@@ -373,6 +380,6 @@ def chain_broadcast_optimum(p: int, n: float, alpha: float, beta: float) -> tupl
         raise ValueError("the chain optimum needs p >= 3 and alpha > 0")
     k = math.sqrt((p - 2) * n / (alpha * beta))
     t = (math.sqrt((p - 2) * alpha) + math.sqrt(n / beta)) ** 2
-    return finite_time(k, "the optimal chunk count"), finite_time(t)
+    return finite_time(k, "the optimal chunk count of (p, n, alpha, beta)"), finite_time(t)
 
 

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 
 from .collectives import all_to_all
 from .comm_sim import VirtualCluster
-from .checks import check_flag, check_int, check_link, check_node, check_p, check_positive, check_size
+from .checks import (check_flag, check_int, check_link, check_node, check_p, check_positive, check_size,
+                     finite_time)
+from .collectives.api import MAX_SIM_BYTES
 from .collectives import t_allreduce_hierarchical, t_formula
 from .hardware import H100, IB_NDR, NVLINK4, Chip, Link
 from .topology import Switch, TwoLevel
@@ -129,9 +131,10 @@ class MoEModel:
     def __post_init__(self) -> None:
         for name in ("d_model", "n_layers", "n_experts", "top_k"):
             object.__setattr__(self, name, check_int(getattr(self, name), name, "an integer", lo=1))
-        object.__setattr__(self, "n_moe_layers", check_int(self.n_moe_layers, "n_moe_layers", "an integer", lo=0,
-                                                           hi=self.n_layers))
-        object.__setattr__(self, "top_k", check_int(self.top_k, "top_k", "an integer", hi=self.n_experts))
+        object.__setattr__(self, "n_moe_layers", check_int(self.n_moe_layers, "n_moe_layers", "an integer", lo=0))
+        if self.n_moe_layers > self.n_layers or self.top_k > self.n_experts:
+            raise ValueError(f"n_moe_layers ({self.n_moe_layers}) must be <= n_layers ({self.n_layers}) and "
+                             f"top_k ({self.top_k}) <= n_experts ({self.n_experts})")
         if self.max_nodes_per_token is not None:
             object.__setattr__(self, "max_nodes_per_token",
                                check_int(self.max_nodes_per_token, "max_nodes_per_token", "an integer or None", lo=1))
@@ -192,7 +195,8 @@ def tp_allreduces_per_step(model: DenseModel = LLAMA31_70B) -> int:
 
 def tp_message_bytes(model: DenseModel = LLAMA31_70B, tokens: int = 1, bytes_per_value: float = 2) -> float:
     """Bytes of one TP all-reduce: tokens x d_model x bytes (BF16 by default)."""
-    return check_p(tokens, "tokens") * _model(model, DenseModel).d_model * _per_value(bytes_per_value)
+    n = check_p(tokens, "tokens") * _model(model, DenseModel).d_model * _per_value(bytes_per_value)
+    return finite_time(n, "tokens x d_model x bytes_per_value") if isinstance(n, float) else n
 
 
 def tp_comm_time(model: DenseModel = LLAMA31_70B, tokens: int = 1, tp: int = 8,
@@ -213,7 +217,7 @@ def tp_comm_time(model: DenseModel = LLAMA31_70B, tokens: int = 1, tp: int = 8,
         if tp % g:
             raise ValueError(f"tp={tp} must be a multiple of gpus_per_node={g} across nodes")
         one = t_allreduce_hierarchical(tp // g, g, n, intra, inter, inter_algorithm=algorithm)
-    return tp_allreduces_per_step(model) * one
+    return finite_time(tp_allreduces_per_step(model) * one, "the TP time of (tokens, bytes_per_value, intra, inter)")
 
 
 # ----------------------------------------------------------------------------- MoE
@@ -235,6 +239,9 @@ def moe_a2a_time(model: MoEModel = DEEPSEEK_V3, tokens_per_gpu: int = 256, ep: i
     ep, g, model = check_p(ep, "ep"), check_p(gpus_per_node, "gpus_per_node"), _model(model, MoEModel)
     intra, inter = check_link(intra, "intra"), check_link(inter, "inter")
     held = check_p(tokens_per_gpu, "tokens_per_gpu") * model.top_k * model.d_model * _per_value(bytes_per_value)
+    if held > MAX_SIM_BYTES:
+        raise ValueError(f"tokens_per_gpu x top_k x d_model x bytes_per_value = {held:g} bytes is more than a "
+                         f"simulated run takes ({MAX_SIM_BYTES:g})")
     if ep <= g:
         cluster = VirtualCluster(Switch(ep, intra))
     else:

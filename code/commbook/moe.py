@@ -41,7 +41,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .checks import check_int, check_link_params, check_nonneg, check_positive, check_real
+from .checks import check_int, check_link_params, check_nonneg, check_positive, check_real, finite_time
 from .comm_sim import RunResult
 from .topology import Switch, Topology, TwoLevel
 
@@ -349,9 +349,10 @@ def a2a_bounds(counts: np.ndarray, *, alpha: float, inject_bw: float, bisection_
             v = max(U[a][:, ~a].sum(), U[~a][:, a].sum())
             if v > worst:
                 worst, cut = v, tuple(np.flatnonzero(a).tolist())
-    return A2ABounds(float(alpha + U.sum(axis=1).max() / inject_bw),
-                     float(alpha + U.sum(axis=0).max() / receive_bw),
-                     float(alpha + worst / bisection_bw), float(startup), cut)
+    return A2ABounds(finite_time(alpha + U.sum(axis=1).max() / inject_bw, "the bound of (counts, inject_bw)"),
+                     finite_time(alpha + U.sum(axis=0).max() / receive_bw, "the bound of (counts, receive_bw)"),
+                     finite_time(alpha + worst / bisection_bw, "the bound of (counts, bisection_bw)"),
+                     float(startup), cut)
 
 
 def a2a_bounds_on(topology: Topology, counts: np.ndarray) -> A2ABounds:

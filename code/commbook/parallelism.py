@@ -62,8 +62,8 @@ _FACTOR = {"all_reduce": lambda p: 2 * (p - 1) / p, "all_gather": lambda p: (p -
 
 def _params(params) -> float:
     v = check_size(params, "params")
-    if v <= 0:
-        raise ValueError(f"params must be > 0, got {params!r}")
+    if not 0 < v <= 1e30:
+        raise ValueError(f"params must be > 0 (at most 1e30), got {params!r}")
     return v
 
 
@@ -77,8 +77,8 @@ def _stage(stage) -> int:
 
 def _bytes_per_value(b) -> float:
     v = check_size(b, "bytes_per_value")
-    if v <= 0:
-        raise ValueError(f"bytes_per_value must be > 0, got {b!r}")
+    if not 0 < v <= 1e6:
+        raise ValueError(f"bytes_per_value must be > 0 (at most 1e6), got {b!r}")
     return v
 
 
@@ -136,8 +136,8 @@ class StepComm:
 def ddp_bucket_count(model_bytes: float, bucket_cap: float = DDP_BUCKET_CAP_BYTES) -> int:
     """⌈model_bytes / bucket_cap⌉ gradient buckets (at least one)."""
     m, cap = check_size(model_bytes, "model_bytes"), check_size(bucket_cap, "bucket_cap")
-    if cap <= 0:
-        raise ValueError(f"bucket_cap must be > 0 bytes, got {bucket_cap!r}")
+    if cap < 1:
+        raise ValueError(f"bucket_cap must be > 0 bytes (at least 1), got {bucket_cap!r}")
     return max(1, math.ceil(m / cap))
 
 
@@ -148,7 +148,7 @@ def ddp(params: float, world: int, bytes_per_value: float = 2,
     world = check_p(world, "world")
     m = _params(params) * _bytes_per_value(bytes_per_value)
     k = ddp_bucket_count(m, bucket_cap)
-    last = m - (k - 1) * bucket_cap
+    last = max(0.0, m - (k - 1) * float(bucket_cap))
     parts = [Collective("all_reduce", "backward", k - 1, float(bucket_cap))] if k > 1 else []
     return StepComm("DDP", world, tuple(parts + [Collective("all_reduce", "backward", 1, last)]))
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .checks import check_count, check_nonneg, check_p, check_positive, check_real, check_size
+from .checks import check_count, check_nonneg, check_p, check_positive, check_real, check_size, finite_time
 from .units import GB
 
 __all__ = [
@@ -173,7 +173,7 @@ def energy_joules(nbytes: float, pj_per_bit: float) -> float:
     """Energy (J) to move ``nbytes`` once at ``pj_per_bit``: nbytes × 8 × pJ/bit."""
     nbytes = check_size(nbytes, "nbytes")
     pj_per_bit = check_nonneg(pj_per_bit, "pj_per_bit", "an energy per bit (pJ)")
-    return nbytes * 8 * pj_per_bit * PJ
+    return finite_time(nbytes * 8 * pj_per_bit * PJ, "the energy of (nbytes, pj_per_bit)")
 
 
 def allreduce_energy(gpus: int, nbytes: float, pj_per_bit: float, factor: float = 2.0) -> float:
@@ -185,7 +185,8 @@ def allreduce_energy(gpus: int, nbytes: float, pj_per_bit: float, factor: float 
     """
     gpus = check_p(gpus, "gpus")
     factor = check_nonneg(factor, "factor", "a data-movement factor")
-    return factor * gpus * energy_joules(nbytes, pj_per_bit)
+    what = "the energy of (gpus, nbytes, pj_per_bit, factor)"
+    return finite_time(factor * gpus * energy_joules(nbytes, pj_per_bit), what)
 
 
 CHAPTER_ENERGY_ESTIMATE = {"gpus": 10_000, "nbytes": 1 * GB, "pj_per_bit": 30.0, "factor": 2.0,

@@ -22,6 +22,10 @@ from .registry import algorithm as lookup, nestable
 from .schedule import IN, grid
 
 
+MAX_SIM_BYTES = 1e18
+"""Largest size-only run (1 EB): beyond it the engine's per-round byte counts lose their meaning."""
+
+
 # ============================================================================ plumbing
 class Inputs:
     """Validated arguments of one collective call.
@@ -40,6 +44,8 @@ class Inputs:
         self.size_only = data is None
         if data is None:
             self.bufs, self.n, self.itemsize = None, check_size(nbytes, "nbytes"), 1
+            if self.n > MAX_SIM_BYTES:
+                raise ValueError(f"nbytes must be at most 1e18 bytes (1 EB) in a simulated run, got {nbytes!r}")
             self.shape = self.dtype = None
             return
         if isinstance(data, np.ndarray) or not isinstance(data, Sequence):

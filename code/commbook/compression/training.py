@@ -123,7 +123,10 @@ def least_squares(workers: int = WORKERS, dim: int = DIM, rows: int = ROWS,
     b = np.einsum("wrd,wd->wr", A, x_w) + noise * rng.standard_normal((w, r))
     x_opt = np.linalg.lstsq(A.reshape(-1, d), b.ravel(), rcond=None)[0]
     res = A.reshape(-1, d) @ x_opt - b.ravel()
-    return LeastSquares(A, b, x_opt, 0.5 * float(np.mean(res * res)))
+    loss = 0.5 * float(np.mean(res * res))
+    if not (np.isfinite(b).all() and np.isfinite(x_opt).all() and np.isfinite(loss)):
+        raise ValueError(f"heterogeneity ({het:g}) or noise ({noise:g}) is too large: the problem overflows")
+    return LeastSquares(A, b, x_opt, loss)
 
 
 @dataclass(frozen=True)
