@@ -35,7 +35,6 @@ import re
 from fractions import Fraction
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

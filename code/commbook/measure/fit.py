@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_p, check_real, check_size, check_sizes
+from ..checks import check_p, check_real, check_sizes
 from ..collectives import names, predict
 from .records import Run
 

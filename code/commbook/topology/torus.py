@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..checks import check_choice, check_dims, check_nonneg, check_p, check_sequence
+from ..checks import check_choice, check_dims, check_nonneg, check_p
 from ..hardware import Link
 from .base import Topology, check_link
 
