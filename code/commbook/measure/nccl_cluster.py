@@ -56,8 +56,8 @@ from ..collectives.registry import predict as closed_form, t_allreduce_hierarchi
 from ..hardware import IB_NDR, NVLINK4, NVLINK5, Link
 from . import nccl_net as N
 from . import nccl_tuning as T
-from .fit import fit, fit_run
-from .nccl_model import COLLECTIVES, WORST_TARGET, MiB, Choice, Comparison, Entry, Prediction
+from .fit import fit
+from .nccl_model import COLLECTIVES, WORST_TARGET, MiB, Choice, Comparison, Entry, Prediction, compare_predicted
 from .nccl_net import GPU_SPECS, NETWORKS, NIC_SPEEDS, Cluster
 from .records import Run
 
@@ -263,19 +263,8 @@ def compare(run: Run, c: Cluster, placement: str | None = None, overhead: float 
     coll = _coll(run.collective)
     if run.nranks != c.nranks:
         raise ValueError(f"the run has {run.nranks} ranks, the cluster {c.nranks} GPUs")
-    n, t = run.sizes(), run.times(placement)
-    notes, at = [], None
-    if overhead == "auto":
-        k = int(np.argmin(n))
-        overhead = 0.0
-        if n[k] < MiB:
-            overhead, at = max(0.0, float(t[k] - predict(c, coll, n[k:k + 1]).time[0])), float(n[k])
-            notes.append(f"overhead read at the smallest size, {n[k]:.0f} B")
-    pred = predict(c, coll, n, overhead)
-    f = fit_run(run, placement=placement)
-    own = predict(c, coll, n, 0.0, runtime=False).time
-    return Comparison(coll, n, BUSBW_FACTORS[coll](c.nranks) * n / t, pred, t / pred.time - 1.0, f,
-                      t / f.predicted - 1.0, t / own - 1.0, float(overhead), at, tuple(notes))
+    return compare_predicted(run, lambda sizes, over, runtime=True: predict(c, coll, sizes, over, runtime),
+                             placement, overhead)
 
 
 # ---------------------------------------------------------------- presets of the recorded logs

@@ -56,8 +56,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..bandwidth import BUSBW_FACTORS
-from ..checks import (as_value_error, check_int, check_node, check_nonneg, check_size, check_sizes, first_arg,
-                      show)
+from ..checks import as_value_error, check_int, check_node, check_nonneg, check_size, check_sizes, first_arg
 from . import nccl_tuning as T
 from .fit import Fit, fit_run
 from .records import Run
@@ -74,13 +73,6 @@ GPUS = {"H100": {"cc": 90, "nvlink_gen": 4, "max_nvlinks": 18},
 """Compute capability, NVLink generation and NVLinks per GPU of the GPUs one node is modelled
 for (H200: Hopper, NVLink 4 × 18 like H100).  Blackwell (SM100) and many nodes:
 :mod:`.nccl_cluster`."""
-
-
-def _int(x, name: str, lo: int, hi: int) -> int:
-    k = check_int(x, name)
-    if not lo <= k <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {show(k)}")
-    return k
 
 
 @dataclass(frozen=True)
@@ -102,7 +94,7 @@ class Node:
             raise ValueError(f"unknown GPU {self.gpu!r}; known: {', '.join(GPUS)}")
         spec = GPUS[self.gpu]
         for f, lo, hi in (("nvlink_gen", 1, 9), ("nvlinks", 1, spec["max_nvlinks"]), ("nics", 0, 64), ("ngpus", 2, 72)):
-            object.__setattr__(self, f, _int(getattr(self, f), f, lo, hi))
+            object.__setattr__(self, f, check_int(getattr(self, f), f, lo=lo, hi=hi))
         if self.nvlink_gen != spec["nvlink_gen"]:
             raise ValueError(f"{self.gpu} has NVLink {spec['nvlink_gen']}, got nvlink_gen={self.nvlink_gen}")
         if not isinstance(self.nvswitch, bool) or not isinstance(self.nvls, bool):
@@ -388,22 +380,27 @@ def compare(run: Run, node: Node, placement: str | None = None, overhead: float 
     c = _coll(run.collective)
     if run.nranks != node.ngpus:
         raise ValueError(f"the run has {run.nranks} ranks, the node {node.ngpus} GPUs")
-    n, t = run.sizes(), run.times(placement)
+    return compare_predicted(run, lambda sizes, over, runtime=True: predict(node, c, sizes, over, runtime),
+                             placement, overhead)
+
+
+def compare_predicted(run: Run, predicted, placement: str | None, overhead: float | str) -> Comparison:
+    """The comparison of :func:`compare` and :func:`.nccl_cluster.compare` (checked run): the
+    predictor ``predicted(sizes, overhead, runtime=True) -> Prediction`` against the run's times,
+    the overhead read at the smallest size below 1 MiB when ``overhead="auto"``."""
+    c, n, t = run.collective, run.sizes(), run.times(placement)
     notes, at = [], None
     if overhead == "auto":
-        base = predict(node, c, n, 0.0)
         k = int(np.argmin(n))
+        overhead = 0.0
         if n[k] < MiB:
-            overhead, at = max(0.0, float(t[k] - base.time[k])), float(n[k])
+            overhead, at = max(0.0, float(t[k] - predicted(n[k:k + 1], 0.0).time[0])), float(n[k])
             notes.append(f"overhead read at the smallest size, {n[k]:.0f} B")
-        else:
-            overhead = 0.0
-    pred = predict(node, c, n, overhead)
+    pred = predicted(n, overhead)
     f = fit_run(run, placement=placement)
-    measured = BUSBW_FACTORS[c](node.ngpus) * n / t
-    own = predict(node, c, n, 0.0, runtime=False).time
-    return Comparison(c, n, measured, pred, t / pred.time - 1.0, f, t / f.predicted - 1.0, t / own - 1.0,
-                      float(overhead), at, tuple(notes))
+    own = predicted(n, 0.0, runtime=False).time
+    return Comparison(c, n, BUSBW_FACTORS[c](run.nranks) * n / t, pred, t / pred.time - 1.0, f,
+                      t / f.predicted - 1.0, t / own - 1.0, float(overhead), at, tuple(notes))
 
 
 for _f in ("graphs", "unavailable", "table", "algo_time", "choose", "runtime_channels", "predict"):

@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..checks import check_int, check_positive, check_real, show
+from ..checks import check_int, check_positive, check_real
 from . import nccl_tuning as T
 
 __all__ = ["GPU_SPECS", "NETWORKS", "NIC_SPEEDS", "Cluster", "SPEED_ARRAY_INTER", "PER_CH_MAX_NVLSTREE_BW", "NET_OVERHEAD", "NCCL_MAX_DIRECT_ARITY",
@@ -85,7 +85,7 @@ def pcie_bw(gen: int, width: int = 16) -> float:
     gen = check_int(gen, "gen", "a PCIe generation")
     if gen not in PCIE_LANE_RATE:
         raise ValueError(f"gen must be a PCIe generation, one of {', '.join(map(str, PCIE_LANE_RATE))}; got {gen}")
-    return _int(width, "width", 1, 32) * PCIE_LANE_RATE[gen] / 80
+    return check_int(width, "width", lo=1, hi=32) * PCIE_LANE_RATE[gen] / 80
 
 
 @dataclass(frozen=True)
@@ -252,13 +252,6 @@ NIC_SPEEDS = {"HDR": 200, "NDR": 400, "XDR": 800, "RoCE-400G": 400, "TCPXO": 200
 _CPUS = tuple(NET_OVERHEAD)
 
 
-def _int(x, name: str, lo: int, hi: int) -> int:
-    k = check_int(x, name)
-    if not lo <= k <= hi:
-        raise ValueError(f"{name} must be in [{lo}, {hi}], got {show(k)}")
-    return k
-
-
 @dataclass(frozen=True)
 class Cluster:
     """``nodes`` NVLink domains of ``gpus_per_node`` GPUs of type ``gpu`` (a key of
@@ -279,9 +272,9 @@ class Cluster:
     def __post_init__(self) -> None:
         if self.gpu not in GPU_SPECS:
             raise ValueError(f"gpu: unknown GPU {self.gpu!r}; known: {', '.join(GPU_SPECS)}")
-        object.__setattr__(self, "nodes", _int(self.nodes, "nodes", 1, 100_000))
-        object.__setattr__(self, "gpus_per_node", _int(self.gpus_per_node, "gpus_per_node", 1, 72))
-        object.__setattr__(self, "nics", _int(self.nics, "nics", 0 if self.nodes == 1 else 1, 72))
+        object.__setattr__(self, "nodes", check_int(self.nodes, "nodes", lo=1, hi=100_000))
+        object.__setattr__(self, "gpus_per_node", check_int(self.gpus_per_node, "gpus_per_node", lo=1, hi=72))
+        object.__setattr__(self, "nics", check_int(self.nics, "nics", lo=0 if self.nodes == 1 else 1, hi=72))
         if type(self.nic_gbps) not in (int, float):
             object.__setattr__(self, "nic_gbps", check_real(self.nic_gbps, "nic_gbps", "a number of Gb/s"))
         if not 1 <= self.nic_gbps <= 10_000:
