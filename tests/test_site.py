@@ -466,3 +466,13 @@ def test_a_changed_page_sends_its_twin_to_be_read_again() -> None:
     assert _twins_outdated(None, env, set(), {"chapters/en/p5/02-links"}, set()) == ["chapters/zh/p5/02-links"]
     assert _twins_outdated(None, env, {"exercises/zh/p5"}, {"exercises/en/p5", "index"}, set()) == []
     assert _twins_outdated(None, env, set(), {"chapters/en/p5/03-only-en"}, set()) == []
+
+
+def test_every_page_carries_the_licence(site: Path) -> None:
+    """The footer names the licence of LICENSE (MIT) and the package version of pyproject.toml."""
+    import tomllib
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert meta["license"]["text"] == "MIT" and "MIT License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+    for docname in ("index", *LANG_PAGES):
+        page = read(site, docname)
+        assert "MIT License" in page and f"commbook {meta['version']}" in page, docname
