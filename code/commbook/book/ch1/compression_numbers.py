@@ -231,13 +231,13 @@ def table4(grads=EF_INPUT) -> Table:
         key="ch1-table4",
         title=bilingual("Table 4: the same steps with error feedback", "表 4：同样几步，带误差反馈"),
         columns=["step", "g", "e", "acc", "v", "e_next", "sum_v", "sum_g"],
-        headers={"en": ["Step", "g_t", "e_t", "g_t + e_t", "v_t", "e_{t+1} = g_t + e_t − v_t", "Running Σv",
+        headers={"en": ["Step", "gₜ", "eₜ", "gₜ + eₜ", "vₜ", "eₜ₊₁ = gₜ + eₜ − vₜ", "Running Σv",
                         "Running Σg"],
-                 "zh": ["步", "g_t", "e_t", "g_t + e_t", "v_t", "e_{t+1} = g_t + e_t − v_t", "Σv 累计",
+                 "zh": ["步", "gₜ", "eₜ", "gₜ + eₜ", "vₜ", "eₜ₊₁ = gₜ + eₜ − vₜ", "Σv 累计",
                         "Σg 累计"]},
         rows=rows, formats={k: _DEC for k in ("g", "e", "acc", "v", "e_next", "sum_v", "sum_g")},
-        notes=bilingual_notes(("In every row Σv = Σg − e_{t+1}: what has not been sent is in the residual.",
-                               "每一行都有 Σv = Σg − e_{t+1}：没发出去的部分都留在残差里。")))
+        notes=bilingual_notes(("In every row Σv = Σg − eₜ₊₁: what has not been sent is in the residual.",
+                               "每一行都有 Σv = Σg − eₜ₊₁：没发出去的部分都留在残差里。")))
 
 
 def example_1_2(grads=EF_INPUT) -> dict:
