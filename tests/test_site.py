@@ -476,3 +476,10 @@ def test_every_page_carries_the_licence(site: Path) -> None:
     for docname in ("index", *LANG_PAGES):
         page = read(site, docname)
         assert "MIT License" in page and f"commbook {meta['version']}" in page, docname
+
+
+def test_pages_link_a_favicon_that_exists(site: Path) -> None:
+    page = read(site, "index")
+    href = re.search(r'<link rel="(?:shortcut )?icon" href="([^"]+)"', page)
+    assert href, "no favicon link"
+    assert (site / href.group(1)).is_file(), href.group(1)
