@@ -327,13 +327,26 @@ def localize_body(body: str, gettext_zh) -> str:
 
 
 def _page_context_late(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
-    """Undo what the book theme sets for the whole site (it runs at priority 500)."""
+    """Undo what the book theme sets for the whole site (it runs at priority 500), and keep
+    the pages free of JavaScript errors: the theme's colour mode starts at "auto" (empty, its
+    script logs "Got invalid theme mode"), and Thebe, which this book does not use (a page
+    has no kernel), loses its scripts (sphinx_thebe adds its ``const THEBE_JS_URL`` twice,
+    which is a SyntaxError on every page)."""
+    context["default_mode"] = context.get("default_mode") or "auto"
+    if context.get("script_files"):
+        context["script_files"] = [js for js in context["script_files"] if not _is_thebe(js)]
     if page_language(pagename) == "zh":
         sphinx_zh, book_zh = _translations(app)
         context["translate"] = book_zh.gettext
         context["theme_search_bar_text"] = ZH_SEARCH_BAR_TEXT
         if "body" in context:
             context["body"] = localize_body(context["body"], sphinx_zh.gettext)
+
+
+def _is_thebe(js: Any) -> bool:
+    """A script of sphinx_thebe: its file (``sphinx-thebe.js``, thebe's bundle) or its config body."""
+    body = str(getattr(js, "attributes", {}).get("body", ""))
+    return "thebe" in str(getattr(js, "filename", js) or "").lower() or "THEBE_JS_URL" in body
 
 
 def _twins_outdated(app: Sphinx, env: BuildEnvironment, added: set, changed: set, removed: set) -> list[str]:

@@ -79,15 +79,19 @@ def squash(text: str) -> str:
 
 
 class Requests:
-    """What a page asked for: requests to hosts other than 127.0.0.1, and requests that
-    failed or were answered with an error status (Playwright event handlers)."""
+    """What a page asked for and said: requests to hosts other than 127.0.0.1, requests that
+    failed or were answered with an error status, and JavaScript errors (uncaught exceptions
+    and console errors) — Playwright event handlers."""
 
     def __init__(self, page: object) -> None:
         self.remote: list[str] = []
         self.failed: list[str] = []
+        self.errors: list[str] = []
         page.on("request", self._request)
         page.on("requestfailed", self._failed)
         page.on("response", self._response)
+        page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
+        page.on("console", lambda msg: self.errors.append(f"console.error: {msg.text}") if msg.type == "error" else None)
 
     def _request(self, request: object) -> None:
         parts = urlsplit(request.url)
@@ -168,6 +172,7 @@ def test_page(docname: str, browser_context: object, server: str, executed: Path
         if docname in TWIN_FROM:
             check("twin", follow_twin(page, docname), f"->{'en' if lang == 'zh' else 'zh'}")
         check("local", requests.remote[:5] + requests.failed[:5])
+        check("console", requests.errors[:5])
     finally:
         page.close()
     SUMMARY["pages"][docname] = ", ".join(passed) + (f"; FAILED: {', '.join(problems)}" if problems else "")
