@@ -16,7 +16,7 @@ relative busbw error, for sizes >= 1 MiB and below 1 MiB, of
 (a) the predictor, :func:`commbook.measure.nccl_model.compare`: NCCL 2.29.2's choice and
     time with the channels the kernel runs on, plus one host overhead per log read at its
     smallest size when that is below 1 MiB (that size is then left out of the medians);
-(b) an α–β ring fit to all of the log's sizes (:func:`commbook.measure.fit.fit_run`);
+(b) an α–β ring fit to all of the log's sizes (:func:`commbook.measure.fitting.fit_run`);
 and, for reference, NCCL's own model time alone (full channels, no overhead).
 
 Targets for (a): median <= 10 % at >= 1 MiB and <= 25 % below, and the worst size >= 1 MiB

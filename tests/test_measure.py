@@ -24,7 +24,7 @@ from commbook.comm_sim import VirtualCluster
 from commbook.hardware import NVLINK4, Link
 from commbook.measure import (LOG_DIR, available_logs, load_log, parse_busbw_markdown,
                               parse_nccl_tests, printed_half_unit, resolve_size_label)
-from commbook.measure.fit import fit, fit_point_to_point, fit_run, model_coefficients
+from commbook.measure.fitting import fit, fit_point_to_point, fit_run, model_coefficients
 from commbook.topology import Switch
 from commbook.units import GB, KiB, MiB, us
 

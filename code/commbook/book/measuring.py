@@ -1,5 +1,5 @@
 """The page "Measuring collectives" (``chapters/*/measure/measuring.md``): the recorded
-sweeps as :class:`Curve` objects, the ring fits (:func:`commbook.measure.fit.fit`), and the
+sweeps as :class:`Curve` objects, the ring fits (:func:`commbook.measure.fit`), and the
 tables of the page.  Every number comes from the files of ``data/measured/``: the gloo
 records through :func:`commbook.measure.points.load`, the public nccl-tests logs through
 :func:`commbook.measure.load_log`.  Figures are in :mod:`.measuring_figures`, the model
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import physics
-from ..measure import fit as _fit
+from ..measure import fitting as _fit
 from ..measure import load_log
 from ..measure.points import DATA_DIR, load
 from ..units import MiB, fmt_bytes, fmt_time
@@ -152,7 +152,7 @@ def gloo_spread(system: str) -> dict:
 
 def fit_curve(c: Curve, algorithm: str = "ring") -> _fit.Fit:
     """The ``algorithm`` closed form of the curve's collective fitted to its times
-    (:func:`commbook.measure.fit.fit`, relative least squares); gloo sweeps up to
+    (:func:`commbook.measure.fit`, relative least squares); gloo sweeps up to
     :data:`GLOO_FIT_MAX`, the logs over every size."""
     keep = c.sizes <= (GLOO_FIT_MAX if c.system in GLOO else math.inf)
     return _fit.fit(c.sizes[keep], c.times[keep], c.collective, algorithm, c.p)
@@ -284,11 +284,11 @@ def fit_table(fitted: dict | None = None) -> Table:
                  "rms": fmt_pct, "max": fmt_pct},
         labels=_sys_labels(),
         notes=bilingual_notes(
-            ("commbook.measure.fit.fit(sizes, times, collective, 'ring', p): least squares on relative "
+            ("commbook.measure.fit(sizes, times, collective, 'ring', p): least squares on relative "
              "errors of T = a(p, n)·α + b(p, n)/β with the ring's coefficients (all-reduce 2(p−1) and "
              f"2(p−1)/p·n; all-gather and reduce-scatter p−1 and (p−1)/p·n). gloo sweeps up to "
              f"{size_text(GLOO_FIT_MAX)}, logs over every size.",
-             "commbook.measure.fit.fit(sizes, times, collective, 'ring', p)：对 T = a(p, n)·α + b(p, n)/β "
+             "commbook.measure.fit(sizes, times, collective, 'ring', p)：对 T = a(p, n)·α + b(p, n)/β "
              "按相对误差做最小二乘，系数取环形算法的（all-reduce 为 2(p−1) 与 2(p−1)/p·n；all-gather 和 "
              f"reduce-scatter 为 p−1 与 (p−1)/p·n）。gloo 只拟合到 {size_text(GLOO_FIT_MAX)}，日志用全部大小。"),
         ),

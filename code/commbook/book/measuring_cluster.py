@@ -18,7 +18,7 @@ import numpy as np
 
 from ..measure import load_log
 from ..measure import nccl_cluster as NC
-from ..measure.fit import fit_point_to_point
+from ..measure.fitting import fit_point_to_point
 from ..measure.nccl_model import TARGETS, WORST_TARGET
 from ..units import MiB, fmt_time
 from .measuring import NVIDIA, coll_name, system_name
@@ -143,7 +143,7 @@ t = α + n/β (data/measured/nccl-tests/PROVENANCE.md, "The model against the mu
 
 
 def line(c, lo: float, hi: float, of: str = "measured") -> dict:
-    """The line t = α + n/β (:func:`commbook.measure.fit.fit_point_to_point`) through the
+    """The line t = α + n/β (:func:`commbook.measure.fitting.fit_point_to_point`) through the
     measured times (``of="measured"``) or the predictor's (``"model"``) at sizes lo ≤ n ≤ hi."""
     keep = (c.sizes >= lo) & (c.sizes <= hi)
     n = c.sizes[keep]

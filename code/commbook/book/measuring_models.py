@@ -14,7 +14,7 @@ import numpy as np
 
 from ..collectives import predict
 from ..measure import nccl_model as NM
-from ..measure.fit import fit_point_to_point
+from ..measure.fitting import fit_point_to_point
 from ..measure.nccl_tuning import NCCL_RELEASE
 from .ch1.libraries import flat_region
 from .measuring import A100_LOG, GLOO_FIT_MAX, GLOO_P, curve, fit_curve, log_run, wire_rate
@@ -77,7 +77,7 @@ LL128 in NCCL's choice; data/measured/nccl-tests/PROVENANCE.md)."""
 
 def simple_miss(comps: dict | None = None) -> dict:
     """The A100 log within :data:`SIMPLE_BAND`: the line t = α + n/β through its times
-    (:func:`commbook.measure.fit.fit_point_to_point`), NCCL's ring Simple all-reduce latency on
+    (:func:`commbook.measure.fitting.fit_point_to_point`), NCCL's ring Simple all-reduce latency on
     the node (the same in every release that tunes for Ampere, PROVENANCE.md), α over that
     latency, and the predictor's errors there."""
     c = curve("a100", "all_reduce")

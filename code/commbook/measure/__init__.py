@@ -4,9 +4,9 @@
   :mod:`.busbw_table` the busbw-only markdown tables some reports publish, into the
   records of :mod:`.records` (:class:`Run`, :class:`Row`, :class:`Timing`);
   :func:`load_log` (:mod:`.logs`) reads the logs copied under ``data/measured/nccl-tests/``.
-* :mod:`.fit` fits effective α and β to measured times, on the closed form of the
-  collective and algorithm that ran (``commbook.measure.fit.fit``; the package attribute
-  ``fit`` is that module), or on the point-to-point α + n/β
+* :mod:`.fitting` fits effective α and β to measured times, on the closed form of the
+  collective and algorithm that ran (:func:`fit`, i.e. ``commbook.measure.fit`` — the
+  function, not a module), or on the point-to-point α + n/β
   (:func:`fit_point_to_point`) to show the bias of fitting unlike to unlike.
 * :mod:`.points` reads the recorded measurements of ``data/measured/*.json`` (schema
   ``commbook.measured/1``), each with its source.
@@ -19,10 +19,17 @@
 
 This package sits above the core: it uses :mod:`commbook.bandwidth` and the algorithm
 registry of :mod:`commbook.collectives`; nothing in the core imports it.
+
+>>> import numpy as np
+>>> from commbook import measure
+>>> n = np.array([1e3, 1e6, 1e9]); p = 8
+>>> t = 2 * (p - 1) * 5e-6 + 2 * (p - 1) / p * n / 100e9      # a ring at α = 5 µs, β = 100 GB/s
+>>> f = measure.fit(n, t, "all_reduce", "ring", p)
+>>> round(f.alpha * 1e6, 6), round(f.beta / 1e9, 6)
+(5.0, 100.0)
 """
 from .busbw_table import parse_busbw_markdown, resolve_size_label
-from . import fit  # the module: commbook.measure.fit.fit(...) is the fit itself
-from .fit import Fit, fit_point_to_point, fit_run, model_coefficients
+from .fitting import Fit, fit, fit_point_to_point, fit_run, model_coefficients
 from .logs import LOG_DIR, available_logs, load_log
 from .nccl_tests import parse_nccl_tests
 from .records import (NCCL_TESTS_COLUMNS, PLACEMENTS, Device, Row, Run, Timing, collective_name,

@@ -56,7 +56,7 @@ from ..collectives.registry import predict as closed_form, t_allreduce_hierarchi
 from ..hardware import IB_NDR, NVLINK4, NVLINK5, Link
 from . import nccl_net as N
 from . import nccl_tuning as T
-from .fit import fit
+from .fitting import fit
 from .nccl_model import COLLECTIVES, WORST_TARGET, MiB, Choice, Comparison, Entry, Prediction, compare_predicted
 from .nccl_net import GPU_SPECS, NETWORKS, NIC_SPEEDS, Cluster
 from .records import Run

@@ -58,7 +58,7 @@ import numpy as np
 from ..bandwidth import BUSBW_FACTORS
 from ..checks import as_value_error, check_int, check_node, check_nonneg, check_size, check_sizes, first_arg
 from . import nccl_tuning as T
-from .fit import Fit, fit_run
+from .fitting import Fit, fit_run
 from .records import Run
 
 __all__ = ["Node", "GPUS", "H100_8", "A100_8", "PRESETS", "COLLECTIVES", "Graphs", "graphs", "Entry",
@@ -368,7 +368,7 @@ class Comparison:
 
 def compare(run: Run, node: Node, placement: str | None = None, overhead: float | str = "auto") -> Comparison:
     """Predict ``run``'s sizes on ``node`` and compare busbw, with the α–β ring fit of
-    :func:`.fit.fit_run` (fitted to all of the run's sizes) alongside.
+    :func:`.fitting.fit_run` (fitted to all of the run's sizes) alongside.
 
     ``overhead="auto"``: when the run reaches below 1 MiB, the measured time at its smallest
     size minus the predicted one there (≥ 0), else 0; or a number of seconds."""

@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import physics
 from ...hardware import IB_NDR
-from ...measure import fit as _fit
+from ...measure import fitting as _fit
 from ...measure import load_log
 from ...units import MiB, fmt_bytes, fmt_time
 from ..tables import Table, bilingual, bilingual_notes, fmt_gbps, fmt_pct

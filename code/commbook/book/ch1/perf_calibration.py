@@ -1,5 +1,5 @@
 """Chapter §1.2, calibration: the ring's closed form fitted to a real nccl-tests log
-(:func:`commbook.measure.fit.fit`) next to the point-to-point fit and the nominal link, the
+(:func:`commbook.measure.fit`) next to the point-to-point fit and the nominal link, the
 table of the three, and what the log records of the fields a calibration needs.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 from ...bandwidth import busbw
 from ...collectives import t_formula
 from ...hardware import NVLINK4_CHAPTER, Link
-from ...measure import fit as _fit_module
+from ...measure import fitting as _fit_module
 from ...measure import fit_point_to_point, load_log
 from ...units import fmt_bytes, fmt_time
 from ..tables import Table, bilingual, bilingual_notes, fmt_gbps, fmt_pct
@@ -24,7 +24,7 @@ CALIBRATION_LOG = "h100x8_nvswitch_nccl2.29.2_nccl-tests.log"
 def calibration(log: str = CALIBRATION_LOG, collective: str = "all_reduce", algorithm: str = "ring",
                 nominal: Link = NVLINK4_CHAPTER, placement: str | None = None) -> dict:
     """Fit the ``algorithm`` closed form of ``collective`` to the first such run of ``log``
-    (:func:`commbook.measure.fit.fit`), and the point-to-point α + n/β to the same points
+    (:func:`commbook.measure.fit`), and the point-to-point α + n/β to the same points
     (:func:`commbook.measure.fit_point_to_point`); predict the nominal link's times too."""
     runs = [r for r in load_log(log) if r.collective == collective]
     if not runs:
