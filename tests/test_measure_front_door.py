@@ -17,3 +17,68 @@ def test_measure_fit_is_the_function():
     f = measure.fit(n, t, "all_reduce", "ring", p)
     assert f.alpha == pytest.approx(4e-6, rel=1e-9)
     assert f.beta == pytest.approx(200e9, rel=1e-9)
+
+
+# ------------------------------------------------------------- a table pasted without its name
+_PASTED = """
+#       size    count   type  redop  root    time   algbw   busbw  #wrong    time   algbw   busbw  #wrong
+        1024      256  float    sum    -1   28.00    0.04    0.06       0   27.50    0.04    0.07       0
+     1048576   262144  float    sum    -1   40.00   26.21   45.88       0   39.80   26.35   46.11       0
+   268435456 67108864  float    sum    -1  1900.0  141.28  247.25       0  1895.0  141.65  247.89       0
+"""
+
+
+def test_parse_takes_the_collective_a_pasted_table_lacks():
+    run, = measure.parse_nccl_tests(_PASTED, nranks=8)
+    assert run.collective is None
+    with pytest.raises(ValueError, match="collective="):
+        measure.fit_run(run)                       # says what to pass
+    for name in ("all_reduce", "all_reduce_perf", "allreduce"):
+        run, = measure.parse_nccl_tests(_PASTED, nranks=8, collective=name)
+        assert run.collective == "all_reduce"
+    f = measure.fit_run(run)
+    assert f.model.startswith("all_reduce/ring") and len(f.sizes) == 3
+
+
+def test_fit_run_takes_the_collective():
+    run, = measure.parse_nccl_tests(_PASTED, nranks=8)
+    f = measure.fit_run(run, collective="all_reduce")
+    g = measure.fit_run(measure.parse_nccl_tests(_PASTED, nranks=8, collective="all_reduce")[0])
+    assert f.alpha == g.alpha and f.beta == g.beta
+    ag = measure.fit_run(run, collective="all_gather")
+    assert ag.model.startswith("all_gather/") and ag.beta != f.beta
+
+
+@pytest.mark.parametrize("bad", ["allreduse", "all_reduce_v", "scan"])
+def test_unknown_collective_is_named(bad):
+    with pytest.raises(ValueError, match=r"^collective must be one of .*all_reduce"):
+        measure.parse_nccl_tests(_PASTED, nranks=8, collective=bad)
+    run, = measure.parse_nccl_tests(_PASTED, nranks=8)
+    with pytest.raises(ValueError, match=r"^collective must be one of"):
+        measure.fit_run(run, collective=bad)
+    with pytest.raises(TypeError, match="collective"):
+        measure.parse_nccl_tests(_PASTED, collective=3)
+
+
+def test_collective_that_contradicts_the_log_is_refused():
+    log = "# Collective test starting: all_gather_perf\n" + _PASTED
+    run, = measure.parse_nccl_tests(log, nranks=8)
+    assert run.collective == "all_gather"
+    with pytest.raises(ValueError, match=r"collective='all_reduce'.*'all_gather'"):
+        measure.parse_nccl_tests(log, nranks=8, collective="all_reduce")
+    with pytest.raises(ValueError, match=r"collective='all_reduce'.*'all_gather'"):
+        measure.fit_run(run, collective="all_reduce")
+    assert measure.fit_run(run, collective="all_gather_perf").model.startswith("all_gather/")
+
+
+def test_recorded_logs_parse_as_before_with_their_own_collective():
+    for name in measure.available_logs():
+        for run in measure.load_log(name):
+            assert run.collective is not None, name
+
+
+def test_front_door_docstrings_run():
+    import doctest
+    from commbook.measure import fitting, nccl_tests, records
+    for mod in (measure, fitting, nccl_tests, records):
+        assert doctest.testmod(mod).failed == 0, mod.__name__

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..checks import check_p, check_real, check_sizes
 from ..collectives import names, predict
-from .records import Run
+from .records import Run, with_collective
 
 __all__ = ["Fit", "model_coefficients", "fit", "fit_point_to_point", "fit_run"]
 
@@ -182,17 +182,35 @@ def fit_point_to_point(sizes, times, weighting: str = "relative") -> Fit:
 
 
 def fit_run(run: Run, algorithm: str | None = None, p: int | None = None, placement: str | None = None,
-            min_size: float = 0.0, max_size: float = math.inf, weighting: str = "relative") -> Fit:
+            min_size: float = 0.0, max_size: float = math.inf, weighting: str = "relative", *,
+            collective: str | None = None) -> Fit:
     """Fit a parsed nccl-tests :class:`~commbook.measure.records.Run`: its collective
     by ``algorithm`` (default: ``ring`` where the collective has one, else its first
     algorithm with a closed form; send/recv is fitted point to point) on ``p`` ranks
     (default: the run's own rank count), using the times
     of ``placement`` (default: the first the table prints) for sizes in
-    [``min_size``, ``max_size``].  Busbw-only tables use times derived from busbw."""
+    [``min_size``, ``max_size``].  Busbw-only tables use times derived from busbw.
+
+    ``collective`` names the collective of a run whose log does not (a table pasted without
+    its ``all_reduce_perf`` line); an unknown name, or one that contradicts the log's own,
+    raises ``ValueError`` naming ``collective``::
+
+        >>> from commbook.measure import parse_nccl_tests
+        >>> run, = parse_nccl_tests('''
+        ... #     size    count  type redop root   time  algbw  busbw #wrong
+        ...       1024      256 float   sum   -1  28.00   0.04   0.06      0
+        ...    1048576   262144 float   sum   -1  40.00  26.21  45.88      0
+        ...  268435456 67108864 float   sum   -1 1900.0 141.28 247.25      0
+        ... ''', nranks=8)
+        >>> fit_run(run, collective="all_reduce").model
+        'all_reduce/ring, p=8'
+    """
     if not isinstance(run, Run):
         raise TypeError(f"run must be a commbook.measure.records.Run, got {type(run).__name__}")
+    run = with_collective(run, collective)
     if run.collective is None:
-        raise ValueError("the run does not say which collective it measured")
+        raise ValueError("the run does not say which collective it measured: pass collective= "
+                         "(e.g. collective='all_reduce')")
     p = run.nranks if p is None else p
     if p is None:
         raise ValueError("the run does not say how many ranks it used: pass p=")

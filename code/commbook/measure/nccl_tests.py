@@ -28,8 +28,8 @@ from __future__ import annotations
 import io
 import re
 
-from .records import (NCCL_TESTS_COLUMNS, Cell, Device, Row, Run, Shapes, Timing, collective_name,
-                      parse_cell)
+from .records import (NCCL_TESTS_COLUMNS, Cell, Device, Row, Run, Shapes, Timing, check_collective,
+                      collective_name, parse_cell, with_collective)
 
 __all__ = ["parse_nccl_tests"]
 
@@ -224,11 +224,28 @@ def _command_meta(line: str, meta: dict) -> None:
         meta["ranks_from_command"] = int(g.group(1)) * (int(t.group(1)) if t else 1)
 
 
-def parse_nccl_tests(text: str, nranks: int | None = None) -> tuple[Run, ...]:
+def parse_nccl_tests(text: str, nranks: int | None = None,
+                     collective: str | None = None) -> tuple[Run, ...]:
     """Parse nccl-tests output into one :class:`Run` per test in ``text``.
 
     ``nranks`` overrides the rank count found in the text (device lines, or ``-g``/``-t``
-    on a ``$`` command line).  Raises ``ValueError`` if ``text`` holds no nccl-tests
+    on a ``$`` command line).  ``collective`` (``"all_reduce"``, or the binary's name
+    ``"all_reduce_perf"``) names the collective of a table whose text does not — a table
+    pasted without its ``all_reduce_perf`` line; an unknown name, or one that contradicts
+    the log's own, raises ``ValueError`` naming ``collective``::
+
+        >>> table = '''
+        ... #     size    count  type redop root   time  algbw  busbw #wrong
+        ...    1048576   262144 float   sum   -1  30.00  34.95  61.17      0
+        ...  268435456 67108864 float   sum   -1 1900.0 141.28 247.25      0
+        ... '''
+        >>> parse_nccl_tests(table, nranks=8)[0].collective is None
+        True
+        >>> run, = parse_nccl_tests(table, nranks=8, collective="all_reduce")
+        >>> run.collective, len(run)
+        ('all_reduce', 2)
+
+    It raises ``ValueError`` if ``text`` holds no nccl-tests
     table (a header line with at least ``size``, ``time`` and ``algbw`` or ``busbw``),
     and, naming the line and the column, on a row that does not fit its header, a cell that
     is not a finite number of its column, or a table's last row cut short.  Lines between
@@ -240,6 +257,8 @@ def parse_nccl_tests(text: str, nranks: int | None = None) -> tuple[Run, ...]:
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     if nranks is not None and (isinstance(nranks, bool) or not isinstance(nranks, int) or nranks < 1):
         raise ValueError(f"nranks must be an integer >= 1, got {nranks!r}")
+    if collective is not None:
+        check_collective(collective)
     runs: list[Run] = []
     block = _Block()
     in_table = False
@@ -315,6 +334,6 @@ def parse_nccl_tests(text: str, nranks: int | None = None) -> tuple[Run, ...]:
     if not runs:
         raise ValueError("no nccl-tests table found: expected a header line with the columns "
                          "'size', 'time' and 'algbw' or 'busbw', followed by rows that start with a size")
-    return tuple(runs)
+    return tuple(with_collective(r, collective) for r in runs)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -19,7 +19,7 @@ import numpy as np
 from ..bandwidth import BUSBW_FACTORS
 
 __all__ = ["NCCL_TESTS_COLUMNS", "PLACEMENTS", "Device", "Timing", "Row", "Run", "collective_name",
-           "printed_half_unit"]
+           "check_collective", "with_collective", "printed_half_unit"]
 
 NCCL_TESTS_COLUMNS = ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong")
 """The columns of a full nccl-tests table (the last four once per placement)."""
@@ -36,6 +36,41 @@ def collective_name(test: str) -> str:
     ``sendrecv_perf`` → ``send_recv``."""
     base = re.sub(r"_perf(_mpi)?$", "", str(test).strip())
     return _TEST_NAMES.get(base, base)
+
+
+def check_collective(collective, name: str = "collective") -> str:
+    """The commbook name of a collective nccl-tests measures, given as commbook's name or the
+    binary's (``all_reduce_perf``, ``alltoall``); ``ValueError`` naming ``name`` otherwise.
+
+    >>> check_collective("all_reduce_perf"), check_collective("alltoall")
+    ('all_reduce', 'all_to_all')
+    >>> check_collective("allreduse")
+    Traceback (most recent call last):
+    ...
+    ValueError: collective must be one of all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv (or the nccl-tests binary's name, e.g. 'all_reduce_perf'), got 'allreduse'
+    """
+    if not isinstance(collective, str):
+        raise TypeError(f"{name} must be a str such as 'all_reduce', got {type(collective).__name__}")
+    c = collective_name(collective)
+    if c not in BUSBW_FACTORS:
+        raise ValueError(f"{name} must be one of {', '.join(BUSBW_FACTORS)} (or the nccl-tests "
+                         f"binary's name, e.g. 'all_reduce_perf'), got {collective!r}")
+    return c
+
+
+def with_collective(run: "Run", collective: str | None) -> "Run":
+    """``run`` with its collective: the log's own, or ``collective`` (checked by
+    :func:`check_collective`) where the log does not name one; ``ValueError`` naming
+    ``collective`` when the log names a different one."""
+    if collective is None:
+        return run
+    c = check_collective(collective)
+    if run.collective is None:
+        return replace(run, collective=c)
+    if run.collective != c:
+        raise ValueError(f"collective={collective!r}, but the log says it measured {run.collective!r}"
+                         f" ({run.test or 'its test name'})")
+    return run
 
 
 def printed_half_unit(text: str) -> float:
