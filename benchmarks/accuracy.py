@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from commbook.measure import available_logs, load_log  # noqa: E402
 from commbook.measure import nccl_cluster  # noqa: E402
-from commbook.measure.nccl_model import COLLECTIVES, PRESETS, TARGETS, WORST_TARGET, compare, graphs  # noqa: E402
+from commbook.measure.nccl_model import MODELLED_COLLECTIVES, PRESETS, TARGETS, WORST_TARGET, compare, graphs  # noqa: E402
 from commbook.measure.nccl_tuning import NCCL_COMMIT, NCCL_RELEASE  # noqa: E402
 
 LOGS = {
@@ -56,7 +56,7 @@ def comparisons():
         if name not in LOGS and name not in nccl_cluster.LOG_PRESETS:
             continue
         for run in load_log(name):
-            if run.collective not in COLLECTIVES:
+            if run.collective not in MODELLED_COLLECTIVES:
                 continue
             if name in LOGS:
                 out.append((name, LOGS[name], compare(run, PRESETS[LOGS[name]])))

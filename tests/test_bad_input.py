@@ -562,7 +562,7 @@ ISSUE_17_REFUSED = [
     (lambda: t_allreduce_tiers(None, 1e6), TypeError, "topology"),
     (lambda: llm.kv_transfer_time(link="IB"), TypeError, "link"),
     (lambda: Switch(4, "IB"), TypeError, "link"),
-    (lambda: nccl_model.predict(None, "all_reduce", [1e6]), TypeError, "node"),
+    (lambda: nccl_model.predict_nccl(None, "all_reduce", [1e6]), TypeError, "node"),
     (lambda: nccl_model.choose(node=None, collective="all_reduce", nbytes=1e6), TypeError, "node"),
     (lambda: cost.LogP(L="1", o=1e-6), TypeError, "L"),                                         # numpy/Python TypeError
     (lambda: algbw(1e6, time="1"), TypeError, "time"),

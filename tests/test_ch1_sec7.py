@@ -228,7 +228,7 @@ def test_page_cites_nccl_2_29_2_not_2_7_5(lang):
     assert "2.7.5" not in text
     for cite in ("tuning.cc:304", "tuning.cc:305", "tuning.cc:169-174", "tuning.cc:143-168",
                  "tuning.cc:586-603", "enqueue.cc:1935-1947", "enqueue.cc:1994-1998", "comm.h:42-44",
-                 "nvls.cc:152", "nccl_model.predict(nccl_model.H100_8, \"all_reduce\", sizes)"):
+                 "nvls.cc:152", "nccl_model.predict_nccl(nccl_model.H100_8, \"all_reduce\", sizes)"):
         assert cite in text, cite
 
 

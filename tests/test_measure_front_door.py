@@ -82,3 +82,32 @@ def test_front_door_docstrings_run():
     from commbook.measure import fitting, nccl_tests, records
     for mod in (measure, fitting, nccl_tests, records):
         assert doctest.testmod(mod).failed == 0, mod.__name__
+
+
+# ------------------------------------------------------------- one predict, one COLLECTIVES
+def test_nccl_predictors_do_not_shadow_the_registry():
+    """`collectives.predict` and `collectives.COLLECTIVES` are the registry's; the NCCL-style
+    predictors are `predict_nccl` and their collectives `MODELLED_COLLECTIVES`."""
+    import commbook.collectives as K
+    from commbook.measure import nccl_cluster as C
+    from commbook.measure import nccl_model as M
+    for mod in (M, C):
+        assert not hasattr(mod, "predict") and "predict" not in mod.__all__
+        assert not hasattr(mod, "COLLECTIVES")
+        assert "predict_nccl" in mod.__all__
+    assert "MODELLED_COLLECTIVES" in M.__all__
+    assert set(M.MODELLED_COLLECTIVES) < set(K.COLLECTIVES)
+    p = M.predict_nccl(M.H100_8, "all_reduce", [1e3, 1e9])
+    assert p.algo == ("ring", "nvls") and p.busbw[1] > p.busbw[0]
+    q = C.predict_nccl(C.A3_MEGA_2x8, "all_reduce", [1e9])
+    assert q.busbw[0] > 0
+    with pytest.raises(ValueError, match="modelled: all_reduce, all_gather, reduce_scatter"):
+        M.predict_nccl(M.H100_8, "broadcast", [1e6])
+
+
+def test_nccl_docstrings_run():
+    import doctest
+    from commbook.measure import nccl_cluster as C
+    from commbook.measure import nccl_model as M
+    for mod in (M, C):
+        assert doctest.testmod(mod).failed == 0, mod.__name__

@@ -361,9 +361,9 @@ def test_predictor_lines_and_figure():
     for (system, op), (x, y) in lines.items():
         c = comps[(system, op)]
         assert x[0] == pytest.approx(c.sizes.min()) and x[-1] == pytest.approx(c.sizes.max())
-        assert y == pytest.approx(NM.predict(MM.NODES[system], op, x, overhead=c.overhead).busbw)
+        assert y == pytest.approx(NM.predict_nccl(MM.NODES[system], op, x, overhead=c.overhead).busbw)
         # at the log's own sizes the predictor is the comparison's prediction
-        assert NM.predict(MM.NODES[system], op, c.sizes, overhead=c.overhead).busbw == pytest.approx(c.prediction.busbw)
+        assert NM.predict_nccl(MM.NODES[system], op, c.sizes, overhead=c.overhead).busbw == pytest.approx(c.prediction.busbw)
     fig = MF.fig_model_vs_measured(predicted=lines)
     for ax, (system, ops, _) in zip(fig.axes, MF.PANELS):
         got = _lines(ax)
@@ -441,7 +441,7 @@ def test_cluster_figure_plots_the_logs_the_model_and_its_picks(lang, request):
         assert y[bus > 1e9] == pytest.approx(bus[bus > 1e9] / 1e9, rel=0.01)                    # = the printed column
         x = np.asarray(lines["model"].get_xdata())
         assert x[0] == pytest.approx(run.sizes().min()) and x[-1] == pytest.approx(run.sizes().max())
-        pred = NC.predict(cluster, "all_reduce", x, overhead=c.overhead)
+        pred = NC.predict_nccl(cluster, "all_reduce", x, overhead=c.overhead)
         assert lines["model"].get_ydata() == pytest.approx(pred.busbw / 1e9)
         # the band: one span per run of equal picks, in order, covering the whole line
         spans = [p for p in ax.patches if (p.get_gid() or "").startswith("pick:")]
@@ -479,7 +479,7 @@ def test_cluster_figure_is_readable_at_column_width(lang, request):
 
 def test_cluster_lines_are_the_logs_times():
     """The lines the prose quotes: fit_point_to_point over the log's own times, and over the model's."""
-    from commbook.measure.fit import fit_point_to_point
+    from commbook.measure.fitting import fit_point_to_point
 
     lines = MC.cluster_lines()
     for s, bands in MC.LINE_BANDS.items():

@@ -151,7 +151,7 @@ def test_h100_sharp_log_is_nvls_at_its_network_rate():
     # NVLS across 12 nodes runs at 8 channels x bwInter 48 GB/s = 384 GB/s bus bandwidth; the log's
     # largest row (8 GiB, 43980 us) is 386.56 GB/s
     run, = load_log(H100_SHARP)
-    p = C.predict(C.COREWEAVE_H100_12x8_SHARP, "all_reduce", run.sizes())
+    p = C.predict_nccl(C.COREWEAVE_H100_12x8_SHARP, "all_reduce", run.sizes())
     assert set(p.algo) == {"nvls"} and run.column("busbw")[-1] == pytest.approx(386.56 * GB)
     want = 8 * 48 * GB * (8 * GiB / (43 * US * 8 * 48 * GB * 96 / 190 + 8 * GiB))
     assert p.busbw[-1] == pytest.approx(want, rel=1e-9)
@@ -216,7 +216,7 @@ def test_gb200_logs_fall_with_racks_where_the_model_does_not():
     # the logs' largest common size, 8 GiB: 834.57, 793.06, 381.48 GB/s busbw for 1, 2, 20 racks
     bus = [load_log(g)[0].column("busbw")[list(load_log(g)[0].sizes()).index(8 * GiB)] for g in (GB1, GB2, GB20)]
     assert bus == pytest.approx([834.57 * GB, 793.06 * GB, 381.48 * GB])
-    model = [C.predict(C.PRESETS[k], "all_reduce", [8 * GiB]).busbw[0] for k in
+    model = [C.predict_nccl(C.PRESETS[k], "all_reduce", [8 * GiB]).busbw[0] for k in
              ("gb200-nvl72-1", "gb200-nvl72-2", "gb200-nvl72-20")]
     per_channel = 20 * 0.74 * 31 / 32 * 2                # tuning.cc:290-293, nvlsEfficiency Blackwell 0.74
     assert max(model) / min(model) < 1.01 and model[0] == pytest.approx(32 * per_channel * GB, rel=0.01)
@@ -289,4 +289,4 @@ def test_bad_input_elsewhere():
     with pytest.raises(ValueError, match="not available"):
         C.algo_time(C.A3_MEGA_2x8, "all_reduce", "nvls", "Simple", 1)
     with pytest.raises(ValueError, match="overhead"):
-        C.predict(C.A3_MEGA_2x8, "all_reduce", [1], overhead=-1)
+        C.predict_nccl(C.A3_MEGA_2x8, "all_reduce", [1], overhead=-1)

@@ -16,9 +16,9 @@ import pytest
 from commbook.hardware import NVLINK4
 from commbook.measure import load_log
 from commbook.measure import nccl_tuning as T
-from commbook.measure.fit import fit_point_to_point
-from commbook.measure.nccl_model import (A100_8, COLLECTIVES, H100_8, TARGETS, Node, algo_time, choose, compare,
-                                         graphs, predict, runtime_channels, table, unavailable)
+from commbook.measure.fitting import fit_point_to_point
+from commbook.measure.nccl_model import (A100_8, MODELLED_COLLECTIVES, H100_8, TARGETS, Node, algo_time, choose, compare,
+                                         graphs, predict_nccl, runtime_channels, table, unavailable)
 
 H100_LOG = "h100x8_nvswitch_nccl2.29.2_nccl-tests.log"
 A100_LOG = "a100x8_nvswitch_nccl-tests_allreduce.txt"
@@ -149,14 +149,14 @@ def test_h100_all_reduce_goes_from_ring_ll_to_nvls():
 
 
 @pytest.mark.parametrize("node", [H100_8, A100_8])
-@pytest.mark.parametrize("coll", COLLECTIVES)
+@pytest.mark.parametrize("coll", MODELLED_COLLECTIVES)
 def test_time_is_monotone_in_size(node, coll):
     sizes = np.geomspace(1, 2.0 ** 34, 1500)
     t = [choose(node, coll, n).time for n in sizes]
     assert np.all(np.diff(t) >= 0)
-    p = predict(node, coll, [2.0 ** k for k in range(35)])
+    p = predict_nccl(node, coll, [2.0 ** k for k in range(35)])
     assert np.all(np.diff(p.time) >= 0)
-    assert predict(node, coll, 0).time[0] == table(node, coll)[(p.algo[0], p.proto[0])].latency
+    assert predict_nccl(node, coll, 0).time[0] == table(node, coll)[(p.algo[0], p.proto[0])].latency
 
 
 # ---------------------------------------------------------------- runtime channels and the prediction
@@ -173,19 +173,19 @@ def test_prediction_of_a_small_ring_ll_uses_one_channel():
     n = 1024                                        # one of 24 channels: 1/24 of 12 x 30 GB/s
     lat, _ = h100_ar("ring", "LL")
     bw = min(141.0, 0.5 * (12 / 24) * 30.0) * 8 / 14
-    p = predict(H100_8, "all_reduce", n)
+    p = predict_nccl(H100_8, "all_reduce", n)
     assert p.channels == (1,) and p.time[0] == pytest.approx(lat * US + n / (bw * GB))
-    assert predict(H100_8, "all_reduce", n, runtime=False).time[0] == pytest.approx(
+    assert predict_nccl(H100_8, "all_reduce", n, runtime=False).time[0] == pytest.approx(
         algo_time(H100_8, "all_reduce", "ring", "LL", n))
-    assert predict(H100_8, "all_reduce", n, overhead=5e-6).time[0] == pytest.approx(p.time[0] + 5e-6)
+    assert predict_nccl(H100_8, "all_reduce", n, overhead=5e-6).time[0] == pytest.approx(p.time[0] + 5e-6)
 
 
 def test_nvls_passes_the_nvlink_wire_rate_as_measured():
     run = load_log(H100_LOG)[0]
-    p = predict(H100_8, "all_reduce", run.sizes()[-1:])
+    p = predict_nccl(H100_8, "all_reduce", run.sizes()[-1:])
     assert p.busbw[0] > NVLINK4.beta and run.column("busbw")[-1] > NVLINK4.beta
     assert p.busbw[0] == pytest.approx(8 * 59.5 * GB, rel=2e-3)        # 25 µs of 36 ms
-    assert predict(H100_8, "all_gather", run.sizes()[-1:]).busbw[0] < 360 * GB
+    assert predict_nccl(H100_8, "all_gather", run.sizes()[-1:]).busbw[0] < 360 * GB
 
 
 # ---------------------------------------------------------------- against the logs
@@ -226,7 +226,7 @@ MISSED = {
         "(overhead 28.2 us) gives 19.9 % here but 29.0 % on Azure's H100 log",
 }
 CASES = [(log, coll, band) for log in (H100_LOG, A100_LOG, AZURE_LOG) for run in load_log(log)
-         for coll in [run.collective] if coll in COLLECTIVES for band in TARGETS
+         for coll in [run.collective] if coll in MODELLED_COLLECTIVES for band in TARGETS
          if (log, coll, band) in MET | set(MISSED)]
 
 
@@ -272,7 +272,7 @@ def test_a100_simple_sizes_start_far_above_nccls_latency():
 
 def test_every_log_band_is_classified():
     known = {(log, r.collective, b) for log in (H100_LOG, A100_LOG, AZURE_LOG) for r in load_log(log)
-             if r.collective in COLLECTIVES for b in TARGETS
+             if r.collective in MODELLED_COLLECTIVES for b in TARGETS
              if compare(r, A100_8 if log == A100_LOG else H100_8).band(b).any()}
     assert known == MET | set(MISSED)
 
@@ -336,7 +336,7 @@ def test_bad_input_elsewhere():
     with pytest.raises(ValueError, match="NVSwitch"):
         graphs(Node("A100", 3, 12, nvswitch=False))
     for f in (lambda: table(H100_8, "all_to_all"), lambda: choose(H100_8, "alltoall", 1),
-              lambda: predict(A100_8, "broadcast", [1])):
+              lambda: predict_nccl(A100_8, "broadcast", [1])):
         with pytest.raises(ValueError, match="unknown collective"):
             f()
     with pytest.raises(ValueError, match="not available"):
@@ -344,11 +344,11 @@ def test_bad_input_elsewhere():
     with pytest.raises(ValueError, match="unknown protocol"):
         algo_time(H100_8, "all_reduce", "ring", "LL64", 1)
     with pytest.raises(ValueError):
-        predict(H100_8, "all_reduce", [-1])
+        predict_nccl(H100_8, "all_reduce", [-1])
     with pytest.raises(ValueError, match="overhead"):
-        predict(H100_8, "all_reduce", [1], overhead=-1e-6)
+        predict_nccl(H100_8, "all_reduce", [1], overhead=-1e-6)
     with pytest.raises(TypeError):
-        predict(H100_8, "all_reduce", ["big"])
+        predict_nccl(H100_8, "all_reduce", ["big"])
     sendrecv = next(r for r in load_log(H100_LOG) if r.collective == "send_recv")
     with pytest.raises(ValueError, match="unknown collective"):
         compare(sendrecv, H100_8)

@@ -234,7 +234,7 @@ def model_lines(comps: dict | None = None, k: int = 241) -> dict:
     for s in LOGS:
         c = comps[(s, "all_reduce")]
         grid = np.logspace(np.log10(c.sizes.min()), np.log10(c.sizes.max()), k)
-        out[s] = NC.predict(CLUSTERS[s], "all_reduce", grid, overhead=c.overhead)
+        out[s] = NC.predict_nccl(CLUSTERS[s], "all_reduce", grid, overhead=c.overhead)
     return out
 
 

@@ -43,7 +43,7 @@ def predictor_lines(comps: dict | None = None, k: int = 200) -> dict:
     out = {}
     for (s, op), c in comps.items():
         grid = np.logspace(np.log10(c.sizes.min()), np.log10(c.sizes.max()), k)
-        out[(s, op)] = (grid, NM.predict(NODES[s], op, grid, overhead=c.overhead).busbw)
+        out[(s, op)] = (grid, NM.predict_nccl(NODES[s], op, grid, overhead=c.overhead).busbw)
     return out
 
 

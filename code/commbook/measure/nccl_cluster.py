@@ -57,14 +57,15 @@ from ..hardware import IB_NDR, NVLINK4, NVLINK5, Link
 from . import nccl_net as N
 from . import nccl_tuning as T
 from .fitting import fit
-from .nccl_model import COLLECTIVES, WORST_TARGET, MiB, Choice, Comparison, Entry, Prediction, compare_predicted
+from .nccl_model import (MODELLED_COLLECTIVES, WORST_TARGET, MiB, Choice, Comparison, Entry, Prediction,
+                         compare_predicted)
 from .nccl_net import GPU_SPECS, NETWORKS, NIC_SPEEDS, Cluster
 from .records import Run
 
 __all__ = ["GPU_SPECS", "NETWORKS", "NIC_SPEEDS", "Cluster", "PRESETS", "LOG_PRESETS", "A3_MEGA_2x8",
            "COREWEAVE_A100_4x8_SHARP", "COREWEAVE_H100_12x8_SHARP", "GB200_NVL72_1", "GB200_NVL72_2",
            "GB200_NVL72_20", "graphs",
-           "comm_channels", "unavailable", "table", "algo_time", "choose", "runtime_channels", "predict",
+           "comm_channels", "unavailable", "table", "algo_time", "choose", "runtime_channels", "predict_nccl",
            "compare", "ClusterPrediction", "predict_cluster"]
 
 @lru_cache(maxsize=None)
@@ -102,8 +103,8 @@ def _nvls_channels(c: Cluster) -> int:
 
 
 def _coll(collective: str) -> str:
-    if collective not in COLLECTIVES:
-        raise ValueError(f"collective: unknown {collective!r}; modelled: {', '.join(COLLECTIVES)}")
+    if collective not in MODELLED_COLLECTIVES:
+        raise ValueError(f"collective: unknown {collective!r}; modelled: {', '.join(MODELLED_COLLECTIVES)}")
     return collective
 
 
@@ -227,9 +228,16 @@ def runtime_channels(c: Cluster, algo: str, proto: str, nbytes: float) -> int:
     return nc
 
 
-def predict(c: Cluster, collective: str, sizes, overhead: float = 0.0, runtime: bool = True) -> Prediction:
+def predict_nccl(c: Cluster, collective: str, sizes, overhead: float = 0.0, runtime: bool = True) -> Prediction:
     """Per size NCCL's pick, its channels, time (+ ``overhead`` s) and busbw; ``runtime=False``:
-    NCCL's own model time.  Ring and tree run at the fraction of channels the kernel gets."""
+    NCCL's own model time.  Ring and tree run at the fraction of channels the kernel gets.
+    (:func:`.nccl_model.predict_nccl` for one node; :func:`predict_cluster` builds the
+    cluster from a reader's numbers.)
+
+    >>> p = predict_nccl(A3_MEGA_2x8, "all_reduce", [1e3, 1e9])
+    >>> p.algo, p.proto
+    (('tree', 'tree'), ('LL', 'Simple'))
+    """
     coll = _coll(collective)
     overhead = as_value_error(check_nonneg, overhead, "overhead", "a finite number of seconds")
     n = check_sizes(sizes)
@@ -253,7 +261,7 @@ def predict(c: Cluster, collective: str, sizes, overhead: float = 0.0, runtime: 
 
 
 def compare(run: Run, c: Cluster, placement: str | None = None, overhead: float | str = "auto") -> Comparison:
-    """:func:`.nccl_model.compare` for a cluster: the run against :func:`predict` (overhead read
+    """:func:`.nccl_model.compare` for a cluster: the run against :func:`predict_nccl` (overhead read
     at the smallest size when it is below 1 MiB) and against an α–β ring fit."""
     if not isinstance(run, Run):
         raise TypeError(f"run must be a commbook.measure.records.Run, got {type(run).__name__}")
@@ -263,7 +271,7 @@ def compare(run: Run, c: Cluster, placement: str | None = None, overhead: float 
     coll = _coll(run.collective)
     if run.nranks != c.nranks:
         raise ValueError(f"the run has {run.nranks} ranks, the cluster {c.nranks} GPUs")
-    return compare_predicted(run, lambda sizes, over, runtime=True: predict(c, coll, sizes, over, runtime),
+    return compare_predicted(run, lambda sizes, over, runtime=True: predict_nccl(c, coll, sizes, over, runtime),
                              placement, overhead)
 
 
@@ -367,7 +375,7 @@ def predict_cluster(gpu: str, nodes: int, gpus_per_node: int, nics: int, nic_gbp
         nic_gbps = NIC_SPEEDS[nic_gbps]
     c = Cluster(gpu, nodes, gpus_per_node, nics, nic_gbps, network, sharp, cpu, pcie_gen)
     coll = _coll(collective)
-    pred = predict(c, coll, [4 ** k * 1024 for k in range(13)] if sizes is None else sizes)
+    pred = predict_nccl(c, coll, [4 ** k * 1024 for k in range(13)] if sizes is None else sizes)
     n, p = pred.sizes, c.nranks
     nvl, net = _links(c)
     bottleneck = net if nodes > 1 else nvl
@@ -383,5 +391,5 @@ def predict_cluster(gpu: str, nodes: int, gpus_per_node: int, nics: int, nic_gbp
                              ring, hier, np.asarray(fit_t), alpha, beta)
 
 
-for _f in ("graphs", "comm_channels", "unavailable", "table", "algo_time", "choose", "runtime_channels", "predict"):
+for _f in ("graphs", "comm_channels", "unavailable", "table", "algo_time", "choose", "runtime_channels", "predict_nccl"):
     globals()[_f] = first_arg(Cluster, "c")(globals()[_f])     # c=None: TypeError naming c

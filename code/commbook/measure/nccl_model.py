@@ -4,7 +4,7 @@ The model is NCCL 2.29.2's own tuning model (:mod:`.nccl_tuning`, every constant
 there by file and line): for each (algorithm, protocol) pair a latency and a bandwidth,
 ``time = latency + size / bandwidth`` (ncclTopoGetAlgoTime, tuning.cc:586-603), and the pair
 with the least time wins, as in ``topoGetAlgoInfo`` (src/enqueue.cc:1935-1947).  :func:`table` gives the pairs, :func:`choose`
-the winner, :func:`predict` time and bus bandwidth per size, :func:`compare` puts a
+the winner, :func:`predict_nccl` time and bus bandwidth per size, :func:`compare` puts a
 prediction next to a parsed nccl-tests run.
 
 A node is a :class:`Node`; :data:`H100_8` (NVLink 4, 18 links, NVLS on) and :data:`A100_8`
@@ -30,7 +30,7 @@ Simplifications, honestly:
   pipeline.  On 8×H100 that is 8 × 59.5 = 476 GB/s of bus bandwidth, above NVLink 4's
   450 GB/s per direction — as the measured 482 GB/s is.  For all-gather and reduce-scatter
   NVLS gets ×7/8 instead and loses to the ring.
-* **Time as nccl-tests measures it** (:func:`predict`, :func:`compare`) keeps NCCL's choice
+* **Time as nccl-tests measures it** (:func:`predict_nccl`, :func:`compare`) keeps NCCL's choice
   and adds two things NCCL's cost table leaves out.  (i) The channels a small message really
   runs on: NCCL drops channels while ``nBytes < nc · nThreads · threshold``
   (src/enqueue.cc:1994-1998) out of the 2 × 12 = 24 runtime channels (connect.cc:452), each
@@ -61,12 +61,14 @@ from . import nccl_tuning as T
 from .fitting import Fit, fit_run
 from .records import Run
 
-__all__ = ["Node", "GPUS", "H100_8", "A100_8", "PRESETS", "COLLECTIVES", "Graphs", "graphs", "Entry",
+__all__ = ["Node", "GPUS", "H100_8", "A100_8", "PRESETS", "MODELLED_COLLECTIVES", "Graphs", "graphs", "Entry",
            "table", "unavailable", "algo_time", "Choice", "choose", "runtime_channels", "Prediction",
-           "predict", "MiB", "TARGETS", "WORST_TARGET", "Comparison", "compare"]
+           "predict_nccl", "MiB", "TARGETS", "WORST_TARGET", "Comparison", "compare"]
 
 MiB = 2 ** 20
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
+MODELLED_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
+"""The collectives the NCCL-style predictor models (a subset of the registry's
+:data:`commbook.collectives.COLLECTIVES`, hence the distinct name)."""
 GPUS = {"H100": {"cc": 90, "nvlink_gen": 4, "max_nvlinks": 18},
         "A100": {"cc": 80, "nvlink_gen": 3, "max_nvlinks": 12},
         "H200": {"cc": 90, "nvlink_gen": 4, "max_nvlinks": 18}}
@@ -148,8 +150,8 @@ def graphs(node: Node) -> Graphs:
 
 
 def _coll(collective: str) -> str:
-    if collective not in COLLECTIVES:
-        raise ValueError(f"unknown collective {collective!r}; modelled: {', '.join(COLLECTIVES)}")
+    if collective not in MODELLED_COLLECTIVES:
+        raise ValueError(f"unknown collective {collective!r}; modelled: {', '.join(MODELLED_COLLECTIVES)}")
     return collective
 
 
@@ -280,12 +282,20 @@ class Prediction:
     overhead: float
 
 
-def predict(node: Node, collective: str, sizes, overhead: float = 0.0, runtime: bool = True) -> Prediction:
+def predict_nccl(node: Node, collective: str, sizes, overhead: float = 0.0, runtime: bool = True) -> Prediction:
     """Time and bus bandwidth of ``collective`` at each size on ``node``.
 
     NCCL's choice per size (:func:`choose`); its time with the channels the kernel runs on
     (``runtime=True``, see the module docstring) or NCCL's own model time (``runtime=False``);
-    plus ``overhead`` seconds (≥ 0) per call."""
+    plus ``overhead`` seconds (≥ 0) per call.  (Named ``predict_nccl``, not ``predict``:
+    :func:`commbook.collectives.predict` is the registry's closed form of one algorithm.)
+
+    >>> p = predict_nccl(H100_8, "all_reduce", [1e3, 1e9])
+    >>> p.algo, p.proto
+    (('ring', 'nvls'), ('LL', 'Simple'))
+    >>> "broadcast" in MODELLED_COLLECTIVES
+    False
+    """
     c = _coll(collective)
     overhead = as_value_error(check_nonneg, overhead, "overhead", "a finite number of seconds")
     n = check_sizes(sizes)
@@ -380,7 +390,7 @@ def compare(run: Run, node: Node, placement: str | None = None, overhead: float 
     c = _coll(run.collective)
     if run.nranks != node.ngpus:
         raise ValueError(f"the run has {run.nranks} ranks, the node {node.ngpus} GPUs")
-    return compare_predicted(run, lambda sizes, over, runtime=True: predict(node, c, sizes, over, runtime),
+    return compare_predicted(run, lambda sizes, over, runtime=True: predict_nccl(node, c, sizes, over, runtime),
                              placement, overhead)
 
 
@@ -403,5 +413,5 @@ def compare_predicted(run: Run, predicted, placement: str | None, overhead: floa
                       t / f.predicted - 1.0, t / own - 1.0, float(overhead), at, tuple(notes))
 
 
-for _f in ("graphs", "unavailable", "table", "algo_time", "choose", "runtime_channels", "predict"):
+for _f in ("graphs", "unavailable", "table", "algo_time", "choose", "runtime_channels", "predict_nccl"):
     globals()[_f] = first_arg(Node, "node")(globals()[_f])   # node=None: TypeError naming node
