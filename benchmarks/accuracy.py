@@ -6,7 +6,7 @@ Run from the repository root::
     .venv/bin/python benchmarks/accuracy.py --sizes    # + every size: busbw, error, NCCL's pick
     .venv/bin/python benchmarks/accuracy.py --strict   # exit 1 if a target is missed
 
-For each log of ``data/measured/nccl-tests/`` — one node: 8×H100 NCCL 2.29.2, 8×A100, Azure
+For each log of ``code/commbook/data/measured/nccl-tests/`` — one node: 8×H100 NCCL 2.29.2, 8×A100, Azure
 ND H100 v5 (:mod:`commbook.measure.nccl_model`); many nodes, ``multinode/``: 2×8 H100 TCPXO,
 4×8 A100 and 12×8 H100 with SHARP, GB200 NVL72 in 1, 2 and 20 racks
 (:mod:`commbook.measure.nccl_cluster`, one preset each) — and each of all_reduce, all_gather
@@ -46,7 +46,7 @@ LOGS = {
     "a100x8_nvswitch_nccl-tests_allreduce.txt": "8xA100",
     "azure_nd_h100_v5_allreduce_busbw.md": "8xH100",
 }
-"""Which preset node each recorded log ran on (data/measured/nccl-tests/PROVENANCE.md)."""
+"""Which preset node each recorded log ran on (code/commbook/data/measured/nccl-tests/PROVENANCE.md)."""
 
 
 def comparisons():

@@ -5,7 +5,7 @@ Run from the repository root::
     .venv/bin/python benchmarks/bench_parse.py              # 5 MB and 50 MB
     .venv/bin/python benchmarks/bench_parse.py --mb 1 10    # other sizes
 
-The log repeats the H100 log of ``data/measured/nccl-tests/`` (five tests, ten rows each,
+The log repeats the H100 log of ``code/commbook/data/measured/nccl-tests/`` (five tests, ten rows each,
 in their own layout) with an ``NCCL INFO`` line after every row, as ``NCCL_DEBUG=INFO``
 interleaves them, until it reaches the size.  Printed per size: MB, tests, rows, wall time
 (best of ``--repeats``, ``time.perf_counter``), MB/s and the process's peak RSS so far (the

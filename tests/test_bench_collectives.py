@@ -8,7 +8,7 @@
   loads with ``commbook.measure.points.load`` and agrees with the table;
 * failures: a rank that exits, a rank that hangs, a wrong world size, different ``-b`` on
   different ranks: every rank exits non-zero with a message, well within the timeout;
-* the recorded gloo data of ``data/measured/gloo/``: each file consistent in itself.
+* the recorded gloo data of ``code/commbook/data/measured/gloo/``: each file consistent in itself.
 
 Without torch the torch tests skip with the reason; with CI=true they fail (``make test``
 installs torch through the ``measure`` extra).
@@ -35,7 +35,7 @@ from commbook.measure.points import load
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT_DIR = ROOT / "code" / "scripts" / "measure"
 SCRIPT = SCRIPT_DIR / "bench_collectives.py"
-GLOO_DIR = ROOT / "data" / "measured" / "gloo"
+GLOO_DIR = ROOT / "code" / "commbook" / "data" / "measured" / "gloo"
 sys.path.insert(0, str(SCRIPT_DIR))
 import bench_report as br  # noqa: E402
 

@@ -259,12 +259,12 @@ def test_placement_simulated_against_bottleneck_closed_forms():
 # ============================================================================ 12 benchmark context
 def test_benchmark_context_from_the_raw_files():
     r = fa.benchmark_context()
-    text = (ROOT / "data" / "measured" / "nccl-tests" / fa.CONTEXT_LOG).read_text()
+    text = (ROOT / "code" / "commbook" / "data" / "measured" / "nccl-tests" / fa.CONTEXT_LOG).read_text()
     block = text.split("all_reduce_perf")[1].split("Collective test concluded")[0]
     rows = [ln.split() for ln in block.splitlines() if re.match(r"\s+\d+\s+\d+\s+double", ln)]
     busbw = [float(c[7]) * 1e9 for c in rows]                                  # out-of-place busbw column
     assert r["busbw"] == pytest.approx(max(busbw)) and r["busbw"] > NV.beta
-    off = json.loads((ROOT / "data" / "measured" / f"{fa.SHARP_OFF}.json").read_text())
+    off = json.loads((ROOT / "code" / "commbook" / "data" / "measured" / f"{fa.SHARP_OFF}.json").read_text())
     assert r["off_busbw"] == off["points"][-1]["busbw_bytes_per_s"] and off["conditions"]["sharp"] is False
     assert r["gap"] == pytest.approx(max(busbw) / off["points"][-1]["busbw_bytes_per_s"] - 1)
     assert r["algo"] is None and r["rank_is_device"] and "NCCL_ALGO" not in block

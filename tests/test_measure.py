@@ -6,7 +6,7 @@ rounding; the log's "Avg bus bandwidth" must be the mean of the parsed busbw.  T
 checked on simulator data (noiseless: exact; 5 % noise: within 5 %), against the closed-form
 bias of the point-to-point fit, and against an independent numpy least-squares solve.
 
-The logs are the copies under data/measured/nccl-tests/ (PROVENANCE.md); each must still be
+The logs are the copies under code/commbook/data/measured/nccl-tests/ (PROVENANCE.md); each must still be
 byte-identical to the reference folder ../shared/measured/ when that folder is present
 (skipped with the reason when it is not; a failure with CI=true).
 """

@@ -111,3 +111,46 @@ def test_nccl_docstrings_run():
     from commbook.measure import nccl_model as M
     for mod in (M, C):
         assert doctest.testmod(mod).failed == 0, mod.__name__
+
+
+# ------------------------------------------------------------- data as package data
+def test_data_is_package_data():
+    """The recorded measurements live in the package (commbook/data/measured), found through
+    importlib.resources, not through the repository's layout."""
+    from importlib import resources
+    from pathlib import Path
+
+    from commbook.measure import LOG_DIR, points
+    root = Path(str(resources.files("commbook")))
+    assert LOG_DIR == root / "data" / "measured" / "nccl-tests"
+    assert points.DATA_DIR == root / "data" / "measured"
+    assert (LOG_DIR / "PROVENANCE.md").is_file() and points.available()
+
+
+def test_installed_wheel_finds_the_logs(tmp_path):
+    """A wheel installed into a fresh venv (not an editable install) finds its logs (~10 s)."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[1]
+    whl, venv = tmp_path / "whl", tmp_path / "v"
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(repo), "--no-deps", "-q", "-w", str(whl)],
+                           capture_output=True, text=True, timeout=300)
+    if build.returncode != 0:
+        pytest.skip(f"cannot build a wheel here: {build.stderr[-500:]}")
+    shutil.rmtree(repo / "build", ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    py = venv / "bin" / "python"
+    inst = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", *map(str, whl.glob("*.whl")),
+                           "numpy"], capture_output=True, text=True, timeout=300)
+    if inst.returncode != 0:
+        pytest.skip(f"cannot install the wheel and numpy here: {inst.stderr[-500:]}")
+    probe = ("from commbook.measure import LOG_DIR, available_logs, load_log, points\n"
+             "import commbook\n"
+             "assert 'site-packages' in str(LOG_DIR), LOG_DIR\n"
+             "assert len(available_logs()) == 9, available_logs()\n"
+             "print(load_log('h100x8_nvswitch_nccl2.29.2_nccl-tests.log')[0].collective, len(points.available()))\n")
+    out = subprocess.run([str(py), "-c", probe], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["all_reduce", "2"]

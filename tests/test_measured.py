@@ -1,4 +1,4 @@
-"""Measured data lives once, in data/measured/*.json with its source: every file loads, its
+"""Measured data lives once, in code/commbook/data/measured/*.json with its source: every file loads, its
 points agree with the bus-bandwidth definition, and a missing file or field is named."""
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from commbook.measure import LOG_DIR, parse_busbw_markdown, parse_nccl_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = {lang: ROOT / "chapters" / lang / "measure" / "measuring.md" for lang in ("en", "zh")}
-GLOO_DIR = {"gloo16": ROOT / "data" / "measured" / "gloo" / "cpu16", "gloo2": ROOT / "data" / "measured" / "gloo"}
+GLOO_DIR = {"gloo16": ROOT / "code" / "commbook" / "data" / "measured" / "gloo" / "cpu16", "gloo2": ROOT / "code" / "commbook" / "data" / "measured" / "gloo"}
 MiB = 2 ** 20
 
 
@@ -208,7 +208,7 @@ def test_p5_figure_plots_both_logs_and_the_stated_points(lang, request):
         _, n, _, bus = _log_curve(system, "all_reduce")
         assert np.array_equal(lines[f"measured:{system}"].get_xdata(), n)
         assert lines[f"measured:{system}"].get_ydata() == pytest.approx(bus / 1e9)
-    raw = json.loads((ROOT / "data" / "measured" / f"{M5.BLOG}.json").read_text(encoding="utf-8"))
+    raw = json.loads((ROOT / "code" / "commbook" / "data" / "measured" / f"{M5.BLOG}.json").read_text(encoding="utf-8"))
     assert lines["blog"].get_ydata() == pytest.approx([pt["busbw_bytes_per_s"] / 1e9 for pt in raw["points"]])
     x = np.asarray(lines["model"].get_xdata())
     assert lines["model"].get_ydata() == pytest.approx(450 * x / (x + 8 * 2e-6 * 450e9))

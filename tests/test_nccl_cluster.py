@@ -2,7 +2,7 @@
 
 Expected values are derived by hand in this file from NCCL's constants at v2.29.2-1 (the file
 and line is cited at each use: src/graph/tuning.cc, search.cc, topo.cc, topo.h, enqueue.cc,
-nvls.cc, connect.cc) or read off the recorded logs (data/measured/nccl-tests/multinode/).
+nvls.cc, connect.cc) or read off the recorded logs (code/commbook/data/measured/nccl-tests/multinode/).
 """
 import dataclasses
 import doctest

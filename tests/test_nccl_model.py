@@ -2,7 +2,7 @@
 
 Expected values are derived by hand in this file from the constants of NCCL's source at
 v2.29.2-1 (src/graph/tuning.cc, search.cc, topo.h, enqueue.cc; the line is cited at each
-use) or read off the recorded logs (data/measured/nccl-tests/), never from the module.
+use) or read off the recorded logs (code/commbook/data/measured/nccl-tests/), never from the module.
 """
 import importlib.util
 import io

@@ -1,6 +1,6 @@
 """The page "Measuring collectives" (``chapters/*/measure/measuring.md``): the recorded
 sweeps as :class:`Curve` objects, the ring fits (:func:`commbook.measure.fit`), and the
-tables of the page.  Every number comes from the files of ``data/measured/``: the gloo
+tables of the page.  Every number comes from the files of ``code/commbook/data/measured/``: the gloo
 records through :func:`commbook.measure.points.load`, the public nccl-tests logs through
 :func:`commbook.measure.load_log`.  Figures are in :mod:`.measuring_figures`, the model
 comparison (α–β fit against the NCCL-style predictor) in :mod:`.measuring_models`.
@@ -30,7 +30,7 @@ A100_LOG = "a100x8_nvswitch_nccl-tests_allreduce.txt"
 AZURE_LOG = "azure_nd_h100_v5_allreduce_busbw.md"
 
 NVIDIA = {"h100": H100_LOG, "azure": AZURE_LOG, "a100": A100_LOG}
-"""The public nccl-tests logs (``data/measured/nccl-tests/``, see its PROVENANCE.md)."""
+"""The public nccl-tests logs (``code/commbook/data/measured/nccl-tests/``, see its PROVENANCE.md)."""
 GLOO = {"gloo16": DATA_DIR / "gloo" / "cpu16", "gloo2": DATA_DIR / "gloo"}
 """Our gloo records: 16 idle cores, and the 2-core machine shared with other jobs."""
 GLOO_P = (2, 3, 4)

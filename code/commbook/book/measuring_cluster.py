@@ -37,7 +37,7 @@ LOGS = {
     "gb2": "multinode/gb200x144_coreweave_nvl72_2racks_nccl2.26.2_allreduce.log",
     "gb20": "multinode/gb200x1440_coreweave_nvl72_20racks_nccl2.26.2_allreduce.log",
 }
-"""The multi-node logs of ``data/measured/nccl-tests/multinode/`` by a short name, in the
+"""The multi-node logs of ``code/commbook/data/measured/nccl-tests/multinode/`` by a short name, in the
 page's order; each has one preset in :data:`commbook.measure.nccl_cluster.LOG_PRESETS`."""
 CLUSTERS = {s: NC.PRESETS[NC.LOG_PRESETS[log]] for s, log in LOGS.items()}
 """The preset :class:`commbook.measure.nccl_cluster.Cluster` of each multi-node log."""
@@ -76,7 +76,7 @@ def all_comparisons(single: dict | None = None, multi: dict | None = None) -> di
 
 
 def log_name(system: str) -> str:
-    """The file under ``data/measured/nccl-tests/`` of ``system`` (the name accuracy.py prints)."""
+    """The file under ``code/commbook/data/measured/nccl-tests/`` of ``system`` (the name accuracy.py prints)."""
     return NVIDIA[system] if system in NVIDIA else LOGS[system]
 
 
@@ -139,7 +139,7 @@ LINE_BANDS: dict[str, tuple[tuple[float, float], ...]] = {
     "gb1": ((0, math.inf),), "gb2": ((0, math.inf),), "gb20": ((0, math.inf),),
 }
 """Size ranges (bytes, inclusive) of each missed log over which its times lie on one line
-t = α + n/β (data/measured/nccl-tests/PROVENANCE.md, "The model against the multi-node logs")."""
+t = α + n/β (code/commbook/data/measured/nccl-tests/PROVENANCE.md, "The model against the multi-node logs")."""
 
 
 def line(c, lo: float, hi: float, of: str = "measured") -> dict:
@@ -177,7 +177,7 @@ def picks(pred) -> list[tuple[str, float, float]]:
 
 def log_release(system: str) -> str | None:
     """The NCCL release a multi-node log's file name gives (``nccl2.26.2``), or ``None``: these
-    logs print none themselves (data/measured/nccl-tests/PROVENANCE.md)."""
+    logs print none themselves (code/commbook/data/measured/nccl-tests/PROVENANCE.md)."""
     m = re.search(r"_nccl(\d+\.\d+\.\d+)_", LOGS[system])
     return m[1] if m else None
 

@@ -23,7 +23,7 @@ __all__ = ["NCCL_RELEASE", "NODES", "COMPARED", "comparisons", "predictor_lines"
            "SIMPLE_BAND", "misses", "flat_miss", "simple_miss", "nvls_miss", "small_miss", "gloo_rs_miss"]
 
 NODES = {"h100": NM.H100_8, "azure": NM.H100_8, "a100": NM.A100_8}
-"""The predictor's node for each log (data/measured/nccl-tests/PROVENANCE.md)."""
+"""The predictor's node for each log (code/commbook/data/measured/nccl-tests/PROVENANCE.md)."""
 COMPARED = (("h100", "all_reduce"), ("h100", "all_gather"), ("h100", "reduce_scatter"),
             ("azure", "all_reduce"), ("a100", "all_reduce"))
 """The (log, collective) pairs the predictor models: all-reduce, all-gather, reduce-scatter."""
@@ -72,7 +72,7 @@ def flat_miss(comps: dict | None = None) -> dict:
 
 SIMPLE_BAND = (16 * 2 ** 20, 256 * 2 ** 20)
 """Sizes (bytes, inclusive) of the A100 log where the predictor is far too fast (ring Simple or
-LL128 in NCCL's choice; data/measured/nccl-tests/PROVENANCE.md)."""
+LL128 in NCCL's choice; code/commbook/data/measured/nccl-tests/PROVENANCE.md)."""
 
 
 def simple_miss(comps: dict | None = None) -> dict:

@@ -1,5 +1,5 @@
 """P5 §5.6 "Model vs measurement": the ring model on the nominal NVLink link beside the whole
-measured all-reduce curve of one 8×H100 node (``data/measured/nccl-tests/``), with the
+measured all-reduce curve of one 8×H100 node (``code/commbook/data/measured/nccl-tests/``), with the
 effective α each measured size implies; the two SHARP-off points of How to Scale Your
 Model stay for the original notes' 58 MB example.
 """
@@ -66,10 +66,10 @@ def p5_table(d: dict | None = None) -> Table:
         formats={"n": lambda v: fmt_bytes(v, binary=True), "time": lambda v: fmt_time(v, 4), "busbw": fmt_gbps,
                  "model": fmt_gbps, "ratio": fmt_pct, "alpha_eff": lambda v: fmt_time(v, 3)},
         notes=bilingual_notes(
-            (f"Measured: nccl-tests all_reduce_perf, {h.placement.replace('_', '-')}, data/measured/nccl-tests/"
+            (f"Measured: nccl-tests all_reduce_perf, {h.placement.replace('_', '-')}, code/commbook/data/measured/nccl-tests/"
              f"{h.source}. Model: ring closed form with α = {fmt_time(link.alpha)} and β = {fmt_rate(link.beta, 3)}. "
              "Implied α_eff = n/p·(1/busbw − 1/β); negative where the measured busbw passes β.",
-             f"实测：nccl-tests 的 all_reduce_perf，{h.placement.replace('_', '-')}，文件 data/measured/nccl-tests/"
+             f"实测：nccl-tests 的 all_reduce_perf，{h.placement.replace('_', '-')}，文件 code/commbook/data/measured/nccl-tests/"
              f"{h.source}。模型：环形闭式，α = {fmt_time(link.alpha)}，β = {fmt_rate(link.beta, 3)}。"
              "推出的有效 α = n/p·(1/busbw − 1/β)；实测 busbw 超过 β 时它是负数。"),
         ),

@@ -3,12 +3,12 @@
 * :mod:`.nccl_tests` parses the output of NVIDIA's nccl-tests (``all_reduce_perf`` …) and
   :mod:`.busbw_table` the busbw-only markdown tables some reports publish, into the
   records of :mod:`.records` (:class:`Run`, :class:`Row`, :class:`Timing`);
-  :func:`load_log` (:mod:`.logs`) reads the logs copied under ``data/measured/nccl-tests/``.
+  :func:`load_log` (:mod:`.logs`) reads the logs copied under ``code/commbook/data/measured/nccl-tests/``.
 * :mod:`.fitting` fits effective α and β to measured times, on the closed form of the
   collective and algorithm that ran (:func:`fit`, i.e. ``commbook.measure.fit`` — the
   function, not a module), or on the point-to-point α + n/β
   (:func:`fit_point_to_point`) to show the bias of fitting unlike to unlike.
-* :mod:`.points` reads the recorded measurements of ``data/measured/*.json`` (schema
+* :mod:`.points` reads the recorded measurements of ``code/commbook/data/measured/*.json`` (schema
   ``commbook.measured/1``), each with its source.
 * :mod:`.nccl_model` (constants and formulas in :mod:`.nccl_tuning`, NCCL 2.29.2) predicts
   the time and busbw NCCL picks for all-reduce, all-gather and reduce-scatter on one

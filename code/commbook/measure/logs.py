@@ -1,14 +1,20 @@
-"""The nccl-tests logs copied under ``data/measured/nccl-tests/`` (see its PROVENANCE.md).
+"""The nccl-tests logs copied under ``code/commbook/data/measured/nccl-tests/`` (see its PROVENANCE.md).
 
 One-node logs lie in the folder itself, multi-node logs in ``multinode/``; a log's name is
 its path relative to :data:`LOG_DIR` (``"multinode/h100x16_gcp_a3mega_tcpxo_allreduce.log"``).
 The multi-node logs are excerpts that print neither the test's name nor every rank's line:
 :data:`STATED` gives the collective and rank count their sources state (file name, source
 and PROVENANCE.md), which :func:`load_log` applies where the text does not say.
+
+>>> LOG_DIR.relative_to(LOG_DIR.parents[3]).as_posix()
+'commbook/data/measured/nccl-tests'
+>>> load_log("h100x8_nvswitch_nccl2.29.2_nccl-tests.log")[0].collective
+'all_reduce'
 """
 from __future__ import annotations
 
 from dataclasses import replace
+from importlib import resources
 from pathlib import Path
 
 from .busbw_table import parse_busbw_markdown
@@ -17,8 +23,9 @@ from .records import Run
 
 __all__ = ["LOG_DIR", "STATED", "available_logs", "load_log"]
 
-LOG_DIR = Path(__file__).resolve().parents[3] / "data" / "measured" / "nccl-tests"
-"""Where the copied logs live: ``data/measured/nccl-tests/`` (see its PROVENANCE.md)."""
+LOG_DIR = Path(str(resources.files("commbook") / "data" / "measured" / "nccl-tests"))
+"""Where the copied logs live: ``code/commbook/data/measured/nccl-tests/`` (see its PROVENANCE.md),
+package data of ``commbook``: an installed wheel finds them too."""
 
 STATED = {
     "multinode/h100x16_gcp_a3mega_tcpxo_allreduce.log": ("all_reduce", 16),

@@ -28,7 +28,7 @@ Accuracy against the six multi-node logs (``benchmarks/accuracy.py``; targets: m
 error| ≤ 10 % at ≥ 1 MiB and ≤ 25 % below, worst size ≥ 1 MiB ≤ 25 %).  Met: 12 × 8 H100
 with SHARP (NVLS across nodes, 8 channels × 48 GB/s = 384 GB/s; the log levels off at 386.6:
 median 0.8 %, worst 6.2 %) and the small sizes of the TCPXO and A100 logs (8.0 and 5.2 %).
-Missed, with what the model lacks (data/measured/nccl-tests/PROVENANCE.md, strict xfails in
+Missed, with what the model lacks (code/commbook/data/measured/nccl-tests/PROVENANCE.md, strict xfails in
 tests/test_nccl_cluster.py): TCPXO 1–256 MiB (a switch at 16–32 MiB and a 20 GB/s line below
 it that NCCL's model, blind to net and tuner plugins, does not have); A100 + SHARP at half the
 model's bandwidth (CollNet chain 232 GB/s busbw, the log 115: SHARP's aggregation throughput,
@@ -310,7 +310,7 @@ LOG_PRESETS = {
     "multinode/gb200x144_coreweave_nvl72_2racks_nccl2.26.2_allreduce.log": "gb200-nvl72-2",
     "multinode/gb200x1440_coreweave_nvl72_20racks_nccl2.26.2_allreduce.log": "gb200-nvl72-20",
 }
-"""Which preset each multi-node log ran on (data/measured/nccl-tests/PROVENANCE.md)."""
+"""Which preset each multi-node log ran on (code/commbook/data/measured/nccl-tests/PROVENANCE.md)."""
 
 
 # ---------------------------------------------------------------- a reader's own cluster

@@ -43,7 +43,7 @@ Accuracy (``benchmarks/accuracy.py``, median |busbw error|): 8×H100 NCCL 2.29.2
 3.6 / 3.4 / 2.1 % for all-reduce / all-gather / reduce-scatter with nothing fitted; Azure
 8×H100 all-reduce 9.0 % (≥ 1 MiB) and 3.4 % (below); 8×A100 all-reduce 15.2 % and 29.1 %,
 missing the 10 % and 25 % targets.  That log names no NCCL release (its date points to 2.18.x)
-and no release's model does better (data/measured/nccl-tests/PROVENANCE.md compares 2.8–2.29):
+and no release's model does better (code/commbook/data/measured/nccl-tests/PROVENANCE.md compares 2.8–2.29):
 from 16 to 256 MiB its times start at ~132 µs, where every release gives a ring Simple
 all-reduce 56 µs, and below 1 MiB they grow where NCCL's channel rule keeps the time flat.
 """

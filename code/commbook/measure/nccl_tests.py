@@ -4,7 +4,7 @@ nccl-tests (``all_reduce_perf``, ``all_gather_perf`` …) prints comment lines (
 version, the run's parameters, one line per rank and device), then a table: the key
 columns ``size count type redop root`` and, for each placement (out-of-place, then
 in-place), ``time algbw busbw #wrong``; then ``# Avg bus bandwidth : …``.  Older nccl-tests
-releases (the 16×8 A100 log of data/measured/nccl-tests/multinode/, copied in January 2023)
+releases (the 16×8 A100 log of code/commbook/data/measured/nccl-tests/multinode/, copied in January 2023)
 printed no ``root`` column and, instead of ``#wrong`` (the count of wrong elements), an
 ``error`` column: the largest deviation from the expected result
 (``5e-07``), kept in :attr:`~.records.Timing.error`.  Several tests can

@@ -2,7 +2,7 @@ r"""NCCL's tuning model, transcribed from one pinned release: NCCL 2.29.2.
 
 Every constant below is copied from github.com/NVIDIA/nccl at tag ``v2.29.2-1`` (commit
 :data:`NCCL_COMMIT`), and cites its file and line there.  The same release produced the
-8×H100 log in ``data/measured/nccl-tests/``.  Units are NCCL's own: latencies in µs,
+8×H100 log in ``code/commbook/data/measured/nccl-tests/``.  Units are NCCL's own: latencies in µs,
 bandwidths in GB/s (10⁹ B/s); :mod:`.nccl_model` converts to seconds and bytes/s.
 
 What NCCL computes, for one communicator, collective, algorithm and protocol

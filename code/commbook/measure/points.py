@@ -1,4 +1,4 @@
-"""Measured collective performance: the data files of ``data/measured/``, one data set per file.
+"""Measured collective performance: the data files of ``code/commbook/data/measured/``, one data set per file.
 
 Measurements are never typed into the code.  Each lives once, in a JSON file that carries
 its numbers *and* where they come from; :func:`load` reads it into a :class:`Measurement`.
@@ -23,19 +23,27 @@ Schema ``commbook.measured/1`` (field: meaning; ``?`` marks an optional field)::
 A log of nccl-tests fits the same schema: one point per row (size, time, algbw, busbw),
 ``conditions`` for in-place/out-of-place and the data type, ``source.path`` and
 ``source.commit`` for the file it was copied from.
+
+>>> DATA_DIR.relative_to(DATA_DIR.parents[2]).as_posix()
+'commbook/data/measured'
+>>> (DATA_DIR / "htsym_allreduce_8xh100.json").is_file()
+True
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 __all__ = ["DATA_DIR", "SCHEMA", "MeasuredDataError", "Point", "Source", "System",
            "Measurement", "load", "available"]
 
-DATA_DIR = Path(__file__).resolve().parents[3] / "data" / "measured"
-"""Where the data files live: ``data/measured/`` at the repository root."""
+DATA_DIR = Path(str(resources.files("commbook") / "data" / "measured"))
+"""Where the data files live: ``commbook/data/measured/``, package data of ``commbook``
+(``code/commbook/data/measured/`` in the repository), so that an installed wheel finds
+them as well as an editable install."""
 
 SCHEMA = "commbook.measured/1"
 """The schema id every data file states."""
@@ -96,7 +104,7 @@ class System:
 
 @dataclass(frozen=True)
 class Measurement:
-    """A data set of ``data/measured/``: see the module docstring for the fields."""
+    """A data set of ``code/commbook/data/measured/``: see the module docstring for the fields."""
 
     name: str
     what: str

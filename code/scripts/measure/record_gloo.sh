@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Record the gloo data of data/measured/gloo/: p = 2, 3, 4 CPU ranks on this machine, every
+# Record the gloo data of code/commbook/data/measured/gloo/: p = 2, 3, 4 CPU ranks on this machine, every
 # collective, 1 KiB to 64 MiB by factors of 4, median of 5 repeats of 10 timed calls.
 # Writes gloo_p{p}.log (the table as printed), gloo_p{p}_{collective}.json and
-# gloo_p{p}.env (load average before/after, machine) into data/measured/gloo/ (or $1).
+# gloo_p{p}.env (load average before/after, machine) into code/commbook/data/measured/gloo/ (or $1).
 # Usage: code/scripts/measure/record_gloo.sh [OUTDIR]   (from the repository root)
 set -euo pipefail
-OUT=${1:-data/measured/gloo}
+OUT=${1:-code/commbook/data/measured/gloo}
 PY=${PY:-.venv/bin/python}
 mkdir -p "$OUT"
 for p in 2 3 4; do

@@ -383,7 +383,7 @@ def placement_table(nodes: int = PLACEMENT["nodes"], gpn: int = PLACEMENT["gpn"]
 # ============================================================================ 12 benchmark context
 CONTEXT_LOG, SHARP_OFF = "h100x8_nvswitch_nccl2.29.2_nccl-tests.log", "htsym_allreduce_8xh100"
 """A real nccl-tests log of one 8 × H100 node, and the same kind of node measured with the
-switch reduction off (both in data/measured/)."""
+switch reduction off (both in code/commbook/data/measured/)."""
 
 
 def benchmark_context(log: str = CONTEXT_LOG, sharp_off: str = SHARP_OFF, wire=NVLINK4_CHAPTER) -> dict:

@@ -226,7 +226,7 @@ PYTORCH_GLOO_DEFAULT = {"Linux": "tcp", "macOS": "uv", "Windows": "uv"}
 
 # ============================================================================ the A100 log
 A100_LOG = "a100x8_nvswitch_nccl-tests_allreduce.txt"
-"""8×A100 NVSwitch all-reduce sweep (data/measured/nccl-tests/PROVENANCE.md)."""
+"""8×A100 NVSwitch all-reduce sweep (code/commbook/data/measured/nccl-tests/PROVENANCE.md)."""
 
 
 def flat_region(log: str = A100_LOG, p: int = 8, tol: float = 0.01) -> dict:

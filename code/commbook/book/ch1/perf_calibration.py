@@ -18,7 +18,7 @@ from .boxes import link_name
 __all__ = ["CALIBRATION_LOG", "calibration", "calibration_table", "log_record_table"]
 
 CALIBRATION_LOG = "h100x8_nvswitch_nccl2.29.2_nccl-tests.log"
-"""The real log the page calibrates on (data/measured/nccl-tests/, see its PROVENANCE.md)."""
+"""The real log the page calibrates on (code/commbook/data/measured/nccl-tests/, see its PROVENANCE.md)."""
 
 
 def calibration(log: str = CALIBRATION_LOG, collective: str = "all_reduce", algorithm: str = "ring",

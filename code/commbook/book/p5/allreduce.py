@@ -164,11 +164,11 @@ def demo_03_2(ps: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
 
 
 HTSYM = "htsym_allreduce_8xh100"
-"""The data set (``data/measured/htsym_allreduce_8xh100.json``) demo 03-3 compares with:
+"""The data set (``code/commbook/data/measured/htsym_allreduce_8xh100.json``) demo 03-3 compares with:
 all-reduce bus bandwidth on 8×H100 with SHARP off, How to Scale Your Model ch. 12."""
 
 HTSYM_SHARP = "htsym_allreduce_8xh100_sharp"
-"""The same node with NVLink SHARP on (``data/measured/htsym_allreduce_8xh100_sharp.json``)."""
+"""The same node with NVLink SHARP on (``code/commbook/data/measured/htsym_allreduce_8xh100_sharp.json``)."""
 
 
 def sharp_gain() -> float:
