@@ -27,16 +27,31 @@ MAX_SIM_BYTES = 1e18
 
 
 # ============================================================================ plumbing
+def as_cluster(cluster: VirtualCluster | Topology, name: str = "cluster") -> VirtualCluster:
+    """The cluster a collective runs on: a :class:`~commbook.comm_sim.VirtualCluster` as
+    given, a bare :class:`~commbook.topology.Topology` wrapped in one (every device at
+    nominal speed); anything else raises TypeError naming the argument.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> as_cluster(Switch(8, NVLINK4)).p
+    8
+    """
+    if isinstance(cluster, VirtualCluster):
+        return cluster
+    if isinstance(cluster, Topology):
+        return VirtualCluster(cluster)
+    raise TypeError(f"{name} must be a VirtualCluster or a Topology, got {type(cluster).__name__}")
+
+
 class Inputs:
     """Validated arguments of one collective call.
 
     ``bufs`` holds one list of flat buffers per logical rank (``None`` in a size-only
     run); ``n`` is the element count per rank (bytes when ``size_only``)."""
 
-    def __init__(self, cluster, data, nbytes, ranks):
-        if not isinstance(cluster, VirtualCluster):
-            raise TypeError(f"expected a VirtualCluster, got {type(cluster).__name__}")
-        self.cluster = cluster
+    def __init__(self, cluster: VirtualCluster | Topology, data, nbytes, ranks):
+        self.cluster = cluster = as_cluster(cluster)
         self.ranks = cluster.check_ranks(ranks)
         self.q = q = self.ranks.size
         if (data is None) == (nbytes is None):
@@ -120,7 +135,7 @@ def avg(x: np.ndarray, p: int) -> np.ndarray:
 
 
 # ============================================================================ all-reduce
-def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+def all_reduce(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | None = None, *,
                nbytes: float | None = None, algorithm: str = "ring", op: str = "sum",
                ranks: Sequence[int] | None = None, inter_algorithm: str = "ring",
                channels: int | None = None, chunks: int | None = None, order: str | None = None,
@@ -149,7 +164,7 @@ def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
     if inp.bufs is not None:
         for b in inp.bufs:
             b.append(np.empty_like(b[IN]))  # scratch (OUT) for schedules that need one
-    topo = cluster.topology
+    topo = inp.cluster.topology
     if channels is not None and "channels" not in algo.params:
         raise ValueError(f"all_reduce algorithm {algo.name!r} takes no parameter 'channels'")
     if inp.q == 1:
@@ -158,13 +173,13 @@ def all_reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
             check_count(channels, "channels")
         schedule = []
     elif algo.scope == "topology":
+        algo.check(topo, inp.q)
         _require_natural(inp, topo, f"the {algo.en} all-reduce")
         extra = {"inter_builder": nestable(inter_algorithm).builder} if "inter_algorithm" in algo.params else {}
         extra.update(_params(algo, order=order, servers=servers))
         schedule = algo.builder(topo, inp.n, inp.size_only, **extra)
     else:
-        if algo.name == "innet":
-            topo.innet_latency_bandwidth(inp.ranks)  # raises on direct networks
+        algo.check(topo, inp.q)                 # topology kind (in-network: a switch)
         if "channels" in algo.params:
             k = (topo.ring_channels(inp.ranks) if algo.name == "ring" else 1) if channels is None \
                 else check_count(channels, "channels")
@@ -207,7 +222,7 @@ def _params(algo, **given) -> dict:
 
 
 # ============================================================================ rooted ops
-def broadcast(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+def broadcast(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | None = None, *,
               nbytes: float | None = None, algorithm: str = "binomial", root: int = 0,
               chunks: int | None = None, ranks: Sequence[int] | None = None, check: bool = True,
               trace: bool = False) -> RunResult:
@@ -233,7 +248,7 @@ def broadcast(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None,
     return res
 
 
-def reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+def reduce(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | None = None, *,
            nbytes: float | None = None, algorithm: str = "binomial", root: int = 0,
            op: str = "sum", ranks: Sequence[int] | None = None, check: bool = True,
            trace: bool = False) -> RunResult:
@@ -253,7 +268,7 @@ def reduce(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
 
 
 # ============================================================================ RS / AG
-def reduce_scatter(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+def reduce_scatter(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | None = None, *,
                    nbytes: float | None = None, algorithm: str = "ring", op: str = "sum",
                    ranks: Sequence[int] | None = None, check: bool = True,
                    trace: bool = False) -> RunResult:
@@ -263,7 +278,7 @@ def reduce_scatter(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = 
     algo = lookup("reduce_scatter", algorithm)
     inp = Inputs(cluster, data, nbytes, ranks)
     check_op(op)
-    _pow2_check(algo, inp.q)
+    algo.check(inp.cluster.topology, inp.q)
     res = inp.run(algo.builder(*inp.one_group(), inp.size_only), op, trace, "reduce_scatter", algo.name)
     if inp.bufs is not None:
         b = chunk_bounds(inp.n, inp.q, False)
@@ -276,12 +291,7 @@ def reduce_scatter(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = 
     return res
 
 
-def _pow2_check(algo, q: int) -> None:
-    if algo.name in ("rh", "rd") and q & (q - 1):
-        raise ValueError(f"p must be a power of two for {algo.en}, got p={q}")
-
-
-def all_gather(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+def all_gather(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | None = None, *,
                nbytes: float | None = None, algorithm: str = "ring",
                ranks: Sequence[int] | None = None, check: bool = True,
                trace: bool = False) -> RunResult:
@@ -290,7 +300,7 @@ def all_gather(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
     in nccl-tests.  ``rd`` needs p a power of two."""
     algo = lookup("all_gather", algorithm)
     inp = Inputs(cluster, data, nbytes, ranks)
-    _pow2_check(algo, inp.q)
+    algo.check(inp.cluster.topology, inp.q)
     q, n = inp.q, inp.n
     if inp.bufs is not None:
         for r in range(q):

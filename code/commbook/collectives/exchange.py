@@ -6,8 +6,8 @@ from typing import Sequence
 import numpy as np
 
 from ..comm_sim import Round, RunResult, VirtualCluster, chunk_bounds
-from ..topology import TwoLevel
-from .api import Inputs, check_dtype, check_root
+from ..topology import Topology
+from .api import Inputs, as_cluster, check_dtype, check_root
 from .reference import check_equal
 from .registry import algorithm as lookup
 from .schedule import IN, OUT
@@ -15,7 +15,7 @@ from .schedule import IN, OUT
 __all__ = ["all_to_all", "all_to_all_v", "scatter", "gather", "send_recv"]
 
 
-def all_to_all(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+def all_to_all(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | None = None, *,
                nbytes: float | None = None, algorithm: str = "direct",
                ranks: Sequence[int] | None = None, check: bool = True,
                trace: bool = False) -> RunResult:
@@ -28,9 +28,10 @@ def all_to_all(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
     """
     algo = lookup("all_to_all", algorithm)
     inp = Inputs(cluster, data, nbytes, ranks)
-    q = inp.q
+    cluster, q = inp.cluster, inp.q
     bnd = chunk_bounds(inp.n, q, inp.size_only)
     if algo.scope == "topology":
+        algo.check(cluster.topology, q)
         if q != cluster.p or not np.array_equal(inp.ranks, np.arange(cluster.p)):
             raise ValueError("the hierarchical all-to-all runs on all devices in their natural order (ranks=None)")
         schedule, tmp_len = algo.builder(cluster.topology, bnd)
@@ -55,7 +56,7 @@ def all_to_all(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None
 """Schedules of :func:`all_to_all_v`."""
 
 
-def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+def all_to_all_v(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | None = None, *,
                  counts: np.ndarray, algorithm: str = "direct", ranks: Sequence[int] | None = None,
                  check: bool = True, trace: bool = False) -> RunResult:
     """All-to-all with variable counts: ``counts[i, j]`` items go from rank i to rank j
@@ -67,8 +68,7 @@ def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = No
     destination rail inside each node, then one aggregated message per node pair on
     each rail (see :func:`commbook.collectives.alltoall.alltoall_v_hierarchical`).
     Both deliver the same bytes to the same places."""
-    if not isinstance(cluster, VirtualCluster):
-        raise TypeError(f"expected a VirtualCluster, got {type(cluster).__name__}")
+    cluster = as_cluster(cluster)
     algo = lookup("all_to_all_v", algorithm)
     hier = algo.scope == "topology"
     if hier and ranks is not None and not np.array_equal(np.asarray(ranks), np.arange(cluster.p)):
@@ -82,8 +82,7 @@ def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = No
         raise ValueError(f"counts must have shape ({q}, {q}), got {C.shape}")
     if not np.all(np.isfinite(C)) or (C < 0).any():
         raise ValueError("counts must be finite and >= 0")
-    if hier and not isinstance(cluster.topology, TwoLevel):
-        raise ValueError(f"the hierarchical all_to_all_v needs a TwoLevel topology, got {cluster.topology.name}")
+    algo.check(cluster.topology, q)
     if data is None:
         C = C.astype(float)
         bufs, itemsize = None, 1
@@ -122,13 +121,12 @@ def all_to_all_v(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = No
     return res
 
 
-def scatter(cluster: VirtualCluster, data: np.ndarray | None = None, *, nbytes: float | None = None,
+def scatter(cluster: VirtualCluster | Topology, data: np.ndarray | None = None, *, nbytes: float | None = None,
             root: int = 0, ranks: Sequence[int] | None = None, check: bool = True,
             trace: bool = False) -> RunResult:
     """Scatter the root's array: rank r receives chunk r of it (one round; the root's port
     serializes (p-1)/p of the data).  ``data`` is the root's array only."""
-    if not isinstance(cluster, VirtualCluster):
-        raise TypeError(f"expected a VirtualCluster, got {type(cluster).__name__}")
+    cluster = as_cluster(cluster)
     q = cluster.check_ranks(ranks).size
     root = check_root(q, root)
     arr = None if data is None else np.asarray(data)
@@ -148,7 +146,7 @@ def scatter(cluster: VirtualCluster, data: np.ndarray | None = None, *, nbytes: 
     return res
 
 
-def gather(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
+def gather(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | None = None, *,
            nbytes: float | None = None, root: int = 0, ranks: Sequence[int] | None = None,
            check: bool = True, trace: bool = False) -> RunResult:
     """Gather every rank's array into the root, concatenated in rank order (one round;
@@ -172,12 +170,11 @@ def gather(cluster: VirtualCluster, data: Sequence[np.ndarray] | None = None, *,
     return res
 
 
-def send_recv(cluster: VirtualCluster, data: np.ndarray | None = None, *, nbytes: float | None = None,
+def send_recv(cluster: VirtualCluster | Topology, data: np.ndarray | None = None, *, nbytes: float | None = None,
               src: int = 0, dst: int = 1, check: bool = True, trace: bool = False) -> RunResult:
     """Point to point: device ``src`` sends its array (or ``nbytes``) to device ``dst``.
     Ranks are device ids here; the time is the path's latency + n/β."""
-    if not isinstance(cluster, VirtualCluster):
-        raise TypeError(f"expected a VirtualCluster, got {type(cluster).__name__}")
+    cluster = as_cluster(cluster)
     topo = cluster.topology
     s, d = topo.check_device(src, "src"), topo.check_device(dst, "dst")
     ranks = np.array([s, d]) if s != d else np.array([s])

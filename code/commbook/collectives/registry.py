@@ -19,7 +19,7 @@ from typing import Callable
 
 from .. import cost, double_tree
 from ..checks import check_choice, check_count, check_node, check_real
-from ..topology import ThreeTier, TwoLevel
+from ..topology import Switch, SwitchTree, ThreeTier, Topology, Torus, TwoLevel
 from . import alltoall, butterfly, composite, direct, ring, trees
 from . import full_buffer
 from . import tiers
@@ -42,6 +42,30 @@ class Algorithm:
     aliases: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
     scope: str = "groups"       # "groups": any groups of ranks; "topology": the whole topology
+    pow2: bool = False          # needs a power-of-two number of ranks
+    topologies: tuple[type, ...] = ()   # the topology kinds it runs on (empty: any)
+    needs: str = ""             # what ``topologies`` asks, as its error message says it
+
+    def runs_on(self, topology: Topology, p: int | None = None) -> bool:
+        """Whether the algorithm can run on ``topology`` over ``p`` ranks (default: all
+        its devices): the topology kind it needs and, for ``pow2``, a power of two.
+
+        >>> from commbook.hardware import NVLINK4
+        >>> algorithm("all_gather", "rd").runs_on(Switch(6, NVLINK4))
+        False
+        >>> algorithm("all_reduce", "innet").runs_on(Switch(6, NVLINK4))
+        True
+        """
+        q = topology.p if p is None else p
+        return (not self.topologies or isinstance(topology, self.topologies)) and not (self.pow2 and q & (q - 1))
+
+    def check(self, topology: Topology, p: int) -> None:
+        """Raise ValueError saying why the algorithm cannot run on ``topology`` over ``p``
+        ranks (see :meth:`runs_on`); return None when it can."""
+        if self.topologies and not isinstance(topology, self.topologies):
+            raise ValueError(f"{self.needs}, got {topology.name}")
+        if self.pow2 and p & (p - 1):
+            raise ValueError(f"p must be a power of two for {self.en}, got p={p}")
 
     def label(self, lang: str) -> str:
         """Display name in ``lang`` ("en" or "zh")."""
@@ -84,23 +108,28 @@ _DECLARED = [
        direct.allreduce_parameter_server, cost.allreduce_parameter_server, aliases=("ps",),
        params=("servers",)),
     _A("all_reduce", "innet", "in-network (SHARP)", "交换机内归约（SHARP）", direct.allreduce_innet,
-       cost.allreduce_innet, aliases=("sharp", "in_network")),
+       cost.allreduce_innet, aliases=("sharp", "in_network"),
+       topologies=(Switch, SwitchTree, TwoLevel), needs="in-network reduction needs a switch"),
     _A("all_reduce", "one_shot", "one-shot", "one-shot（一次直达）", direct.allreduce_one_shot,
        cost.allreduce_one_shot),
     _A("all_reduce", "two_shot", "two-shot", "two-shot（两次直达）", direct.allreduce_two_shot,
        cost.allreduce_two_shot),
     _A("all_reduce", "hierarchical", "hierarchical", "分层", composite.allreduce_hierarchical,
-       scope="topology", params=("inter_algorithm",)),
+       scope="topology", params=("inter_algorithm",), topologies=(TwoLevel,),
+       needs="the hierarchical all-reduce needs a TwoLevel topology"),
     _A("all_reduce", "torus", "torus, by dimension", "环面按维", composite.allreduce_torus,
-       scope="topology"),
+       scope="topology", topologies=(Torus,), needs="the torus all-reduce needs a Torus topology"),
     _A("all_reduce", "tiers", "multi-level hierarchical (node, rail, racks)", "多级分层（节点、轨道、跨机架）",
        tiers.allreduce_tiers, scope="topology", params=("inter_algorithm",),
-       aliases=("multilevel", "three_tier")),
+       aliases=("multilevel", "three_tier"), topologies=(TwoLevel, ThreeTier),
+       needs="the multi-level all-reduce needs a TwoLevel or ThreeTier topology"),
     _A("all_reduce", "leader", "hierarchical via node leaders", "分层（经节点主卡）",
        full_buffer.allreduce_leader, scope="topology", params=("inter_algorithm",),
-       aliases=("leader_hierarchical",)),
+       aliases=("leader_hierarchical",), topologies=(TwoLevel,),
+       needs="the leader-based hierarchical all-reduce needs a TwoLevel topology"),
     _A("all_reduce", "torus_rings", "torus, full ring per dimension", "环面按维完整环",
-       full_buffer.allreduce_torus_rings, scope="topology"),
+       full_buffer.allreduce_torus_rings, scope="topology", topologies=(Torus,),
+       needs="the full-ring torus all-reduce needs a Torus topology"),
     # ------------------------------------------------------------------ broadcast / reduce
     _A("broadcast", "binomial", "binomial tree", "二项树", trees.binomial_broadcast,
        cost.broadcast_binomial, aliases=("tree",)),
@@ -115,17 +144,19 @@ _DECLARED = [
     # ------------------------------------------------------------------ RS / AG / A2A
     _A("reduce_scatter", "ring", "ring", "ring", ring.ring_reduce_scatter, cost.reduce_scatter_ring),
     _A("reduce_scatter", "rh", "recursive halving", "递归减半", butterfly.halving_reduce_scatter,
-       cost.reduce_scatter_rh, aliases=("recursive_halving",)),
+       cost.reduce_scatter_rh, aliases=("recursive_halving",), pow2=True),
     _A("all_gather", "ring", "ring", "ring", ring.ring_all_gather, cost.all_gather_ring),
     _A("all_gather", "rd", "recursive doubling", "递归倍增", butterfly.doubling_all_gather,
-       cost.all_gather_rd, aliases=("recursive_doubling",)),
+       cost.all_gather_rd, aliases=("recursive_doubling",), pow2=True),
     _A("all_to_all", "direct", "direct (shift)", "直接交换（移位）", alltoall.alltoall_direct,
        cost.all_to_all_direct),
     _A("all_to_all", "hierarchical", "hierarchical (by rail)", "分层（按轨道）",
-       alltoall.alltoall_hierarchical, scope="topology"),
+       alltoall.alltoall_hierarchical, scope="topology", topologies=(TwoLevel,),
+       needs="the hierarchical all-to-all needs a TwoLevel topology"),
     _A("all_to_all_v", "direct", "direct (shift)", "直接交换（移位）", alltoall.alltoall_v_direct),
     _A("all_to_all_v", "hierarchical", "hierarchical (by rail)", "分层（按轨道）",
-       alltoall.alltoall_v_hierarchical, scope="topology"),
+       alltoall.alltoall_v_hierarchical, scope="topology", topologies=(TwoLevel,),
+       needs="the hierarchical all_to_all_v needs a TwoLevel topology"),
 ]
 
 COLLECTIVES = ("all_reduce", "broadcast", "reduce", "reduce_scatter", "all_gather", "all_to_all",
@@ -155,11 +186,28 @@ def algorithm(collective: str, name: str) -> Algorithm:
                      + (f" (aliases: {', '.join(aliases)})" if aliases else ""))
 
 
-def names(collective: str, with_closed_form: bool = False) -> tuple[str, ...]:
-    """Canonical names of a collective's algorithms, in declaration order."""
+def names(collective: str, with_closed_form: bool = False, *, topology: Topology | None = None,
+          p: int | None = None) -> tuple[str, ...]:
+    """Canonical names of a collective's algorithms, in declaration order.
+
+    With ``topology`` only those that can run there (over ``p`` ranks, default all its
+    devices: :meth:`Algorithm.runs_on`); ``with_closed_form``: only those with a closed form.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Ring
+    >>> names("all_gather", topology=Ring(6, NVLINK4))
+    ('ring',)
+    >>> "innet" in names("all_reduce", topology=Ring(8, NVLINK4))
+    False
+    """
     check_choice(collective, "collective", COLLECTIVES)
+    if topology is not None and not isinstance(topology, Topology):
+        raise TypeError(f"topology must be a commbook.topology.Topology, got {type(topology).__name__}")
+    if p is not None:
+        p = check_count(p, "p")
     return tuple(a.name for a in ALGORITHMS[collective].values()
-                 if a.closed_form is not None or not with_closed_form)
+                 if (a.closed_form is not None or not with_closed_form)
+                 and (topology is None or a.runs_on(topology, p)))
 
 
 def display_name(collective: str, name: str, lang: str = "en") -> str:
@@ -250,7 +298,7 @@ def nestable(name: str) -> Algorithm:
     server's ``servers``, one channel) run nested at that default."""
     a = algorithm("all_reduce", name)
     def fits(x: Algorithm) -> bool:
-        return (x.scope == "groups" and x.name != "innet"
+        return (x.scope == "groups" and not x.topologies
                 and set(x.params) <= {"order", "servers", "channels"})
 
     if not fits(a):

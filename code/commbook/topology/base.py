@@ -41,6 +41,17 @@ class Topology:
     _res_bw: np.ndarray
     _res_names: list[str]
 
+    def __repr__(self) -> str:
+        """The topology's ``name`` and its device count, e.g.
+        ``Switch(p=8, NVLink 4 (H100)) — 8 devices``.
+
+        >>> from commbook.hardware import NVLINK4
+        >>> from commbook.topology import Ring
+        >>> repr(Ring(4, NVLINK4)).endswith("4 devices")
+        True
+        """
+        return f"{self.name} \N{EM DASH} {self.p} device{'s' if self.p != 1 else ''}"
+
     # ------------------------------------------------------------------ metrics
     @property
     def ports_per_device(self) -> int:  # pragma: no cover - overridden
