@@ -343,8 +343,14 @@ def _hostile(kind, value):
 _SAME_RESULT = {"np.int64", "np.float64", "0-d"}
 
 
-def _numbers(x, depth=0):
-    """Every number in a result (recursively through tuples, lists, dicts, arrays, dataclasses)."""
+SIGNED_FIELDS = {("Fit", "residuals")}
+"""Result fields signed by definition, left out of the sign rule only: a fit's residuals
+(measured − predicted) are as often below zero as above, even at rounding noise."""
+
+
+def _numbers(x, depth=0, unsigned=False):
+    """Every number in a result (recursively through tuples, lists, dicts, arrays, dataclasses);
+    ``unsigned``: without the :data:`SIGNED_FIELDS`."""
     if depth > 3:
         return
     if isinstance(x, bool):
@@ -360,13 +366,14 @@ def _numbers(x, depth=0):
         yield from (float(v) for v in x.ravel()[:1000])
     elif isinstance(x, (list, tuple)):
         for v in x[:100]:
-            yield from _numbers(v, depth + 1)
+            yield from _numbers(v, depth + 1, unsigned)
     elif isinstance(x, dict):
         for v in list(x.values())[:100]:
-            yield from _numbers(v, depth + 1)
+            yield from _numbers(v, depth + 1, unsigned)
     elif dataclasses.is_dataclass(x) and not isinstance(x, type):
         for f in dataclasses.fields(x):
-            yield from _numbers(getattr(x, f.name), depth + 1)
+            if not (unsigned and (type(x).__name__, f.name) in SIGNED_FIELDS):
+                yield from _numbers(getattr(x, f.name), depth + 1, unsigned)
 
 
 def _same(a, b) -> bool:
@@ -400,8 +407,8 @@ def check_call(name, fn, kwargs, param, label, value, base_result):
             if not (name in NAN_OK and math.isnan(v) or name in INF_OK and v == math.inf)]
     if not all(math.isfinite(v) for v in nums):
         return f"{name}({param}={label}): returned a non-finite number: {result!r}"[:300]
-    base_nums = list(_numbers(base_result))
-    if base_nums and all(v >= 0 for v in base_nums) and any(v < 0 for v in nums) \
+    base_nums, signs = list(_numbers(base_result, unsigned=True)), list(_numbers(result, unsigned=True))
+    if base_nums and all(v >= 0 for v in base_nums) and any(v < 0 for v in signs) \
             and f"{name}.{param}" not in NEGATIVE_OK:
         return f"{name}({param}={label}): returned a negative number: {result!r}"[:300]
     if label == "neg" and f"{name}.{param}" not in NEGATIVE_OK:

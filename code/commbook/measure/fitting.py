@@ -167,6 +167,8 @@ def fit(sizes, times, collective: str, algorithm: str, p: int, weighting: str = 
     (5.0, 50.0)
     """
     n, t = _arrays(sizes, times)
+    if check_p(p) < 2:
+        raise ValueError(f"p must be >= 2 to fit a collective (one rank moves nothing), got {p!r}")
     a, b = model_coefficients(collective, algorithm, p, n)
     return _solve(a, b, n, t, f"{collective}/{algorithm}, p={check_p(p)}", weighting)
 

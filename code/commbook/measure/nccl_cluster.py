@@ -44,6 +44,7 @@ depend on the rack count (tuning.cc:290-299; those logs ran 2.26.2).
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -263,15 +264,8 @@ def predict_nccl(c: Cluster, collective: str, sizes, overhead: float = 0.0, runt
 def compare(run: Run, c: Cluster, placement: str | None = None, overhead: float | str = "auto") -> Comparison:
     """:func:`.nccl_model.compare` for a cluster: the run against :func:`predict_nccl` (overhead read
     at the smallest size when it is below 1 MiB) and against an α–β ring fit."""
-    if not isinstance(run, Run):
-        raise TypeError(f"run must be a commbook.measure.records.Run, got {type(run).__name__}")
     check_node(c, "c", Cluster)
-    if run.collective is None:
-        raise ValueError("the run does not say which collective it measured")
-    coll = _coll(run.collective)
-    if run.nranks != c.nranks:
-        raise ValueError(f"the run has {run.nranks} ranks, the cluster {c.nranks} GPUs")
-    return compare_predicted(run, lambda sizes, over, runtime=True: predict_nccl(c, coll, sizes, over, runtime),
+    return compare_predicted(run, c.nranks, "the cluster", _coll, functools.partial(predict_nccl, c),
                              placement, overhead)
 
 

@@ -49,6 +49,7 @@ all-reduce 56 µs, and below 1 MiB they grow where NCCL's channel rule keeps the
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -382,23 +383,25 @@ def compare(run: Run, node: Node, placement: str | None = None, overhead: float 
 
     ``overhead="auto"``: when the run reaches below 1 MiB, the measured time at its smallest
     size minus the predicted one there (≥ 0), else 0; or a number of seconds."""
-    if not isinstance(run, Run):
-        raise TypeError(f"run must be a commbook.measure.records.Run, got {type(run).__name__}")
     check_node(node, "node", Node)
-    if run.collective is None:
-        raise ValueError("the run does not say which collective it measured")
-    c = _coll(run.collective)
-    if run.nranks != node.ngpus:
-        raise ValueError(f"the run has {run.nranks} ranks, the node {node.ngpus} GPUs")
-    return compare_predicted(run, lambda sizes, over, runtime=True: predict_nccl(node, c, sizes, over, runtime),
+    return compare_predicted(run, node.ngpus, "the node", _coll, functools.partial(predict_nccl, node),
                              placement, overhead)
 
 
-def compare_predicted(run: Run, predicted, placement: str | None, overhead: float | str) -> Comparison:
-    """The comparison of :func:`compare` and :func:`.nccl_cluster.compare` (checked run): the
-    predictor ``predicted(sizes, overhead, runtime=True) -> Prediction`` against the run's times,
-    the overhead read at the smallest size below 1 MiB when ``overhead="auto"``."""
-    c, n, t = run.collective, run.sizes(), run.times(placement)
+def compare_predicted(run: Run, nranks: int, what: str, check_collective, predicted, placement: str | None,
+                      overhead: float | str) -> Comparison:
+    """:func:`compare` and :func:`.nccl_cluster.compare`: check ``run`` (a collective that
+    ``check_collective`` accepts, on ``nranks`` ranks of ``what``), then set
+    ``predicted(collective, sizes, overhead, runtime=True)`` against its times."""
+    if not isinstance(run, Run):
+        raise TypeError(f"run must be a commbook.measure.records.Run, got {type(run).__name__}")
+    if run.collective is None:
+        raise ValueError("the run does not say which collective it measured")
+    c = check_collective(run.collective)
+    if run.nranks != nranks:
+        raise ValueError(f"the run has {run.nranks} ranks, {what} {nranks} GPUs")
+    predicted = functools.partial(predicted, c)
+    n, t = run.sizes(), run.times(placement)
     notes, at = [], None
     if overhead == "auto":
         k = int(np.argmin(n))
