@@ -14,7 +14,8 @@ from .checks import check_flag, check_int, check_nonneg, check_real, check_size
 __all__ = [
     "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
     "s", "ms", "us", "ns",
-    "check_size", "fmt_bytes", "fmt_time", "fmt_rate",
+    "check_size", "fmt_bytes", "fmt_time", "fmt_rate", "fmt_ratio", "fmt_pct", "fmt_count",
+    "fmt_number",
 ]
 
 B = 1
@@ -68,8 +69,61 @@ def fmt_time(t: float, digits: int = 4) -> str:
     return _fmt_scaled(t, [(ns, "ns"), (us, "µs"), (ms, "ms"), (1.0, "s")], digits)
 
 
+def fmt_number(x: float, digits: int = 4) -> str:
+    """A plain number to ``digits`` significant digits, never in exponent form; thousands
+    get separators once the rounding leaves no decimals.
+
+    >>> fmt_number(1440.0, 3), fmt_number(0.0123456, 3), fmt_number(2.5e6, 2)
+    ('1,440', '0.0123', '2,500,000')
+    """
+    x = check_real(x, "x")
+    digits = check_int(digits, "digits", lo=1, hi=17)
+    rounded = Decimal(format(Decimal(repr(float(x))), f".{digits}g"))
+    if rounded == 0:
+        return "0"
+    whole = rounded.adjusted() + 1                     # digits before the point
+    decimals = max(digits - whole, 0)
+    text = f"{rounded:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def fmt_rate(bytes_per_s: float, digits: int = 4) -> str:
-    """Format a bandwidth (finite, >= 0) in decimal GB/s (the unit of every link datasheet)."""
+    """Format a bandwidth (finite, >= 0) in decimal GB/s (the unit of every link datasheet).
+
+    >>> fmt_rate(50e9), fmt_rate(1440e9, digits=3), fmt_rate(1.234567e9, digits=3)
+    ('50 GB/s', '1,440 GB/s', '1.23 GB/s')
+    """
     bytes_per_s = check_nonneg(bytes_per_s, "bytes_per_s", "a bandwidth in bytes/s")
     digits = check_int(digits, "digits", lo=1, hi=17)
-    return f"{bytes_per_s / GB:.{digits}g} GB/s"
+    return f"{fmt_number(bytes_per_s / GB, digits)} GB/s"
+
+
+def fmt_ratio(x: float, digits: int = 3) -> str:
+    """A dimensionless ratio with the times sign, to ``digits`` significant digits.
+
+    >>> fmt_ratio(10.5), fmt_ratio(1234.5), fmt_ratio(2.0213, digits=2)
+    ('10.5×', '1,230×', '2×')
+    """
+    return f"{fmt_number(x, digits)}×"
+
+
+def fmt_pct(fraction: float, digits: int | None = None) -> str:
+    """A share (0.25 = 25 %) as a percentage: by default 2 significant digits below 10 %,
+    else 3.
+
+    >>> fmt_pct(0.0044), fmt_pct(0.25), fmt_pct(0.123456, digits=4)
+    ('0.44%', '25%', '12.35%')
+    """
+    pct = 100 * check_real(fraction, "fraction", "a share (1 = 100 %)")
+    if digits is None:
+        digits = 2 if abs(pct) < 10 else 3
+    return f"{fmt_number(pct, digits)}%"
+
+
+def fmt_count(n: int) -> str:
+    """A whole count with thousands separators.
+
+    >>> fmt_count(16384)
+    '16,384'
+    """
+    return f"{check_int(n, 'n'):,}"

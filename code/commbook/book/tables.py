@@ -16,6 +16,7 @@ No pandas.
 from __future__ import annotations
 
 import html
+import sys
 import re
 import math
 import numbers
@@ -27,7 +28,7 @@ from ..collectives import ALGORITHMS
 from ..cost import effective_bandwidth, half_bandwidth_point
 from ..hardware import Link
 from ..checks import check_size
-from ..units import KB, MB, fmt_bytes, fmt_rate, fmt_time
+from ..units import KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
 
 __all__ = [
     "DEFAULT_SIZES", "TABLE_LABELS", "LinkRow", "link_table", "render_link_table",
@@ -93,12 +94,6 @@ def link_table(links: Iterable[Link], sizes: Sequence[float] = DEFAULT_SIZES) ->
             sizes=sizes, eff_bw=bw, fraction=tuple(b / link.beta for b in bw),
         ))
     return rows
-
-
-def fmt_pct(fraction: float) -> str:
-    """A share as a percentage: 2 significant digits below 10 %, else 3 (``'0.44%'``)."""
-    pct = 100 * fraction
-    return f"{pct:.2g}%" if abs(pct) < 10 else f"{pct:.3g}%"
 
 
 def fmt_gbps(bytes_per_s: float) -> str:
@@ -225,6 +220,20 @@ def bilingual_notes(*pairs: tuple[str, str]) -> dict[str, list[str]]:
     return {"en": [p[0] for p in pairs], "zh": [p[1] for p in pairs]}
 
 
+def builder_name(skip: int = 2) -> str:
+    """The dotted name (``module.qualname``) of the nearest caller outside this module and
+    :mod:`dataclasses`, if it is a function of :mod:`commbook`; else ``""`` (a page)."""
+    frame = sys._getframe(skip)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module not in (__name__, "dataclasses") and not frame.f_code.co_name.startswith("<"):
+            break
+        frame = frame.f_back
+    if frame is None or not module.startswith("commbook."):
+        return ""
+    return f"{module}.{frame.f_code.co_qualname}"
+
+
 @dataclass
 class Table:
     """A demo table: raw values plus everything needed to render it in each language.
@@ -255,6 +264,10 @@ class Table:
         Derived numbers that are not rows (crossovers, optima), for tests and prose.
     parts : list of Table
         Sub-tables rendered after this one (a demo that prints several tables).
+    source : str
+        The dotted name of the function that built the table (found from the caller when
+        not given; empty for a table built on a page).  :meth:`to_html` carries it as
+        ``data-source``, and the book links it to that function's source.
     """
 
     key: str
@@ -267,8 +280,11 @@ class Table:
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     parts: list["Table"] = field(default_factory=list)
+    source: str = ""
 
     def __post_init__(self) -> None:
+        if not self.source:
+            self.source = builder_name()
         self.columns = list(self.columns)
         if len(set(self.columns)) != len(self.columns):
             raise ValueError(f"table {self.key}: duplicate column keys {self.columns}")
@@ -382,7 +398,8 @@ class Table:
         e = html.escape
         right = [self._numeric(c) for c in self.columns]
         td = lambda c, r: f'<td style="text-align:right">{e(c)}</td>' if r else f"<td>{e(c)}</td>"
-        out = [f'<table class="commbook-table" data-demo="{e(self.key)}">',
+        src = f' data-source="{e(self.source)}"' if self.source else ""
+        out = [f'<table class="commbook-table" data-demo="{e(self.key)}"{src}>',
                f"<caption>{e(self._heading(lang))}</caption>",
                "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in self.headers[lang]) + "</tr></thead>",
                "<tbody>"]

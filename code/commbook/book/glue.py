@@ -1,0 +1,101 @@
+"""One way to put a result's numbers on a page: :func:`glue_fields`.
+
+A book helper returns a dataclass whose field names carry their units (``time_s``,
+``size_bytes``, ``bw_Bps``, ``speedup_x``, ``share_frac``); :func:`fields` turns every
+field into its text with the formatter its suffix names, and :func:`glue_fields` glues
+them into the page as ``{prefix}_{field}``, so a paragraph writes
+``{glue:text}`ring_time_s``` and the cell above it reads ``glue_fields("ring", result)``.
+
+==========  =====================================  =============================
+suffix      meaning                                formatter (default digits)
+==========  =====================================  =============================
+``_s``      seconds                                :func:`~commbook.units.fmt_time` (4)
+``_bytes``  bytes                                  :func:`~commbook.units.fmt_bytes` (3)
+``_Bps``    bytes per second                       :func:`~commbook.units.fmt_rate` (4)
+``_x``      a ratio                                :func:`~commbook.units.fmt_ratio` (3)
+``_frac``   a share (1 = 100 %)                    :func:`~commbook.units.fmt_pct`
+(int)       a count                                :func:`~commbook.units.fmt_count`
+(float)     a plain number                         :func:`~commbook.units.fmt_number` (4)
+(str)       text, glued as it is
+==========  =====================================  =============================
+
+A nested dataclass is glued under ``{prefix}_{field}``; other values (lists, tables,
+figures) are left to the page.
+"""
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from typing import Any, Callable
+
+from ..units import fmt_bytes, fmt_count, fmt_number, fmt_pct, fmt_rate, fmt_ratio, fmt_time
+
+__all__ = ["SUFFIXES", "fields", "glue_fields"]
+
+SUFFIXES: dict[str, tuple[Callable[..., str], int | None]] = {
+    "_s": (lambda v, d: fmt_time(v, d), 4),
+    "_bytes": (lambda v, d: fmt_bytes(v, digits=d), 3),
+    "_Bps": (lambda v, d: fmt_rate(v, d), 4),
+    "_x": (lambda v, d: fmt_ratio(v, d), 3),
+    "_frac": (lambda v, d: fmt_pct(v, d), None),
+}
+"""Unit suffix of a field name → (formatter(value, digits), default digits)."""
+
+
+def _text(name: str, value: Any, how: int | Callable[[Any], str] | None) -> str | None:
+    if callable(how):
+        return how(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    for suffix, (fmt, default) in SUFFIXES.items():
+        if name.endswith(suffix):
+            return fmt(value, how if how is not None else default)
+    if isinstance(value, numbers.Integral) and how is None:
+        return fmt_count(int(value))
+    return fmt_number(float(value), how if how is not None else 4)
+
+
+def fields(prefix: str, result: Any, **how: int | Callable[[Any], str]) -> dict[str, str]:
+    """The text of every field of the dataclass ``result``, keyed ``{prefix}_{field}``.
+
+    ``how`` overrides a field's format: an int is its number of significant digits, a
+    callable its formatter.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class Ring:
+    ...     p: int
+    ...     time_s: float
+    ...     speedup_x: float
+    >>> fields("ring", Ring(p=1000, time_s=2.0e-3, speedup_x=499.5), time_s=2)
+    {'ring_p': '1,000', 'ring_time_s': '2 ms', 'ring_speedup_x': '500×'}
+    """
+    if not dataclasses.is_dataclass(result) or isinstance(result, type):
+        raise TypeError(f"result must be a dataclass instance, got {type(result).__name__}")
+    names = {f.name for f in dataclasses.fields(result)}
+    unknown = set(how) - names
+    if unknown:
+        raise ValueError(f"how: no field {sorted(unknown)} in {type(result).__name__} "
+                         f"(its fields: {sorted(names)})")
+    out: dict[str, str] = {}
+    for f in dataclasses.fields(result):
+        value = getattr(result, f.name)
+        key = f"{prefix}_{f.name}"
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out.update(fields(key, value))
+            continue
+        text = _text(f.name, value, how.get(f.name))
+        if text is not None:
+            out[key] = text
+    return out
+
+
+def glue_fields(prefix: str, result: Any, **how: int | Callable[[Any], str]) -> None:
+    """Glue :func:`fields` of ``result`` into the page (``display=False``): each field is
+    then ``{glue:text}`{prefix}_{field}``` in the prose."""
+    from myst_nb import glue
+
+    for key, text in fields(prefix, result, **how).items():
+        glue(key, text, display=False)

@@ -1,0 +1,78 @@
+"""The book layer's words, one text file per chapter: ``book/texts/{chapter}.toml``.
+
+Python under :mod:`commbook` holds no Chinese: every caption, header, note and label of a
+chapter lives in its text file as an English/Chinese pair under a key, and the code names
+the key.  ``tests/test_no_copy.py`` reads these files with the pages, so a table note is
+held to the same "our own sentences" rule as the prose.
+
+A file reads::
+
+    [ps_title]
+    en = "All-reduce of {size} on {p} GPUs"
+    zh = "{p} 张 GPU 上 {size} 的 AllReduce"
+
+and the code ``T = texts("ch1"); T("ps_title", size="1 GB", p="1,000")`` gives
+``{"en": "All-reduce of 1 GB on 1,000 GPUs", "zh": "1,000 张 GPU 上 1 GB 的 AllReduce"}``,
+the shape :class:`~commbook.book.tables.Table` takes for titles.
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+__all__ = ["CHAPTERS", "Texts", "texts"]
+
+CHAPTERS: tuple[str, ...] = ("common", "p5", "ch1", "measure")
+"""The text files: ``common`` (labels every chapter uses), then one per chapter."""
+
+LANGS = ("en", "zh")
+
+
+@dataclass(frozen=True)
+class Texts:
+    """The English/Chinese pairs of one chapter, by key.
+
+    >>> T = texts("common")
+    >>> sorted(T("source"))
+    ['en', 'zh']
+    """
+
+    chapter: str
+    entries: dict[str, dict[str, str]]
+
+    def __call__(self, key: str, **fields: object) -> dict[str, str]:
+        """Both languages of ``key``, with ``{name}`` placeholders filled from ``fields``."""
+        entry = self._entry(key)
+        return {lang: entry[lang].format(**fields) if fields else entry[lang] for lang in LANGS}
+
+    def get(self, key: str, lang: str, **fields: object) -> str:
+        """One language of ``key`` (``lang`` is "en" or "zh")."""
+        if lang not in LANGS:
+            raise ValueError(f"lang must be one of {LANGS}, got {lang!r}")
+        return self(key, **fields)[lang]
+
+    def pairs(self, *keys: str, **fields: object) -> dict[str, list[str]]:
+        """Several keys as ``{"en": [...], "zh": [...]}`` (a table's notes)."""
+        both = [self(k, **fields) for k in keys]
+        return {lang: [b[lang] for b in both] for lang in LANGS}
+
+    def _entry(self, key: str) -> dict[str, str]:
+        try:
+            return self.entries[key]
+        except KeyError:
+            raise KeyError(f"key: no {key!r} in book/texts/{self.chapter}.toml") from None
+
+
+@lru_cache(maxsize=None)
+def texts(chapter: str) -> Texts:
+    """The text file of ``chapter`` (one of :data:`CHAPTERS`), read once."""
+    if chapter not in CHAPTERS:
+        raise ValueError(f"chapter must be one of {CHAPTERS}, got {chapter!r}")
+    raw = resources.files("commbook.book").joinpath("texts", f"{chapter}.toml").read_text("utf-8")
+    data = tomllib.loads(raw)
+    for key, entry in data.items():
+        if not isinstance(entry, dict) or set(entry) != set(LANGS):
+            raise ValueError(f"book/texts/{chapter}.toml: [{key}] must have exactly en and zh")
+    return Texts(chapter, data)
