@@ -107,3 +107,23 @@ def test_requirements_live_in_the_registry():
         for a in reg[coll].values():
             assert a.scope == "groups" or a.topologies, f"{coll}[{a.name}] runs on the whole topology: say which"
             assert bool(a.topologies) == bool(a.needs), f"{coll}[{a.name}]"
+
+
+def test_summary_ranks_resources_by_busy_time_not_bytes():
+    """Issue 18 §2: summary() named an infinitely fast leaf switch the "busiest resource"
+    (it carries the most bytes). Ranked by busy time (bytes / bandwidth), the named resource
+    is a finite one whose busy time is its bytes over its bandwidth, and no resource is busy
+    for longer than the run."""
+    topo = TwoLevel(2, 8, NVLINK4, IB_NDR)         # its leaf switches are non-blocking (inf)
+    r = C.all_reduce(topo, nbytes=64e6, algorithm="ring", channels=1)
+    bw = topo.resource_bandwidth[:-1]
+    assert np.isinf(bw[int(np.argmax(r.link_bytes))])   # the old ranking's pick
+    i = int(np.argmax(r.link_busy))
+    assert np.isfinite(bw[i])
+    assert r.link_busy[i] == pytest.approx(r.link_bytes[i] / bw[i], rel=1e-12)
+    assert np.all(r.link_busy <= r.time * (1 + 1e-9))
+    line = r.summary().splitlines()[-1]
+    assert line.startswith(f"  busiest resource: {r.link_names[i]}, busy ")
+    # a resource that only moves bytes at infinite speed is never busy
+    inf = ~np.isfinite(bw)
+    assert np.all(r.link_busy[inf] == 0)

@@ -91,7 +91,9 @@ class RunResult:
     """Everything a run measured.
 
     ``time`` (s) is the sum of ``round_times``; ``bytes_sent``/``bytes_received`` are per
-    logical rank; ``link_bytes`` are per topology resource (see ``link_names``).  The
+    logical rank; ``link_bytes`` are per topology resource (see ``link_names``), and
+    ``link_busy`` the seconds each resource spent moving them (bytes over its bandwidth;
+    0 for an infinitely fast one).  The
     collectives fill in what ran: ``collective``, ``algorithm``, ``p`` (ranks) and
     ``nbytes`` (the size nccl-tests would report: the buffer per rank, the gathered output
     for all-gather), from which ``algbw`` and ``busbw`` follow.
@@ -110,6 +112,7 @@ class RunResult:
     algorithm: str = ""
     p: int = 0
     nbytes: float = 0.0
+    link_busy: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @property
     def rounds(self) -> int:
@@ -141,9 +144,11 @@ class RunResult:
         if self.bytes_sent.size:
             lines.append(f"  bytes sent per rank: max {fmt_bytes(float(self.bytes_sent.max()))}, "
                          f"total {fmt_bytes(float(self.bytes_sent.sum()))}")
-        if self.link_bytes.size and self.link_bytes.max() > 0:
-            i = int(np.argmax(self.link_bytes))
-            lines.append(f"  busiest resource: {self.link_names[i]} ({fmt_bytes(float(self.link_bytes[i]))})")
+        if self.link_busy.size and self.link_busy.max() > 0:
+            i = int(np.argmax(self.link_busy))         # by busy time: bytes alone would pick a
+            busy = float(self.link_busy[i])            # fast (or infinitely fast) switch
+            lines.append(f"  busiest resource: {self.link_names[i]}, busy {fmt_time(busy)} "
+                         f"({busy / self.time:.0%} of the run), {fmt_bytes(float(self.link_bytes[i]))}")
         return "\n".join(lines)
 
     def plot(self, ax=None):
@@ -303,8 +308,9 @@ class VirtualCluster:
         if store is not None:
             store.finish()
         times = np.repeat(times, repeats)
+        busy = np.divide(link_bytes[:R], bw[:R], out=np.zeros(R), where=np.isfinite(bw[:R]))
         return RunResult(float(times.sum()), times, sent, recv, link_bytes[:R], topo.resource_names,
-                         np.repeat(remote_round, repeats), steps)
+                         np.repeat(remote_round, repeats), steps, link_busy=busy)
 
     @staticmethod
     def _check_ranks(rnd: Round, q: int) -> None:
