@@ -315,7 +315,7 @@ def test_fig9_speedup_curves_closed_form_simulator_and_measurement():
 
 @pytest.mark.parametrize("p", [2, 4, 8, 16, 64, 1024])
 def test_sharp_bandwidth_ratio_is_below_two_against_a_ring(p):
-    from commbook.collectives.tier_budgets import sharp_ratio
+    from commbook.book.ch1.tier_budgets import sharp_ratio
     assert sharp_ratio(p) == pytest.approx(2 * (p - 1) / p) and sharp_ratio(p) < 2 <= sharp_ratio(p, "tree")
     assert sharp_ratio(p, "naive") == 2 * (p - 1)
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from commbook import collectives as C
-from commbook.collectives import tier_budgets as TB
+from commbook.book.ch1 import tier_budgets as TB
 from commbook.collectives.ring import allreduce_ring
 from commbook.collectives.tiers import (allreduce_tiers_form, run_by_phase, tier_groups, tier_phases)
 from commbook.comm_sim import Round, VirtualCluster

@@ -6,7 +6,7 @@ beats NCCL's ring and where it does not, and the speed-up of in-switch reduction
 software all-reduces.
 
 Times come from :class:`~commbook.comm_sim.VirtualCluster` or from closed forms the tests
-hold equal to it; :mod:`commbook.collectives.tier_budgets` does the counting.  The routing
+hold equal to it; :mod:`commbook.book.ch1.tier_budgets` does the counting.  The routing
 half of §1.5 (torus, rails, placement) is in :mod:`.hierarchy_routing`, the figures in
 :mod:`.hierarchy_figures`.
 """
@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import collectives as coll
-from ...collectives import predict, tier_budgets as TB
+from ...collectives import predict
+from . import tier_budgets as TB
 from ...collectives.channels import ring_time_two_level
 from ...collectives.ring import allreduce_ring
 from ...collectives.tiers import tier_phases
@@ -91,7 +92,7 @@ def tier_table() -> Table:
 # ============================================================================ napkin math 1.6
 def nm16() -> dict:
     """Napkin math 1.6 (8 nodes x 8 GPUs, 1 GB) in both conventions of
-    :data:`commbook.collectives.tier_budgets.CONVENTIONS`, with the box's InfiniBand link
+    :data:`commbook.book.ch1.tier_budgets.CONVENTIONS`, with the box's InfiniBand link
     from :data:`.boxes.BOX_LINKS`, and the simulator on ``TwoLevel(8, 8)`` (which the
     consistent count equals)."""
     inter = BOX_LINKS["nm1.6"]
@@ -155,7 +156,7 @@ def nm16_table(d: dict | None = None) -> Table:
 # ============================================================================ three tiers
 def three_tier(n: float = 1 * GB) -> dict:
     """The 128-GPU example (4 racks x 4 nodes x 8 GPUs, 2:1 between racks) by
-    :func:`commbook.collectives.tier_budgets.three_tier_example`, with the time of every
+    :func:`commbook.book.ch1.tier_budgets.three_tier_example`, with the time of every
     phase from the simulator and the per-hop bandwidth a flat ring would need to take
     the chapter's 160 ms."""
     e = TB.three_tier_example(n)
@@ -331,7 +332,7 @@ one node on one switch (the setting of the measured gain), NVLink 4.0 of Table 1
 
 def sharp_curves(sizes, p: int = SHARP_SETTING["p"], link: Link = SHARP_SETTING["link"]) -> dict:
     """Closed-form time of each software all-reduce over in-switch reduction (α + n/β) at
-    ``sizes``, and the large-message limits of :func:`~commbook.collectives.tier_budgets.sharp_ratio`."""
+    ``sizes``, and the large-message limits of :func:`~commbook.book.ch1.tier_budgets.sharp_ratio`."""
     sizes = np.asarray(sizes, dtype=float)
     innet = np.array([predict("all_reduce", "innet", p, n, link.alpha, link.beta) for n in sizes])
     out = {a: np.array([predict("all_reduce", a, p, n, link.alpha, link.beta) for n in sizes]) / innet

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import collectives as coll
-from ...collectives import tier_budgets as TB
+from . import tier_budgets as TB
 from ...collectives.composite import allreduce_hierarchical
 from ...collectives.ring import allreduce_ring
 from ...collectives.tiers import tier_phases

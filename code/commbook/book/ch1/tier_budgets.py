@@ -1,7 +1,8 @@
 """Budgets of hierarchical communication, by hand and by the one engine: the chapter's
 napkin math 1.6 under its own conventions and a consistent one, Figure 8's bytes per
-phase and per rail, the three-tier 128-GPU example, and Figure 9's switch tree with and
-without in-network reduction.
+phase and per rail, the three-tier 128-GPU example, and Figure 9's ratio of a software all-reduce to
+in-network reduction.  Chapter values (the book layer): the inputs of the chapter's boxes
+live here, not in the core.
 
 Every time here either comes from :class:`~commbook.comm_sim.VirtualCluster` or is a
 closed form the tests hold equal to it; the hand budgets of :func:`hierarchical_budget`
@@ -13,18 +14,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_p, check_size
-from ..comm_sim import RunResult, VirtualCluster
-from ..hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
-from ..topology import SwitchTree, ThreeTier, TwoLevel
-from .api import all_reduce
-from .channels import ring_time_two_level
-from .registry import predict, t_allreduce_tiers
-from .ring import allreduce_ring
-from .tiers import tier_phases
+from ...checks import check_p, check_size
+from ...comm_sim import RunResult, VirtualCluster
+from ...collectives.api import all_reduce
+from ...collectives.channels import ring_time_two_level
+from ...collectives.registry import predict, t_allreduce_tiers
+from ...collectives.ring import allreduce_ring
+from ...collectives.tiers import tier_phases
+from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
+from ...topology import ThreeTier, TwoLevel
 
 __all__ = ["HierBudget", "hierarchical_budget", "CONVENTIONS", "NM_1_6", "napkin_1_6", "phase_link_bytes",
-           "rail_table", "three_tier_example", "nccl_ring", "overtake_nodes", "switch_tree_runs", "sharp_ratio"]
+           "rail_table", "three_tier_example", "nccl_ring", "overtake_nodes", "sharp_ratio"]
 
 NM_1_6 = dict(nodes=8, gpus_per_node=8, n=1e9,
               intra=Link("NVLink 4, one way", 0.0, 450e9, "Napkin Math 1.6: 450 GB/s per direction, α ignored"),
@@ -196,17 +197,7 @@ def overtake_nodes(gpus_per_node: int, n: float, intra: Link, inter: Link, limit
     raise ValueError(f"the ring stays faster up to {limit} nodes")
 
 
-# ============================================================================ Figure 9
-def switch_tree_runs(n: float, leaves: int = 2, gpus_per_leaf: int = 2, link: Link = IB_NDR_CHAPTER,
-                     algorithms: tuple[str, ...] = ("naive", "tree", "ring", "innet")) -> dict[str, RunResult]:
-    """All-reduces of ``n`` bytes on a :class:`~commbook.topology.SwitchTree` (Figure 9:
-    2 leaves x 2 GPUs): the flat software reduction to GPU 0 and back (``naive``, panel
-    a as drawn), the binomial tree, the ring, and in-switch reduction (``innet``, panel
-    b).  Each result's ``link_bytes`` is per link (``gpu{d}.up``, ``leaf{l}.up`` …)."""
-    c = VirtualCluster(SwitchTree(leaves, gpus_per_leaf, link))
-    return {a: all_reduce(c, nbytes=n, algorithm=a) for a in algorithms}
-
-
+# ============================================================================ Figure 9: in-network reduction
 def sharp_ratio(p: int, versus: str = "ring") -> float:
     """Bandwidth-term ratio (α = 0, large buffers) of a software all-reduce over in-switch
     reduction (n/β): ring 2(p-1)/p (< 2 for every p), binomial tree 2⌈log2 p⌉, naive
