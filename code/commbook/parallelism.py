@@ -22,14 +22,14 @@ Conventions (stated so that each number can be checked):
   (PyTorch ``ShardingStrategy.FULL_SHARD``, the default): per unit an all-gather before
   forward, another before backward (the parameters were freed after forward), and a
   reduce-scatter of the gradients: **3·N_L** collectives per step.  Without resharding
-  (``SHARD_GRAD_OP``) the backward all-gather disappears: 2·N_L.  The chapter (§1.3,
-  "FSDP 通信模式") says 2·N_L for FSDP in general, which holds only without resharding.
+  (``SHARD_GRAD_OP``) the backward all-gather disappears: 2·N_L.  The chapter (§1.3, its
+  section on FSDP's communication pattern) says 2·N_L for FSDP in general, which holds only without resharding.
 * **ZeRO** (Rajbhandari et al. 2020): stages 1 and 2 reduce-scatter the gradients and
   all-gather the updated parameters — the same bytes as DDP's all-reduce; stage 3 is
   FSDP with resharding: 3/2 of DDP's bytes.  :func:`zero_memory_per_gpu` gives the
   paper's model-state memory, (2 + 2 + K)·Ψ bytes with K = 12 for mixed-precision Adam.
-* **Pipeline** parallelism (chapter §1.9, "流水线并行消除了通信开销"): with p stages of
-  equal time and m micro-batches, a GPipe or 1F1B schedule keeps each stage idle for
+* **Pipeline** parallelism (chapter §1.9, the fallacy that pipelining removes the
+  communication cost): with p stages of equal time and m micro-batches, a GPipe or 1F1B schedule keeps each stage idle for
   (p − 1) of its m + p − 1 slots per phase, :func:`pipeline_bubble_fraction` =
   (p − 1)/(m + p − 1) (Huang et al. 2019, GPipe; Narayanan et al. 2021).
 """
@@ -85,7 +85,13 @@ def _bytes_per_value(b) -> float:
 @dataclass(frozen=True)
 class Collective:
     """``count`` calls of ``op`` ("all_reduce", "all_gather", "reduce_scatter") in
-    ``phase`` ("forward", "backward", "step"), each on a full buffer of ``nbytes``."""
+    ``phase`` ("forward", "backward", "step"), each on a full buffer of ``nbytes``.
+
+    A ring all-reduce of 1,000 bytes on 4 GPUs sends 2 x 3/4 x 1,000 bytes per GPU:
+
+    >>> Collective("all_reduce", "backward", count=1, nbytes=1000).bytes_sent(world=4)
+    1500.0
+    """
 
     op: str
     phase: str
@@ -99,7 +105,15 @@ class Collective:
 
 @dataclass(frozen=True)
 class StepComm:
-    """The collectives of one step of ``strategy`` on ``world`` GPUs."""
+    """The collectives of one step of ``strategy`` on ``world`` GPUs.
+
+    FSDP FULL_SHARD over 32 layers: an all-gather in forward and in backward, a
+    reduce-scatter in backward, per layer; each call pays α (here 20 µs):
+
+    >>> step = fsdp(7e9, n_layers=32, world=8)
+    >>> step.n_collectives, step.count("all_gather"), round(step.startup_cost(20e-6) * 1e3, 2)
+    (96, 64, 1.92)
+    """
 
     strategy: str
     world: int
@@ -134,7 +148,13 @@ class StepComm:
 
 
 def ddp_bucket_count(model_bytes: float, bucket_cap: float = DDP_BUCKET_CAP_BYTES) -> int:
-    """⌈model_bytes / bucket_cap⌉ gradient buckets (at least one)."""
+    """⌈model_bytes / bucket_cap⌉ gradient buckets (at least one).
+
+    A 7 B-parameter BF16 model (14 GB) in PyTorch's default 25 MiB buckets:
+
+    >>> ddp_bucket_count(7e9 * 2), ddp_bucket_count(1)
+    (535, 1)
+    """
     m, cap = check_size(model_bytes, "model_bytes"), check_size(bucket_cap, "bucket_cap")
     if cap < 1:
         raise ValueError(f"bucket_cap must be > 0 bytes (at least 1), got {bucket_cap!r}")
@@ -144,7 +164,14 @@ def ddp_bucket_count(model_bytes: float, bucket_cap: float = DDP_BUCKET_CAP_BYTE
 def ddp(params: float, world: int, bytes_per_value: float = 2,
         bucket_cap: float = DDP_BUCKET_CAP_BYTES) -> StepComm:
     """DDP: one all-reduce per bucket in backward; full buckets of ``bucket_cap`` and one
-    remainder bucket."""
+    remainder bucket.
+
+    Each GPU sends one ring all-reduce's 2(p − 1)/p of the 14 GB; at 100 GB/s, no α:
+
+    >>> step = ddp(7e9, world=8)
+    >>> step.n_collectives, step.bytes_per_gpu / 14e9, round(step.time(alpha=0, beta=100e9), 3)
+    (535, 1.75, 0.245)
+    """
     world = check_p(world, "world")
     m = _params(params) * _bytes_per_value(bytes_per_value)
     k = ddp_bucket_count(m, bucket_cap)
@@ -156,7 +183,15 @@ def ddp(params: float, world: int, bytes_per_value: float = 2,
 def fsdp(params: float, n_layers: int, world: int, bytes_per_value: float = 2,
          reshard_after_forward: bool = True) -> StepComm:
     """FSDP over ``n_layers`` equal units: all-gather before forward, again before
-    backward when ``reshard_after_forward`` (FULL_SHARD), reduce-scatter in backward."""
+    backward when ``reshard_after_forward`` (FULL_SHARD), reduce-scatter in backward.
+
+    FULL_SHARD sends 3/2 of DDP's bytes in 3·N_L calls; SHARD_GRAD_OP DDP's bytes in 2·N_L:
+
+    >>> full = fsdp(7e9, n_layers=32, world=8)
+    >>> grad_op = fsdp(7e9, n_layers=32, world=8, reshard_after_forward=False)
+    >>> full.bytes_per_gpu / ddp(7e9, 8).bytes_per_gpu, full.n_collectives, grad_op.n_collectives
+    (1.5, 96, 64)
+    """
     world, L = check_p(world, "world"), check_p(n_layers, "n_layers")
     if not isinstance(reshard_after_forward, bool):
         raise TypeError(f"reshard_after_forward must be a bool, got {type(reshard_after_forward).__name__}")
@@ -173,7 +208,17 @@ def zero(stage: int, params: float, world: int, bytes_per_value: float = 2,
          n_layers: int = 1) -> StepComm:
     """ZeRO stage 0 (plain data parallel: one all-reduce), 1 or 2 (reduce-scatter the
     gradients, all-gather the updated parameters), or 3 (per layer: all-gather in
-    forward and backward, reduce-scatter; as FSDP FULL_SHARD)."""
+    forward and backward, reduce-scatter; as FSDP FULL_SHARD).
+
+    A reduce-scatter plus an all-gather move the bytes of one all-reduce:
+
+    >>> zero(2, 7e9, world=8).bytes_per_gpu == ddp(7e9, 8, bucket_cap=14e9).bytes_per_gpu
+    True
+    >>> zero(4, 7e9, world=8)
+    Traceback (most recent call last):
+    ...
+    ValueError: stage must be 0, 1, 2 or 3, got 4
+    """
     stage, world = _stage(stage), check_p(world, "world")
     n_layers = check_p(n_layers, "n_layers")
     m = _params(params) * _bytes_per_value(bytes_per_value)
@@ -190,7 +235,13 @@ def zero_memory_per_gpu(stage: int, params: float, world: int,
                         k: float = ADAM_MIXED_PRECISION_K) -> float:
     """Model-state bytes per GPU (ZeRO paper, §5): FP16 parameters (2Ψ) and gradients
     (2Ψ) plus K·Ψ of optimizer state; stage 1 shards the optimizer state, stage 2 also
-    the gradients, stage 3 also the parameters, over ``world`` GPUs."""
+    the gradients, stage 3 also the parameters, over ``world`` GPUs.
+
+    The paper's Figure 1 (Ψ = 7.5 B, N_d = 64, K = 12): 120 GB, 31.4, 16.6 and 1.9 GB:
+
+    >>> [round(zero_memory_per_gpu(s, 7.5e9, 64) / 1e9, 1) for s in range(4)]
+    [120.0, 31.4, 16.6, 1.9]
+    """
     stage = _stage(stage)
     psi, n, k = _params(params), check_p(world, "world"), check_size(k, "k")
     sharded = {0: 0.0, 1: k, 2: k + 2, 3: k + 4}[stage]
@@ -199,7 +250,11 @@ def zero_memory_per_gpu(stage: int, params: float, world: int,
 
 def pipeline_bubble_fraction(p: int, m: int) -> float:
     """(p − 1)/(m + p − 1): the idle share of every stage of a p-stage pipeline running
-    m equal micro-batches (p = 8, m = 32: 7/39 = 17.95 %)."""
+    m equal micro-batches (p = 8, m = 32: 7/39 = 17.95 %).
+
+    >>> round(pipeline_bubble_fraction(p=8, m=32), 4), pipeline_bubble_fraction(1, 1)
+    (0.1795, 0.0)
+    """
     p, m = check_p(p, "p (pipeline stages)"), check_count(m, "m (micro-batches)")
     return (p - 1) / (m + p - 1)
 
@@ -207,7 +262,11 @@ def pipeline_bubble_fraction(p: int, m: int) -> float:
 def min_microbatches(p: int, target: float) -> int:
     """The smallest m whose bubble is strictly below ``target`` (a share in (0, 1]),
     decided exactly: m > (p − 1)(1 − t)/t, with t read by its decimal text (0.2 is
-    1/5, so m = 28 at p = 8, exactly 20 %, is not below 20 %)."""
+    1/5, so m = 28 at p = 8, exactly 20 %, is not below 20 %).
+
+    >>> min_microbatches(8, 0.2), pipeline_bubble_fraction(8, 28)
+    (29, 0.2)
+    """
     p = check_p(p, "p (pipeline stages)")
     if isinstance(target, np.ndarray) and target.ndim == 0:
         target = target[()]
