@@ -44,7 +44,18 @@ class ErrorFeedback:
     The operator must be contractive: an unbiased random-k scaled by d/k decodes to
     vectors larger than its input, so the residual grows every step and training
     diverges (Stich et al. 2018 use random-k *without* the rescaling under memory).
-    Such operators are refused unless ``allow_noncontractive=True``."""
+    Such operators are refused unless ``allow_noncontractive=True``.
+
+    Top-50 % keeps the two largest magnitudes and carries the rest, which the next
+    step sends:
+
+    >>> from commbook.compression.operators import TopK
+    >>> ef = ErrorFeedback(TopK(0.5))
+    >>> ef.step([3.0, -1.0, 0.5, 2.0])[1].tolist(), ef.error.tolist()
+    ([3.0, 0.0, 0.0, 2.0], [0.0, -1.0, 0.5, 0.0])
+    >>> ef.step([0.0, 0.0, 0.0, 0.0])[1].tolist()
+    [0.0, -1.0, 0.5, 0.0]
+    """
 
     def __init__(self, compressor: Compressor, *, allow_noncontractive: bool = False):
         if not isinstance(compressor, Compressor):
@@ -78,7 +89,11 @@ class ErrorFeedback:
 
 def exact(x) -> Fraction:
     """A number as an exact rational: int, Fraction, Decimal or a decimal string as
-    written; a float by its shortest repr (0.4 → 2/5, not the binary 0.40000000000000002…)."""
+    written; a float by its shortest repr (0.4 → 2/5, not the binary 0.40000000000000002…).
+
+    >>> exact(0.4), exact("0.30"), exact(0.1) + exact(0.2) == exact(0.3)
+    (Fraction(2, 5), Fraction(3, 10), True)
+    """
     if isinstance(x, bool):
         raise TypeError("a gradient value cannot be a bool")
     if isinstance(x, (int, Fraction)):
@@ -98,7 +113,11 @@ def exact(x) -> Fraction:
 
 def decimal_text(x: Fraction, places: int = 6) -> str:
     """A rational as the chapter prints it: '0.4', '−0.3' (Unicode minus), '2'; rounded
-    to ``places`` decimals only when it has no finite decimal expansion (1/3)."""
+    to ``places`` decimals only when it has no finite decimal expansion (1/3).
+
+    >>> decimal_text(Fraction(-3, 10)), decimal_text(Fraction(1, 3)), decimal_text(Fraction(2))
+    ('−0.3', '0.333333', '2')
+    """
     x, places = Fraction(x), as_value_error(check_int, places, "places", lo=0, hi=1000)
     den = x.denominator
     for p in (2, 5):
@@ -115,7 +134,14 @@ def decimal_text(x: Fraction, places: int = 6) -> str:
 @dataclass(frozen=True)
 class TraceRow:
     """One step of a trace (Table 4's columns, exact): g_t, e_t, g_t + e_t, v_t,
-    e_{t+1}, the running Σv and Σg, and ``lost`` (g_t − v_t without feedback, else 0)."""
+    e_{t+1}, the running Σv and Σg, and ``lost`` (g_t − v_t without feedback, else 0).
+
+    Step 2 of Table 4: 0.3 + 0.4 = 0.7 ≥ 0.5 sends 1 and leaves −0.3:
+
+    >>> row = ef_trace([0.4, 0.3])[1]
+    >>> decimal_text(row.acc), decimal_text(row.v), decimal_text(row.e_next)
+    ('0.7', '1', '−0.3')
+    """
 
     step: int
     g: Fraction
@@ -158,7 +184,18 @@ def ef_trace(grads: Sequence, compressor: Compressor | None = None, *, feedback:
     the chapter's :class:`Threshold`, 1 when g + e ≥ 0.5), with error feedback (Table 4,
     through :class:`ErrorFeedback`) or without (Table 3: v_t = C(g_t), the rest is lost),
     in exact rational arithmetic.  The operator must decode to exact numbers (int or
-    Fraction), as :class:`Threshold` does."""
+    Fraction), as :class:`Threshold` does.
+
+    Tables 3 and 4: without feedback nothing crosses the threshold and all 1.6 is lost;
+    with it Σv = Σg − e_{T+1} exactly (1.6 + 0.4 = 2):
+
+    >>> grads = [0.4, 0.3, 0.2, 0.4, 0.3]
+    >>> [str(r.v) for r in ef_trace(grads, feedback=False)], ef_trace(grads, feedback=False)[-1].sum_g
+    (['0', '0', '0', '0', '0'], Fraction(8, 5))
+    >>> last = ef_trace(grads)[-1]
+    >>> [str(r.v) for r in ef_trace(grads)], last.sum_v == last.sum_g - last.e_next
+    (['0', '1', '0', '0', '1'], True)
+    """
     if not isinstance(feedback, bool):
         raise TypeError(f"feedback must be a bool, got {type(feedback).__name__}")
     if isinstance(grads, (str, bytes)) or not isinstance(grads, Sequence):
@@ -176,7 +213,12 @@ class SteadyState:
     """The periodic regime of error feedback with a constant input: ``transient`` steps
     before the cycle, its ``period``, the transmissions over one period (``pattern``),
     their mean (= g exactly, by telescoping over a cycle), and the residual's range
-    over the cycle: e_t (before the step) and g + e_t (what is compressed)."""
+    over the cycle: e_t (before the step) and g + e_t (what is compressed).
+
+    >>> s = steady_state(0.3)
+    >>> s.period, sum(s.pattern), s.mean_v
+    (10, Fraction(3, 1), Fraction(3, 10))
+    """
 
     g: Fraction
     transient: int
@@ -193,7 +235,15 @@ class SteadyState:
 def steady_state(g=Fraction(3, 10), compressor: Compressor | None = None, *,
                  max_steps: int = 100_000) -> SteadyState:
     """Run error feedback with constant input ``g`` (Checkpoint 1.4: 0.3, threshold 0.5)
-    until the residual repeats exactly, and describe the cycle from the trace."""
+    until the residual repeats exactly, and describe the cycle from the trace.
+
+    Checkpoint 1.4: g = 0.3 sends 1 three times in every 10 steps, the residual stays
+    in [−0.5, 0.4]:
+
+    >>> s = steady_state(0.3)
+    >>> s.transient, s.period, decimal_text(s.e_min), decimal_text(s.e_max)
+    (0, 10, '−0.5', '0.4')
+    """
     g = exact(g)
     if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
         raise ValueError(f"max_steps must be an integer >= 1, got {max_steps!r}")

@@ -59,7 +59,14 @@ ADAM_LR, ADAM_STEPS, ONEBIT_WARMUP = 0.05, 800, 0.2
 @dataclass(frozen=True)
 class LeastSquares:
     """A (workers, rows, d), b (workers, rows); the minimiser ``x_opt`` and minimum
-    ``loss_opt`` (numpy lstsq); runs start from ``x0`` = 0."""
+    ``loss_opt`` (numpy lstsq); runs start from ``x0`` = 0.
+
+    The workers' gradients sum to zero at the minimiser (each one alone does not):
+
+    >>> p = least_squares()
+    >>> p.A.shape, p.excess(p.x0), bool(np.allclose(p.gradients(p.x_opt).mean(axis=0), 0))
+    ((8, 64, 100), 1.0, True)
+    """
 
     A: np.ndarray
     b: np.ndarray
@@ -112,7 +119,15 @@ def _share(x, name: str, lo_open: bool) -> float:
 def least_squares(workers: int = WORKERS, dim: int = DIM, rows: int = ROWS,
                   heterogeneity: float = HETEROGENEITY, noise: float = 0.0,
                   seed: int = 0) -> LeastSquares:
-    """The seeded problem of the module docs (``noise`` adds N(0, noise²) to b)."""
+    """The seeded problem of the module docs (``noise`` adds N(0, noise²) to b).
+
+    >>> least_squares(workers=2, dim=3, rows=4).b.shape
+    (2, 4)
+    >>> least_squares(workers=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: workers must be an integer >= 1, got 0
+    """
     w, d, r = _count(workers, "workers", 10**6), _count(dim, "dim", 10**6), _count(rows, "rows", 10**6)
     if w * d * r > 2**28:
         raise ValueError(f"workers x rows x dim = {w * r * d} elements is too large (at most 2**28)")
@@ -133,7 +148,14 @@ def least_squares(workers: int = WORKERS, dim: int = DIM, rows: int = ROWS,
 class Run:
     """One training run: ``excess`` after each step (index 0 = start, = 1), the final
     loss, bytes each worker sent (``bytes_up``) and received from the server
-    (``bytes_down``) over the run, and its wall time in seconds (measured, varies)."""
+    (``bytes_down``) over the run, and its wall time in seconds (measured, varies).
+
+    Uncompressed, each of 500 steps sends 100 FP32 values each way:
+
+    >>> run = train_sgd(least_squares())
+    >>> run.name, run.bytes_up, run.bytes_down, run.final < 1e-6
+    ('fp32', 200000, 200000, True)
+    """
 
     name: str
     lr: float
@@ -160,7 +182,17 @@ def train_sgd(problem: LeastSquares, compressor: Compressor | None = None, *, fe
               lr: float = LR, steps: int = STEPS, seed: int = 0) -> Run:
     """Data-parallel gradient descent; each worker sends ``compressor``'s payload (with
     error feedback when ``feedback``), the server averages the decodes.  ``seed``
-    drives random operators (RandomK)."""
+    drives random operators (RandomK).
+
+    Top-1 % (one FP32 value and a 2-byte index a step) stalls without error feedback
+    and converges with it:
+
+    >>> from commbook.compression.operators import TopK
+    >>> p = least_squares()
+    >>> ef, no_ef = train_sgd(p, TopK(0.01)), train_sgd(p, TopK(0.01), feedback=False)
+    >>> ef.bytes_up, ef.final < 1e-5, no_ef.final > 0.1
+    (3000, True, True)
+    """
     lr, steps = _setup(problem, lr, steps)
     if compressor is not None and not isinstance(compressor, Compressor):
         raise TypeError(f"compressor must be a Compressor or None, got {type(compressor).__name__}")
@@ -204,7 +236,12 @@ def _betas(betas, eps):
 
 def train_adam(problem: LeastSquares, *, lr: float = ADAM_LR, steps: int = ADAM_STEPS,
                betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> Run:
-    """Adam (Kingma & Ba 2015, bias-corrected) on the averaged full-precision gradient."""
+    """Adam (Kingma & Ba 2015, bias-corrected) on the averaged full-precision gradient.
+
+    >>> run = train_adam(least_squares())
+    >>> run.bytes_up, run.final < 1e-10  # 800 steps x 100 FP32 values
+    (320000, True)
+    """
     lr, steps = _setup(problem, lr, steps)
     b1, b2, eps = _betas(betas, eps)
     d = problem.dim
@@ -227,7 +264,16 @@ def train_onebit_adam(problem: LeastSquares, *, warmup: float = ONEBIT_WARMUP, l
                       eps: float = 1e-8, compressor: Compressor | None = None) -> Run:
     """1-bit Adam (module docs): ``round(warmup·steps)`` (at least 1) full-precision Adam
     steps, then frozen variance and 1-bit momentum (``compressor``, default
-    :class:`~commbook.compression.operators.Sign`) with worker and server error feedback."""
+    :class:`~commbook.compression.operators.Sign`) with worker and server error feedback.
+
+    With 20 % warm-up it sends 4.27× fewer bytes than Adam (4.44× less the per-tensor
+    scales) and still converges:
+
+    >>> p = least_squares()
+    >>> onebit = train_onebit_adam(p, warmup=0.2)
+    >>> round(train_adam(p).bytes_up / onebit.bytes_up, 2), onebit.final < 1e-5
+    (4.27, True)
+    """
     lr, steps = _setup(problem, lr, steps)
     b1, b2, eps = _betas(betas, eps)
     warmup = _share(warmup, "warmup", lo_open=True)
@@ -266,7 +312,15 @@ def train_onebit_adam(problem: LeastSquares, *, warmup: float = ONEBIT_WARMUP, l
 
 def onebit_adam_ratio(warmup: float, bits: float = 32) -> float:
     """Adam's bits over 1-bit Adam's: 1/(f + (1 − f)/bits), f the warm-up share and
-    ``bits`` the compression of the momentum (32 for 1 bit per FP32 element)."""
+    ``bits`` the compression of the momentum (32 for 1 bit per FP32 element).
+
+    >>> onebit_adam_ratio(0), onebit_adam_ratio(1), round(onebit_adam_ratio(0.2), 2)
+    (32.0, 1.0, 4.44)
+    >>> onebit_adam_ratio(1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: warmup must be a share of the steps in [0, 1], got 1.5
+    """
     warmup = _share(warmup, "warmup", lo_open=False)
     bits = as_value_error(check_real, bits, "bits", "the compression ratio of the momentum", lo=1.0)
     return 1 / (warmup + (1 - warmup) / bits)
@@ -276,7 +330,13 @@ def update_at_optimum(problem: LeastSquares, compressor: Compressor | None = Non
                       seed: int = 0) -> float:
     """‖average of the workers' decoded payloads‖ at the minimiser, without error
     feedback: 0 (to rounding) uncompressed, where the local gradients sum to zero; not 0
-    for a biased operator, whose iterates therefore cannot stay at the optimum."""
+    for a biased operator, whose iterates therefore cannot stay at the optimum.
+
+    >>> from commbook.compression.operators import TopK
+    >>> p = least_squares()
+    >>> update_at_optimum(p) < 1e-10, update_at_optimum(p, TopK(0.01)) > 1e-3
+    (True, True)
+    """
     _setup(problem, 1.0, 1)
     G = problem.gradients(problem.x_opt)
     if compressor is None:
