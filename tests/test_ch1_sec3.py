@@ -17,6 +17,7 @@ from commbook import collectives as coll
 from commbook import moe, parallelism
 from commbook.book.ch1 import primitives as pr
 from commbook.book.ch1 import primitives_moe as pm
+from commbook.book.ch1.inputs import NM_1_4
 from commbook.book.ch1 import primitives_use as pu
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR_CHAPTER, NVLINK4
@@ -231,7 +232,7 @@ def _binomial_tail(n: int, q: Fraction, c: int) -> tuple[Fraction, Fraction]:
 
 def test_capacities_and_exact_drops():
     t = pm.capacity_table()
-    cfg = moe.NM_1_4
+    cfg = NM_1_4
     for row in t.rows:
         c = row["C"]
         assert row["capacity"] == math.ceil(Fraction(cfg.tokens * cfg.top_k, cfg.experts) * Fraction(str(c)))
@@ -261,7 +262,7 @@ def test_expert_load_figure_draws_the_binomial():
         exact = math.comb(4096, k) * q ** k * (1 - q) ** (4096 - k)
         assert heights[k] == pytest.approx(exact, rel=1e-9)
     caps = {ln.get_gid(): ln.get_xdata()[0] for ln in ax.lines if (ln.get_gid() or "").startswith("cap:")}
-    assert caps == {f"cap:{c:g}": moe.NM_1_4.capacity(c) + 0.5 for c in (1.0, 1.25, 1.5)}
+    assert caps == {f"cap:{c:g}": NM_1_4.capacity(c) + 0.5 for c in (1.0, 1.25, 1.5)}
     assert ax.containers[0].get_label() == pm.FIG_LOAD_LABELS["en"]["pmf"].format(n=4096, k=1, e=64)
 
 

@@ -262,7 +262,7 @@ def test_convergence_figure_draws_the_runs(runs):
 
 # ============================================================================ payoff
 def test_napkin_math_1_7():
-    nm = cz.napkin_math_1_7()
+    nm = cn.napkin_math_1_7()
     net, nv = nm["network"], nm["nvlink"]
     assert net.t_comm_new == pytest.approx(5e-3) and net.t_total_new == pytest.approx(7e-3)
     assert f"{net.speedup:.1f}" == "5.7" and f"{net.speedup:.3f}" == "5.714"

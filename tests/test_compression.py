@@ -12,13 +12,13 @@ from itertools import combinations
 import numpy as np
 import pytest
 
+from commbook.book.ch1.inputs import CHAPTER_COMPRESSION_TABLE, NM17, compression_table, napkin_math_1_7
 from commbook.compression import (FP16, ErrorFeedback, Identity, Int8, RandomK, Sign, Threshold, TopK,
                                   break_even_comm_time, compressed_allreduce_time, compression_decision,
-                                  compression_payoff, compression_table, decimal_text, ef_trace, exact,
-                                  index_dtype_for, int8_block_ratio, least_squares, napkin_math_1_7,
+                                  compression_payoff, decimal_text, ef_trace, exact,
+                                  index_dtype_for, int8_block_ratio, least_squares,
                                   onebit_adam_ratio, sparse_ratio, steady_state, step_time, time_to_train,
                                   train_adam, train_onebit_adam, train_sgd, update_at_optimum)
-from commbook.compression.payoff import CHAPTER_COMPRESSION_TABLE, NM17
 from commbook.compression.training import ONEBIT_WARMUP
 
 F = Fraction

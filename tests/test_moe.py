@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 from commbook import moe
+from commbook.book.ch1.inputs import NM_1_4
 from commbook.collectives import all_to_all_v
 from commbook.comm_sim import VirtualCluster
 from commbook.cost import LogP
 from commbook.hardware import IB_NDR, NVLINK4, Link
-from commbook.moe import NM_1_4, MoEConfig
+from commbook.moe import MoEConfig
 from commbook.topology import Switch, TwoLevel
 
 # Napkin Math 1.4 (inventory C.2): IB NDR with α = 3 µs, β = 50 GB/s.

@@ -5,6 +5,7 @@ layers (§1.8.3) and the single-node 70B check that ends §1.8 (inventory C.2, f
 import numpy as np
 import pytest
 
+from commbook.book.ch1.inputs import SINGLE_NODE
 from commbook.overlap import (DDP_FIRST_BUCKET_BYTES, FEW_LARGE_LAYERS, MANY_SMALL_LAYERS, SWEEP_CAPS,
                               ModelShape, best_bucket_cap, bucket_cap_sweep, bucket_timeline,
                               ddp_bucket_assignment, hidden_fraction_equal_layers, layerwise_timeline,
@@ -141,11 +142,11 @@ def test_chapter_shallow_range_stops_short_of_three_layers():
 def test_single_node_70b_check():
     """2·(7/8)·140 GB / 450 GB/s = 0.5444 s, 25.9 % of 2.1 s; but 16 B/param of model state
     is 1.12 TB per GPU (F21)."""
-    c = single_node_check()
+    c = single_node_check(**SINGLE_NODE)
     assert c.allreduce_time == pytest.approx(2 * 7 / 8 * 140e9 / 450e9)
     assert round(c.allreduce_time, 4) == 0.5444 and round(c.share * 100, 1) == 25.9
     assert c.memory_per_gpu == pytest.approx(16 * 70e9) and not c.fits
-    assert single_node_check(alpha=2e-6).allreduce_time == pytest.approx(c.allreduce_time + 14 * 2e-6)
+    assert single_node_check(alpha=2e-6, **SINGLE_NODE).allreduce_time == pytest.approx(c.allreduce_time + 14 * 2e-6)
 
 
 def test_bad_input():

@@ -11,6 +11,7 @@ import math
 import pytest
 
 from commbook import physics
+from commbook.book.ch1.inputs import CHAPTER_ENERGY_ESTIMATE, FIGURE3_CLAIMED_RATIO
 from commbook.hardware import IB_HDR, IB_NDR, NVLINK4, NVLINK5
 from commbook.physics import (ENERGY, GENERATIONS, allreduce_energy, bandwidth_ratio,
                               contemporary_pairs, energy_joules, energy_ratio, fiber_speed,
@@ -32,7 +33,7 @@ def test_chapter_energy_estimate_and_flag_f2():
     """Chapter: 10,000 GPUs × 1 GB × 30 pJ/bit × 2 ≈ 4.8 kJ per all-reduce (C.2 ✓).
     Flag F2: 30 pJ/bit is none of Figure 1's tiers; at the figure's IB value (1,000 pJ/bit)
     the same estimate is 160 kJ."""
-    est = physics.CHAPTER_ENERGY_ESTIMATE
+    est = CHAPTER_ENERGY_ESTIMATE
     e30 = allreduce_energy(est["gpus"], est["nbytes"], est["pj_per_bit"], est["factor"])
     assert round(e30 / 1e3, 1) == 4.8 == est["stated_joules"] / 1e3
     assert 30 not in {t.figure_pj for t in ENERGY.values()}
@@ -76,7 +77,7 @@ def test_figure1_values_against_the_ranges():
     assert not ENERGY["NVLink"].figure_in_range and not ENERGY["IB"].figure_in_range
     assert ENERGY["NVLink"].figure_pj / ENERGY["NVLink"].high_pj > 15
     assert ENERGY["IB"].figure_pj / ENERGY["IB"].high_pj > 20
-    assert ENERGY["IB"].low_pj <= physics.CHAPTER_ENERGY_ESTIMATE["pj_per_bit"] <= ENERGY["IB"].high_pj
+    assert ENERGY["IB"].low_pj <= CHAPTER_ENERGY_ESTIMATE["pj_per_bit"] <= ENERGY["IB"].high_pj
     assert energy_ratio("IB", use="high") < energy_ratio("IB")
 
 
@@ -148,7 +149,7 @@ def test_figure3_flag_f4_pcie_is_not_10x():
     assert [(a, b) for a, b, _ in pairs] == [("PCIe Gen3 x16", "FDR"), ("PCIe Gen4 x16", "HDR"),
                                              ("PCIe Gen5 x16", "NDR")]
     assert [round(r, 1) for _, _, r in pairs] == [2.3, 1.3, 1.3]
-    assert all(r < physics.FIGURE3_CLAIMED_RATIO / 4 for _, _, r in pairs)
+    assert all(r < FIGURE3_CLAIMED_RATIO / 4 for _, _, r in pairs)
 
 
 def test_figure3_nvlink_ratios_and_the_pairing():

@@ -1,8 +1,8 @@
 r"""Mixture-of-experts dispatch: expert capacity, the binomial expert load, seeded routing
 with skew, the lower bounds of a skewed all-to-all, and the flows of its schedules.
 
-The model (chapter §1.3, "MoE AllToAll 中的动态路由与专家负载失衡"; GShard, Switch
-Transformer):
+The model (chapter §1.3, on dynamic routing and expert load imbalance in the MoE
+all-to-all; GShard, Switch Transformer):
 
 * ``ranks`` = P processes hold ``experts`` = E experts, E/P each (expert e lives on rank
   ``e // (E/P)``); every rank routes ``tokens_per_rank`` = T tokens, each to ``top_k`` = k
@@ -28,8 +28,8 @@ Transformer):
   flows per rail — but with one NIC per GPU its GPU-level cross-node flows are
   G·N(N−1) = 448: like for like the reduction is G = 8×, not 4,032/56 = 72×.
 
-Napkin Math 1.4's configuration is :data:`NM_1_4`: 4,096 tokens on 8 GPUs, 64 experts,
-top-1, 2,048-dim BF16 hidden states (4,096 B per token).
+Napkin Math 1.4's configuration (4,096 tokens on 8 GPUs, 64 experts, top-1, 2,048-dim
+BF16 hidden states: 4,096 B per token) is a chapter value: :data:`commbook.book.ch1.inputs.NM_1_4`.
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ from .checks import check_int, check_link_params, check_nonneg, check_positive, 
 from .comm_sim import RunResult
 from .topology import Switch, Topology, TwoLevel
 
-__all__ = ["MoEConfig", "NM_1_4", "expert_capacity", "ExpertLoad", "expert_load", "zipf_popularity",
+__all__ = ["MoEConfig", "expert_capacity", "ExpertLoad", "expert_load", "zipf_popularity",
            "Routing", "route", "uniform_counts", "A2ABounds", "a2a_bounds", "a2a_bounds_on",
            "FlowCount", "count_flows"]
 
@@ -102,10 +102,6 @@ class MoEConfig:
     def load(self) -> "ExpertLoad":
         """The load of one expert under uniform routing."""
         return expert_load(self.tokens, self.top_k, self.experts)
-
-
-NM_1_4 = MoEConfig(tokens_per_rank=512, ranks=8, experts=64, top_k=1, d_model=2048, bytes_per_value=2)
-"""Napkin Math 1.4: 4,096 tokens over 8 GPUs, 64 experts (8 per GPU), top-1, BF16 × 2,048."""
 
 
 class ExpertLoad:

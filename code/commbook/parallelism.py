@@ -29,8 +29,8 @@ Conventions (stated so that each number can be checked):
   FSDP with resharding: 3/2 of DDP's bytes.  :func:`zero_memory_per_gpu` gives the
   paper's model-state memory, (2 + 2 + K)·Ψ bytes with K = 12 for mixed-precision Adam.
 * **Pipeline** parallelism (chapter §1.9, the fallacy that pipelining removes the
-  communication cost): with p stages of equal time and m micro-batches, a GPipe or 1F1B schedule keeps each stage idle for
-  (p − 1) of its m + p − 1 slots per phase, :func:`pipeline_bubble_fraction` =
+  communication cost): with p stages of equal time and m micro-batches, a GPipe or 1F1B
+  schedule keeps each stage idle for (p − 1) of its m + p − 1 slots per phase, :func:`pipeline_bubble_fraction` =
   (p − 1)/(m + p − 1) (Huang et al. 2019, GPipe; Narayanan et al. 2021).
 """
 from __future__ import annotations

@@ -42,17 +42,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .checks import check_count, check_nonneg, check_p, check_positive, check_real, check_size, finite_time
-from .units import GB
 
 __all__ = [
     "PJ", "EnergyPerBit", "ENERGY", "HOROWITZ_2014", "HBM2_PJ_PER_BIT", "NVIDIA_NVLINK_PJ_PER_BIT",
     "NVLINK_VS_PCIE5_EFFICIENCY", "OPTICAL_400G_MODULE_W", "NDR_LINE_RATE_BPS", "transceiver_pj_per_bit",
     "energy_joules", "allreduce_energy", "ring_traffic_factor", "energy_ratio",
-    "CHAPTER_ENERGY_ESTIMATE",
     "C_VACUUM", "FIBER_GROUP_INDEX_SMF28", "FIBER_SPEED_CHAPTER", "fiber_speed",
     "propagation_delay", "bandwidth_delay_product",
     "Interconnect", "GENERATIONS", "generation", "bandwidth_ratio", "contemporary_pairs",
-    "FIGURE3_CLAIMED_RATIO", "DGX_B200_NIC",
+    "DGX_B200_NIC",
 ]
 
 PJ = 1e-12
@@ -189,12 +187,6 @@ def allreduce_energy(gpus: int, nbytes: float, pj_per_bit: float, factor: float 
     return finite_time(factor * gpus * energy_joules(nbytes, pj_per_bit), what)
 
 
-CHAPTER_ENERGY_ESTIMATE = {"gpus": 10_000, "nbytes": 1 * GB, "pj_per_bit": 30.0, "factor": 2.0,
-                           "stated_joules": 4.8e3}
-"""The chapter's estimate after Figure 1: 10,000 GPUs, 1 GB each, 30 pJ/bit, factor 2,
-"≈ 4.8 kJ per all-reduce" (inventory C.2, flag F2)."""
-
-
 # ============================================================================ propagation
 C_VACUUM = 299_792_458.0
 """Speed of light in vacuum, m/s (exact by the SI definition of the metre)."""
@@ -291,10 +283,6 @@ GENERATIONS: dict[str, Interconnect] = {g.name: g for g in [
                             prod="Quantum-X800 / ConnectX-8, announced 2024")),
 ]}
 """Interconnect generations by name; ``beta`` is bytes/s per direction."""
-
-FIGURE3_CLAIMED_RATIO = 10.0
-"""Chapter Figure 3's claim: intra-node bandwidth is "roughly an order of magnitude" above
-inter-node throughout 2012–2024."""
 
 DGX_B200_NIC = "NDR"
 """The DGX B200 ships 8 single-port ConnectX-7 NICs at 400 Gb/s (NVIDIA DGX B200 datasheet,

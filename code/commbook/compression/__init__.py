@@ -17,7 +17,7 @@ from .feedback import ErrorFeedback, SteadyState, TraceRow, decimal_text, ef_tra
 from .operators import (FP16, FP32_BYTES, Compressor, Identity, Int8, Payload, RandomK, Sign, Threshold,
                         TopK, index_dtype_for, int8_block_ratio, sparse_ratio)
 from .payoff import (Decision, Payoff, break_even_comm_time, compressed_allreduce_time, compression_decision,
-                     compression_payoff, compression_table, napkin_math_1_7, step_time, time_to_train)
+                     compression_payoff, step_time, time_to_train)
 from .training import (LeastSquares, Run, least_squares, onebit_adam_ratio, train_adam, train_onebit_adam,
                        train_sgd, update_at_optimum)
 
@@ -26,6 +26,5 @@ __all__ = ["Compressor", "Payload", "FP32_BYTES", "Identity", "FP16", "Int8", "S
            "ErrorFeedback", "TraceRow", "ef_trace", "exact", "decimal_text", "SteadyState", "steady_state",
            "LeastSquares", "Run", "least_squares", "train_sgd", "train_adam", "train_onebit_adam",
            "onebit_adam_ratio", "update_at_optimum",
-           "Payoff", "compression_payoff", "napkin_math_1_7", "step_time", "time_to_train",
-           "break_even_comm_time", "Decision", "compression_decision", "compressed_allreduce_time",
-           "compression_table"]
+           "Payoff", "compression_payoff", "step_time", "time_to_train",
+           "break_even_comm_time", "Decision", "compression_decision", "compressed_allreduce_time"]

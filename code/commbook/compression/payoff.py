@@ -1,4 +1,4 @@
-r"""When compression pays (chapter §1.6, Napkin Math 1.7, Checkpoint 1.4, "何时使用压缩").
+r"""When compression pays (chapter §1.6, "when to use compression"; Napkin Math 1.7, Checkpoint 1.4).
 
 Compression trades encode/decode time for wire time.  With a communication time T, an
 *effective* ratio r (what the wire actually sees, after scales, indices and protocol)
@@ -24,13 +24,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..checks import as_value_error, check_int, check_real, check_size
+from ..checks import as_value_error, check_real, check_size
 from ..collectives.registry import t_formula
-from .operators import FP16, Compressor, Int8, Sign, TopK
 
-__all__ = ["Payoff", "compression_payoff", "NM17", "napkin_math_1_7", "step_time", "time_to_train",
-           "break_even_comm_time", "Decision", "compression_decision", "compressed_allreduce_time",
-           "CHAPTER_COMPRESSION_TABLE", "compression_table"]
+__all__ = ["Payoff", "compression_payoff", "step_time", "time_to_train",
+           "break_even_comm_time", "Decision", "compression_decision", "compressed_allreduce_time"]
 
 
 def _time(x, name: str) -> float:
@@ -90,21 +88,6 @@ class Payoff:
 def compression_payoff(t_comm: float, ratio: float, overhead: float = 0.0) -> Payoff:
     """The :class:`Payoff` of compressing a ``t_comm``-second communication."""
     return Payoff(_time(t_comm, "t_comm"), _ratio(ratio), _time(overhead, "overhead"))
-
-
-NM17 = {"t_comm": 40e-3, "nominal_ratio": 32, "effective_ratio": 8, "overhead": 2e-3,
-        "t_comm_nvlink": 1e-3}
-"""Napkin Math 1.7's inputs: a 40 ms gradient sync, 1-bit Adam (32× nominal, 8×
-effective after scales, optimizer-state coordination and protocol), 2 ms of
-compression overhead; on NVLink the sync takes 1 ms."""
-
-
-def napkin_math_1_7() -> dict[str, Payoff]:
-    """The chapter's case (5 ms + 2 ms = 7 ms, 5.71×, pays up to 35 ms of overhead) and
-    the same compressor on NVLink (0.125 + 2 = 2.125 ms > 1 ms: slower)."""
-    r, o = NM17["effective_ratio"], NM17["overhead"]
-    return {"network": compression_payoff(NM17["t_comm"], r, o),
-            "nvlink": compression_payoff(NM17["t_comm_nvlink"], r, o)}
 
 
 def step_time(t_compute: float, t_comm: float, ratio: float = 1, *, overlap: bool = False,
@@ -171,18 +154,3 @@ def compressed_allreduce_time(p: int, n: float, alpha: float, beta: float, ratio
     """All-reduce of the n/r-byte payload with the registry's closed form: α terms stay,
     only the bytes shrink."""
     return t_formula(algorithm, p, check_size(n) / _ratio(ratio), alpha, beta)
-
-
-CHAPTER_COMPRESSION_TABLE = (
-    ("FP16", 2, "negligible"), ("INT8 + EF", 4, "~5-10% slower"),
-    ("Top-k (1%) + EF", 100, "~10-20% slower"), ("1-bit + EF", 32, "~20-30% slower"))
-"""The chapter's table "梯度压缩方法": method, stated ratio, convergence impact."""
-
-
-def compression_table(d: int = 10**6) -> list[tuple[str, float, float, Compressor]]:
-    """Each row of the chapter's table with the ratio its operator actually reaches on a
-    d-element gradient (values, indices and scales counted): (method, chapter's ratio,
-    encoded ratio, operator).  Top-1 % gives 50× with FP32 values and INT32 indices, not
-    the table's 100× (inventory T-l, flag F19)."""
-    d, ops = as_value_error(check_int, d, "d", lo=1), (FP16(), Int8(), TopK(0.01), Sign())
-    return [(name, float(r), op.ratio(d), op) for (name, r, _), op in zip(CHAPTER_COMPRESSION_TABLE, ops)]

@@ -13,7 +13,7 @@ A workload: it imports the core and :mod:`commbook.parallelism`, never the book 
 from .buckets import (DDP_FIRST_BUCKET_BYTES, FEW_LARGE_LAYERS, MANY_SMALL_LAYERS, BucketPlan, ModelShape,
                       best_bucket_cap, bucket_cap_sweep, bucket_timeline, ddp_bucket_assignment,
                       SWEEP_CAPS, ring_allreduce_cost)
-from .limits import SINGLE_NODE, SingleNodeCheck, hidden_fraction_equal_layers, single_node_check
+from .limits import SingleNodeCheck, hidden_fraction_equal_layers, single_node_check
 from .timeline import (Block, Timeline, all_hidden, layerwise_timeline, step_time_no_overlap,
                        step_time_perfect_overlap, transfer_beside_compute)
 
@@ -22,4 +22,4 @@ __all__ = ["Block", "Timeline", "layerwise_timeline", "step_time_no_overlap", "s
            "DDP_FIRST_BUCKET_BYTES", "ddp_bucket_assignment", "BucketPlan", "bucket_timeline", "ModelShape",
            "MANY_SMALL_LAYERS", "FEW_LARGE_LAYERS", "ring_allreduce_cost", "SWEEP_CAPS", "bucket_cap_sweep",
            "best_bucket_cap",
-           "hidden_fraction_equal_layers", "SingleNodeCheck", "single_node_check", "SINGLE_NODE"]
+           "hidden_fraction_equal_layers", "SingleNodeCheck", "single_node_check"]

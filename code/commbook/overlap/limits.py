@@ -10,7 +10,8 @@ is (L − 1)/L: 50 % for L = 2, 66.7 % for 3, 90 % for 10, 95 % for 20 — the t
 short of the model's 66.7 % at L = 3; its "90–95 %" for "dozens of layers or more" is
 the model's L = 10 … 20 (at L = 32 it is 96.9 %).
 
-**Single node** (:func:`single_node_check`): a 70B model's BF16 gradients (140 GB)
+**Single node** (:func:`single_node_check`; the chapter's inputs are
+:data:`commbook.book.ch1.inputs.SINGLE_NODE`): a 70B model's BF16 gradients (140 GB)
 all-reduced by a ring over 8 GPUs on NVLink (450 GB/s per direction): 2·(7/8)·140/450 =
 0.5444 s, 25.9 % of the chapter's 2.1 s step.  Plain data parallelism cannot hold that
 model, though: parameters, gradients and Adam state take 16 bytes per parameter, 1.12
@@ -21,13 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..checks import check_nonneg, check_p
+from ..checks import check_nonneg, check_p, check_positive
 from ..collectives.registry import t_formula
 from ..hardware import NVLINK4, Link
 from ..parallelism import zero_memory_per_gpu
 from .timeline import layerwise_timeline
 
-__all__ = ["hidden_fraction_equal_layers", "SingleNodeCheck", "single_node_check", "SINGLE_NODE"]
+__all__ = ["hidden_fraction_equal_layers", "SingleNodeCheck", "single_node_check"]
 
 
 def hidden_fraction_equal_layers(n_layers: int, layer_time: float = 1.0) -> float:
@@ -37,11 +38,6 @@ def hidden_fraction_equal_layers(n_layers: int, layer_time: float = 1.0) -> floa
     L = check_p(n_layers, "n_layers")
     t = check_nonneg(layer_time, "layer_time", "a time in seconds")
     return layerwise_timeline([t] * L, [t] * L).hidden_fraction
-
-
-SINGLE_NODE = {"params": 70e9, "bytes_per_value": 2, "gpus": 8, "step_budget": 2.1, "gpu_memory": 80e9}
-"""The chapter's inputs: 70B parameters, BF16 gradients (140 GB), 8 GPUs, a 2.1 s step
-(unexplained in the chapter), and 80 GB GPUs (H100) for the memory check."""
 
 
 @dataclass(frozen=True)
@@ -63,12 +59,22 @@ class SingleNodeCheck:
         return self.memory_per_gpu <= self.gpu_memory
 
 
-def single_node_check(link: Link = NVLINK4, alpha: float = 0.0) -> SingleNodeCheck:
-    """The end of §1.8: ring all-reduce of 140 GB on 8 GPUs over ``link`` (the chapter
-    uses no α; ``alpha`` adds one per step)."""
+def single_node_check(params: float, gpus: int, step_budget: float, gpu_memory: float,
+                      link: Link = NVLINK4, alpha: float = 0.0, bytes_per_value: int = 2) -> SingleNodeCheck:
+    """Ring all-reduce of the gradients of ``params`` parameters (``bytes_per_value`` each)
+    on ``gpus`` GPUs over ``link`` against a ``step_budget``-second step, and whether plain
+    data parallelism fits in ``gpu_memory`` bytes (the end of §1.8 uses no α; ``alpha``
+    adds one per step).
+
+    >>> c = single_node_check(70e9, 8, 2.1, 80e9)
+    >>> round(c.allreduce_time, 4), round(c.share, 3), c.fits
+    (0.5444, 0.259, False)
+    """
     if not isinstance(link, Link):
         raise TypeError(f"link must be a commbook.hardware.Link, got {type(link).__name__}")
-    c = SINGLE_NODE
-    n = c["params"] * c["bytes_per_value"]
-    t = t_formula("ring", c["gpus"], n, alpha, link.beta)
-    return SingleNodeCheck(t, c["step_budget"], zero_memory_per_gpu(0, c["params"], c["gpus"]), c["gpu_memory"])
+    step_budget = check_positive(step_budget, "step_budget", "a step time in seconds")
+    gpu_memory = check_positive(gpu_memory, "gpu_memory", "a memory size in bytes")
+    params, gpus = check_positive(params, "params", "a parameter count"), check_p(gpus, "gpus")
+    n = params * check_positive(bytes_per_value, "bytes_per_value", "bytes per gradient value")
+    t = t_formula("ring", gpus, n, alpha, link.beta)
+    return SingleNodeCheck(t, step_budget, zero_memory_per_gpu(0, params, gpus), gpu_memory)

@@ -26,7 +26,7 @@ import numpy as np
 from ...compression import (FP16, Identity, Int8, Sign, Threshold, TopK, decimal_text, ef_trace,
                             sparse_ratio)
 from ...compression.feedback import ErrorFeedback
-from ...compression.payoff import CHAPTER_COMPRESSION_TABLE, compression_table
+from .inputs import CHAPTER_COMPRESSION_TABLE, NM17, compression_table, napkin_math_1_7  # noqa: F401 (NM17, napkin_math_1_7: for the page)
 from ...units import fmt_bytes
 from ..tables import Table, bilingual, bilingual_notes, fmt_ratio
 from .perf_numbers import LLAMA

@@ -26,11 +26,11 @@ from ...overlap import (DDP_FIRST_BUCKET_BYTES, FEW_LARGE_LAYERS, MANY_SMALL_LAY
                         best_bucket_cap, bucket_cap_sweep, bucket_timeline, ddp_bucket_assignment,
                         hidden_fraction_equal_layers, layerwise_timeline, ring_allreduce_cost,
                         single_node_check, step_time_no_overlap, transfer_beside_compute)
-from ...overlap.limits import SINGLE_NODE
 from ...parallelism import DDP_BUCKET_CAP_BYTES, zero_memory_per_gpu
 from ...units import KiB, MB, MiB, fmt_bytes, fmt_time, ms, us
 from ..tables import Table, bilingual, bilingual_notes, fmt_pct
 from .boxes import BOX_LINKS
+from .inputs import SINGLE_NODE
 from .perf_numbers import NM13
 
 __all__ = ["EXAMPLE_LINK", "RESIDUAL", "residual_example", "RING_TREE", "ring_vs_tree",
@@ -374,9 +374,9 @@ CHAPTER_SINGLE_NODE = {"time": (0.54, 2), "share": (26, 0)}
 
 
 def single_node() -> dict:
-    """The 70B check on 8 GPUs over NVLink (:data:`~commbook.overlap.limits.SINGLE_NODE`), and
+    """The 70B check on 8 GPUs over NVLink (:data:`~commbook.book.ch1.inputs.SINGLE_NODE`), and
     the model-state bytes per GPU under plain data parallelism and under ZeRO-3."""
-    chk = single_node_check(BOX_LINKS["sn1.8"])
+    chk = single_node_check(link=BOX_LINKS["sn1.8"], **SINGLE_NODE)
     c = SINGLE_NODE
     zero3 = zero_memory_per_gpu(3, c["params"], c["gpus"])
     return {"check": chk, "time": chk.allreduce_time, "share": chk.share, "budget": chk.step_budget,

@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from ... import physics
 from ...checks import check_p
 from ..plots import PALETTE, book_style, log_axis
+from .inputs import CHAPTER_ENERGY_ESTIMATE
 from .parallelism_numbers import *  # noqa: F401,F403 (re-exported for the pages)
 from .parallelism_numbers import FIG2_MODEL, FIG2_SIZES, ILLUSTRATIVE_SHARES, StepModel, step_breakdown
 from .parallelism_numbers import __all__ as _numbers_all
@@ -103,7 +104,7 @@ def fig_energy(lang: str = "en", estimate_pj: float | None = None) -> Figure:
     tier whose value lies outside its range says by how much.  A dashed vertical line
     (gid ``"estimate"``) marks the pJ/bit of the all-reduce energy estimate.
     """
-    pj_est = physics.CHAPTER_ENERGY_ESTIMATE["pj_per_bit"] if estimate_pj is None else estimate_pj
+    pj_est = CHAPTER_ENERGY_ESTIMATE["pj_per_bit"] if estimate_pj is None else estimate_pj
     tiers = [physics.ENERGY[k] for k in ENERGY_ORDER]
     with book_style(lang) as lang:
         fig = Figure(figsize=(7.4, 4.0))

@@ -65,6 +65,7 @@ from ...hardware import H100, IB_NDR_CHAPTER, NVLINK4_CHAPTER, Chip, Link
 from ...topology import Switch, TwoLevel
 from ...units import GB
 from .boxes import BOX_LINKS
+from .inputs import CHAPTER_ENERGY_ESTIMATE
 
 __all__ = [
     "PARAMS_70B", "BF16_BYTES", "LAYERS_70B", "DEF_1_1_GPUS", "NM_1_1_GPUS", "INTRO_GPUS",
@@ -197,7 +198,7 @@ H100_TDP_W = 700.0
 def energy_estimate(gpus: int | None = None, nbytes: float | None = None,
                     pj_per_bit: float | None = None, factor: float | None = None) -> dict:
     """The all-reduce energy estimate after Figure 1, with its inputs defaulting to the
-    chapter's (:data:`commbook.physics.CHAPTER_ENERGY_ESTIMATE`: 10,000 GPUs, 1 GB each,
+    chapter's (:data:`commbook.book.ch1.inputs.CHAPTER_ENERGY_ESTIMATE`: 10,000 GPUs, 1 GB each,
     30 pJ/bit, factor 2).
 
     Returns ``joules`` at ``pj_per_bit``; ``joules_figure_ib`` at Figure 1's InfiniBand
@@ -205,7 +206,7 @@ def energy_estimate(gpus: int | None = None, nbytes: float | None = None,
     published range; ``joules_ring`` with the exact ring factor 2(p−1)/p; and
     ``gpu_joules_per_s`` = GPUs × H100 TDP, for scale.
     """
-    ch = physics.CHAPTER_ENERGY_ESTIMATE
+    ch = CHAPTER_ENERGY_ESTIMATE
     gpus = ch["gpus"] if gpus is None else gpus
     nbytes = ch["nbytes"] if nbytes is None else nbytes
     pj = ch["pj_per_bit"] if pj_per_bit is None else pj_per_bit

@@ -16,6 +16,7 @@ from ...overlap import Timeline, layerwise_timeline, transfer_beside_compute
 from ...units import KB, MB, fmt_bytes, fmt_time, ms, us
 from ..tables import Table, bilingual, bilingual_notes, fmt_fixed, fmt_gbps
 from .boxes import BOX_LINKS, BOX_NAMES, LINK_NAMES, link_name
+from .inputs import FIGURE3_CLAIMED_RATIO
 
 __all__ = [
     "fusion_table",
@@ -182,7 +183,7 @@ def gap_ratios() -> dict:
     pcie = physics.contemporary_pairs("PCIe")
     nvl = physics.contemporary_pairs("NVLink")
     dgx = physics.contemporary_pairs("NVLink", {"NVLink 5.0": physics.DGX_B200_NIC})
-    claimed = physics.FIGURE3_CLAIMED_RATIO
+    claimed = FIGURE3_CLAIMED_RATIO
     floor = claimed / math.sqrt(claimed)
     return {"pcie": pcie, "nvlink": nvl, "nvlink_dgx": dgx, "claimed": claimed, "floor": floor,
             "within": {"PCIe": all(r >= floor for *_, r in pcie),

@@ -5,7 +5,7 @@ lower bounds of a skewed dispatch, and direct against hierarchical all-to-all wi
 flow counts.  Everything is computed with :mod:`commbook.moe` and the simulator
 (:func:`commbook.collectives.all_to_all`, ``all_to_all_v``).
 
-Napkin Math 1.4's configuration is :data:`commbook.moe.NM_1_4` and its link
+Napkin Math 1.4's configuration is :data:`commbook.book.ch1.inputs.NM_1_4` and its link
 :data:`commbook.book.ch1.primitives.NM_1_4_LINK` (α = 3 µs, β = 50 GB/s); the
 hierarchical comparison uses the chapter's Table 1 presets.  Units are decimal.
 """
@@ -26,6 +26,7 @@ from ...topology import Switch, TwoLevel
 from ...units import fmt_bytes, fmt_time
 from ..plots import PALETTE, book_style
 from ..tables import Table, fmt_pct
+from .inputs import NM_1_4
 from .primitives import NM_1_4_LINK, link_name
 
 __all__ = [
@@ -36,7 +37,7 @@ __all__ = [
 
 
 # ============================================================================ Napkin Math 1.4
-def napkin_1_4(config: moe.MoEConfig = moe.NM_1_4, link: Link = NM_1_4_LINK) -> dict:
+def napkin_1_4(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK) -> dict:
     """Napkin Math 1.4: uniform top-k dispatch of ``config`` over ``link``.
 
     Returns the token counts, the bytes per pair and per GPU, α + n/β of one transfer,
@@ -94,7 +95,7 @@ def napkin_1_4_table(nm: dict | None = None) -> Table:
     )
 
 
-def capacity_table(config: moe.MoEConfig = moe.NM_1_4,
+def capacity_table(config: moe.MoEConfig = NM_1_4,
                    factors: Sequence[float] = (1.0, 1.25, 1.5)) -> Table:
     """Capacity ⌈P·T·k/E·C⌉ for each capacity factor C and, under uniform routing
     (Binomial(P·T, k/E) load per expert), the exact probability that one expert
@@ -131,7 +132,7 @@ def _fmt_prob(x: float) -> str:
     return fmt_pct(x) if x >= 1e-3 else f"{x:.2e}"
 
 
-def expert_max_monte_carlo(config: moe.MoEConfig = moe.NM_1_4, batches: int = 400,
+def expert_max_monte_carlo(config: moe.MoEConfig = NM_1_4, batches: int = 400,
                            seed: int = 0) -> dict:
     """The busiest expert of a batch under uniform routing, by simulation: ``batches``
     seeded batches of :func:`commbook.moe.route`.  Returns the mean of the maximum
@@ -158,7 +159,7 @@ FIG_LOAD_LABELS = {
 }
 
 
-def fig_expert_load(lang: str = "en", config: moe.MoEConfig = moe.NM_1_4,
+def fig_expert_load(lang: str = "en", config: moe.MoEConfig = NM_1_4,
                     factors: Sequence[float] = (1.0, 1.25, 1.5), batches: int = 400,
                     seed: int = 0) -> Figure:
     """The load of one expert: the exact binomial pmf (bars, gid ``"pmf"``), the
@@ -213,7 +214,7 @@ def _routing_counts(config: moe.MoEConfig, kind: str, s: float | None, seed: int
     return r.counts_bytes(), r.expert_counts()
 
 
-def skew_table(config: moe.MoEConfig = moe.NM_1_4, link: Link = NM_1_4_LINK, seed: int = 0,
+def skew_table(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK, seed: int = 0,
                capacity_factor: float = 1.25) -> Table:
     """The four lower bounds (:func:`commbook.moe.a2a_bounds_on`) of the dispatch of
     ``config`` on a switch of ``link`` for each routing of :data:`SKEWS`, with the
@@ -271,7 +272,7 @@ def skew_table(config: moe.MoEConfig = moe.NM_1_4, link: Link = NM_1_4_LINK, see
     )
 
 
-def oversubscribed_bisection(ratio: float = 4.0, config: moe.MoEConfig = moe.NM_1_4,
+def oversubscribed_bisection(ratio: float = 4.0, config: moe.MoEConfig = NM_1_4,
                              link: Link = NM_1_4_LINK) -> dict:
     """The uniform dispatch of ``config`` on a fabric with ``ratio``:1 oversubscription:
     BW_bisect = P·β/(2R) (the chapter's formula) and the four bounds with it."""
@@ -288,7 +289,7 @@ HIER_TOKENS: tuple[int, ...] = (1, 4, 64, 1024)
 
 
 def hierarchical_table(tokens: Sequence[int] = HIER_TOKENS, nodes: int = 8, gpus: int = 8,
-                       bytes_per_token: int = moe.NM_1_4.bytes_per_token,
+                       bytes_per_token: int = NM_1_4.bytes_per_token,
                        intra: Link = NVLINK4_CHAPTER, inter: Link = IB_NDR_CHAPTER) -> Table:
     """Direct against hierarchical all-to-all-v on ``nodes`` × ``gpus`` GPUs, every pair
     exchanging ``tokens`` tokens (simulated, size only)."""
