@@ -61,7 +61,7 @@ def fields(prefix: str, result: Any, **how: int | Callable[[Any], str]) -> dict[
     """The text of every field of the dataclass ``result``, keyed ``{prefix}_{field}``.
 
     ``how`` overrides a field's format: an int is its number of significant digits, a
-    callable its formatter.
+    callable its formatter; a field of a nested dataclass is named ``{field}_{sub}``.
 
     >>> from dataclasses import dataclass
     >>> @dataclass
@@ -75,7 +75,9 @@ def fields(prefix: str, result: Any, **how: int | Callable[[Any], str]) -> dict[
     if not dataclasses.is_dataclass(result) or isinstance(result, type):
         raise TypeError(f"result must be a dataclass instance, got {type(result).__name__}")
     names = {f.name for f in dataclasses.fields(result)}
-    unknown = set(how) - names
+    nested = {f.name for f in dataclasses.fields(result)
+              if dataclasses.is_dataclass(getattr(result, f.name))}
+    unknown = {h for h in how if h not in names and not any(h.startswith(f"{n}_") for n in nested)}
     if unknown:
         raise ValueError(f"how: no field {sorted(unknown)} in {type(result).__name__} "
                          f"(its fields: {sorted(names)})")
@@ -84,7 +86,9 @@ def fields(prefix: str, result: Any, **how: int | Callable[[Any], str]) -> dict[
         value = getattr(result, f.name)
         key = f"{prefix}_{f.name}"
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            out.update(fields(key, value))
+            sub = {h[len(f.name) + 1:]: v for h, v in how.items()
+                   if h.startswith(f"{f.name}_") and h not in names}
+            out.update(fields(key, value, **sub))
             continue
         text = _text(f.name, value, how.get(f.name))
         if text is not None:
