@@ -89,6 +89,15 @@ def ddp_bucket_assignment(param_bytes: Sequence[int], bucket_cap: int = DDP_BUCK
       small first bucket holds the *first-defined* parameters and is reduced last; the
       buckets are never rebuilt (the reducer rebuilds only with ``static_graph`` or
       without ``find_unused_parameters``), so ``rebuilt`` changes nothing.
+
+    Four 10-byte tensors, a first limit of 10 and a cap of 20:
+
+    >>> ddp_bucket_assignment([10] * 4, bucket_cap=20, first_bucket=10)
+    [[3], [2, 1], [0]]
+    >>> ddp_bucket_assignment([10] * 4, bucket_cap=20, first_bucket=10, rebuilt=False)
+    [[0, 1, 2, 3]]
+    >>> ddp_bucket_assignment([10] * 4, bucket_cap=20, first_bucket=10, find_unused_parameters=True)
+    [[3], [1, 2], [0]]
     """
     sizes = _sizes(param_bytes)
     cap, first = check_size(bucket_cap, "bucket_cap"), check_size(first_bucket, "first_bucket")
@@ -116,7 +125,12 @@ def ddp_bucket_assignment(param_bytes: Sequence[int], bucket_cap: int = DDP_BUCK
 @dataclass(frozen=True)
 class BucketPlan:
     """Buckets (parameter indices, in reduction order), their bytes, and the two-stream
-    timeline of one backward pass with one all-reduce per bucket."""
+    timeline of one backward pass with one all-reduce per bucket.
+
+    >>> plan = bucket_timeline([10] * 4, [1.0] * 4, lambda n: n / 10, bucket_cap=20, first_bucket=10)
+    >>> plan.buckets, plan.bucket_bytes
+    (((3,), (2, 1), (0,)), (10, 20, 10))
+    """
 
     buckets: tuple[tuple[int, ...], ...]
     bucket_bytes: tuple[int, ...]
@@ -137,7 +151,15 @@ def bucket_timeline(param_bytes: Sequence[int], backward: Sequence[float], allre
     backward time that produces it (definition order; backward runs from the last
     parameter to the first).  A bucket's all-reduce is launched when its last gradient
     is ready and takes ``allreduce_cost(bucket bytes)`` seconds on the network stream
-    (any function: a closed form of :mod:`commbook.collectives`, a measured curve)."""
+    (any function: a closed form of :mod:`commbook.collectives`, a measured curve).
+
+    Backward ends at 4; the buckets' all-reduces run 1–2, 3–5 and 5–6, so the step
+    waits 2 for the network:
+
+    >>> plan = bucket_timeline([10] * 4, [1.0] * 4, lambda n: n / 10, bucket_cap=20, first_bucket=10)
+    >>> plan.step_time, plan.timeline.stall
+    (6.0, 2.0)
+    """
     sizes, b = _sizes(param_bytes), _times(backward, "backward")
     if len(b) != len(sizes):
         raise ValueError(f"backward has {len(b)} entries but param_bytes has {len(sizes)}")
@@ -166,7 +188,14 @@ def bucket_timeline(param_bytes: Sequence[int], backward: Sequence[float], allre
 @dataclass(frozen=True)
 class ModelShape:
     """A model as DDP sees it: gradient sizes in bytes (definition order) and the
-    backward time producing each, with a description of the assumptions."""
+    backward time producing each, with a description of the assumptions.
+
+    >>> shape = ModelShape.uniform("toy", [100, 10], n_layers=2, seconds_per_byte=0.5, description="")
+    >>> shape.param_bytes, shape.backward
+    ((100, 10, 100, 10), (50.0, 5.0, 50.0, 5.0))
+    >>> len(MANY_SMALL_LAYERS.param_bytes), round(sum(MANY_SMALL_LAYERS.backward) * 1e3, 1)
+    (300, 21.1)
+    """
 
     name: str
     param_bytes: tuple[int, ...]
@@ -196,7 +225,12 @@ FEW_LARGE_LAYERS = ModelShape.uniform(
 
 def ring_allreduce_cost(p: int = 64, link: Link = IB_NDR) -> Callable[[float], float]:
     """n ↦ the ring all-reduce closed form on ``p`` GPUs over ``link`` (default 64 GPUs,
-    InfiniBand NDR: α = 5 µs, β = 50 GB/s), 2(p − 1)(α + n/(pβ))."""
+    InfiniBand NDR: α = 5 µs, β = 50 GB/s), 2(p − 1)(α + n/(pβ)).
+
+    >>> cost = ring_allreduce_cost(p=64)
+    >>> round(cost(0) * 1e6, 6), round(cost(64 * 50e9) - cost(0), 6)  # 126 α; 2·63 s of bytes
+    (630.0, 126.0)
+    """
     p = check_p(p)
     if not isinstance(link, Link):
         raise TypeError(f"link must be a commbook.hardware.Link, got {type(link).__name__}")
@@ -210,7 +244,14 @@ SWEEP_CAPS = tuple(int(x * MiB) for x in (1, 2, 5, 10, 25, 50, 100, 200, 500, 10
 def bucket_cap_sweep(shape: ModelShape, caps: Sequence[int] = SWEEP_CAPS, allreduce_cost: Callable[[float], float] | None = None,
                      **kwargs) -> list[tuple[int, BucketPlan]]:
     """(cap, :class:`BucketPlan`) for each bucket cap in bytes (other arguments as for
-    :func:`bucket_timeline`; the cost defaults to :func:`ring_allreduce_cost`)."""
+    :func:`bucket_timeline`; the cost defaults to :func:`ring_allreduce_cost`).
+
+    Each cap's step time on the many-small-layers preset: 1 MiB buckets pay α too often:
+
+    >>> sweep = bucket_cap_sweep(MANY_SMALL_LAYERS, caps=[MiB, 5 * MiB, 100 * MiB])
+    >>> [(cap // MiB, round(plan.step_time * 1e3, 1)) for cap, plan in sweep]
+    [(1, 67.4), (5, 21.9), (100, 25.9)]
+    """
     if not isinstance(shape, ModelShape):
         raise TypeError(f"shape must be a ModelShape, got {type(shape).__name__}")
     cost = ring_allreduce_cost() if allreduce_cost is None else allreduce_cost
@@ -221,7 +262,13 @@ def bucket_cap_sweep(shape: ModelShape, caps: Sequence[int] = SWEEP_CAPS, allred
 
 
 def best_bucket_cap(sweep: Sequence[tuple[int, BucketPlan]]) -> tuple[int, BucketPlan]:
-    """The sweep's fastest cap (the smallest of equal times) and its plan."""
+    """The sweep's fastest cap (the smallest of equal times) and its plan.
+
+    The presets put the optimum in the chapter's "5–10 MB" and "50–100 MB":
+
+    >>> [best_bucket_cap(bucket_cap_sweep(s))[0] // MiB for s in (MANY_SMALL_LAYERS, FEW_LARGE_LAYERS)]
+    [5, 100]
+    """
     if not sweep:
         raise ValueError("the sweep is empty")
     return min(sweep, key=lambda cp: (cp[1].step_time, cp[0]))

@@ -47,7 +47,11 @@ COMPUTE, NETWORK = "compute", "network"
 class Block:
     """One bar of the timeline: ``stream`` ("compute" or "network"), ``kind`` (compute:
     "backward", "launch", "complete", "stall", "optimizer"; network: "allreduce", "idle"),
-    a label, and its start and end."""
+    a label, and its start and end.
+
+    >>> Block("compute", "backward", "backward L4", start=1.0, end=3.5).duration
+    2.5
+    """
 
     stream: str
     kind: str
@@ -62,7 +66,17 @@ class Block:
 
 @dataclass(frozen=True)
 class Timeline:
-    """The blocks of one step, and the step time (end of the optimizer)."""
+    """The blocks of one step, and the step time (end of the optimizer).
+
+    Figure 4: of four all-reduces of 2.4 units, three run beside backward and the last
+    is exposed (a stall of 2.4):
+
+    >>> tl = layerwise_timeline([2.4] * 4, [2.4] * 4, optimizer=2.2)
+    >>> round(tl.step_time, 6), round(tl.stall, 6), round(tl.hidden_fraction, 6)
+    (14.2, 2.4, 0.75)
+    >>> [b.kind for b in tl.stream("compute")]
+    ['backward', 'backward', 'backward', 'backward', 'stall', 'optimizer']
+    """
 
     blocks: tuple[Block, ...]
     step_time: float
@@ -130,7 +144,15 @@ def _check(backward, allreduce, overhead, optimizer):
 
 def step_time_no_overlap(backward: Sequence[float], allreduce: Sequence[float | None], *,
                          overhead: float | LogP = 0.0, optimizer: float = 0.0) -> float:
-    """Σb + Σ(2o + a) + optimizer: every all-reduce blocks the compute stream."""
+    """Σb + Σ(2o + a) + optimizer: every all-reduce blocks the compute stream.
+
+    >>> round(step_time_no_overlap([2.4] * 4, [2.4] * 4, optimizer=2.2), 6)  # Figure 4, serial
+    21.4
+    >>> step_time_no_overlap([1.0], [1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: allreduce has 2 entries but backward has 1 layers
+    """
     b, a, o, opt = _check(backward, allreduce, overhead, optimizer)
     return sum(b) + sum(2 * o + x for x in a if x is not None) + opt
 
@@ -138,7 +160,13 @@ def step_time_no_overlap(backward: Sequence[float], allreduce: Sequence[float | 
 def step_time_perfect_overlap(backward: Sequence[float], allreduce: Sequence[float | None], *,
                               overhead: float | LogP = 0.0, optimizer: float = 0.0) -> float:
     """Σ_{l≤L} b + 2m·o + max(a_L, Σ_{l>L} b) + optimizer: all but the last all-reduce
-    hidden (L its layer, m the number of all-reduces)."""
+    hidden (L its layer, m the number of all-reduces).
+
+    >>> round(step_time_perfect_overlap([2.4] * 4, [2.4] * 4, optimizer=2.2), 6)  # Figure 4
+    14.2
+    >>> round(step_time_perfect_overlap([3, 1], [1, None], overhead=0.5), 6)  # 3 + 2·0.5 + max(1, 1)
+    5.0
+    """
     b, a, o, opt = _check(backward, allreduce, overhead, optimizer)
     ops = [i for i, x in enumerate(a) if x is not None]
     if not ops:
@@ -149,7 +177,11 @@ def step_time_perfect_overlap(backward: Sequence[float], allreduce: Sequence[flo
 
 def all_hidden(backward: Sequence[float], allreduce: Sequence[float | None]) -> bool:
     """True when every all-reduce but the last fits in the next layer's backward
-    (a_i ≤ b_{i+1}): then the timeline equals :func:`step_time_perfect_overlap`."""
+    (a_i ≤ b_{i+1}): then the timeline equals :func:`step_time_perfect_overlap`.
+
+    >>> all_hidden([2.4] * 4, [2.4] * 4), all_hidden([2.4] * 4, [3.0] * 4)
+    (True, False)
+    """
     b, a, _, _ = _check(backward, allreduce, 0.0, 0.0)
     ops = [i for i, x in enumerate(a) if x is not None]
     return all(a[i] <= b[i + 1] for i in ops[:-1])
@@ -165,7 +197,16 @@ def layerwise_timeline(backward: Sequence[float], allreduce: Sequence[float | No
     is o (seconds, or a :class:`~commbook.cost.LogP`, whose ``o`` is used).  With
     ``overlap=False`` each all-reduce blocks the compute stream.  ``labels`` name the
     layers (default "L{n}" … "L1", the backward order).  Blocks of zero length are left
-    out."""
+    out.
+
+    The timeline reaches both closed forms on Figure 4's layers:
+
+    >>> b, a = [2.4] * 4, [2.4] * 4
+    >>> layerwise_timeline(b, a).step_time == step_time_perfect_overlap(b, a)
+    True
+    >>> layerwise_timeline(b, a, overlap=False).step_time == step_time_no_overlap(b, a)
+    True
+    """
     b, a, o, opt = _check(backward, allreduce, overhead, optimizer)
     if not isinstance(overlap, bool):
         raise TypeError(f"overlap must be a bool, got {type(overlap).__name__}")
@@ -216,7 +257,15 @@ def layerwise_timeline(backward: Sequence[float], allreduce: Sequence[float | No
 
 def transfer_beside_compute(t_compute: float, logp: LogP) -> Timeline:
     """One transfer of wire time ``logp.L`` launched just before ``t_compute`` of work
-    (Napkin Math 1.3): its step time is ``logp.overlapped(t_compute)`` = 2o + max(t, L)."""
+    (Napkin Math 1.3): its step time is ``logp.overlapped(t_compute)`` = 2o + max(t, L).
+
+    Napkin Math 1.3: 500 µs of backward beside L = 100 µs, o = 50 µs: 600 µs, of which
+    only the two overheads are not hidden:
+
+    >>> from commbook.cost import LogP
+    >>> round(transfer_beside_compute(500e-6, LogP(L=100e-6, o=50e-6)).step_time * 1e6, 6)
+    600.0
+    """
     if not isinstance(logp, LogP):
         raise TypeError(f"logp must be a commbook.cost.LogP, got {type(logp).__name__}")
     return layerwise_timeline([0.0, t_compute], [logp.L, None], overhead=logp,
