@@ -21,6 +21,7 @@ import pytest
 
 from commbook import collectives as C
 from commbook import cost
+from commbook.book.names import display_name
 from commbook.collectives.butterfly import butterfly_pairs
 from commbook.collectives.registry import nestable
 from commbook.comm_sim import VirtualCluster
@@ -207,7 +208,7 @@ def test_push_round_bytes_per_server():
 def test_the_alias_parameter_server_is_not_the_star():
     assert C.algorithm("all_reduce", "parameter_server").name == "parameter_server"
     assert "parameter_server" not in C.algorithm("all_reduce", "naive").aliases
-    assert C.display_name("all_reduce", "parameter_server", "zh").startswith("参数服务器")
+    assert display_name("all_reduce", "parameter_server", "zh").startswith("参数服务器")
 
 
 # ============================================================================ leader vs rails

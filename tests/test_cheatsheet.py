@@ -9,6 +9,7 @@ import pytest
 
 from commbook import collectives as coll
 from commbook.book.cheatsheet import affine_fit, cheatsheet, measure
+from commbook.book.names import display_name
 from commbook.collectives import ALGORITHMS, predict
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR, NVLINK4
@@ -115,5 +116,5 @@ def test_bilingual_rendering():
     for c, algos in ALGORITHMS.items():
         for a in algos.values():
             if a.closed_form is not None:
-                assert a.label("en") in en and a.label("zh") in zh
+                assert display_name(c, a.name, "en") in en and display_name(c, a.name, "zh") in zh
     assert "从不" in zh and "never" not in zh

@@ -15,7 +15,8 @@ from commbook import double_tree
 from commbook.book import plots
 from commbook.book.p5 import figures as figures_p5
 from commbook.book.p5 import steps
-from commbook.collectives import display_name, t_allreduce_hierarchical, t_formula
+from commbook.book.names import display_name
+from commbook.collectives import t_allreduce_hierarchical, t_formula
 from commbook.collectives import all_reduce
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4

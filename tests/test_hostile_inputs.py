@@ -210,7 +210,6 @@ NOT_SWEPT: dict[str, str] = {
     "collectives.all_to_all_v": "counts is a matrix, tested in test_bad_input (shape, sign, NaN, type)",
     "collectives.algorithm": "string arguments only (unknown names tested in test_bad_input)",
     "collectives.names": "string argument only",
-    "collectives.display_name": "string arguments only",
     "physics.EnergyPerBit": "a record of cited constants (strings and the figures of a source)",
     "physics.Interconnect": "a record of cited constants (a generation's datasheet values)",
     "physics.energy_ratio": "string arguments only (tier names)",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from commbook.book.labels import TERMS
-from commbook.collectives import display_name
+from commbook.book.names import display_name
 
 ROOT = Path(__file__).resolve().parents[1]
 ZH = sorted((ROOT / "chapters" / "zh").rglob("*.md")) + sorted((ROOT / "exercises" / "zh").glob("*.ipynb"))

@@ -29,6 +29,7 @@ from ..comm_sim import VirtualCluster
 from ..hardware import NVLINK4, Link
 from ..topology import Switch
 from ..units import GB, MB, fmt_bytes, fmt_rate, fmt_time
+from .names import algorithm_labels
 from .tables import Table, bilingual, bilingual_notes
 
 __all__ = ["Cost", "affine_fit", "measure", "best_time", "fastest_ranges", "cheatsheet",
@@ -223,8 +224,7 @@ def cheatsheet(p: int = 8, link: Link = NVLINK4, sweep: tuple[float, float] = (1
                          "rounds": cost and cost.rounds_text(), "sent": cost and cost.sent_text(),
                          "time": cost and cost.text(), "wins": wins,
                          "coll": collective, "name": name, "cost": cost, "ranges": spans})
-    names = {lang: {f"{c}:{a.name}": a.label(lang) for c, algos in ALGORITHMS.items()
-                    for a in algos.values()} for lang in ("en", "zh")}
+    names = algorithm_labels()
     names["zh"].update(WORDS["zh"])
     alpha, beta = fmt_time(link.alpha), fmt_rate(link.beta)
     dropped = [f"{c}:{x}" for c in ALGORITHMS for x in exclude if x in ALGORITHMS[c]]

@@ -43,7 +43,7 @@ from matplotlib import font_manager  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from ..collectives import display_name  # noqa: E402
+from .names import display_name  # noqa: E402
 from ..cost import effective_bandwidth, half_bandwidth_point  # noqa: E402
 from .labels import LABELS  # noqa: E402
 from ..hardware import Link  # noqa: E402

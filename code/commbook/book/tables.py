@@ -24,7 +24,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..collectives import ALGORITHMS
+from .names import algorithm_labels  # noqa: F401 (re-exported: the table labels of a collective's algorithms)
 from ..cost import effective_bandwidth, half_bandwidth_point
 from ..hardware import Link
 from ..checks import check_size
@@ -202,12 +202,6 @@ def _width(text: str) -> int:
 def _pad(text: str, width: int, right: bool) -> str:
     gap = " " * (width - _width(text))
     return gap + text if right else text + gap
-
-
-def algorithm_labels(collective: str) -> dict[str, dict[str, str]]:
-    """Table labels that print a collective's canonical algorithm names (``"rd"``) as the
-    registry's display names in each language."""
-    return {lang: {a.name: a.label(lang) for a in ALGORITHMS[collective].values()} for lang in LANGS}
 
 
 def bilingual(en: str, zh: str) -> dict[str, str]:

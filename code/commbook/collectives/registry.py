@@ -1,7 +1,7 @@
 """The one registry of collective algorithms.
 
-Each algorithm is declared once, here: its collective, canonical name, aliases, display
-names in both languages, schedule builder, closed form (where one exists) and the extra
+Each algorithm is declared once, here: its collective, canonical name, aliases, English
+display name (the book's pair of names is in ``book/texts/common.toml``), schedule builder, closed form (where one exists) and the extra
 parameters it takes.  The public API (:mod:`commbook.collectives.api`), the tables, the
 figures and the pages read this table; no other list of algorithm names exists.
 
@@ -24,7 +24,7 @@ from . import alltoall, butterfly, composite, direct, ring, trees
 from . import full_buffer
 from . import tiers
 
-__all__ = ["Algorithm", "ALGORITHMS", "COLLECTIVES", "algorithm", "names", "display_name",
+__all__ = ["Algorithm", "ALGORITHMS", "COLLECTIVES", "algorithm", "names",
            "predict", "crossover", "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
            "t_allreduce_hierarchical", "t_allreduce_tiers"]
 
@@ -35,8 +35,7 @@ class Algorithm:
 
     collective: str
     name: str
-    en: str
-    zh: str
+    en: str                     # display name (English; the book's pair: commbook.book.names)
     builder: Callable
     closed_form: Callable | None = None
     aliases: tuple[str, ...] = ()
@@ -67,12 +66,6 @@ class Algorithm:
         if self.pow2 and p & (p - 1):
             raise ValueError(f"p must be a power of two for {self.en}, got p={p}")
 
-    def label(self, lang: str) -> str:
-        """Display name in ``lang`` ("en" or "zh")."""
-        if lang not in ("en", "zh"):
-            raise ValueError(f"lang must be 'en' or 'zh', got {lang!r}")
-        return self.zh if lang == "zh" else self.en
-
 
 def _channels(form: Callable) -> Callable:
     """A closed form on one link class that also takes ``channels``: k channels of n/k
@@ -88,73 +81,73 @@ def _channels(form: Callable) -> Callable:
 _A = Algorithm
 _DECLARED = [
     # ------------------------------------------------------------------ all-reduce
-    _A("all_reduce", "ring", "ring", "ring", ring.allreduce_ring, _channels(cost.allreduce_ring),
+    _A("all_reduce", "ring", "ring", ring.allreduce_ring, _channels(cost.allreduce_ring),
        params=("channels",)),
-    _A("all_reduce", "rd", "recursive doubling", "递归倍增", butterfly.allreduce_rd,
+    _A("all_reduce", "rd", "recursive doubling", butterfly.allreduce_rd,
        cost.allreduce_rd, aliases=("recursive_doubling",)),
-    _A("all_reduce", "rabenseifner", "Rabenseifner (halving–doubling)", "Rabenseifner（递归减半加倍）",
+    _A("all_reduce", "rabenseifner", "Rabenseifner (halving–doubling)",
        butterfly.allreduce_rabenseifner, cost.allreduce_rabenseifner,
        aliases=("butterfly", "recursive_halving_doubling"), params=("order",)),
-    _A("all_reduce", "tree", "binomial tree", "二项树", trees.allreduce_tree, _channels(cost.allreduce_tree),
+    _A("all_reduce", "tree", "binomial tree", trees.allreduce_tree, _channels(cost.allreduce_tree),
        aliases=("binomial", "binomial_tree"), params=("channels",)),
-    _A("all_reduce", "double_tree", "double binary tree", "双二叉树", trees.allreduce_double_tree,
+    _A("all_reduce", "double_tree", "double binary tree", trees.allreduce_double_tree,
        _channels(double_tree.allreduce_double_tree), aliases=("dbtree", "double_binary_tree"),
        params=("chunks", "channels")),
-    _A("all_reduce", "double_binomial", "two binomial trees (unpipelined)", "双二项树（不流水）",
+    _A("all_reduce", "double_binomial", "two binomial trees (unpipelined)",
        trees.allreduce_double_binomial, cost.allreduce_double_binomial),
-    _A("all_reduce", "naive", "naive (via rank 0)", "朴素（经 0 号汇总）", direct.allreduce_naive,
+    _A("all_reduce", "naive", "naive (via rank 0)", direct.allreduce_naive,
        cost.allreduce_naive, aliases=("star",)),
-    _A("all_reduce", "parameter_server", "parameter server (K servers)", "参数服务器（K 台服务器）",
+    _A("all_reduce", "parameter_server", "parameter server (K servers)",
        direct.allreduce_parameter_server, cost.allreduce_parameter_server, aliases=("ps",),
        params=("servers",)),
-    _A("all_reduce", "innet", "in-network (SHARP)", "交换机内归约（SHARP）", direct.allreduce_innet,
+    _A("all_reduce", "innet", "in-network (SHARP)", direct.allreduce_innet,
        cost.allreduce_innet, aliases=("sharp", "in_network"),
        topologies=(Switch, SwitchTree, TwoLevel), needs="in-network reduction needs a switch"),
-    _A("all_reduce", "one_shot", "one-shot", "one-shot（一次直达）", direct.allreduce_one_shot,
+    _A("all_reduce", "one_shot", "one-shot", direct.allreduce_one_shot,
        cost.allreduce_one_shot),
-    _A("all_reduce", "two_shot", "two-shot", "two-shot（两次直达）", direct.allreduce_two_shot,
+    _A("all_reduce", "two_shot", "two-shot", direct.allreduce_two_shot,
        cost.allreduce_two_shot),
-    _A("all_reduce", "hierarchical", "hierarchical", "分层", composite.allreduce_hierarchical,
+    _A("all_reduce", "hierarchical", "hierarchical", composite.allreduce_hierarchical,
        scope="topology", params=("inter_algorithm",), topologies=(TwoLevel,),
        needs="the hierarchical all-reduce needs a TwoLevel topology"),
-    _A("all_reduce", "torus", "torus, by dimension", "环面按维", composite.allreduce_torus,
+    _A("all_reduce", "torus", "torus, by dimension", composite.allreduce_torus,
        scope="topology", topologies=(Torus,), needs="the torus all-reduce needs a Torus topology"),
-    _A("all_reduce", "tiers", "multi-level hierarchical (node, rail, racks)", "多级分层（节点、轨道、跨机架）",
+    _A("all_reduce", "tiers", "multi-level hierarchical (node, rail, racks)",
        tiers.allreduce_tiers, scope="topology", params=("inter_algorithm",),
        aliases=("multilevel", "three_tier"), topologies=(TwoLevel, ThreeTier),
        needs="the multi-level all-reduce needs a TwoLevel or ThreeTier topology"),
-    _A("all_reduce", "leader", "hierarchical via node leaders", "分层（经节点主卡）",
+    _A("all_reduce", "leader", "hierarchical via node leaders",
        full_buffer.allreduce_leader, scope="topology", params=("inter_algorithm",),
        aliases=("leader_hierarchical",), topologies=(TwoLevel,),
        needs="the leader-based hierarchical all-reduce needs a TwoLevel topology"),
-    _A("all_reduce", "torus_rings", "torus, full ring per dimension", "环面按维完整环",
+    _A("all_reduce", "torus_rings", "torus, full ring per dimension",
        full_buffer.allreduce_torus_rings, scope="topology", topologies=(Torus,),
        needs="the full-ring torus all-reduce needs a Torus topology"),
     # ------------------------------------------------------------------ broadcast / reduce
-    _A("broadcast", "binomial", "binomial tree", "二项树", trees.binomial_broadcast,
+    _A("broadcast", "binomial", "binomial tree", trees.binomial_broadcast,
        cost.broadcast_binomial, aliases=("tree",)),
-    _A("broadcast", "flat", "flat", "根直接发", direct.broadcast_flat, cost.broadcast_flat),
-    _A("broadcast", "chain", "pipelined chain", "流水线链", ring.broadcast_chain,
+    _A("broadcast", "flat", "flat", direct.broadcast_flat, cost.broadcast_flat),
+    _A("broadcast", "chain", "pipelined chain", ring.broadcast_chain,
        cost.broadcast_chain, params=("chunks",)),
-    _A("broadcast", "scatter_allgather", "scatter + all-gather", "scatter + all-gather",
+    _A("broadcast", "scatter_allgather", "scatter + all-gather",
        ring.broadcast_scatter_allgather, cost.broadcast_scatter_allgather),
-    _A("reduce", "binomial", "binomial tree", "二项树", trees.binomial_reduce, cost.reduce_binomial,
+    _A("reduce", "binomial", "binomial tree", trees.binomial_reduce, cost.reduce_binomial,
        aliases=("tree",)),
-    _A("reduce", "flat", "flat", "直接归约到根", direct.reduce_flat, cost.reduce_flat),
+    _A("reduce", "flat", "flat", direct.reduce_flat, cost.reduce_flat),
     # ------------------------------------------------------------------ RS / AG / A2A
-    _A("reduce_scatter", "ring", "ring", "ring", ring.ring_reduce_scatter, cost.reduce_scatter_ring),
-    _A("reduce_scatter", "rh", "recursive halving", "递归减半", butterfly.halving_reduce_scatter,
+    _A("reduce_scatter", "ring", "ring", ring.ring_reduce_scatter, cost.reduce_scatter_ring),
+    _A("reduce_scatter", "rh", "recursive halving", butterfly.halving_reduce_scatter,
        cost.reduce_scatter_rh, aliases=("recursive_halving",), pow2=True),
-    _A("all_gather", "ring", "ring", "ring", ring.ring_all_gather, cost.all_gather_ring),
-    _A("all_gather", "rd", "recursive doubling", "递归倍增", butterfly.doubling_all_gather,
+    _A("all_gather", "ring", "ring", ring.ring_all_gather, cost.all_gather_ring),
+    _A("all_gather", "rd", "recursive doubling", butterfly.doubling_all_gather,
        cost.all_gather_rd, aliases=("recursive_doubling",), pow2=True),
-    _A("all_to_all", "direct", "direct (shift)", "直接交换（移位）", alltoall.alltoall_direct,
+    _A("all_to_all", "direct", "direct (shift)", alltoall.alltoall_direct,
        cost.all_to_all_direct),
-    _A("all_to_all", "hierarchical", "hierarchical (by rail)", "分层（按轨道）",
+    _A("all_to_all", "hierarchical", "hierarchical (by rail)",
        alltoall.alltoall_hierarchical, scope="topology", topologies=(TwoLevel,),
        needs="the hierarchical all-to-all needs a TwoLevel topology"),
-    _A("all_to_all_v", "direct", "direct (shift)", "直接交换（移位）", alltoall.alltoall_v_direct),
-    _A("all_to_all_v", "hierarchical", "hierarchical (by rail)", "分层（按轨道）",
+    _A("all_to_all_v", "direct", "direct (shift)", alltoall.alltoall_v_direct),
+    _A("all_to_all_v", "hierarchical", "hierarchical (by rail)",
        alltoall.alltoall_v_hierarchical, scope="topology", topologies=(TwoLevel,),
        needs="the hierarchical all_to_all_v needs a TwoLevel topology"),
 ]
@@ -208,11 +201,6 @@ def names(collective: str, with_closed_form: bool = False, *, topology: Topology
     return tuple(a.name for a in ALGORITHMS[collective].values()
                  if (a.closed_form is not None or not with_closed_form)
                  and (topology is None or a.runs_on(topology, p)))
-
-
-def display_name(collective: str, name: str, lang: str = "en") -> str:
-    """The algorithm's name as the book prints it in ``lang``."""
-    return algorithm(collective, name).label(lang)
 
 
 def predict(collective: str, name: str, p: int, n: float, alpha: float, beta: float, **params) -> float:

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ... import collectives as coll
-from ...collectives import crossover, display_name, predict
+from ...collectives import crossover, predict
 from ...collectives.butterfly import butterfly_pairs
 from ...comm_sim import VirtualCluster
 from ...cost import crossover_tree_ring, lower_bound_bytes
@@ -31,6 +31,7 @@ from ...hardware import IB_NDR, NVLINK4, Link
 from ...topology import Ring, Switch, Torus, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_time, us
 from ..cheatsheet import measure
+from ..names import display_name
 from ..tables import Table, bilingual, bilingual_notes
 from .boxes import BOX_LINKS
 

@@ -21,7 +21,7 @@ import zlib
 import numpy as np
 
 from ... import collectives as coll
-from ...collectives import crossover, display_name, t_allreduce_hierarchical, t_formula
+from ...collectives import crossover, t_allreduce_hierarchical, t_formula
 from ...comm_sim import VirtualCluster
 from ...compression import TopK, compression_decision, least_squares, train_sgd, update_at_optimum
 from ...cost import LogP, p2p_time
@@ -32,6 +32,7 @@ from ...overlap import transfer_beside_compute
 from ...parallelism import min_microbatches, pipeline_bubble_fraction
 from ...topology import Switch, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_time
+from ..names import display_name
 from ..tables import Table, bilingual, bilingual_notes, fmt_pct
 from .boxes import BOX_LINKS, link_name
 from .perf_numbers import NM13

@@ -41,6 +41,7 @@ from ...cost import allreduce_naive, allreduce_ring
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch
 from ...units import GB, MB, fmt_bytes, fmt_time
+from ..names import display_name
 from ..plots import PALETTE, book_style
 from ..tables import Table
 from .boxes import BOX_LINKS, link_name
@@ -313,7 +314,7 @@ def primitives_table(p: int = 64, n: float = 100 * MB, link: Link = IB_NDR_CHAPT
     labels = {lang: dict(_PRIM_TEXT[lang]) for lang in ("en", "zh")}
     for lang in labels:
         for r in PRIMITIVE_ROWS:
-            labels[lang][f"{r.collective}:{r.algorithm}"] = coll.display_name(r.collective, r.algorithm, lang)
+            labels[lang][f"{r.collective}:{r.algorithm}"] = display_name(r.collective, r.algorithm, lang)
     size = fmt_bytes(n)
     return Table(
         key="ch1-primitives",

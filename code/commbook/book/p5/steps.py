@@ -25,10 +25,10 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from ... import collectives as coll
-from ...collectives import display_name
 from ...comm_sim import VirtualCluster
 from ...hardware import NVLINK4
 from ...topology import Switch
+from ..names import display_name
 from ..plots import PALETTE, book_style, label
 
 __all__ = ["fig_collectives", "fig_ring_trace", "fig_allreduce_steps"]
