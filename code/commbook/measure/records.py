@@ -33,7 +33,11 @@ _TEST_NAMES = {"alltoall": "all_to_all", "sendrecv": "send_recv", "allreduce": "
 def collective_name(test: str) -> str:
     """Normalize an nccl-tests binary name to commbook's collective name:
     ``all_reduce_perf`` → ``all_reduce``, ``alltoall_perf`` → ``all_to_all``,
-    ``sendrecv_perf`` → ``send_recv``."""
+    ``sendrecv_perf`` → ``send_recv``.
+
+    >>> collective_name("all_reduce_perf"), collective_name("alltoall_perf"), collective_name("sendrecv_perf_mpi")
+    ('all_reduce', 'all_to_all', 'send_recv')
+    """
     base = re.sub(r"_perf(_mpi)?$", "", str(test).strip())
     return _TEST_NAMES.get(base, base)
 
@@ -61,7 +65,17 @@ def check_collective(collective, name: str = "collective") -> str:
 def with_collective(run: "Run", collective: str | None) -> "Run":
     """``run`` with its collective: the log's own, or ``collective`` (checked by
     :func:`check_collective`) where the log does not name one; ``ValueError`` naming
-    ``collective`` when the log names a different one."""
+    ``collective`` when the log names a different one.
+
+    >>> from commbook.measure import load_log
+    >>> run = load_log("h100x8_nvswitch_nccl2.29.2_nccl-tests.log")[0]
+    >>> with_collective(run, "all_reduce_perf").collective
+    'all_reduce'
+    >>> with_collective(run, "all_gather")
+    Traceback (most recent call last):
+    ...
+    ValueError: collective='all_gather', but the log says it measured 'all_reduce' (all_reduce_perf)
+    """
     if collective is None:
         return run
     c = check_collective(collective)
@@ -75,7 +89,11 @@ def with_collective(run: "Run", collective: str | None) -> "Run":
 
 def printed_half_unit(text: str) -> float:
     """Half a unit of the last printed digit: ``"182.87"`` → 0.005, ``"15668.1"`` → 0.05,
-    ``"16240"`` → 0.5 (in the printed unit)."""
+    ``"16240"`` → 0.5 (in the printed unit).
+
+    >>> printed_half_unit("182.87"), printed_half_unit("15668.1"), printed_half_unit("16240")
+    (0.005, 0.05, 0.5)
+    """
     s = str(text).strip().replace("_", "").replace(",", "")
     if not re.fullmatch(r"[+-]?\d+(\.\d*)?", s):
         raise ValueError(f"not a printed decimal number: {text!r}")
@@ -95,7 +113,11 @@ _KIND = {"size": int, "count": int, "root": int, "#wrong": int}
 
 
 class Cell(NamedTuple):
-    """Where a cell is: line, 1-based field, column name and placement (for messages)."""
+    """Where a cell is: line, 1-based field, column name and placement (for messages).
+
+    >>> Cell(3, 6, "time", "out_of_place").fail("1.5.0", "is not a number")
+    ValueError("line 3, column 6 ('time', out-of-place): '1.5.0' is not a number")
+    """
 
     lineno: int
     field: int
@@ -110,7 +132,15 @@ class Cell(NamedTuple):
 
 def parse_cell(text: str, cell: Cell):
     """A numeric cell: an integer (digit separators ``_`` anywhere, ``,`` only as
-    thousands) or a finite decimal number, at least the column's lowest value."""
+    thousands) or a finite decimal number, at least the column's lowest value.
+
+    >>> parse_cell("1,048,576", Cell(3, 1, "size", None)), parse_cell("182.87", Cell(3, 6, "time", None))
+    (1048576, 182.87)
+    >>> parse_cell("1,5", Cell(3, 6, "time", "out_of_place"))
+    Traceback (most recent call last):
+    ...
+    ValueError: line 3, column 6 ('time', out-of-place): '1,5' has a comma: nccl-tests prints a decimal point and no thousands separators (is it 1.5 or 15?)
+    """
     kind = _KIND.get(cell.name, float)
     if kind is int:
         if _RE_INT.fullmatch(text) or _RE_INT_COMMAS.fullmatch(text):
@@ -161,7 +191,16 @@ class Shapes:
     1 below 10^4, none above; errors %5.0le).  A cell printed with fewer decimals than a
     value of its own order of magnitude or larger, or an error shorter than every other
     error, was cut: the log ends inside its last row.  Only a table's last row can end so,
-    and only its last row is judged (against all the others), when the table ends."""
+    and only its last row is judged (against all the others), when the table ends.
+
+    Times of the same order printed with two decimals, then one: the last row was cut:
+
+    >>> shapes = Shapes()
+    >>> for i, t in enumerate(["182.87", "313.66", "564.7"]):
+    ...     shapes.add_row([(t, Cell(i + 1, 6, "time", None))])
+    >>> shapes.cut()
+    ('564.7', Cell(lineno=3, field=6, name='time', placement=None))
+    """
 
     def __init__(self):
         self.most: dict[tuple[str, float], int] = {}      # (family, magnitude) -> most decimals
@@ -200,7 +239,13 @@ class Shapes:
 
 @dataclass(frozen=True)
 class Device:
-    """One ``#  Rank r Group g Pid … on host device d [bus] name`` line."""
+    """One ``#  Rank r Group g Pid … on host device d [bus] name`` line.
+
+    >>> from commbook.measure import load_log
+    >>> dev = load_log("h100x8_nvswitch_nccl2.29.2_nccl-tests.log")[0].devices[7]
+    >>> dev.rank, dev.device, dev.bus_id, dev.name
+    (7, 7, '0000:df:00', 'NVIDIA H100 80GB HBM3')
+    """
 
     rank: int
     host: str
@@ -220,6 +265,11 @@ class Timing:
     deviation from the expected result, as printed: ``5e-07``), which those releases
     printed instead of ``#wrong``.
     ``printed`` holds the (time, algbw, busbw) cells as printed (``None`` where absent).
+
+    >>> from commbook.measure import load_log
+    >>> t = load_log("h100x8_nvswitch_nccl2.29.2_nccl-tests.log")[0].rows[0].out_of_place
+    >>> round(t.time * 1e6, 2), t.busbw / 1e9, t.printed   # 32 MiB all-reduce on 8 x H100
+    (182.87, 321.1, ('182.87', '183.49', '321.10'))
     """
 
     time: float | None
@@ -237,6 +287,13 @@ class Row:
     ``size`` is in bytes as nccl-tests reports it (the buffer per rank for all-reduce,
     reduce-scatter and all-to-all; the gathered output for all-gather).  ``size_label`` is
     the source's own text when it wrote a label ("132K") instead of a byte count.
+
+    >>> from commbook.measure import load_log
+    >>> row = load_log("h100x8_nvswitch_nccl2.29.2_nccl-tests.log")[0].rows[0]
+    >>> row.size, row.count, row.dtype, row.timing("in_place").busbw / 1e9
+    (33554432, 4194304, 'double', 321.08)
+    >>> load_log("azure_nd_h100_v5_allreduce_busbw.md")[0].rows[0].size_label
+    '1K'
     """
 
     size: int
@@ -265,6 +322,13 @@ class Run:
     the command line's ``-g``/``-t``, or the caller.  ``columns`` are the table's columns as
     printed and ``missing_columns`` the nccl-tests columns it lacks (``in-place`` when only
     one placement is printed).  ``avg_busbw`` is the log's "Avg bus bandwidth" (bytes/s).
+
+    >>> from commbook.measure import load_log
+    >>> run = load_log("h100x8_nvswitch_nccl2.29.2_nccl-tests.log")[0]
+    >>> run.test, run.nranks, run.nccl_version, len(run), run.avg_busbw / 1e9
+    ('all_reduce_perf', 8, '2.29.2', 10, 437.957)
+    >>> round(float(run.times()[-1]) * 1e3, 4), float(run.column("busbw")[-1]) / 1e9   # 16 GiB
+    (62.3407, 482.27)
     """
 
     rows: tuple[Row, ...]
