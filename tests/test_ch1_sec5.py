@@ -25,7 +25,7 @@ from commbook.collectives import t_allreduce_hierarchical, t_formula
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR_CHAPTER, ICI_V5E, NVLINK4_CHAPTER
 from commbook.topology import SwitchTree, Torus, TwoLevel, ring_order
-from commbook.units import GB, KB, MB, fmt_bytes, ms
+from commbook.units import GB, KB, MB, fmt_bytes, fmt_ratio, fmt_time, ms
 
 NV, IB = NVLINK4_CHAPTER, IB_NDR_CHAPTER
 ST = hn.CHAPTER_STATED
@@ -44,10 +44,10 @@ def _by_gid(fig, kind: str) -> dict:
 # ============================================================================ tiers
 def test_tier_table_nine_times_and_the_mixed_eighteen():
     t = hn.tier_numbers()
-    assert t["ratio"] == t["ratio_both"] == 9 == ST["tier_ratio"]
-    assert t["nv_both"] == ST["tier_bw"] == 2 * 450e9        # the printed 900 GB/s is both directions
-    assert t["mixed"] == 18 == ST["fig8_ratio"]              # 900 / 50: two conventions at once
-    assert t["bars"] == pytest.approx(7.0) and t["bars"] not in (9, 18)
+    assert t.ratio_x == t.ratio_both_x == 9 == ST["tier_ratio"]
+    assert t.nv_both_Bps == ST["tier_bw"] == 2 * 450e9 == t.printed_Bps   # the printed 900 GB/s is both directions
+    assert t.mixed_x == 18 == ST["fig8_ratio"]               # 900 / 50: two conventions at once
+    assert t.bars_x == pytest.approx(7.0) and t.bars_x not in (9, 18)
     table = hn.tier_table()
     assert [r["ratio"] for r in table.rows] == [9.0, 1.0]
     for lang in ("en", "zh"):
@@ -471,14 +471,26 @@ def test_page_glues_the_ring_nccl_runs(page_glue):
     where the hierarchy overtakes, each value recomputed here from a written-out form."""
     g, ib, M = page_glue, BOX_LINKS["nm1.6"], 1e9
     hier = 2 * 7 * (NV.alpha + M / (8 * NV.beta)) + 2 * 7 * (ib.alpha + M / (64 * ib.beta))
-    assert g["nm_ring_bw"] == f"{2 * 63 / 64 * M / 8 / ib.beta / ms:.2f} ms" == "4.92 ms"
-    assert g["nm_c_ring"] == f"{_ring_pxn(64, 8, M, NV, ib) / ms:.2f} ms" == "5.30 ms"
-    assert g["nm_c_slower"] == f"{hier / _ring_pxn(64, 8, M, NV, ib):.3g}×"
-    assert g["nm_x"] == "4.82×" and g["nm_c_flat"] == f"{2 * 63 * (ib.alpha + M / (64 * ib.beta)) / ms:.2f} ms"
-    assert g["tt_ring"] == f"{_ring_pxn(128, 8, M, NV, IB) / ms:.2f} ms" == "5.47 ms"
+    assert g["nm_ring_bw_s"] == fmt_time(2 * 63 / 64 * M / 8 / ib.beta, 3) == "4.92 ms"
+    assert g["nm_c_ring_s"] == fmt_time(_ring_pxn(64, 8, M, NV, ib), 3) == "5.3 ms"
+    assert g["nm_c_slower_x"] == fmt_ratio(hier / _ring_pxn(64, 8, M, NV, ib))
+    assert g["nm_speedup_x"] == "4.82×" and g["nm_c_flat_s"] == fmt_time(2 * 63 * (ib.alpha + M / (64 * ib.beta)))
+    assert g["tt_ring_s"] == fmt_time(_ring_pxn(128, 8, M, NV, IB), 3) == "5.47 ms"
     N = next(N for N in range(2, 4096) if _hier(N, 8, M, NV, ib) < _ring_pxn(8 * N, 8, M, NV, ib))
-    assert g["wh_N1"] == str(N) and g["wh_p1"] == f"{8 * N:,}"
-    assert g["wh_a_ring"] == f"{2 * (8 * N - 1) * ib.alpha / ms:.2f} ms"
+    assert g["wh_nodes1"] == str(N) and g["wh_p1"] == f"{8 * N:,}"
+    assert g["wh_a_ring_s"] == fmt_time(2 * (8 * N - 1) * ib.alpha, 3)
+    # the check on 16 nodes: the hierarchy and NCCL's ring, written out
+    assert g["q16_total_s"] == fmt_time(_hier(16, 8, M, NV, ib))
+    assert g["q16_ring_s"] == fmt_time(_ring_pxn(128, 8, M, NV, ib), 3)
+
+
+def test_fig8_nic_bytes_are_the_hand_count(fig8):
+    """The simulator's bytes through each card (rail phase, and the leader's card) are
+    those of the hand count of tier_budgets.phase_link_bytes."""
+    from commbook.book.ch1 import tier_budgets as TB
+    check = TB.phase_link_bytes(fig8["topology"], fig8["n"])["nic_per_gpu"]
+    assert max(fig8["phases"]["rail all-reduce"]["nic"].values()) == pytest.approx(check["rails"], rel=REL)
+    assert fig8["nic"]["leader"]["gpu0.nic.out"] == pytest.approx(check["leader"], rel=REL)
 
 
 def test_sharp_on_ethernet_names_infiniband_sharp():

@@ -12,6 +12,8 @@ half of §1.5 (torus, rails, placement) is in :mod:`.hierarchy_routing`, the fig
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ... import collectives as coll
@@ -27,7 +29,7 @@ from ...units import GB, MB, fmt_bytes, fmt_time, ms
 from ..tables import Table, bilingual, bilingual_notes, fmt_fixed, fmt_gbps, fmt_ratio
 from .boxes import BOX_LINKS, link_name
 
-__all__ = ["CHAPTER_STATED", "TIERS", "tier_numbers", "tier_table", "nm16", "nm16_table",
+__all__ = ["CHAPTER_STATED", "TIERS", "Tiers", "tier_numbers", "tier_table", "nm16", "nm16_table",
            "three_tier", "three_tier_table", "WHERE_CASES", "where_cases", "where_table", "OVERTAKE_SIZES",
            "overtake", "overtake_table", "SHARP_SETTING", "sharp_curves", "sharp_sim"]
 
@@ -54,23 +56,37 @@ between nodes (Table 1's presets)."""
 
 
 # ============================================================================ the tier table
-def tier_numbers() -> dict:
-    """One direction and both directions of each tier, their ratio (the same either
-    way), and the ratio that mixes the two conventions (NVLink's both-direction total over
-    InfiniBand's one direction)."""
+@dataclass(frozen=True)
+class Tiers:
+    """One direction and both directions of each tier, their ratio (the same either way),
+    the ratio that mixes the two conventions (NVLink's both-direction total over
+    InfiniBand's one direction), Figure 8's bars, and the table's printed NVLink figure."""
+    nv_one_Bps: float
+    nv_both_Bps: float
+    ib_one_Bps: float
+    ib_both_Bps: float
+    ratio_x: float
+    ratio_both_x: float
+    mixed_x: float
+    bars_x: float
+    printed_Bps: float
+
+
+def tier_numbers() -> Tiers:
+    """:class:`Tiers` of :data:`TIERS`."""
     nv, ib = TIERS
-    return {"nv_one": nv.beta, "nv_both": 2 * nv.beta, "ib_one": ib.beta, "ib_both": 2 * ib.beta,
-            "ratio": nv.beta / ib.beta, "ratio_both": (2 * nv.beta) / (2 * ib.beta),
-            "mixed": 2 * nv.beta / ib.beta,
-            "bars": CHAPTER_STATED["fig8_bars"][0] / CHAPTER_STATED["fig8_bars"][1]}
+    bars = CHAPTER_STATED["fig8_bars"]
+    return Tiers(nv_one_Bps=nv.beta, nv_both_Bps=2 * nv.beta, ib_one_Bps=ib.beta, ib_both_Bps=2 * ib.beta,
+                 ratio_x=nv.beta / ib.beta, ratio_both_x=(2 * nv.beta) / (2 * ib.beta), mixed_x=2 * nv.beta / ib.beta,
+                 bars_x=bars[0] / bars[1], printed_Bps=CHAPTER_STATED["tier_bw"])
 
 
 def tier_table() -> Table:
     """The bandwidth tiers: link, one direction, both directions, ratio to InfiniBand."""
     t = tier_numbers()
-    rows = [{"tier": "intra", "link": TIERS[0].name, "one": t["nv_one"], "both": t["nv_both"],
-             "ratio": t["ratio"]},
-            {"tier": "inter", "link": TIERS[1].name, "one": t["ib_one"], "both": t["ib_both"], "ratio": 1.0}]
+    rows = [{"tier": "intra", "link": TIERS[0].name, "one": t.nv_one_Bps, "both": t.nv_both_Bps,
+             "ratio": t.ratio_x},
+            {"tier": "inter", "link": TIERS[1].name, "one": t.ib_one_Bps, "both": t.ib_both_Bps, "ratio": 1.0}]
     tiers = {"intra": bilingual("in the node", "节点内"), "inter": bilingual("between nodes", "节点间")}
     return Table(
         key="ch1-tiers",
