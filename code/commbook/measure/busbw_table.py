@@ -32,6 +32,15 @@ def resolve_size_label(label: str, convention: str = "powers_of_two") -> int:
     decimal leading digits, give or take one in the last digit (65536 → "65K", 131072 →
     "131K" or "132K", 2³⁰ → "1G"); a label that fits no power of two raises ``ValueError``.
     A label with an explicit ``KiB``/``MiB`` is binary whatever the convention.
+
+    >>> resolve_size_label("1K"), resolve_size_label("131K"), resolve_size_label("132K"), resolve_size_label("8G")
+    (1024, 131072, 131072, 8589934592)
+    >>> resolve_size_label("1K", "decimal"), resolve_size_label("4MiB", "decimal")
+    (1000, 4194304)
+    >>> resolve_size_label("100K")
+    Traceback (most recent call last):
+    ...
+    ValueError: size label '100K' is not a power of two written in binary or decimal units
     """
     if convention not in ("decimal", "binary", "powers_of_two"):
         raise ValueError(f"convention must be 'decimal', 'binary' or 'powers_of_two', got {convention!r}")
@@ -69,6 +78,12 @@ def parse_busbw_markdown(text: str, collective: str | None = None, nranks: int |
     ``placement`` is the placement the source states (in-place for nccl-tests' summary
     tables); ``sizes`` is the label convention of :func:`resolve_size_label`.  Times are
     not in such a table: :meth:`Run.times` derives them from busbw.
+
+    An 8-GPU all-reduce of 8 GiB at 440 GB/s of busbw took 2·7/8 · 2³³ B / 440 GB/s:
+
+    >>> run = parse_busbw_markdown("allreduce on 8x H100\\n| Size | busbw (GB/s) |\\n|--|--|\\n| 8G | 440 |")
+    >>> run.collective, run.nranks, run.rows[0].size, round(float(run.times()[0]) * 1e3, 4)
+    ('all_reduce', 8, 8589934592, 34.1645)
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")

@@ -51,6 +51,12 @@ class Fit:
     ``inf`` when the fitted 1/β is not positive (the data show no bandwidth term), and
     ``alpha`` may come out negative when the sizes do not reach the latency-bound range:
     both are reported as fitted, and ``warnings`` says so.
+
+    >>> from commbook.collectives import predict
+    >>> ns = [1e3 * 2 ** k for k in range(21)]
+    >>> f = fit(ns, [predict("all_reduce", "ring", 8, n, 5e-6, 50e9) for n in ns], "all_reduce", "ring", 8)
+    >>> round(f.n_half), f.rms_rel < 1e-12, f.warnings   # αβ = 5 µs x 50 GB/s
+    (250000, True, ())
     """
 
     alpha: float
@@ -104,6 +110,12 @@ def model_coefficients(collective: str, algorithm: str, p: int, sizes) -> tuple[
 
     b = T(n; α=0, β=1) and a = T(n; α=1, β=1) − b.  Raises ``ValueError`` if the closed form
     is not linear in α and 1/β at some size (checked at α = 2, β = 1/2 and α = 3, β = 4).
+
+    The ring all-reduce on 8 ranks: a = 2(p − 1) = 14, b = 2(p − 1)n/p = 1.75 n:
+
+    >>> a, b = model_coefficients("all_reduce", "ring", 8, [0, 1e6])
+    >>> a.tolist(), b.tolist()
+    ([14.0, 14.0], [0.0, 1750000.0])
     """
     p = check_p(p)
     a, b = [], []
@@ -178,6 +190,15 @@ def fit_point_to_point(sizes, times, weighting: str = "relative") -> Fit:
 
     On collective data this is the wrong model: on a ring all-reduce it returns
     2(p−1)α and β·p/(2(p−1)) — see the module docstring.
+
+    A perfect fit to an 8-rank ring at α = 5 µs, β = 50 GB/s, with the wrong meaning:
+    α' = 14α, β' = 50 · 8/14 GB/s:
+
+    >>> from commbook.collectives import predict
+    >>> ns = [1e3 * 2 ** k for k in range(21)]
+    >>> f = fit_point_to_point(ns, [predict("all_reduce", "ring", 8, n, 5e-6, 50e9) for n in ns])
+    >>> round(f.alpha * 1e6, 6), round(f.beta / 1e9, 4), f.max_rel < 1e-12
+    (70.0, 28.5714, True)
     """
     n, t = _arrays(sizes, times)
     return _solve(np.ones_like(n), n, n, t, "point-to-point", weighting)

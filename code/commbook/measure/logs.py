@@ -42,7 +42,11 @@ every row): 16, 32, 96, 72, 128 and ~1,440.  Three differ from the file names' 1
 
 
 def available_logs() -> tuple[str, ...]:
-    """Names (paths relative to :data:`LOG_DIR`) of the logs there, PROVENANCE.md excluded."""
+    """Names (paths relative to :data:`LOG_DIR`) of the logs there, PROVENANCE.md excluded.
+
+    >>> "multinode/h100x16_gcp_a3mega_tcpxo_allreduce.log" in available_logs()
+    True
+    """
     if not LOG_DIR.is_dir():
         return ()
     return tuple(sorted(p.relative_to(LOG_DIR).as_posix() for p in LOG_DIR.rglob("*")
@@ -53,7 +57,20 @@ def load_log(name: str, **kwargs) -> tuple[Run, ...]:
     """Parse one log of :data:`LOG_DIR`: ``.md`` files with :func:`parse_busbw_markdown`,
     anything else with :func:`parse_nccl_tests`; always a tuple of runs.  For a log of
     :data:`STATED`, ``nranks`` defaults to the stated count and a run that names no
-    collective gets the stated one (with a note)."""
+    collective gets the stated one (with a note).
+
+    The 8 x H100 log holds five tests; a multi-node excerpt gets its stated collective:
+
+    >>> [run.collective for run in load_log("h100x8_nvswitch_nccl2.29.2_nccl-tests.log")]
+    ['all_reduce', 'all_gather', 'reduce_scatter', 'all_to_all', 'send_recv']
+    >>> run, = load_log("multinode/h100x16_gcp_a3mega_tcpxo_allreduce.log")
+    >>> run.collective, run.nranks
+    ('all_reduce', 16)
+    >>> load_log("nope.log")
+    Traceback (most recent call last):
+    ...
+    ValueError: no log 'nope.log' in ...
+    """
     if not isinstance(name, str) or name not in available_logs():
         raise ValueError(f"no log {name!r} in {LOG_DIR}; available: {', '.join(available_logs()) or 'none'}")
     path = LOG_DIR / name
