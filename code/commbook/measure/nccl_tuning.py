@@ -46,7 +46,11 @@ NCCL_COMMIT = "ebd1e929285881cb4df02c3459588a2e12b2d8c0"
 
 
 def cite(path: str, lines: str) -> str:
-    """'github.com/NVIDIA/nccl v2.29.2-1 (ebd1e92) src/…:lines' — how this module cites."""
+    """'github.com/NVIDIA/nccl v2.29.2-1 (ebd1e92) src/…:lines' — how this module cites.
+
+    >>> cite("src/graph/tuning.cc", "143-148")
+    'github.com/NVIDIA/nccl v2.29.2-1 (ebd1e92) src/graph/tuning.cc:143-148'
+    """
     return f"github.com/NVIDIA/nccl {NCCL_TAG} ({NCCL_COMMIT[:7]}) {path}:{lines}"
 
 
@@ -112,7 +116,11 @@ chosen by compute capability, search.cc:1089-1091)."""
 
 
 def speed_key(cc: int) -> int:
-    """Key of the speed arrays for compute capability ``cc``: 100, 90 or 80 (search.cc:1090-1094)."""
+    """Key of the speed arrays for compute capability ``cc``: 100, 90 or 80 (search.cc:1090-1094).
+
+    >>> speed_key(80), speed_key(90), speed_key(103)   # A100, H100, B300
+    (80, 90, 100)
+    """
     return 100 if cc >= 100 else 90 if cc >= 90 else 80
 
 MAXCHANNELS = 64                  # src/include/device.h:86
@@ -130,7 +138,11 @@ multiplies it by nRanks (tuning.cc:547)."""
 
 
 def compcap_index(cc: int) -> int:
-    """Row of the per-generation tables: 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell (tuning.cc:249)."""
+    """Row of the per-generation tables: 0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell (tuning.cc:249).
+
+    >>> [compcap_index(cc) for cc in (70, 80, 90, 100)], LL_MAX_BW[compcap_index(90)][0]
+    ([0, 1, 2, 3], 141.0)
+    """
     return 3 if cc >= 100 else 2 if cc >= 90 else 1 if cc >= 80 else 0
 
 
@@ -151,6 +163,11 @@ def ring_graph(link_bw: float, cc: int) -> tuple[int, float]:
     the speed, unless the speed is < 25 GB/s, or the GPU is newer than SM80 with speed
     < 50 and more than 4 channels.  Pass 2 (search.cc:1194-1200) tries faster speeds with
     the same channel count, which on a switch never fits after a doubling.
+
+    An H100's 18 NVLinks of 20.6 GB/s: 6 channels at 60 GB/s, doubled to 12 at 30:
+
+    >>> ring_graph(18 * NVLINK_BW[90], cc=90)
+    (12, 30.0)
     """
     speeds = SPEED_ARRAY_INTRA[speed_key(cc)]
     i = next((k for k, s in enumerate(speeds) if s <= link_bw), len(speeds) - 1)
@@ -180,7 +197,11 @@ def tree_graph(link_bw: float, cc: int, n_channels: int, ngpus: int) -> tuple[in
     (init.cc:1068-1069, min = max = ring channels); the first speed with ``speed ≤ link_bw``
     and ``nChannels·speed ≤ link_bw·ngpus/(ngpus−1)`` (search.cc:1100-1101) at which a chain
     through the switch fits (``nChannels·speed ≤ link_bw``).  ncclTopoDupChannels cannot add
-    channels here: its limit is min(2·nChannels, maxChannels) = nChannels (search.cc:967)."""
+    channels here: its limit is min(2·nChannels, maxChannels) = nChannels (search.cc:967).
+
+    >>> tree_graph(18 * NVLINK_BW[90], cc=90, n_channels=12, ngpus=8)
+    (12, 30.0)
+    """
     speeds = SPEED_ARRAY_INTRA[speed_key(cc)]
     scaled = link_bw * ngpus / (ngpus - 1)
     for s in speeds:
@@ -199,6 +220,15 @@ def nvls_graph(link_bw: float, cc: int, ngpus: int) -> tuple[int, float, float]:
     ``n·speed ≤ link_bw·ngpus/(ngpus−1)``.  Pass 2 then raises bwInter, one step at a
     time, while it is below ``2·bwIntra`` (search.cc:1201-1204); on one node nothing limits
     it, so it ends at the first speed ≥ 2·bwIntra or the top of the array.
+
+    Eight heads on 8 x H100: 9 x 40 GB/s fits the 370.8 GB/s link, 9 x 50 does not:
+
+    >>> nvls_graph(18 * NVLINK_BW[90], cc=90, ngpus=8)
+    (8, 40.0, 60.0)
+    >>> nvls_graph(12 * NVLINK_BW[80], cc=80, ngpus=8)
+    Traceback (most recent call last):
+    ...
+    ValueError: NVLS needs compute capability >= 9.0 (search.cc:1062)
     """
     if cc < 90:
         raise ValueError("NVLS needs compute capability >= 9.0 (search.cc:1062)")
@@ -222,6 +252,12 @@ def bandwidth(coll: str, algo: str, proto: str, cc: int, nranks: int, n_channels
     ``n_channels`` may be fractional (:mod:`.nccl_model` passes the channels a small
     message actually uses, in graph-channel units); per-channel caps scale with it,
     ``llMaxBw`` (a total) does not.  ``coll``: all_reduce, all_gather or reduce_scatter.
+
+    Ring Simple all-reduce on 8 x H100: 12 channels x 30 GB/s of bus bandwidth, as
+    algorithm bandwidth x nRanks/nsteps = 8/14:
+
+    >>> round(bandwidth("all_reduce", "ring", "Simple", cc=90, nranks=8, n_channels=12, bw_intra=30.0), 4)
+    205.7143
     """
     ci = compcap_index(cc)
     nsteps = 2 * (nranks - 1) if coll == "all_reduce" else nranks - 1
@@ -247,7 +283,13 @@ def bandwidth(coll: str, algo: str, proto: str, cc: int, nranks: int, n_channels
 
 
 def latency(coll: str, algo: str, proto: str, nranks: int) -> float:
-    """NCCL's latency (µs) on one node over NVLink: tuning.cc:353-395 with nNodes = 1."""
+    """NCCL's latency (µs) on one node over NVLink: tuning.cc:353-395 with nNodes = 1.
+
+    Ring Simple all-reduce on 8 ranks: 8.4 + 2·7 x 3.4 µs; NVLS: its 25 µs hop alone:
+
+    >>> round(latency("all_reduce", "ring", "Simple", 8), 6), latency("all_reduce", "nvls", "Simple", 8)
+    (56.0, 25)
+    """
     p = PROTOCOLS.index(proto)
     hw = HW_LAT["nvlink"][algo][p]
     if algo == "ring":
@@ -261,7 +303,11 @@ def latency(coll: str, algo: str, proto: str, nranks: int) -> float:
 
 
 def tree_correction(proto: str, nbytes: float) -> float:
-    """treeCorrectionFactor at log2i(nBytes >> 6) when that is in [0, 23), else 1 (tuning.cc:593-594)."""
+    """treeCorrectionFactor at log2i(nBytes >> 6) when that is in [0, 23), else 1 (tuning.cc:593-594).
+
+    >>> tree_correction("Simple", 64), tree_correction("Simple", 128 * 1024), tree_correction("Simple", 2**40)
+    (0.9, 0.5, 1.0)
+    """
     shifted = int(nbytes) >> 6
     log_size = shifted.bit_length() - 1          # log2i; -1 for 0
     return TREE_CORRECTION[PROTOCOLS.index(proto)][log_size] if 0 <= log_size < 23 else 1.0
