@@ -1,0 +1,119 @@
+"""P5 §5's typed results (book/p5/allreduce_numbers.py, allreduce_measured.py) against the
+closed forms written out here, the numbers the chapter states, and numpy; these are the
+checks the page's cells used to assert."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from commbook.book.glue import fields
+from commbook.book.p5.allreduce_measured import TENSOR, measured_vs_ring
+from commbook.book.p5.allreduce_numbers import (chain_broadcast, crossovers, double_tree, race, ring_cost,
+                                                sharp, sim_check, step_runs)
+from commbook.book.p5.results import link_numbers, versus
+from commbook.book.p5.steps import EXAMPLE_1_1
+from commbook.collectives import all_reduce
+from commbook.comm_sim import VirtualCluster
+from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4
+from commbook.topology import Switch
+from commbook.units import KB, MB
+
+NV = NVLINK4
+
+
+def test_race_bytes_per_device_are_the_textbook_counts():
+    r = race(8, 1 * MB, NV)
+    assert r.ring.sent_per_n == pytest.approx(2 * 7 / 8)          # 2(p-1)/p
+    assert r.rabenseifner.sent_per_n == pytest.approx(2 * 7 / 8)
+    assert r.rd.sent_per_n == pytest.approx(3)                    # log2 p whole buffers
+    assert r.innet.sent_per_n == pytest.approx(1)
+    assert (r.ring.rounds, r.rd.rounds, r.rabenseifner.rounds) == (14, 3, 6)
+    assert r.ring.latency_s == pytest.approx(14 * NV.alpha)
+
+
+def test_race_best_is_the_fastest_software_algorithm():
+    r = race(8, 4 * KB, NV)                                       # §5.3: naive wins at 4 KB
+    assert r.best == "naive" and r.best_time_s == r.naive.time_s
+    assert r.innet.time_s < r.best_time_s
+
+
+def test_ring_cost_is_eq_ring():
+    a, b, p, n = NV.alpha, NV.beta, 8, 4 * MB
+    c = ring_cost(p, n, NV)
+    assert c.time_s == pytest.approx(2 * (p - 1) * (a + n / (p * b)))
+    assert c.latency_s == pytest.approx(2 * (p - 1) * a)
+    # at balance_bytes the two terms are equal
+    n_bal = c.balance_bytes
+    assert 2 * (p - 1) * a == pytest.approx(2 * (p - 1) / p * n_bal / b)
+
+
+def test_double_tree_never_reaches_its_envelope():
+    d = double_tree(8, 256 * MB, NV)
+    assert d.envelope_s == pytest.approx(2 * math.log2(8) * NV.alpha + 2 * 256 * MB / NV.beta)
+    assert d.envelope_s < d.time_s < d.unpiped_s
+
+
+def test_crossovers_match_the_stated_anchors():
+    x = crossovers(8, NV)                                         # demo 03-1's stated boundaries
+    assert x.rd_ring_per_ab == pytest.approx(8.8)
+    assert x.naive_rd_bytes == pytest.approx(81.8e3, rel=1e-3)
+    assert x.rd_rab_bytes == pytest.approx(2.16e6, rel=1e-3)
+    assert (x.rd_ring_num, x.rd_ring_den) == (11, pytest.approx(1.25))
+
+
+def test_sharp_ideal_gain_tends_to_two():
+    s = sharp(8)
+    assert s.ideal_x == pytest.approx(1.75) and s.big_x == pytest.approx(2 * 1023 / 1024)
+    assert s.on_Bps == pytest.approx(s.off_Bps * (1 + s.measured_gain_frac))
+    assert 0 < s.measured_gain_frac < s.ideal_gain_frac
+
+
+def test_sim_check_equal_chunks_are_exact_and_odd_ones_are_not():
+    c = sim_check(8, NV, sizes=(1_000, 8_000))
+    assert c.time_rel < 1e-12 and c.out_rel < 1e-12
+    assert c.odd_rel > 1e-7 and c.odd_algo in c.names
+
+
+def test_step_runs_counts_and_halves():
+    s = step_runs(EXAMPLE_1_1, NV)
+    p, w = len(EXAMPLE_1_1), len(EXAMPLE_1_1[0])
+    assert s.total == ", ".join(str(v) for v in np.sum(EXAMPLE_1_1, axis=0))
+    assert s.ring.sent == 2 * (p - 1) * w // p and s.rd.sent == int(math.log2(p)) * w
+    assert s.rabenseifner.sent == s.ring.sent
+    c = VirtualCluster(Switch(p, NV))
+    arrays = [np.asarray(x) for x in EXAMPLE_1_1]
+    for algo in ("rabenseifner", "tree"):                         # adds first, copies after
+        run = all_reduce(c, arrays, algorithm=algo, trace=True)
+        k = run.rounds // 2
+        assert [bool(st.round.reduce.all()) for st in run.trace] == [True] * k + [False] * k
+    assert set(s.rd.messages.split(", ")) == {str(p)}              # every GPU sends in every round
+
+
+def test_chain_broadcast_against_its_closed_form():
+    p, n, a, b = 8, 8 * MB, ICI_V5E.alpha, ICI_V5E.beta
+    bc = chain_broadcast(p, n, ICI_V5E)
+    T = lambda k: (p - 2 + k) * (a + n / (k * b))
+    assert bc.k_star == pytest.approx(math.sqrt((p - 2) * n / (a * b)))
+    assert bc.t_star_s == pytest.approx((math.sqrt((p - 2) * a) + math.sqrt(n / b)) ** 2)
+    assert bc.best_k == min(range(1, 257), key=T) == 33           # flag F.28: not 32
+    assert bc.best_s == pytest.approx(T(33)) and bc.floor_k == 32
+    nv = chain_broadcast(p, 4 * MB, NV)                           # demo 03-4b: the tree wins
+    assert nv.best_k == int(nv.k_star) == 5 and nv.binomial_s < nv.best_s
+
+
+def test_measured_vs_ring_signs():
+    m = measured_vs_ring(8, NV)
+    assert m.alpha_min_s > 0 and m.first_above_alpha_s < 0       # below β: a positive α; above: none fits
+    assert m.worst_frac < 0.75 and m.first_above_Bps > NV.beta
+    assert m.blog_exact == math.prod(TENSOR) and m.blog_exact_bytes == m.blog_exact
+    assert m.first_above_s < m.first_above_ring_s                 # faster than a ring's bandwidth term
+
+
+def test_results_glue_with_their_units():
+    f = fields("nv", link_numbers(NV))
+    assert f == {"nv_alpha_s": "2 µs", "nv_beta_Bps": "450 GB/s", "nv_n_half_bytes": "900 KB"}
+    v = fields("g", versus(3.0, 2.0))
+    assert v == {"g_diff_s": "1 s", "g_ratio_x": "1.5×", "g_growth_frac": "50%"}
+    assert fields("sm", race(512, 64 * KB, IB_NDR))["sm_ring_rounds"] == "1,022"
