@@ -14,8 +14,9 @@
   the time and busbw NCCL picks for all-reduce, all-gather and reduce-scatter on one
   NVSwitch node; :mod:`.nccl_cluster` (multi-node constants and graphs in :mod:`.nccl_net`)
   on N nodes × G GPUs, with presets of the recorded multi-node logs and
-  :func:`.nccl_cluster.predict_cluster` for a reader's cluster; ``benchmarks/accuracy.py``
-  prints their error against every recorded log.
+  :func:`.nccl_cluster.predict_cluster` for a reader's cluster; both return the records of
+  :mod:`.comparison` (a prediction, and its comparison with a measured run), and
+  ``benchmarks/accuracy.py`` prints their error against every recorded log.
 
 This package sits above the core: it uses :mod:`commbook.bandwidth` and the algorithm
 registry of :mod:`commbook.collectives`; nothing in the core imports it.
