@@ -292,6 +292,33 @@ def test_break_even_communication_time():
     assert D["t_comm"][1] < t < D["t_comm"][0]
 
 
+def test_page_numbers_of_the_when_section():
+    """The break-even extra steps of case a, (c + T)/(c + T/r) − 1 = 42.9 %, is where the
+    library's break-even time is case a's T; case b's change is the extra steps' time less
+    the communication saved, written out."""
+    from commbook.book.ch1 import compression_results as cr
+    D, w = cn.DECISION, cr.when_numbers()
+    c, r, x, steps = D["t_compute"], D["ratio"], D["extra_steps"], D["steps"]
+    ta, tb = D["t_comm"]
+    assert w.x_even_frac == pytest.approx((c + ta) / (c + ta / r) - 1) and round(w.x_even_frac, 3) == 0.429
+    assert cz.break_even_comm_time(c, r, w.x_even_frac) == pytest.approx(ta)
+    db = cz.compression_decision(steps, c, tb, r, x)
+    assert w.b_extra_total_s - w.b_saved_total_s == pytest.approx(db.compressed - db.baseline)
+    assert (w.b_saved_total_s, w.b_extra_total_s) == pytest.approx((steps * tb * 3 / 4, steps * x * (c + tb / 4)))
+
+
+def test_page_numbers_of_blocks_and_the_optimum(runs):
+    """INT8 in blocks of 64 with FP16 scales costs what blocks of 128 with FP32 scales
+    cost, 4·64/66 = 4·128/132; at the optimum FP32 leaves no update, top-1 % and sign do."""
+    from commbook.book.ch1 import compression_results as cr
+    b = cr.block_numbers(cn.block_table(), cn.heavy_tail_table())
+    assert b.fp16_scales_x == pytest.approx(4 * 64 / 66) == pytest.approx(4 * 128 / 132) == pytest.approx(b.r128_x)
+    assert b.fp32_scales_x == pytest.approx(4 * 64 / 68)
+    pr = runs["problem"]
+    assert cz.update_at_optimum(pr, None) < 1e-12
+    assert min(cz.update_at_optimum(pr, cz.TopK(0.01)), cz.update_at_optimum(pr, cz.Sign())) > 1e-3
+
+
 def test_when_figure(runs):
     fig = cf.fig_when("en")
     lines = {l.get_gid(): l for ax in fig.axes for l in ax.get_lines() if l.get_gid()}
@@ -338,7 +365,7 @@ def test_methods_table_flags_the_topk_row():
 def test_pages_carry_the_notes_and_the_checkpoint_link():
     for lang, path in PAGE.items():
         text = path.read_text(encoding="utf-8")
-        for key in ("mt_topk_stated", "mt_topk", "mt_sign_stated", "q_type", "q_levels"):
+        for key in ("mt_topk_stated_x", "mt_topk_x", "mt_sign_stated_x", "q_type", "q_levels"):
             assert f"{{glue:text}}`{key}`" in text, (lang, key)
         assert f"exercises/{lang}/ch1-4" in text
         assert f"({lang}-ch1-comp-fig-conv)" not in text and f":name: {lang}-ch1-comp-fig-conv" in text
