@@ -34,7 +34,11 @@ __all__ = ["hidden_fraction_equal_layers", "SingleNodeCheck", "single_node_check
 def hidden_fraction_equal_layers(n_layers: int, layer_time: float = 1.0) -> float:
     """Share of the all-reduce time hidden behind backward for ``n_layers`` layers whose
     all-reduce and backward both take ``layer_time``: read from the two-stream timeline
-    (it equals (L − 1)/L)."""
+    (it equals (L − 1)/L).
+
+    >>> [round(hidden_fraction_equal_layers(L), 4) for L in (2, 3, 10, 20, 32)]
+    [0.5, 0.6667, 0.9, 0.95, 0.9688]
+    """
     L = check_p(n_layers, "n_layers")
     t = check_nonneg(layer_time, "layer_time", "a time in seconds")
     return layerwise_timeline([t] * L, [t] * L).hidden_fraction
@@ -43,7 +47,12 @@ def hidden_fraction_equal_layers(n_layers: int, layer_time: float = 1.0) -> floa
 @dataclass(frozen=True)
 class SingleNodeCheck:
     """All-reduce time, its share of the step, and the model-state bytes each GPU would
-    need under plain data parallelism (ZeRO stage 0, mixed-precision Adam)."""
+    need under plain data parallelism (ZeRO stage 0, mixed-precision Adam).
+
+    >>> c = SingleNodeCheck(allreduce_time=0.5, step_budget=2.0, memory_per_gpu=1.12e12, gpu_memory=80e9)
+    >>> c.share, c.fits
+    (0.25, False)
+    """
 
     allreduce_time: float
     step_budget: float
