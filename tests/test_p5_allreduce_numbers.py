@@ -117,3 +117,41 @@ def test_results_glue_with_their_units():
     v = fields("g", versus(3.0, 2.0))
     assert v == {"g_diff_s": "1 s", "g_ratio_x": "1.5×", "g_growth_frac": "50%"}
     assert fields("sm", race(512, 64 * KB, IB_NDR))["sm_ring_rounds"] == "1,022"
+
+
+# ----------------------------------------------------------------------------- §4 (semantics_numbers)
+from commbook.book.p5.semantics import demo_02_1                      # noqa: E402
+from commbook.book.p5.semantics_numbers import bounds, broadcast_split, semantics_example  # noqa: E402
+from commbook.collectives import t_broadcast                           # noqa: E402
+from commbook.units import GB, KiB, MiB                                # noqa: E402
+
+
+def test_semantics_example_against_numpy():
+    s = semantics_example(demo_02_1(), device=2)
+    x = np.array([np.arange(4) + 10 * d for d in range(4)])             # demo 02-1's inputs
+    assert s.total == ", ".join(str(v) for v in x.sum(axis=0))
+    assert s.q_rs == str(x.sum(axis=0)[2]) and s.q_a2a == ", ".join(str(v) for v in x[:, 2])
+    assert s.ag_len == x.size
+    with pytest.raises(ValueError, match="device"):
+        semantics_example(demo_02_1(), device=4)
+
+
+def test_broadcast_split_tree_wins_small_scatter_allgather_wins_large():
+    small, large = broadcast_split(8, 32 * KiB, NV), broadcast_split(8, 8 * MiB, NV)
+    assert small.sag.time_s > small.bin.time_s and large.sag.time_s < large.bin.time_s
+    a, b, p, n = NV.alpha, NV.beta, 8, 8 * MiB
+    assert large.sag.time_s == pytest.approx(p * a + 2 * (p - 1) / p * n / b)   # eq. (bcast)
+    assert large.bin.time_s == pytest.approx(math.log2(p) * (a + n / b))
+    assert large.sag.time_s == pytest.approx(t_broadcast("scatter_allgather", p, n, a, b))
+    # the closed forms cross where p·α + 2(p−1)/p·n/β = log₂p·(α + n/β)
+    x = (p - math.log2(p)) * a / ((math.log2(p) - 2 * (p - 1) / p) / b)
+    assert large.cross_bytes == pytest.approx(x)
+    assert (large.sag.root_per_n, large.bin.root_per_n) == (pytest.approx(1.75), pytest.approx(3))
+
+
+def test_bounds_are_patarasuk_yuan():
+    b = bounds(64, 1 * GB, IB_NDR)
+    assert b.all_reduce_per_n == pytest.approx(2 * 63 / 64) and b.all_gather_per_n == pytest.approx(63 / 64)
+    assert b.all_reduce_s == pytest.approx(2 * 63 / 64 * GB / IB_NDR.beta) and b.ratio == pytest.approx(2)
+    r = race(8, 1 * MB, NV)                                              # ring and Rabenseifner meet it
+    assert r.ring.sent_per_n == r.rabenseifner.sent_per_n == pytest.approx(bounds(8, 1, NV).all_reduce_per_n)

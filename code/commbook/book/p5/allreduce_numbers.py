@@ -33,13 +33,16 @@ SIX = ("ring", "rd", "rabenseifner", "tree", "naive", "innet")
 @dataclass(frozen=True)
 class AlgoRun:
     """One simulated all-reduce: its time, rounds, the α those rounds pay (rounds·α) and the
-    bytes the busiest device sends, also in units of the buffer size n."""
+    bytes the busiest device sends, also in units of the buffer size n, beside the least
+    and the mean any device sends (per n)."""
 
     time_s: float
     rounds: int
     latency_s: float
     sent_bytes: float
     sent_per_n: float
+    least_per_n: float
+    mean_per_n: float
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,10 @@ def race(p: int, n: float, link: Link) -> Race:
     runs = {}
     for a in SIX:
         r = all_reduce(c, nbytes=n, algorithm=a)
-        sent = float(np.max(r.bytes_sent))
-        runs[a] = AlgoRun(r.time, r.rounds, r.rounds * link.alpha, sent, sent / n)
+        sent = np.asarray(r.bytes_sent, dtype=float)
+        runs[a] = AlgoRun(r.time, r.rounds, r.rounds * link.alpha, float(sent.max()), float(sent.max() / n),
+                          float(sent.min() / n),
+                          float(sent.mean() / n))
     best = min(SIX[:-1], key=lambda a: runs[a].time_s)
     return Race(p, float(n), **runs, best=best, best_time_s=runs[best].time_s, best_rounds=runs[best].rounds)
 
