@@ -12,7 +12,7 @@ from commbook.measure import points as measured
 from commbook.book.p5 import allreduce, inference, links, semantics, topology
 from commbook.book.p5 import scripts as demos
 from commbook.hardware import IB_HDR, IB_NDR, ICI_V5E, NVLINK4, Link
-from commbook.book.tables import LANGS, Table, fmt_list, fmt_value
+from commbook.book.tables import LANGS, Table, cell_text, list_text
 from commbook.units import GB, KB, MB, KiB, MiB, us
 
 
@@ -559,6 +559,6 @@ def test_table_rejects_bad_input():
 
 
 def test_default_formatters():
-    assert fmt_value(None) == "—" and fmt_value(True) == "✓" and fmt_value(3) == "3"
-    assert fmt_value(0.875) == "0.875" and fmt_value([1, 2]) == "[1, 2]"
-    assert fmt_list(list(range(16))) == "[0, 1, 2, 3, 4, …, 13, 14, 15]"
+    assert cell_text(None) == "—" and cell_text(True) == "✓" and cell_text(3) == "3"
+    assert cell_text(0.875) == "0.875" and cell_text([1, 2]) == "[1, 2]"
+    assert list_text(list(range(16))) == "[0, 1, 2, 3, 4, …, 13, 14, 15]"

@@ -501,7 +501,7 @@ def page_glue_zh() -> dict:
 
 
 def test_across_nodes_glue_is_what_the_functions_return(page_glue, page_glue_zh):
-    from commbook.book.tables import fmt_gbps, fmt_pct
+    from commbook.units import fmt_pct, fmt_rate
     from commbook.measure import nccl_cluster as NC
     from commbook.units import fmt_bytes, fmt_time
 
@@ -518,18 +518,18 @@ def test_across_nodes_glue_is_what_the_functions_return(page_glue, page_glue_zh)
     assert g["x_t_worst"] == fmt_pct(wst(ct, ">= 1 MiB")) and g["x_a_med"] == fmt_pct(med(ca, ">= 1 MiB"))
     assert g["x_t_over"] == fmt_time(ct.overhead, 3) and g["x_a_over"] == fmt_time(ca.overhead, 3)
     nv = NC.graphs(h)["nvls"]
-    assert g["x_h_nvls_bw"] == fmt_gbps(nv.n_channels * nv.bw_inter * 1e9) == "384 GB/s"
-    assert g["x_h_top"] == fmt_gbps(ch.measured[-1]) and g["x_a_pred_top"] == fmt_gbps(ca.prediction.busbw[-1])
+    assert g["x_h_nvls_bw"] == fmt_rate(nv.n_channels * nv.bw_inter * 1e9, 3) == "384 GB/s"
+    assert g["x_h_top"] == fmt_rate(ch.measured[-1], 3) and g["x_a_pred_top"] == fmt_rate(ca.prediction.busbw[-1], 3)
     assert (g["x_a1_ranks"], g["x_h_ranks"], g["x_gb2_ranks"]) == ("32", "96", "128")      # PROVENANCE.md
     lines = MC.cluster_lines()
     (t1, _), (t2, _) = lines["tcpxo"]
-    assert g["x_t1_alpha"] == fmt_time(t1["alpha"], 3) and g["x_t1_beta"] == fmt_gbps(t1["beta"])
-    assert g["x_t2_alpha"] == fmt_time(t2["alpha"], 3) and g["x_t2_beta"] == fmt_gbps(t2["beta"])
+    assert g["x_t1_alpha"] == fmt_time(t1["alpha"], 3) and g["x_t1_beta"] == fmt_rate(t1["beta"], 3)
+    assert g["x_t2_alpha"] == fmt_time(t2["alpha"], 3) and g["x_t2_beta"] == fmt_rate(t2["beta"], 3)
     (g1, g1m), = lines["gb1"]
-    assert g["x_g1_alpha"] == fmt_time(g1["alpha"], 3) and g["x_g1m_beta"] == fmt_gbps(g1m["beta"])
+    assert g["x_g1_alpha"] == fmt_time(g1["alpha"], 3) and g["x_g1m_beta"] == fmt_rate(g1m["beta"], 3)
     rk = MC.racks()
-    assert g["x_g_n"] == fmt_bytes(8 * 2 ** 30, binary=True) and g["x_g_model"] == fmt_gbps(rk["model"]["gb1"])
-    assert g["x_g1_top"] == fmt_gbps(rk["measured"]["gb1"]) and g["x_g20_top"] == fmt_gbps(rk["measured"]["gb20"])
+    assert g["x_g_n"] == fmt_bytes(8 * 2 ** 30, binary=True) and g["x_g_model"] == fmt_rate(rk["model"]["gb1"], 3)
+    assert g["x_g1_top"] == fmt_rate(rk["measured"]["gb1"], 3) and g["x_g20_top"] == fmt_rate(rk["measured"]["gb20"], 3)
     assert g["x_g_release"] == "2.26.2" and g["e_n_logs"] == "9"
 
 

@@ -7,9 +7,8 @@ import re
 import pytest
 
 from commbook import hardware as hw
-from commbook.book.tables import (DEFAULT_SIZES, TABLE_LABELS, fmt_gbps, fmt_pct, link_table,
-                                  render_link_table)
-from commbook.units import GB, KB, MB
+from commbook.book.tables import DEFAULT_SIZES, TABLE_LABELS, link_table, render_link_table
+from commbook.units import GB, KB, MB, fmt_pct, fmt_rate
 
 LINKS = [hw.NVLINK4, hw.NVLINK5, hw.IB_NDR, hw.IB_HDR, hw.PCIE_GEN5, hw.ROCE_100G, hw.ICI_V5E]
 
@@ -19,9 +18,9 @@ def test_anchors_of_the_link_table():
     assert nvl.n_half == pytest.approx(900 * KB)
     assert ib.n_half == pytest.approx(250 * KB)
     assert ici.n_half == pytest.approx(45 * KB)
-    assert fmt_gbps(nvl.eff_bw[0]) == "1.99 GB/s" and fmt_pct(nvl.fraction[0]) == "0.44%"
-    assert fmt_gbps(ib.eff_bw[0]) == "0.787 GB/s" and fmt_pct(ib.fraction[0]) == "1.6%"
-    assert fmt_gbps(ici.eff_bw[0]) == "3.67 GB/s" and fmt_pct(ici.fraction[0]) == "8.2%"
+    assert fmt_rate(nvl.eff_bw[0], 3) == "1.99 GB/s" and fmt_pct(nvl.fraction[0]) == "0.44%"
+    assert fmt_rate(ib.eff_bw[0], 3) == "0.787 GB/s" and fmt_pct(ib.fraction[0]) == "1.6%"
+    assert fmt_rate(ici.eff_bw[0], 3) == "3.67 GB/s" and fmt_pct(ici.fraction[0]) == "8.2%"
 
 
 def test_every_link_gets_half_of_beta_at_its_half_bandwidth_point():
@@ -59,7 +58,7 @@ def test_render_rejects_bad_input():
         render_link_table([])
     with pytest.raises(ValueError):
         link_table([hw.IB_NDR], [-1])
-    assert fmt_gbps(450 * GB) == "450 GB/s"
+    assert fmt_rate(450 * GB, 3) == "450 GB/s" and fmt_rate(1440 * GB, 3) == "1,440 GB/s"
 
 
 def test_only_lecture_demo_keys_get_the_demo_prefix():

@@ -18,8 +18,8 @@ from .. import physics
 from ..measure import fitting as _fit
 from ..measure import load_log
 from ..measure.points import DATA_DIR, load
-from ..units import MiB, fmt_bytes, fmt_time
-from .tables import Table, bilingual, bilingual_notes, fmt_gbps, fmt_pct
+from ..units import MiB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
+from .tables import Table, bilingual, bilingual_notes
 
 __all__ = ["H100_LOG", "A100_LOG", "AZURE_LOG", "NVIDIA", "GLOO", "GLOO_P", "GLOO_OPS", "GLOO_FIT_MAX",
            "Curve", "curve", "log_run", "system_name", "coll_name", "size_text", "wire_rate", "gloo_repeats",
@@ -208,7 +208,7 @@ def gloo_table() -> Table:
                  "zh": ["集合操作", "p", "1 KiB，16 核", "1 KiB，2 核", "1 MiB，16 核", "1 MiB，2 核",
                         "64 MiB 的 busbw，16 核", "64 MiB 的 busbw，2 核"]},
         rows=rows,
-        formats={"t_small16": t, "t_small2": t, "t_mid16": t, "t_mid2": t, "bus16": fmt_gbps, "bus2": fmt_gbps},
+        formats={"t_small16": t, "t_small2": t, "t_mid16": t, "t_mid2": t, "bus16": lambda v: fmt_rate(v, 3), "bus2": lambda v: fmt_rate(v, 3)},
         notes=bilingual_notes(
             ("Times: median of 5 repeats of 10 calls, mean over ranks. Sizes as nccl-tests prints them; "
              "for p = 3 the whole-buffer collectives (all-gather, reduce-scatter, all-to-all) round each "
@@ -248,15 +248,15 @@ def logs_table() -> Table:
                  "zh": ["系统", "集合操作", "大小个数", "范围", "最小尺寸的 busbw", "最大尺寸的 busbw",
                         "busbw 峰值", "峰值 / NVLink 速率"]},
         rows=rows,
-        formats={"bus_small": fmt_gbps, "bus_big": fmt_gbps, "peak": fmt_gbps, "peak_wire": fmt_pct},
+        formats={"bus_small": lambda v: fmt_rate(v, 3), "bus_big": lambda v: fmt_rate(v, 3), "peak": lambda v: fmt_rate(v, 3), "peak_wire": fmt_pct},
         labels=_sys_labels(),
         notes=bilingual_notes(
-            (f"NVLink rate: one direction per GPU, {fmt_gbps(wire_rate('h100'))} for NVLink 4.0 (H100) and "
-             f"{fmt_gbps(wire_rate('a100'))} for NVLink 3.0 (A100). The 8×H100 log prints out-of-place and "
+            (f"NVLink rate: one direction per GPU, {fmt_rate(wire_rate('h100'), 3)} for NVLink 4.0 (H100) and "
+             f"{fmt_rate(wire_rate('a100'), 3)} for NVLink 3.0 (A100). The 8×H100 log prints out-of-place and "
              "in-place (out-of-place shown); the Azure table has in-place busbw only; the A100 table does "
              "not say which placement it kept.",
-             f"NVLink 速率：每块 GPU 单向，NVLink 4.0（H100）为 {fmt_gbps(wire_rate('h100'))}，NVLink 3.0（A100）为 "
-             f"{fmt_gbps(wire_rate('a100'))}。8×H100 日志同时打印 out-of-place 和 in-place（表中取 out-of-place）；"
+             f"NVLink 速率：每块 GPU 单向，NVLink 4.0（H100）为 {fmt_rate(wire_rate('h100'), 3)}，NVLink 3.0（A100）为 "
+             f"{fmt_rate(wire_rate('a100'), 3)}。8×H100 日志同时打印 out-of-place 和 in-place（表中取 out-of-place）；"
              "Azure 的表只有 in-place 的 busbw；A100 的表没说保留的是哪一种。"),
         ),
     )
@@ -280,7 +280,7 @@ def fit_table(fitted: dict | None = None) -> Table:
                         "Largest residual"],
                  "zh": ["系统", "集合操作", "p", "拟合的大小", "α", "β", "αβ", "残差均方根", "最大残差"]},
         rows=rows,
-        formats={"alpha": lambda a: fmt_time(a, 3), "beta": fmt_gbps, "n_half": fmt_bytes,
+        formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda v: fmt_rate(v, 3), "n_half": fmt_bytes,
                  "rms": fmt_pct, "max": fmt_pct},
         labels=_sys_labels(),
         notes=bilingual_notes(

@@ -20,10 +20,10 @@ from ..measure import load_log
 from ..measure import nccl_cluster as NC
 from ..measure.fitting import fit_point_to_point
 from ..measure.nccl_model import TARGETS, WORST_TARGET
-from ..units import MiB, fmt_time
+from ..units import MiB, fmt_pct, fmt_time
 from .measuring import NVIDIA, coll_name, system_name
 from .measuring_models import COMPARED, NODES, comparisons as node_comparisons
-from .tables import Table, bilingual, bilingual_notes, fmt_pct
+from .tables import Table, bilingual, bilingual_notes
 
 __all__ = ["LOGS", "CLUSTERS", "cluster_name", "cluster_comparisons", "all_comparisons", "log_name",
            "accuracy_table", "LINE_BANDS", "line", "cluster_lines", "picks", "log_release", "cluster_misses", "racks",

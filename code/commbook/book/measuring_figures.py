@@ -10,10 +10,9 @@ from matplotlib.ticker import LogLocator
 
 from ..bandwidth import busbw
 from ..collectives import predict
-from ..units import GB
+from ..units import GB, fmt_rate
 from .measuring import GLOO_FIT_MAX, GLOO_P, coll_name, curve, fit_curve, system_name, wire_rate
 from .plots import PALETTE, book_style, log_axis
-from .tables import fmt_gbps
 
 __all__ = ["PANELS", "fit_busbw", "fig_model_vs_measured", "fig_gloo_noise", "fig_p5_curve"]
 
@@ -87,7 +86,7 @@ def fig_model_vs_measured(lang: str = "en", predicted: dict | None = None) -> Fi
                             label=L["nccl"], gid=f"nccl:{op}")
             wire = wire_rate(system)
             if wire is not None:
-                ax.axhline(wire / GB, color=PALETTE[2], ls=":", lw=1.2, label=L["wire"].format(b=fmt_gbps(wire)),
+                ax.axhline(wire / GB, color=PALETTE[2], ls=":", lw=1.2, label=L["wire"].format(b=fmt_rate(wire, 3)),
                            gid="wire")
             log_axis(ax, "x", "bytes")
             ax.xaxis.set_major_locator(LogLocator(base=10, numticks=6))
@@ -151,8 +150,8 @@ def fig_p5_curve(lang: str = "en", data: dict | None = None) -> Figure:
         ax.plot(h.sizes, h.busbw / GB, "o", ms=5, color="0.15", label=L["p5_h100"].format(v=h.version, pl=h.placement.replace("_", "-")),
                 gid="measured:h100")
         ax.plot(d["grid"], d["grid_busbw"] / GB, color=PALETTE[0],
-                label=L["p5_model"].format(a=f"{link.alpha * 1e6:g} µs", b=fmt_gbps(link.beta)), gid="model")
-        ax.axhline(link.beta / GB, color=PALETTE[2], ls=":", lw=1.2, label=L["p5_beta"].format(b=fmt_gbps(link.beta)),
+                label=L["p5_model"].format(a=f"{link.alpha * 1e6:g} µs", b=fmt_rate(link.beta, 3)), gid="model")
+        ax.axhline(link.beta / GB, color=PALETTE[2], ls=":", lw=1.2, label=L["p5_beta"].format(b=fmt_rate(link.beta, 3)),
                    gid="beta")
         ax.plot(d["blog_sizes"], d["blog_busbw"] / GB, "x", ms=8, mew=2, color=PALETTE[3], label=L["p5_blog"],
                 gid="blog")

@@ -11,9 +11,9 @@ from ..bandwidth import busbw
 from ..collectives import t_formula
 from ..hardware import NVLINK4, Link
 from ..measure.points import load
-from ..units import fmt_bytes, fmt_rate, fmt_time
+from ..units import fmt_bytes, fmt_pct, fmt_rate, fmt_time
 from .measuring import curve
-from .tables import Table, bilingual, bilingual_notes, fmt_gbps, fmt_pct
+from .tables import Table, bilingual, bilingual_notes
 
 __all__ = ["BLOG", "alpha_eff", "p5_curve", "p5_table"]
 
@@ -63,8 +63,8 @@ def p5_table(d: dict | None = None) -> Table:
                         "implied α_eff"],
                  "zh": ["n", "实测用时", "实测 busbw", "模型 busbw", "实测 / 模型", "推出的有效 α"]},
         rows=rows,
-        formats={"n": lambda v: fmt_bytes(v, binary=True), "time": lambda v: fmt_time(v, 4), "busbw": fmt_gbps,
-                 "model": fmt_gbps, "ratio": fmt_pct, "alpha_eff": lambda v: fmt_time(v, 3)},
+        formats={"n": lambda v: fmt_bytes(v, binary=True), "time": lambda v: fmt_time(v, 4), "busbw": lambda v: fmt_rate(v, 3),
+                 "model": lambda v: fmt_rate(v, 3), "ratio": fmt_pct, "alpha_eff": lambda v: fmt_time(v, 3)},
         notes=bilingual_notes(
             (f"Measured: nccl-tests all_reduce_perf, {h.placement.replace('_', '-')}, code/commbook/data/measured/nccl-tests/"
              f"{h.source}. Model: ring closed form with α = {fmt_time(link.alpha)} and β = {fmt_rate(link.beta, 3)}. "

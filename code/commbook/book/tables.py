@@ -15,25 +15,26 @@ No pandas.
 """
 from __future__ import annotations
 
+import functools
 import html
-import sys
-import re
 import math
 import numbers
+import re
+import sys
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .names import algorithm_labels  # noqa: F401 (re-exported: the table labels of a collective's algorithms)
+from ..checks import check_size
 from ..cost import effective_bandwidth, half_bandwidth_point
 from ..hardware import Link
-from ..checks import check_size
 from ..units import KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
+from .names import algorithm_labels  # noqa: F401 (re-exported: the table labels of a collective's algorithms)
+from .text import texts
 
 __all__ = [
     "DEFAULT_SIZES", "TABLE_LABELS", "LinkRow", "link_table", "render_link_table",
-    "fmt_pct", "fmt_gbps", "LANGS", "Table", "fmt_value", "fmt_list", "fmt_fixed",
-    "fmt_ratio", "fmt_bw_pct", "bilingual", "bilingual_notes",
+    "LANGS", "Table", "cell_text", "list_text", "bilingual", "bilingual_notes", "builder_name",
 ]
 
 DEFAULT_SIZES: tuple[float, ...] = (4 * KB, 64 * KB, 256 * KB, 1 * MB, 16 * MB, 256 * MB)
@@ -41,25 +42,8 @@ DEFAULT_SIZES: tuple[float, ...] = (4 * KB, 64 * KB, 256 * KB, 1 * MB, 16 * MB, 
 half-bandwidth points of IB (250 KB) and NVLink (900 KB), to 256 MB."""
 
 TABLE_LABELS: dict[str, dict[str, str]] = {
-    "en": {
-        "link": "Link",
-        "alpha": "α (start-up)",
-        "beta": "β (one direction)",
-        "n_half": "n½ = αβ",
-        "at": "n = {size}",
-        "caption": "Effective bandwidth n/T(n) and its share of β at each message size "
-                   "(α–β model; decimal units).",
-    },
-    "zh": {
-        "link": "链路",
-        "alpha": "α（启动延迟）",
-        "beta": "β（单向带宽）",
-        "n_half": "n½ = αβ",
-        "at": "n = {size}",
-        "caption": "各消息大小下的有效带宽 n/T(n)，括号内是它占 β 的比例"
-                   "（α–β 模型；十进制单位）。",
-    },
-}
+    lang: {k: texts("common").get(f"link_table_{k}", lang) for k in ("link", "alpha", "beta", "n_half", "at", "caption")}
+    for lang in ("en", "zh")}
 """Column headers and captions by language."""
 
 
@@ -96,14 +80,9 @@ def link_table(links: Iterable[Link], sizes: Sequence[float] = DEFAULT_SIZES) ->
     return rows
 
 
-def fmt_gbps(bytes_per_s: float) -> str:
-    """A bandwidth in GB/s with 3 significant digits (``'1.99 GB/s'``)."""
-    return fmt_rate(bytes_per_s, digits=3)
-
-
 def _cells(row: LinkRow) -> list[str]:
-    return [row.name, fmt_time(row.alpha, 3), fmt_gbps(row.beta), fmt_bytes(row.n_half)] + [
-        f"{fmt_gbps(b)} ({fmt_pct(f)})" for b, f in zip(row.eff_bw, row.fraction)
+    return [row.name, fmt_time(row.alpha, 3), fmt_rate(row.beta, 3), fmt_bytes(row.n_half)] + [
+        f"{fmt_rate(b, 3)} ({fmt_pct(f)})" for b, f in zip(row.eff_bw, row.fraction)
     ]
 
 
@@ -142,40 +121,19 @@ LANGS: tuple[str, ...] = ("en", "zh")
 """The languages every :class:`Table` carries."""
 
 
-def fmt_fixed(scale: float, decimals: int = 2, unit: str = "") -> Callable[[float], str]:
-    """A formatter printing ``value / scale`` with fixed ``decimals`` (and ``unit``):
-    ``fmt_fixed(us)(28.02e-6) == '28.02'``, ``fmt_fixed(ms, 3, ' ms')(5.1126e-3) == '5.113 ms'``."""
-    def f(value: float) -> str:
-        return f"{value / scale:.{decimals}f}{unit}"
-    return f
-
-
-def fmt_ratio(decimals: int = 2) -> Callable[[float], str]:
-    """A formatter for a dimensionless ratio: ``fmt_ratio(2)(2.0213) == '2.02×'``."""
-    def f(value: float) -> str:
-        return f"{value:.{decimals}f}×"
-    return f
-
-
-def fmt_list(values: Sequence[Any], max_items: int = 8) -> str:
+def list_text(values: Sequence[Any], max_items: int = 8) -> str:
     """A short list: ``[0, 1, 2, 3]``; longer ones keep the first and last items around
     an ellipsis (``[0, 1, 2, 3, 10, …, 31, 32, 33]``)."""
-    items = [fmt_value(v) for v in values]
+    items = [cell_text(v) for v in values]
     if len(items) > max_items:
         head = max_items - 3
         items = items[:head] + ["…"] + items[-3:]
     return "[" + ", ".join(items) + "]"
 
 
-def fmt_bw_pct(cell: Sequence[float]) -> str:
-    """A ``(bytes/s, fraction of β)`` pair: ``'1.99 GB/s (0.44%)'``."""
-    bw, frac = cell
-    return f"{fmt_gbps(bw)} ({fmt_pct(frac)})"
-
-
-def fmt_value(value: Any) -> str:
-    """Default cell formatter: ``None`` → ``'—'``; bool → ✓/✗; int as is; float with 4
-    significant digits; lists/tuples/arrays via :func:`fmt_list`; anything else ``str``."""
+def cell_text(value: Any) -> str:
+    """Default cell text: ``None`` → ``'—'``; bool → ✓/✗; int as is; float with 4
+    significant digits; lists/tuples/arrays via :func:`list_text`; anything else ``str``."""
     if value is None:
         return "—"
     if isinstance(value, bool):
@@ -190,8 +148,20 @@ def fmt_value(value: Any) -> str:
     if hasattr(value, "tolist"):
         value = value.tolist()
     if isinstance(value, (list, tuple)):
-        return fmt_list(value)
+        return list_text(value)
     return str(value)
+
+
+# ------------------------------------------------------------------ for the pages only
+# The chapter pages still import these two from here (and fmt_pct, which is units');
+# the book layer uses commbook.units: fmt_rate(x, 3), fmt_time.  They go once no page
+# imports them (tests/test_layers.py::test_one_formatter_family lists this module).
+fmt_gbps = functools.partial(fmt_rate, digits=3)
+
+
+def fmt_fixed(scale: float, decimals: int = 2, unit: str = "") -> Callable[[float], str]:
+    """``value / scale`` with fixed ``decimals`` and ``unit`` (pages only, see above)."""
+    return lambda value: f"{value / scale:.{decimals}f}{unit}"
 
 
 def _width(text: str) -> int:
@@ -247,12 +217,12 @@ class Table:
         strings, lists of numbers, or ``None`` (rendered "—").  Lists are converted to
         dicts; a dict row may carry extra keys that are not displayed.
     formats : dict column -> callable(value) -> str
-        Per-column formatter (default :func:`fmt_value`), e.g.
-        :func:`commbook.units.fmt_bytes`, :func:`fmt_fixed` ``(us)``, :func:`fmt_pct`.
+        Per-column formatter (default :func:`cell_text`), one of :mod:`commbook.units`'
+        family: :func:`~commbook.units.fmt_bytes`, ``lambda v: fmt_time(v, 3)``, :func:`~commbook.units.fmt_pct`.
     notes : dict lang -> list of str
         Notes printed under the table (flags, sources, derived numbers).
     labels : dict lang -> dict str -> str
-        Display names of string cell values per language (e.g. ``"switch"`` → ``"交换机"``);
+        Display names of string cell values per language (e.g. ``"switch"`` → its Chinese word);
         values without an entry are shown as they are.
     meta : dict
         Derived numbers that are not rows (crossovers, optima), for tests and prose.
@@ -348,7 +318,7 @@ class Table:
             return "—"
         if isinstance(value, str):
             return self.labels.get(lang, {}).get(value, value)
-        return self.formats.get(column, fmt_value)(value)
+        return self.formats.get(column, cell_text)(value)
 
     def cells(self, lang: str = "en") -> list[list[str]]:
         """Every row as displayed text, in ``columns`` order."""
@@ -359,9 +329,7 @@ class Table:
         """The title, after "Demo 03-1:" when the key is a lecture demo id."""
         if not re.fullmatch(r"\d\d-\d[a-z]?", self.key):
             return self.title[lang]
-        word = {"en": "Demo", "zh": "演示"}[lang]
-        return f"{word} {self.key}: {self.title[lang]}" if lang == "en" else \
-            f"{word} {self.key}：{self.title[lang]}"
+        return texts("common").get("table_demo_heading", lang, demo=self.key, title=self.title[lang])
 
     def _numeric(self, column: str) -> bool:
         vals = [r[column] for r in self.rows if r[column] is not None]
@@ -379,8 +347,7 @@ class Table:
         line = lambda cs: "  ".join(_pad(c, w, r) for c, w, r in zip(cs, widths, right)).rstrip()
         out = [self._heading(lang), line(head), "  ".join("-" * w for w in widths)]
         out += [line(r) for r in body]
-        label = {"en": "Note: ", "zh": "注："}[lang]
-        out += [label + n for n in self.notes.get(lang, [])]
+        out += [texts("common").get("table_note", lang, note=n) for n in self.notes.get(lang, [])]
         text = "\n".join(out) + "\n"
         for p in self.parts:
             text += "\n" + p.to_text(lang)

@@ -27,8 +27,8 @@ from ...compression import (FP16, Identity, Int8, Sign, Threshold, TopK, decimal
                             sparse_ratio)
 from ...compression.feedback import ErrorFeedback
 from .inputs import CHAPTER_COMPRESSION_TABLE, NM17, compression_table, napkin_math_1_7  # noqa: F401 (NM17, napkin_math_1_7: for the page)
-from ...units import fmt_bytes
-from ..tables import Table, bilingual, bilingual_notes, fmt_ratio
+from ...units import fmt_bytes, fmt_ratio
+from ..tables import Table, bilingual, bilingual_notes
 from .perf_numbers import LLAMA
 
 __all__ = ["SETTING", "QUANT_D", "BLOCK_D", "quant_table", "int8_levels", "block_table", "heavy_tail_table",
@@ -112,7 +112,7 @@ def block_table(blocks=(32, 64, 128, 256, 512), d: int = BLOCK_D) -> Table:
         headers={"en": ["Block b", "Bytes per element", "Ratio (payload)", "4b/(b + 4)"],
                  "zh": ["块大小 b", "每个元素的字节数", "压缩比（按载荷）", "4b/(b + 4)"]},
         rows=rows,
-        formats={"per_elem": lambda x: f"{x:.5g}", "ratio": fmt_ratio(3), "closed": fmt_ratio(3)},
+        formats={"per_elem": lambda x: f"{x:.5g}", "ratio": (lambda v: fmt_ratio(v, 4)), "closed": (lambda v: fmt_ratio(v, 4))},
         notes=bilingual_notes((f"Payload of a {d:,}-element gradient: d INT8 values and d/b FP32 scales.",
                                f"载荷取自一个 {d:,} 元素的梯度：d 个 INT8 数值加 d/b 个 FP32 缩放因子。")),
         meta={"d": d})
@@ -144,7 +144,7 @@ def heavy_tail_table(block: int = 128, d: int = 2**16, nus=(None, 8, 5, 4, 3), s
                         "误差缩小", "最大误差（一个缩放因子）", f"最大误差（b = {block}）"]},
         rows=rows,
         formats={"peak": lambda x: f"{x:.3g}", "rms_tensor": sci, "rms_block": sci,
-                 "gain": fmt_ratio(2), "max_tensor": sci, "max_block": sci},
+                 "gain": fmt_ratio, "max_tensor": sci, "max_block": sci},
         labels={"en": {"normal": "normal", **{f"t{n}": f"Student t, ν = {n}" for n in nus if n}},
                 "zh": {"normal": "正态", **{f"t{n}": f"学生 t 分布，ν = {n}" for n in nus if n}}},
         notes=bilingual_notes((f"{d:,} values per gradient, seed {seed}; unit scale (σ of the normal law = 1).",
@@ -178,7 +178,7 @@ def sparse_table(cases=SPARSE_CASES) -> Table:
                         "d/(2K)（32 位索引）"]},
         rows=rows,
         formats={"d": lambda x: f"{x:,}", "share": lambda s: f"{100 * s:g}%", "values": fmt_bytes,
-                 "indices": fmt_bytes, "ratio": fmt_ratio(1), "nominal": fmt_ratio(0), "int32": fmt_ratio(0)},
+                 "indices": fmt_bytes, "ratio": fmt_ratio, "nominal": fmt_ratio, "int32": fmt_ratio},
         notes=bilingual_notes(("Values are FP32; indices are 16-bit when d ≤ 65,536, else 32-bit.",
                                "数值为 FP32；d ≤ 65,536 时索引用 16 位，否则用 32 位。")))
 

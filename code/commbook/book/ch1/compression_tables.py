@@ -8,8 +8,8 @@ argument needs.
 from __future__ import annotations
 
 from ... import compression as cz
-from ...units import fmt_time
-from ..tables import Table, bilingual, bilingual_notes, fmt_pct
+from ...units import fmt_pct, fmt_time
+from ..tables import Table, bilingual, bilingual_notes
 from . import compression_numbers as cn
 
 __all__ = ["decision_table"]

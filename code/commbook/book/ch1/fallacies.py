@@ -31,9 +31,9 @@ from ...measure.points import load as load_measurement
 from ...overlap import transfer_beside_compute
 from ...parallelism import min_microbatches, pipeline_bubble_fraction
 from ...topology import Switch, TwoLevel
-from ...units import GB, KB, MB, fmt_bytes, fmt_time
+from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_time
 from ..names import display_name
-from ..tables import Table, bilingual, bilingual_notes, fmt_pct
+from ..tables import Table, bilingual, bilingual_notes
 from .boxes import BOX_LINKS, link_name
 from .perf_numbers import NM13
 

@@ -11,8 +11,8 @@ module is at its size limit).
 """
 from __future__ import annotations
 
-from ...units import fmt_bytes, fmt_time
-from ..tables import Table, bilingual, bilingual_notes, fmt_pct
+from ...units import fmt_bytes, fmt_pct, fmt_time
+from ..tables import Table, bilingual, bilingual_notes
 from . import fallacies as fa
 from .overlap_tables import quantity_table
 

@@ -29,7 +29,8 @@ from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import SwitchTree, Torus, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_time
 from ..p5.allreduce import sharp_gain
-from ..p5.figures import _blank, _curve, _draw_nodes, _grid_pos, _torus_links, _wrap_bulge
+from ..diagrams import (blank_axes as _blank, curve as _curve, draw_nodes as _draw_nodes,
+                        grid_positions as _grid_pos, torus_links as _torus_links, wrap_bulge as _wrap_bulge)
 from ..plots import PALETTE, book_style, log_axis
 from .hierarchy_numbers import sharp_curves, sharp_sim
 from .hierarchy_routing import TORUS, TORUS_VARIANTS, torus_runs

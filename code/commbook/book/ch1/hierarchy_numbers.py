@@ -25,8 +25,8 @@ from ...collectives.tiers import tier_phases
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch, TwoLevel
-from ...units import GB, MB, fmt_bytes, fmt_time, ms
-from ..tables import Table, bilingual, bilingual_notes, fmt_fixed, fmt_gbps, fmt_ratio
+from ...units import GB, MB, fmt_bytes, fmt_rate, fmt_ratio, fmt_time, ms
+from ..tables import Table, bilingual, bilingual_notes
 from .boxes import BOX_LINKS, link_name
 
 __all__ = ["CHAPTER_STATED", "TIERS", "Tiers", "tier_numbers", "tier_table", "nm16", "nm16_table",
@@ -95,7 +95,7 @@ def tier_table() -> Table:
         headers={"en": ["Tier", "Link", "One direction", "Both directions", "Ratio (either column)"],
                  "zh": ["层级", "链路", "单向", "双向合计", "倍数（两列相同）"]},
         rows=rows,
-        formats={"one": fmt_gbps, "both": fmt_gbps, "ratio": fmt_ratio(0)},
+        formats={"one": lambda v: fmt_rate(v, 3), "both": lambda v: fmt_rate(v, 3), "ratio": fmt_ratio},
         labels={lang: {**{k: v[lang] for k, v in tiers.items()},
                        **{l.name: link_name(l, lang) for l in TIERS}} for lang in ("en", "zh")},
         notes=bilingual_notes((
@@ -218,7 +218,7 @@ def three_tier_table(d: dict | None = None) -> Table:
         columns=["what", "time"],
         headers={"en": ["Phase or schedule", "Time"], "zh": ["阶段或方案", "用时"]},
         rows=rows,
-        formats={"time": fmt_fixed(ms, 2, " ms")},
+        formats={"time": fmt_time},
         labels={lang: {k: v[lang] for k, v in _TIER_PHASE.items()} for lang in ("en", "zh")},
         meta=d,
     )
@@ -281,7 +281,7 @@ def where_table(cases: dict | None = None, n: float = 1 * GB) -> Table:
         headers={"en": ["Cluster", "Ring channels", "NCCL's ring", "Hierarchy", "Hierarchy ÷ ring"],
                  "zh": ["集群", "环的通道数", "NCCL 的环", "分层方案", "分层 ÷ 环"]},
         rows=rows,
-        formats={"ring": fmt_fixed(ms, 2, " ms"), "hier": fmt_fixed(ms, 2, " ms"), "ratio": fmt_ratio(2)},
+        formats={"ring": fmt_time, "hier": fmt_time, "ratio": fmt_ratio},
         labels={lang: {k: v[lang] for k, v in _WHERE_NAMES.items()} for lang in ("en", "zh")},
         notes=bilingual_notes((
             "Simulator. 8 × 8: NVLink 4.0 α = 1.5 µs, InfiniBand 50 GB/s α = 3 µs (napkin math 1.6); racks: "
@@ -330,7 +330,7 @@ def overtake_table(d: dict | None = None) -> Table:
                  "zh": ["缓冲区", "节点数 N", "环，N − 1", "分层，N − 1", "环，N", "分层，N",
                         "环的启动开销，N", "分层的启动开销，N"]},
         rows=rows,
-        formats={k: fmt_fixed(ms, 3, " ms") for k in ("ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier")},
+        formats={k: fmt_time for k in ("ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier")},
         notes=bilingual_notes((
             "Times from the simulator; start-ups 2(p−1)α_IB for the ring, 2(G−1)α_NV + 2(N−1)α_IB for the hierarchy "
             "(α_NV = 1.5 µs, α_IB = 3 µs, napkin math 1.6's links).",

@@ -19,8 +19,8 @@ from ...collectives.tiers import tier_phases
 from ...comm_sim import RunResult, VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, ICI_V5E, NVLINK4_CHAPTER, Link
 from ...topology import Torus, TwoLevel, ring_order
-from ...units import GB, KB, MB, fmt_bytes, fmt_time, ms
-from ..tables import Table, bilingual, bilingual_notes, fmt_fixed, fmt_ratio
+from ...units import GB, KB, MB, fmt_bytes, fmt_ratio, fmt_time, ms
+from ..tables import Table, bilingual, bilingual_notes
 
 __all__ = ["TORUS", "V5E_WRAP_AXIS", "TORUS_VARIANTS", "torus_runs", "torus_table", "RAILS", "rail_rows", "rail_table",
            "snake", "rotated", "nic_cases", "nic_table", "PLACEMENTS", "CLUSTERS", "placements",
@@ -211,8 +211,8 @@ def nic_table(cases: dict | None = None) -> Table:
                         "× aligned"],
                  "zh": ["情形", "跨节点阶段", "其带宽项，相对对齐情形", "整个 all-reduce", "相对对齐情形"]},
         rows=rows,
-        formats={"inter": fmt_fixed(ms, 2, " ms"), "whole": fmt_fixed(ms, 2, " ms"),
-                 "x_bw": fmt_ratio(2), "x_whole": fmt_ratio(2)},
+        formats={"inter": fmt_time, "whole": fmt_time,
+                 "x_bw": fmt_ratio, "x_whole": fmt_ratio},
         labels={lang: {k: v[lang] for k, v in _NIC_NAMES.items()} for lang in ("en", "zh")},
     )
 
@@ -262,6 +262,6 @@ def placement_table(t: dict | None = None) -> Table:
                         "Random (seed 0)"],
                  "zh": ["集群", "按 rank 顺序", "蛇形（对齐轨道）", "按节点轮流", "随机（种子 0）"]},
         rows=rows,
-        formats={pk: fmt_fixed(ms, 1, " ms") for pk in PLACEMENTS},
+        formats={pk: (lambda v: fmt_time(v, 3)) for pk in PLACEMENTS},
         labels={lang: {k: v[lang] for k, v in _PLACE_NAMES.items()} for lang in ("en", "zh")},
     )

@@ -15,8 +15,8 @@ from ... import physics
 from ...hardware import IB_NDR
 from ...measure import fitting as _fit
 from ...measure import load_log
-from ...units import MiB, fmt_bytes, fmt_time
-from ..tables import Table, bilingual, bilingual_notes, fmt_gbps, fmt_pct
+from ...units import MiB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
+from ..tables import Table, bilingual, bilingual_notes
 from .libraries_protocols import NCCL_TUNING_VERSION, PROTOCOLS, Protocol, protocol_table
 
 __all__ = ["SOURCES", "AXES", "LIBRARY_AXES", "TABLE5", "Protocol", "PROTOCOLS", "MPIVersion", "MPI_VERSIONS",
@@ -278,16 +278,16 @@ def flat_table(fr: dict | None = None, before: int = 2, after: int = 2) -> Table
                  "zh": ["大小", "实测", "按下方拟合的环形直线", "实测 / 直线", "总线带宽", "总线带宽 / LL 上限"]},
         rows=rows,
         formats={"n": lambda x: fmt_bytes(x, binary=True), "t": lambda x: fmt_time(x, 4),
-                 "pred": lambda x: fmt_time(x, 4), "ratio": lambda x: f"{x:.2f}", "bus": fmt_gbps,
+                 "pred": lambda x: fmt_time(x, 4), "ratio": lambda x: f"{x:.2f}", "bus": lambda v: fmt_rate(v, 3),
                  "ll": lambda x: f"{x:.2f}"},
         notes=bilingual_notes(
             (f"Line: ring closed form fitted to {small[0]}–{small[1]} (α = {fmt_time(b.alpha, 3)}, "
-             f"β = {fmt_gbps(b.beta)}, RMS residual {fmt_pct(b.rms_rel)}). LL ceiling: half of NVLink 3's "
-             f"{fmt_gbps(fr['beta'])} = {fmt_gbps(fr['ll_cap'])}. The log does not say which of its two time "
+             f"β = {fmt_rate(b.beta, 3)}, RMS residual {fmt_pct(b.rms_rel)}). LL ceiling: half of NVLink 3's "
+             f"{fmt_rate(fr['beta'], 3)} = {fmt_rate(fr['ll_cap'], 3)}. The log does not say which of its two time "
              f"columns it kept.",
-             f"直线：对 {small[0]}–{small[1]} 拟合的环形闭式（α = {fmt_time(b.alpha, 3)}，β = {fmt_gbps(b.beta)}，"
-             f"相对残差均方根 {fmt_pct(b.rms_rel)}）。LL 上限：NVLink 3 的 {fmt_gbps(fr['beta'])} 的一半，"
-             f"即 {fmt_gbps(fr['ll_cap'])}。日志没有说明保留的是哪一列时间。"),
+             f"直线：对 {small[0]}–{small[1]} 拟合的环形闭式（α = {fmt_time(b.alpha, 3)}，β = {fmt_rate(b.beta, 3)}，"
+             f"相对残差均方根 {fmt_pct(b.rms_rel)}）。LL 上限：NVLink 3 的 {fmt_rate(fr['beta'], 3)} 的一半，"
+             f"即 {fmt_rate(fr['ll_cap'], 3)}。日志没有说明保留的是哪一列时间。"),
         ),
     )
 

@@ -20,8 +20,8 @@ from fractions import Fraction
 from ... import physics
 from ...measure import nccl_model as M
 from ...measure import nccl_tuning as T
-from ...units import fmt_bytes, fmt_time, us
-from ..tables import Table, bilingual, bilingual_notes, fmt_gbps, fmt_pct
+from ...units import fmt_bytes, fmt_pct, fmt_rate, fmt_time, us
+from ..tables import Table, bilingual, bilingual_notes
 
 __all__ = ["NCCL_TUNING_VERSION", "Protocol", "PROTOCOLS", "H100_NO_NVLS", "NODES", "protocol_table",
            "ring_busbw", "switches", "picks_table", "channel_rule", "A100_RING_BUSBW"]
@@ -143,16 +143,16 @@ def protocol_table(node: M.Node = M.H100_8) -> Table:
                         "上限，NVLink 4", "上限，NVLink 3", "环的带宽折扣",
                         f"模型给 {p}×{node.gpu} 环的总线带宽", f"环形启动开销，{p} 卡"]},
         rows=rows, labels=labels,
-        formats={"share": fmt_pct, "nv4": fmt_gbps, "nv3": fmt_gbps, "factor": lambda f: f"{f:g}",
-                 "model": fmt_gbps, "lat": lambda t: fmt_time(t, 3)},
+        formats={"share": fmt_pct, "nv4": lambda v: fmt_rate(v, 3), "nv3": lambda v: fmt_rate(v, 3), "factor": lambda f: f"{f:g}",
+                 "model": lambda v: fmt_rate(v, 3), "lat": lambda t: fmt_time(t, 3)},
         notes=bilingual_notes(
-            (f"Ceiling = payload share × the link's one-direction rate ({fmt_gbps(nv4)} for NVLink 4, "
-             f"{fmt_gbps(nv3)} for NVLink 3). Last three columns: NCCL {v}'s tuning model. Ring factor: "
+            (f"Ceiling = payload share × the link's one-direction rate ({fmt_rate(nv4, 3)} for NVLink 4, "
+             f"{fmt_rate(nv3, 3)} for NVLink 3). Last three columns: NCCL {v}'s tuning model. Ring factor: "
              f"tuning.cc:304-305. Bus bandwidth: {g[0]} channels × {g[1]:g} GB/s × the factor, LL capped "
              f"at llMaxBw = {T.LL_MAX_BW[ci][0]:g} GB/s (tuning.cc:169-174), LL128 at "
              f"{T.PER_CH_MAX_RING_LL128_BW[ci][0]:g} GB/s per channel (tuning.cc:175-180). Start-up: "
              f"baseLat (tuning.cc:143-148) + 2({p} − 1) NVLink hops of hwLat (tuning.cc:149-168).",
-             f"上限 = 有效载荷占比 × 链路单向速率（NVLink 4 为 {fmt_gbps(nv4)}，NVLink 3 为 {fmt_gbps(nv3)}）。"
+             f"上限 = 有效载荷占比 × 链路单向速率（NVLink 4 为 {fmt_rate(nv4, 3)}，NVLink 3 为 {fmt_rate(nv3, 3)}）。"
              f"最后三列取自 NCCL {v} 的调优模型。环的带宽折扣：tuning.cc:304-305。总线带宽：{g[0]} 个 channel × "
              f"{g[1]:g} GB/s × 折扣，LL 以 llMaxBw = {T.LL_MAX_BW[ci][0]:g} GB/s 封顶（tuning.cc:169-174），"
              f"LL128 以每 channel {T.PER_CH_MAX_RING_LL128_BW[ci][0]:g} GB/s 封顶（tuning.cc:175-180）。"
@@ -216,7 +216,7 @@ def picks_table(nodes: dict[str, M.Node] | None = None) -> Table:
         headers={"en": ["Node", "From", "Below", "Algorithm", "Protocol", "Model latency", "Model bus bandwidth"],
                  "zh": ["节点", "从", "到（不含）", "算法", "协议", "模型延迟", "模型总线带宽"]},
         rows=rows, labels=labels,
-        formats={"start": fmt_bytes, "end": fmt_bytes, "lat": lambda t: fmt_time(t, 3), "bus": fmt_gbps},
+        formats={"start": fmt_bytes, "end": fmt_bytes, "lat": lambda t: fmt_time(t, 3), "bus": lambda v: fmt_rate(v, 3)},
         notes=bilingual_notes(
             ("For every algorithm and protocol NCCL's model has a latency and a bandwidth; the time is "
              "latency + size / bandwidth (tuning.cc:586-603) and the least time wins (src/enqueue.cc:1935-1947). "

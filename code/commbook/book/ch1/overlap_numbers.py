@@ -27,8 +27,8 @@ from ...overlap import (DDP_FIRST_BUCKET_BYTES, FEW_LARGE_LAYERS, MANY_SMALL_LAY
                         hidden_fraction_equal_layers, layerwise_timeline, ring_allreduce_cost,
                         single_node_check, step_time_no_overlap, transfer_beside_compute)
 from ...parallelism import DDP_BUCKET_CAP_BYTES, zero_memory_per_gpu
-from ...units import KiB, MB, MiB, fmt_bytes, fmt_time, ms, us
-from ..tables import Table, bilingual, bilingual_notes, fmt_pct
+from ...units import MB, KiB, MiB, fmt_bytes, fmt_pct, fmt_time, ms, us
+from ..tables import Table, bilingual, bilingual_notes
 from .boxes import BOX_LINKS
 from .inputs import SINGLE_NODE
 from .perf_numbers import NM13

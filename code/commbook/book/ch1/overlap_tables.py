@@ -13,8 +13,8 @@ SI units) next to the text it is shown as.
 from __future__ import annotations
 
 from ...parallelism import DDP_BUCKET_CAP_BYTES
-from ...units import GB, MB, MiB, fmt_bytes, fmt_time
-from ..tables import Table, bilingual, bilingual_notes, fmt_pct
+from ...units import GB, MB, MiB, fmt_bytes, fmt_pct, fmt_time
+from ..tables import Table, bilingual, bilingual_notes
 from . import overlap_numbers as ov
 
 __all__ = ["quantity_table", "residual_table", "ring_tree_table", "plans_table", "shapes_table",

@@ -11,8 +11,8 @@ from ...collectives import t_formula
 from ...hardware import NVLINK4_CHAPTER, Link
 from ...measure import fitting as _fit_module
 from ...measure import fit_point_to_point, load_log
-from ...units import fmt_bytes, fmt_time
-from ..tables import Table, bilingual, bilingual_notes, fmt_gbps, fmt_pct
+from ...units import fmt_bytes, fmt_pct, fmt_rate, fmt_time
+from ..tables import Table, bilingual, bilingual_notes
 from .boxes import link_name
 
 __all__ = ["CALIBRATION_LOG", "calibration", "calibration_table", "log_record_table"]
@@ -65,7 +65,7 @@ def calibration_table(cal: dict | None = None) -> Table:
         headers={"en": ["Model", "α", "β", "αβ", "RMS relative residual"],
                  "zh": ["模型", "α", "β", "αβ", "相对残差的均方根"]},
         rows=rows,
-        formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda b: fmt_gbps(b), "n_star": fmt_bytes,
+        formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda b: fmt_rate(b, 3), "n_star": fmt_bytes,
                  "rms": fmt_pct},
         labels={lang: {k: v[lang] for k, v in _MODEL.items()} for lang in ("en", "zh")},
         notes=bilingual_notes(
@@ -109,8 +109,8 @@ def log_record_table(cal: dict | None = None) -> Table:
                                "one line per rank (host, device, bus id)",
                                f"rank r 在 {', '.join(hosts)} 的第 r 块设备上" if one_to_one else
                                "每个 rank 一行（主机、设备、总线号）"),
-        "v_busbw": bilingual(f"per size; average {fmt_gbps(run.avg_busbw)}" if run.avg_busbw else "per size",
-                           f"逐个大小都有；平均 {fmt_gbps(run.avg_busbw)}" if run.avg_busbw else "逐个大小都有"),
+        "v_busbw": bilingual(f"per size; average {fmt_rate(run.avg_busbw, 3)}" if run.avg_busbw else "per size",
+                           f"逐个大小都有；平均 {fmt_rate(run.avg_busbw, 3)}" if run.avg_busbw else "逐个大小都有"),
         "v_absent": bilingual("not recorded", "未记录"),
     }
     values = {

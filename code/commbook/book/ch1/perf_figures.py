@@ -14,9 +14,8 @@ from ...bandwidth import busbw
 from ...collectives import t_formula
 from ...cost import p2p_time
 from ...overlap import Timeline
-from ...units import GB, fmt_time, us
+from ...units import GB, fmt_rate, fmt_time, us
 from ..plots import PALETTE, book_style, log_axis
-from ..tables import fmt_gbps
 from .perf_calibration import calibration
 from .boxes import link_name
 from .perf_numbers import FIG4, NM13, figure4_timelines, gap_ratios
@@ -230,9 +229,9 @@ def fig_calibration(lang: str = "en", cal: dict | None = None) -> Figure:
         bx.plot(n, c["busbw"] / GB, "o", color="0.15", ms=5, label=meas, gid="busbw:measured")
         bx.plot(grid, bw_ring, color=PALETTE[0], label=L["fit_ring"], gid="busbw:ring")
         bx.axhline(nom.beta / GB, color=PALETTE[2], ls=":", gid="beta:nominal",
-                   label=L["nominal_beta"].format(b=fmt_gbps(nom.beta)))
+                   label=L["nominal_beta"].format(b=fmt_rate(nom.beta, 3)))
         bx.axhline(ring.beta / GB, color=PALETTE[0], ls="-.", lw=1.0, gid="beta:fit",
-                   label=L["fit_beta"].format(b=fmt_gbps(ring.beta)))
+                   label=L["fit_beta"].format(b=fmt_rate(ring.beta, 3)))
         log_axis(bx, "x", "bytes")
         bx.set_ylim(0, max(ring.beta, nom.beta) / GB * 1.15)
         bx.set_xlabel(L["size"])

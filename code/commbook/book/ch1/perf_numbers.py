@@ -13,8 +13,8 @@ from ...collectives import t_all_gather, t_allreduce_hierarchical, t_formula, t_
 from ...cost import LogP, p2p_time
 from ...hardware import IB_HDR, IB_NDR_CHAPTER, NVLINK4_CHAPTER, PCIE_GEN5, ROCE_100G, Link
 from ...overlap import Timeline, layerwise_timeline, transfer_beside_compute
-from ...units import KB, MB, fmt_bytes, fmt_time, ms, us
-from ..tables import Table, bilingual, bilingual_notes, fmt_fixed, fmt_gbps
+from ...units import KB, MB, fmt_bytes, fmt_rate, fmt_time, ms, us
+from ..tables import Table, bilingual, bilingual_notes
 from .boxes import BOX_LINKS, BOX_NAMES, LINK_NAMES, link_name
 from .inputs import FIGURE3_CLAIMED_RATIO
 
@@ -39,7 +39,7 @@ def box_link_table() -> Table:
         headers={"en": ["Box", "Link", "α", "β", "n* = αβ"],
                  "zh": ["例题框", "链路", "α", "β", "n* = αβ"]},
         rows=rows,
-        formats={"alpha": lambda a: fmt_time(a, 3), "beta": fmt_gbps, "n_star": fmt_bytes},
+        formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda v: fmt_rate(v, 3), "n_star": fmt_bytes},
         labels={lang: {**{k: BOX_NAMES[k][lang] for k in BOX_LINKS},
                        **{k: v[lang] for k, v in LINK_NAMES.items()}} for lang in ("en", "zh")},
         notes=bilingual_notes((f"InfiniBand NDR appears with α = {us_list} µs.",
@@ -154,16 +154,16 @@ def table1() -> Table:
         headers={"en": ["Interconnect", "α (start-up, per message)", "β (one direction)", "n* = αβ"],
                  "zh": ["互连", "α（每条消息的启动延迟）", "β（单向）", "n* = αβ"]},
         rows=rows,
-        formats={"alpha_range": _fmt_range, "beta": fmt_gbps, "n_star": _fmt_nstar},
+        formats={"alpha_range": _fmt_range, "beta": lambda v: fmt_rate(v, 3), "n_star": _fmt_nstar},
         labels={lang: {r.key: r.name[lang] for r in TABLE1} for lang in ("en", "zh")},
         notes=bilingual_notes(
             ("α is the effective start-up latency of one message, software stack included; "
              f"n* uses the midpoint of each range ({mids}).",
              f"α 是一条消息的有效启动延迟，软件栈的开销也算在内；n* 取每个区间的中点计算（{mids_zh}）。"),
-            (f"β is one direction: the {fmt_gbps(2 * nv.beta)} of NVLink 4 datasheets counts both "
-             f"directions together, so β = {fmt_gbps(nv.beta)}.",
-             f"β 按单方向计：NVLink 4 数据表上的 {fmt_gbps(2 * nv.beta)} 是两个方向之和，单向 β = "
-             f"{fmt_gbps(nv.beta)}。"),
+            (f"β is one direction: the {fmt_rate(2 * nv.beta, 3)} of NVLink 4 datasheets counts both "
+             f"directions together, so β = {fmt_rate(nv.beta, 3)}.",
+             f"β 按单方向计：NVLink 4 数据表上的 {fmt_rate(2 * nv.beta, 3)} 是两个方向之和，单向 β = "
+             f"{fmt_rate(nv.beta, 3)}。"),
         ),
     )
 
@@ -202,7 +202,7 @@ def generations_table() -> Table:
         columns=["name", "year", "scope", "beta", "source"],
         headers={"en": ["Generation", "Year", "Scope", "β", "Source"],
                  "zh": ["代次", "年份", "口径", "β", "出处"]},
-        rows=rows, formats={"year": str, "beta": fmt_gbps},
+        rows=rows, formats={"year": str, "beta": lambda v: fmt_rate(v, 3)},
     )
 
 
@@ -304,12 +304,12 @@ def llama_budget_table(budget: dict | None = None) -> Table:
         headers={"en": ["Phase", "Link", "Ranks", "Buffer per rank", "α steps", "Time"],
                  "zh": ["阶段", "链路", "参与 rank 数", "每个 rank 的缓冲区", "α 步数", "用时"]},
         rows=rows,
-        formats={"bytes": fmt_bytes, "time": fmt_fixed(ms, 1, " ms")},
+        formats={"bytes": fmt_bytes, "time": (lambda v: fmt_time(v, 3))},
         labels=labels,
         notes=bilingual_notes(
-            (f"{ni['en']}: α = {fmt_time(b['intra'].alpha, 3)}, β = {fmt_gbps(b['intra'].beta)}; "
-             f"{nx['en']}: α = {fmt_time(b['inter'].alpha, 3)}, β = {fmt_gbps(b['inter'].beta)}.",
-             f"{ni['zh']}：α = {fmt_time(b['intra'].alpha, 3)}，β = {fmt_gbps(b['intra'].beta)}；"
-             f"{nx['zh']}：α = {fmt_time(b['inter'].alpha, 3)}，β = {fmt_gbps(b['inter'].beta)}。"),
+            (f"{ni['en']}: α = {fmt_time(b['intra'].alpha, 3)}, β = {fmt_rate(b['intra'].beta, 3)}; "
+             f"{nx['en']}: α = {fmt_time(b['inter'].alpha, 3)}, β = {fmt_rate(b['inter'].beta, 3)}.",
+             f"{ni['zh']}：α = {fmt_time(b['intra'].alpha, 3)}，β = {fmt_rate(b['intra'].beta, 3)}；"
+             f"{nx['zh']}：α = {fmt_time(b['inter'].alpha, 3)}，β = {fmt_rate(b['inter'].beta, 3)}。"),
         ),
     )

@@ -23,9 +23,9 @@ from ...collectives import predict
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch, TwoLevel
-from ...units import fmt_bytes, fmt_time
+from ...units import fmt_bytes, fmt_pct, fmt_time
 from ..plots import PALETTE, book_style
-from ..tables import Table, fmt_pct
+from ..tables import Table
 from .inputs import NM_1_4
 from .primitives import NM_1_4_LINK, link_name
 

@@ -13,8 +13,8 @@ from typing import Sequence
 from ... import parallelism
 from ...collectives import predict
 from ...hardware import IB_NDR_CHAPTER, Link
-from ...units import MB, fmt_bytes, fmt_time
-from ..tables import Table, fmt_pct
+from ...units import MB, fmt_bytes, fmt_pct, fmt_time
+from ..tables import Table
 from .primitives import link_name
 
 __all__ = ["schedule_table", "selection_table", "FSDP_MODEL", "fsdp_numbers", "fsdp_table",

@@ -5,9 +5,9 @@ import math
 
 from ...cost import effective_bandwidth, half_bandwidth_point, p2p_time
 from ...hardware import LINKS, Link
-from ...units import GB, fmt_bytes, fmt_time, us
+from ...units import GB, fmt_bytes, fmt_pct, fmt_rate, fmt_time, us
 from ..plots import book_style, fig_effective_bandwidth
-from ..tables import Table, bilingual, fmt_gbps, fmt_pct
+from ..tables import Table, bilingual
 from .base import Explorer, Result, link_choice, log_slider
 
 __all__ = ["EffectiveBandwidthExplorer"]
@@ -48,7 +48,7 @@ class EffectiveBandwidthExplorer(Explorer):
         if math.isclose(alpha, preset.alpha, rel_tol=1e-9) and math.isclose(beta, preset.beta, rel_tol=1e-9):
             links = [preset]
         else:
-            a, b = fmt_time(alpha, 3), fmt_gbps(beta)
+            a, b = fmt_time(alpha, 3), fmt_rate(beta, 3)
             name = self._text({"en": f"set here: α = {a}, β = {b}", "zh": f"此处设定：α = {a}，β = {b}"})
             links = [Link(name, alpha, beta, "moved in the explorer"), preset]
         fig = fig_effective_bandwidth(links, lang=self.lang)
@@ -81,8 +81,8 @@ class EffectiveBandwidthExplorer(Explorer):
             headers={"en": ["link", "α", "β", "n½ = αβ", "T(n) = α + n/β", "n/T(n)", "share of β"],
                      "zh": ["链路", "α", "β", "n½ = αβ", "T(n) = α + n/β", "n/T(n)", "占 β"]},
             rows=rows,
-            formats={"alpha": lambda v: fmt_time(v, 3), "beta": fmt_gbps, "n_half": fmt_bytes,
-                     "time": lambda v: fmt_time(v, 4), "eff_bw": fmt_gbps, "share": fmt_pct},
+            formats={"alpha": lambda v: fmt_time(v, 3), "beta": lambda v: fmt_rate(v, 3), "n_half": fmt_bytes,
+                     "time": lambda v: fmt_time(v, 4), "eff_bw": lambda v: fmt_rate(v, 3), "share": fmt_pct},
             notes={lang: [note[lang]] for lang in note},
             meta={"n": n, "alpha": alpha, "beta": beta, "links": [lk.name for lk in links]},
         )

@@ -5,10 +5,10 @@ from ...collectives import all_reduce
 from ...comm_sim import VirtualCluster
 from ...hardware import LINKS
 from ...topology import TwoLevel
-from ...units import MB, fmt_bytes, fmt_time
+from ...units import MB, fmt_bytes, fmt_ratio, fmt_time
 from ..p5.figures import fig_hierarchical_speedup
 from ..plots import book_style
-from ..tables import Table, bilingual, bilingual_notes, fmt_ratio
+from ..tables import Table, bilingual, bilingual_notes
 from .base import Explorer, Result, choice, int_slider, link_choice, log_slider
 
 __all__ = ["HierarchyExplorer", "MAX_NODES"]
@@ -97,7 +97,7 @@ class HierarchyExplorer(Explorer):
             headers={"en": ["algorithm", "simulated", "rounds", "channels", "/ hierarchical"],
                      "zh": ["算法", "模拟时间", "步数", "channel 数", "/ 分层"]},
             rows=rows,
-            formats={"time": lambda v: fmt_time(v, 4), "vs_hier": fmt_ratio(2)},
+            formats={"time": lambda v: fmt_time(v, 4), "vs_hier": fmt_ratio},
             labels=NAMES,
             notes=bilingual_notes(
                 (f"Both rings: 2(p−1) = {2 * (p - 1)} rounds over all {p} GPUs; {rings[0]}. Hierarchical: "

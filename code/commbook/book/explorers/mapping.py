@@ -6,11 +6,11 @@ from ...collectives import all_reduce, t_formula
 from ...comm_sim import VirtualCluster
 from ...hardware import ICI_V5E
 from ...topology import Torus, ring_order
-from ...units import MB, fmt_bytes, fmt_time
+from ...units import MB, fmt_bytes, fmt_ratio, fmt_time
 from ..p5.figures import fig_ring_mapping
 from ..labels import LABELS
 from ..plots import label
-from ..tables import LANGS, Table, bilingual, bilingual_notes, fmt_ratio
+from ..tables import LANGS, Table, bilingual, bilingual_notes
 from .base import Explorer, Result, choice, int_slider, log_slider
 
 __all__ = ["RingMappingExplorer", "LINK"]
@@ -89,7 +89,7 @@ class RingMappingExplorer(Explorer):
                             "busiest link", "links used"],
                      "zh": ["映射", "模拟时间", "/ ring 公式", "环上最远一段（跳）", "最忙链路", "用到的链路"]},
             rows=runs,
-            formats={"time": lambda v: fmt_time(v, 5), "vs_ideal": fmt_ratio(3), "max_link": fmt_bytes},
+            formats={"time": lambda v: fmt_time(v, 5), "vs_ideal": (lambda v: fmt_ratio(v, 4)), "max_link": fmt_bytes},
             labels=MAPPING_WORDS,
             notes=bilingual_notes(
                 (f"Ring formula 2(p−1)(α + n/(pβ)) = {fmt_time(ideal, 5)}; each of its steps moves one chunk "

@@ -6,10 +6,10 @@ import numpy as np
 
 from ...collectives import crossover, t_formula
 from ...hardware import NVLINK4, Link
-from ...units import GB, fmt_bytes, fmt_time, us
+from ...units import GB, fmt_bytes, fmt_rate, fmt_ratio, fmt_time, us
 from ..p5.figures_algorithms import ALLREDUCE_LINES, fig_allreduce_vs_size
 from ..plots import book_style
-from ..tables import Table, algorithm_labels, bilingual, bilingual_notes, fmt_gbps, fmt_ratio
+from ..tables import Table, algorithm_labels, bilingual, bilingual_notes
 from .base import Explorer, Result, checkbox, log_slider, steps
 
 __all__ = ["AllReduceRaceExplorer", "SIZES"]
@@ -48,7 +48,7 @@ class AllReduceRaceExplorer(Explorer):
 
     def compute(self, p: int, n: float, alpha_us: float, beta_gbps: float, innet: bool) -> Result:
         alpha, beta = alpha_us * us, beta_gbps * GB
-        a, b = fmt_time(alpha, 3), fmt_gbps(beta)
+        a, b = fmt_time(alpha, 3), fmt_rate(beta, 3)
         link = Link(self._text({"en": f"α = {a}, β = {b}", "zh": f"α = {a}，β = {b}"}), alpha, beta,
                     "set in the explorer")
         racers = [a for a in ALLREDUCE_LINES if innet or a != "innet"]
@@ -101,7 +101,7 @@ class AllReduceRaceExplorer(Explorer):
             headers={"en": ["place", "algorithm", "time", "/ winner"],
                      "zh": ["名次", "算法", "时间", "/ 最快"]},
             rows=rows,
-            formats={"time": lambda v: fmt_time(v, 4), "vs_winner": fmt_ratio(2)},
+            formats={"time": lambda v: fmt_time(v, 4), "vs_winner": fmt_ratio},
             labels=names,
             notes=bilingual_notes((f"Winner at n = {fmt_bytes(n)}: {names['en'][winner]}.",
                                    f"n = {fmt_bytes(n)} 时最快的是{gap}{names['zh'][winner]}。"), out),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ... import llm
 from ...hardware import IB_NDR, LINKS
-from ...units import fmt_bytes, fmt_time
+from ...units import fmt_bytes, fmt_pct, fmt_time
 from ..p5.figures import fig_tp_decode_share
 from ..plots import book_style
-from ..tables import Table, algorithm_labels, bilingual, bilingual_notes, fmt_pct
+from ..tables import Table, algorithm_labels, bilingual, bilingual_notes
 from .base import Explorer, Result, choice, int_slider, link_choice, steps
 
 __all__ = ["TPDecodeExplorer", "MODELS", "ALGORITHMS", "BATCHES", "GPUS_PER_NODE"]

@@ -11,9 +11,9 @@ from ...collectives import all_reduce, broadcast, crossover, t_formula
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
 from ...measure.points import Measurement, Point, load
-from ..tables import algorithm_labels, Table, bilingual, bilingual_notes, fmt_pct, fmt_ratio
+from ..tables import algorithm_labels, Table, bilingual, bilingual_notes
 from ...topology import Switch
-from ...units import GB, KB, MB, fmt_bytes, fmt_rate, fmt_time, us
+from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_ratio, fmt_time, us
 from .common import US2, original_note
 
 
@@ -379,7 +379,7 @@ def demo_03_4(p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
         headers={"en": ["schedule", "chunks k", "time (µs)", "/ binomial", "/ lower bound"],
                  "zh": ["算法", "块数 k", "时间（µs）", "/ 二项树", "/ 下界"]},
         rows=rows,
-        formats={"time": US2, "vs_binomial": fmt_pct, "vs_bound": fmt_ratio(2)},
+        formats={"time": US2, "vs_binomial": fmt_pct, "vs_bound": fmt_ratio},
         labels={"zh": zh},
         notes=bilingual_notes(*notes),
         meta={"k_star": k_star, "t_star": t_star, "lower_bound": lb, "t_k_plus_1": t_up, "k_best": k_best},

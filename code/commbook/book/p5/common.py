@@ -4,17 +4,13 @@ from __future__ import annotations
 import math
 from itertools import combinations_with_replacement
 
-from ...units import GB, us
-from ..tables import fmt_fixed, fmt_gbps
-
-US2 = fmt_fixed(us, 2)
-"""Microseconds with two decimals."""
+from ...units import us
 
 
-def GBPS(bytes_per_s: float) -> str:
-    """GB/s with 3 significant digits, never in exponent form (``'1,440 GB/s'``)."""
-    v = bytes_per_s / GB
-    return f"{v:,.0f} GB/s" if abs(v) >= 1000 else fmt_gbps(bytes_per_s)
+def US2(t: float) -> str:
+    """A time as a number of microseconds with two decimals (the column says µs), as the
+    lecture's demos print it."""
+    return f"{t / us:.2f}"
 
 
 def balanced_dims(p: int, k: int) -> tuple[int, ...]:

@@ -12,7 +12,6 @@ the metrics and routes of :mod:`commbook.topology`).  Artists that carry data ha
 """
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 import matplotlib
@@ -27,6 +26,7 @@ from ...collectives import t_formula
 from ... import llm
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
+from ..diagrams import blank_axes, curve, draw_nodes, grid_positions, torus_links, wrap_bulge
 from ..plots import PALETTE, book_style, label, log_axis
 from ...topology import Ring, Switch, Topology, Torus, TwoLevel, ring_order
 from ...units import KB, MB, fmt_bytes, fmt_rate, fmt_time
@@ -39,42 +39,6 @@ __all__ = [
     "fig_allreduce_vs_size", "fig_allreduce_vs_p", "fig_broadcast_pipeline", "fig_ring_mapping",
     "fig_hierarchical_speedup", "fig_tp_decode_share", "fig_kv_transfer",
 ]
-
-DEVICE_EDGE = "0.25"
-SWITCH_COLOR = "0.55"
-
-
-# ============================================================================ drawing helpers
-def _curve(p0, p1, bulge=(0.0, 0.0), shift: float = 0.0, n: int = 24) -> tuple[np.ndarray, np.ndarray]:
-    """Points of a quadratic Bézier from ``p0`` to ``p1`` whose middle moves by ``bulge``
-    (0 = straight), moved sideways by ``shift`` (to the left of the direction of travel)."""
-    p0, p1 = np.asarray(p0, float), np.asarray(p1, float)
-    t = np.linspace(0.0, 1.0, n)[:, None]
-    ctrl = (p0 + p1) / 2 + 2 * np.asarray(bulge, float)
-    pts = (1 - t) ** 2 * p0 + 2 * t * (1 - t) * ctrl + t ** 2 * p1
-    d = p1 - p0
-    pts += shift * np.array([-d[1], d[0]]) / np.hypot(*d)
-    return pts[:, 0], pts[:, 1]
-
-
-def _draw_nodes(ax, pos: dict, names: Sequence, switch: bool = False, fontsize: float = 6.5,
-                size: float = 150) -> None:
-    """Devices as white circles labelled with their id (or switches as grey squares)."""
-    xy = np.array([pos[k] for k in names], dtype=float).reshape(-1, 2)
-    if switch:
-        ax.scatter(xy[:, 0], xy[:, 1], s=0.75 * size, marker="s", color=SWITCH_COLOR, zorder=3)
-        return
-    ax.scatter(xy[:, 0], xy[:, 1], s=size, color="white", edgecolor=DEVICE_EDGE, lw=1.0, zorder=3)
-    for k, (x, y) in zip(names, xy):
-        ax.text(x, y, str(k), ha="center", va="center", fontsize=fontsize, zorder=4)
-
-
-def _blank(ax, pad: float = 0.45) -> None:
-    """An axes for a drawing: no frame, no ticks, equal aspect, a margin of ``pad``."""
-    ax.set_axis_off()
-    ax.set_aspect("equal")
-    ax.margins(pad / 4)
-
 
 # ============================================================================ 1 topologies
 def _route_edges(topo: Topology) -> list[tuple]:
@@ -90,20 +54,6 @@ def _route_edges(topo: Topology) -> list[tuple]:
 def _circle(p: int, r: float = 1.0) -> dict:
     a = np.pi / 2 - 2 * np.pi * np.arange(p) / p
     return {d: (r * np.cos(a[d]), r * np.sin(a[d])) for d in range(p)}
-
-
-def _grid_pos(topo: Torus) -> dict:
-    c = topo.coords(np.arange(topo.p))
-    return {d: (float(c[d, -1]), -float(c[d, 0]) if topo.nd > 1 else 0.0) for d in range(topo.p)}
-
-
-def _wrap_bulge(p0, p1, size: float = 0.25) -> tuple[float, float]:
-    """Bulge of a torus link: none between neighbours on the grid, ``size`` up for a
-    row's wraparound link and to the left for a column's."""
-    dx, dy = abs(p1[0] - p0[0]), abs(p1[1] - p0[1])
-    if dx + dy <= 1:
-        return (0.0, 0.0)
-    return (0.0, size) if dx > dy else (-size, 0.0)
 
 
 def _two_level_pos(topo: TwoLevel) -> dict:
@@ -140,13 +90,13 @@ def _switch_label(k: str, lang: str) -> tuple[str | None, bool]:
 
 def _draw_topology(ax, topo: Topology, pos: dict, title: str, lang: str) -> None:
     for u, v in _route_edges(topo):
-        bulge = _wrap_bulge(pos[u], pos[v]) if isinstance(topo, Torus) and topo.nd > 1 else (0, 0)
-        xs, ys = _curve(pos[u], pos[v], bulge)
+        bulge = wrap_bulge(pos[u], pos[v]) if isinstance(topo, Torus) and topo.nd > 1 else (0, 0)
+        xs, ys = curve(pos[u], pos[v], bulge)
         ax.plot(xs, ys, color=_edge_color(u, v), lw=1.0, zorder=1)
     switches = [k for k in pos if isinstance(k, str)]
     size = 110 if isinstance(topo, TwoLevel) else 150
-    _draw_nodes(ax, pos, switches, switch=True, size=size)
-    _draw_nodes(ax, pos, list(range(topo.p)), size=size, fontsize=6 if size < 150 else 6.5)
+    draw_nodes(ax, pos, switches, switch=True, size=size)
+    draw_nodes(ax, pos, list(range(topo.p)), size=size, fontsize=6 if size < 150 else 6.5)
     for k in switches:
         text, above = _switch_label(k, lang)
         if text:
@@ -156,7 +106,7 @@ def _draw_topology(ax, topo: Topology, pos: dict, title: str, lang: str) -> None
     metrics = label("topo_metrics", lang, ports=topo.ports_per_device, diam=topo.diameter,
                     bis=fmt_rate(topo.bisection_bandwidth))
     ax.set_title(f"{title}\n{metrics}", fontsize=9.5, gid=f"title:{type(topo).__name__}")
-    _blank(ax)
+    blank_axes(ax)
 
 
 def fig_topologies(lang: str = "en", p: int = 16, link: Link = ICI_V5E) -> Figure:
@@ -176,7 +126,7 @@ def fig_topologies(lang: str = "en", p: int = 16, link: Link = ICI_V5E) -> Figur
     panels = [
         (Switch(p, link), {**_circle(p), "switch": (0.0, 0.0)}, "topo_switch"),
         (Ring(p, link), _circle(p), "topo_ring"),
-        (torus, _grid_pos(torus), "topo_torus"),
+        (torus, grid_positions(torus), "topo_torus"),
         (two, _two_level_pos(two), "topo_twolevel"),
     ]
     with book_style(lang) as lang:
@@ -189,21 +139,6 @@ def fig_topologies(lang: str = "en", p: int = 16, link: Link = ICI_V5E) -> Figur
 
 
 # ============================================================================ 7 ring mapping
-_LINK_NAME = re.compile(r"^(\d+)\.d(\d+)([+-])$")
-
-
-def _torus_links(topo: Torus) -> list[tuple[int, int, int]]:
-    """(resource index, from device, to device) of every directed link, parsed from
-    :attr:`Topology.resource_names` (``"5.d0+"``: device 5's link in dimension 0, + way)."""
-    out = []
-    for i, name in enumerate(topo.resource_names):
-        dev, dim, sign = _LINK_NAME.match(name).groups()
-        c = topo.coords(int(dev)).copy()
-        c[int(dim)] = (c[int(dim)] + (1 if sign == "+" else -1)) % topo.dims[int(dim)]
-        out.append((i, int(dev), int(c @ topo.strides)))
-    return out
-
-
 MAPPING_PANELS = (("snake", None), ("row_major", None), ("random", 0))
 """The mappings of :func:`fig_ring_mapping`: kind and seed for :func:`ring_order`."""
 
@@ -223,7 +158,7 @@ def fig_ring_mapping(lang: str = "en", n: float = 64 * MB, link: Link = ICI_V5E,
     gid ``"ratio:<kind>"``.
     """
     topo = Torus(dims, link)
-    pos = _grid_pos(topo)
+    pos = grid_positions(topo)
     ideal = t_formula("ring", topo.p, n, link.alpha, link.beta)
     runs = []
     for kind, seed in panels:
@@ -235,9 +170,9 @@ def fig_ring_mapping(lang: str = "en", n: float = 64 * MB, link: Link = ICI_V5E,
         fig = Figure(figsize=(max(10.0 * len(runs) / 3, 5.5), 4.2))
         axes = np.atleast_1d(fig.subplots(1, len(runs)))
         for ax, (kind, seed, order, res) in zip(axes, runs):
-            for i, u, v in _torus_links(topo):
+            for i, u, v in torus_links(topo):
                 used = res.link_bytes[i] > 0
-                xs, ys = _curve(pos[u], pos[v], _wrap_bulge(pos[u], pos[v]), shift=0.07)
+                xs, ys = curve(pos[u], pos[v], wrap_bulge(pos[u], pos[v]), shift=0.07)
                 ax.plot(xs, ys, color=cmap(norm(res.link_bytes[i] / MB)) if used else "0.88",
                         lw=2.6 if used else 1.0, solid_capstyle="butt", zorder=1)
             ranked = {int(d): r for r, d in enumerate(order)}
@@ -246,11 +181,11 @@ def fig_ring_mapping(lang: str = "en", n: float = 64 * MB, link: Link = ICI_V5E,
                 ax.add_patch(FancyArrowPatch(pos[u], pos[v], connectionstyle="arc3,rad=0.25",
                                              arrowstyle="-|>", mutation_scale=7, color="0.15",
                                              lw=0.8, shrinkA=7, shrinkB=7, zorder=2))
-            _draw_nodes(ax, {ranked[d]: xy for d, xy in pos.items()}, list(range(topo.p)), size=170)
+            draw_nodes(ax, {ranked[d]: xy for d, xy in pos.items()}, list(range(topo.p)), size=170)
             name = label(f"map_{kind}", lang, seed=seed)
             ax.set_title(label("map_ratio", lang, name=name, r=res.time / ideal), fontsize=10,
                          gid=f"ratio:{kind}")
-            _blank(ax)
+            blank_axes(ax)
             ax.set_xlim(-0.75, dims[1] - 0.55)
             ax.set_ylim(-dims[0] + 0.55, 0.75)
         fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap), ax=list(axes), shrink=0.8,

@@ -12,8 +12,8 @@ from typing import Sequence
 from ... import llm
 from ...hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Chip, Link
 from ...llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
-from ..tables import Table, bilingual, bilingual_notes, fmt_pct, fmt_ratio
-from ...units import fmt_bytes, fmt_time
+from ..tables import Table, bilingual, bilingual_notes
+from ...units import fmt_bytes, fmt_pct, fmt_ratio, fmt_time
 from .common import original_note, span
 
 __all__ = ["demo_05_1", "demo_05_2", "demo_05_3", "demo_05_4", "demo_05_5"]
@@ -166,7 +166,7 @@ def demo_05_4(model: MoEModel = DEEPSEEK_V3, tokens_per_gpu: int = 256,
                  "zh": ["EP", "网络", "分发精度", "每块 GPU 发出", "分发耗时", f"相对 EP {eps[0]} BF16",
                         f"每步（{model.n_moe_layers} 层，分发 + BF16 合并）"]},
         rows=rows,
-        formats={"bytes": fmt_bytes, "time": fmt_time, "vs_intra": fmt_ratio(1), "step": _ms},
+        formats={"bytes": fmt_bytes, "time": fmt_time, "vs_intra": fmt_ratio, "step": _ms},
         notes=bilingual_notes(
             (f"Uniform routing assumed. H800 NVLink ({NVLINK_H800.beta / 1e9:g} GB/s) is "
              f"{NVLINK_H800.beta / inter.beta:.1f}× {inter.name} ({inter.beta / 1e9:g} GB/s).",
@@ -221,6 +221,6 @@ def demo_05_5(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (1024, 2
                         "占 prefill", f"1 块 / {nics} 块"]},
         rows=rows,
         formats={"kv": fmt_bytes, "prefill": _ms, "t8": _ms, "t1": _ms, "share8": fmt_pct,
-                 "share1": fmt_pct, "ratio": fmt_ratio(2)},
+                 "share1": fmt_pct, "ratio": fmt_ratio},
         notes=bilingual_notes(*notes),
     )

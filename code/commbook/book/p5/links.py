@@ -12,11 +12,10 @@ from ...collectives import send_recv
 from ...comm_sim import VirtualCluster
 from ...hardware import (IB_HDR, IB_NDR, ICI_V5E, NVLINK4, NVLINK5, PCIE_GEN5, ROCE_100G,
                          Link)
-from ..tables import (DEFAULT_SIZES, Table, bilingual, bilingual_notes, fmt_bw_pct, fmt_gbps,
-                      link_table)
+from ..tables import DEFAULT_SIZES, Table, bilingual, bilingual_notes, link_table
 from ...topology import Ring, Switch, Torus, TwoLevel
-from ...units import KB, MB, fmt_bytes, fmt_time
-from .common import GBPS, balanced_dims
+from ...units import KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
+from .common import balanced_dims
 
 
 def demo_01_1(links: Sequence[Link] = (NVLINK4, IB_NDR, ICI_V5E, NVLINK5, IB_HDR, PCIE_GEN5,
@@ -46,8 +45,8 @@ def demo_01_1(links: Sequence[Link] = (NVLINK4, IB_NDR, ICI_V5E, NVLINK5, IB_HDR
         headers={"en": ["link", "α", "β (one way)", "n½ = αβ"] + [f"n = {s}" for s in at],
                  "zh": ["链路", "α", "β（单向）", "n½ = αβ"] + [f"n = {s}" for s in at]},
         rows=data,
-        formats={"alpha": lambda a: fmt_time(a, 3), "beta": GBPS, "n_half": fmt_bytes,
-                 **{c: fmt_bw_pct for c in size_cols}},
+        formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda v: fmt_rate(v, 3), "n_half": fmt_bytes,
+                 **{c: (lambda cell: f"{fmt_rate(cell[0], 3)} ({fmt_pct(cell[1])})") for c in size_cols}},
         notes=bilingual_notes(
             ("At n = n½ every link delivers exactly β/2 (50 %). β is the one-way figure of "
              "each link's datasheet; α is an assumed order of magnitude (each preset names its "
@@ -103,15 +102,15 @@ def demo_01_2(p: int = 64, link: Link = ICI_V5E, intra: Link = NVLINK4, inter: L
                         "bisection", "bisection per device"],
                  "zh": ["拓扑", "链路", "每设备端口", "直径（跳）", "对分带宽", "每设备对分带宽"]},
         rows=rows,
-        formats={"bisection": GBPS, "per_device": GBPS},
+        formats={"bisection": lambda v: fmt_rate(v, 3), "per_device": lambda v: fmt_rate(v, 3)},
         labels={"zh": zh},
         notes=bilingual_notes(
             ("Bisection per device = bisection / (p/2). Two-level: across nodes each GPU has "
-             f"its {inter.name} NIC ({fmt_gbps(inter.beta)}), {ratio} of its {intra.name} "
-             f"({fmt_gbps(intra.beta)}); its diameter counts leaf–spine–leaf hops.",
+             f"its {inter.name} NIC ({fmt_rate(inter.beta, 3)}), {ratio} of its {intra.name} "
+             f"({fmt_rate(intra.beta, 3)}); its diameter counts leaf–spine–leaf hops.",
              "每设备对分带宽 = 对分带宽 / (p/2)。两级网络跨节点时，每块 GPU 只能用自己的 "
-             f"{inter.name} 网卡（{fmt_gbps(inter.beta)}），是它的 {intra.name}"
-             f"（{fmt_gbps(intra.beta)}）的 {ratio}；直径按叶–脊–叶交换机计。"),
+             f"{inter.name} 网卡（{fmt_rate(inter.beta, 3)}），是它的 {intra.name}"
+             f"（{fmt_rate(intra.beta, 3)}）的 {ratio}；直径按叶–脊–叶交换机计。"),
         ),
     )
 
@@ -165,7 +164,7 @@ def demo_01_3(sizes: Sequence[float] = (4 * KB, 1 * MB, 64 * MB),
         headers={"en": ["path", "hops", "α paid", "slowest β"] + [f"n = {fmt_bytes(n)}" for n in sizes],
                  "zh": ["路径", "跳数", "实付 α", "最慢链路 β"] + [f"n = {fmt_bytes(n)}" for n in sizes]},
         rows=rows,
-        formats={"alpha": a, "beta": GBPS, **{c: lambda t: fmt_time(t, 4) for c in cols}},
+        formats={"alpha": a, "beta": lambda v: fmt_rate(v, 3), **{c: lambda t: fmt_time(t, 4) for c in cols}},
         labels={"zh": zh},
         notes=bilingual_notes(
             (f"α paid: on the {link.name} torus a message over h hops pays α·(1 + {hop_alpha:g}·(h − 1)), "

@@ -12,9 +12,9 @@ from ...collectives import all_reduce, all_to_all, t_allreduce_tiers, t_formula
 from ...collectives.channels import ring_time_two_level
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
-from ..tables import Table, bilingual, bilingual_notes, fmt_ratio
+from ..tables import Table, bilingual, bilingual_notes
 from ...topology import Ring, Switch, Torus, TwoLevel, ring_order
-from ...units import KB, MB, fmt_bytes, fmt_time
+from ...units import KB, MB, fmt_bytes, fmt_ratio, fmt_time
 from .common import balanced_dims, original_note, span
 
 ORIGINAL_04_1 = {"dims": (4, 4), "n": 64 * MB, "link": ICI_V5E, "pct": 2}
@@ -99,7 +99,7 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
                  "zh": ["n", "单环（蛇形）", "步数", "二维（先行后列）", "步数", "加速"]},
         rows=frows,
         formats={"n": fmt_bytes, "flat": lambda v: fmt_time(v, 5), "two_d": lambda v: fmt_time(v, 5),
-                 "speedup": fmt_ratio(2)},
+                 "speedup": fmt_ratio},
         notes=bilingual_notes(
             (f"Same bytes, fewer rounds: 2(p−1) = {frows[0]['flat_rounds']} → 2(a−1) + 2(b−1) = "
              f"{frows[0]['two_d_rounds']}.",
@@ -114,7 +114,7 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
         headers={"en": ["mapping", "seed", "time", "/ ideal", "max hops", "max link load"],
                  "zh": ["映射", "种子", "时间", "/ 理想", "最远跳数", "最忙链路字节"]},
         rows=rows,
-        formats={"time": lambda v: fmt_time(v, 5), "vs_ideal": fmt_ratio(3), "max_link": fmt_bytes},
+        formats={"time": lambda v: fmt_time(v, 5), "vs_ideal": (lambda v: fmt_ratio(v, 4)), "max_link": fmt_bytes},
         labels={"zh": {"snake": "蛇形", "row-major": "按行", "random": "随机",
                        f"row-major, {x} per extra hop": f"按行，每多一跳 {x}"}},
         notes=bilingual_notes(*notes),
@@ -188,8 +188,8 @@ def demo_04_2(p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, check_p16: 
         headers={"en": ["topology", "simulated", "egress bound", "bisection bound", "/ larger bound", "/ switch"],
                  "zh": ["拓扑", "模拟时间", "出口下界", "对分下界", "/ 较大下界", "/ 交换机"]},
         rows=rows,
-        formats={"time": ms, "egress": ms, "bisection": ms, "vs_bound": fmt_ratio(2),
-                 "vs_switch": fmt_ratio(1)},
+        formats={"time": ms, "egress": ms, "bisection": ms, "vs_bound": fmt_ratio,
+                 "vs_switch": fmt_ratio},
         labels={"zh": zh_name},
         notes=bilingual_notes(*notes),
         meta=meta,
@@ -305,8 +305,8 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
                  "zh": ["n", "节点数 N", "GPU 数", "扁平 ring", "步数", "层次化", "步数", "加速",
                         "NCCL 的环", "NCCL 的环 / 层次化"]},
         rows=rows,
-        formats={"n": fmt_bytes, "flat": t, "hier": t, "speedup": fmt_ratio(2), "nccl": t,
-                 "nccl_vs_hier": fmt_ratio(2)},
+        formats={"n": fmt_bytes, "flat": t, "hier": t, "speedup": fmt_ratio, "nccl": t,
+                 "nccl_vs_hier": fmt_ratio},
         notes=bilingual_notes(
             (f"Flat: every one of the 2({g}N−1) rounds waits for a NIC hop. Hierarchical: "
              f"2×{g - 1} {intra.name} rounds plus 2(N−1) {inter.name} rounds on n/{g} per rail, "
