@@ -62,7 +62,7 @@ from .bandwidth import BUSBW_FACTORS, algbw, busbw
 from .buffers import Buffers
 from .rounds import LazyRounds, Round, chunk_bounds
 from .topology import Topology
-from .units import fmt_bytes, fmt_rate, fmt_time
+from .units import fmt_bytes, fmt_pct, fmt_rate, fmt_time
 
 __all__ = ["Round", "LazyRounds", "VirtualCluster", "RunResult", "TraceStep", "chunk_bounds", "OPS",
            "SUPPORTED_DTYPES"]
@@ -148,7 +148,7 @@ class RunResult:
             i = int(np.argmax(self.link_busy))         # by busy time: bytes alone would pick a
             busy = float(self.link_busy[i])            # fast (or infinitely fast) switch
             lines.append(f"  busiest resource: {self.link_names[i]}, busy {fmt_time(busy)} "
-                         f"({busy / self.time:.0%} of the run), {fmt_bytes(float(self.link_bytes[i]))}")
+                         f"({fmt_pct(busy / self.time, 2)} of the run), {fmt_bytes(float(self.link_bytes[i]))}")
         return "\n".join(lines)
 
     def plot(self, ax=None):
