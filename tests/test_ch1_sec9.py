@@ -336,20 +336,20 @@ def page_glue():
 
 def test_pages_glue_the_independent_values(page_glue):
     g = page_glue
-    assert g["pp_bubble"] == "17.9%" and g["pp_m_min"] == "29" and g["pp_chapter_m"] == "32"
-    assert g["pp_m16"] == str(4 * 15 + 1) and g["q_pp_m"] == "100"               # 11·9 = 99 < m
-    assert g["rt_ring_lat"] == "1,260 µs" and g["rt_tree_bw"] == "1,200 µs" and g["rt_chapter_bw"] == "1,000 µs"
-    assert g["rt_tree"] == "1,320 µs" and g["rt_ring"] == "1,456.9 µs"
-    assert g["as_stall"] == fmt_time(100e-6 - 80e-6, 3) and g["as_step"] == fmt_time(200e-6, 3)
-    assert g["fl_x"] == f"{ring(64, GB, IB.alpha, IB.beta) / hier(8, 8, GB):.3g}×" == "4.77×"
-    assert g["fl_nic_x"] == "9" and g["fl_ch_cut"] == "8"
-    assert g["bc_busbw"] == "482 GB/s" and g["bc_off"] == "370 GB/s"
-    assert g["tt_base"] == "50,000 s" and g["tt_comp"] == "60,400 s"
+    assert g["pp_bubble_frac"] == "17.9%" and g["pp_m_min"] == "29" and g["pp_chapter_m"] == "32"
+    assert g["pp_m16"] == str(4 * 15 + 1) and g["pp_q_m"] == "100"               # 11·9 = 99 < m
+    assert g["rt_ring_lat_us"] == "1,260" and g["rt_tree_bw_us"] == "1,200" and g["rt_chapter_bw_us"] == "1,000"
+    assert g["rt_tree_us"] == "1,320" and g["rt_ring_us"] == "1,456.9"
+    assert g["as_stall_s"] == fmt_time(100e-6 - 80e-6, 3) and g["as_step_s"] == fmt_time(200e-6, 3)
+    assert g["fl_speedup_x"] == f"{ring(64, GB, IB.alpha, IB.beta) / hier(8, 8, GB):.3g}×" == "4.77×"
+    assert g["fl_nic_times"] == "9" and g["fl_ch_cut"] == "8"
+    assert g["bc_busbw_Bps"] == "482 GB/s" and g["bc_off_Bps"] == "370 GB/s"
+    assert g["tt_base_s"] == "50,000 s" and g["tt_comp_s"] == "60,400 s"
     assert g["sd_norm"] == "1" and g["sd_crc"] == "32"
     assert g["tk_nstar"] == fmt_bytes(100 * KB) and g["tk_flows_d"] == "3,584" and g["tk_flows_h"] == "448"
     assert g["tk_h10"] == "90%" and g["tk_h20"] == "95%" and g["tk_map2"] == "2.0×" and g["tk_map4"] == "4.0×"
     assert g["rc_topk"] == "500×" and g["rc_topk_values"] == "1,000×"                 # 1/0.001, values only
-    assert g["q_rt_cross"] == fmt_bytes((2 * 127 - 14) * 10e-6 * 10e9 / (14 - 2 * 127 / 128))  # p = 128
+    assert g["rt_q_cross_bytes"] == fmt_bytes((2 * 127 - 14) * 10e-6 * 10e9 / (14 - 2 * 127 / 128))  # p = 128
 
 
 def test_summary_does_not_pass_off_the_toy_model_as_a_system():

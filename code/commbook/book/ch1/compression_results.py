@@ -16,6 +16,7 @@ from fractions import Fraction
 from ... import compression as cz
 from ...collectives import t_formula
 from ...hardware import IB_NDR_CHAPTER
+from ...units import fmt_ratio
 from . import compression_figures as cf
 from . import compression_numbers as cn
 
@@ -46,7 +47,7 @@ class Opening:
 
 def opening() -> Opening:
     (w0, w1), (r0, r1) = cn.SETTING["wan_gap"], cn.SETTING["reduction"]
-    return Opening(wan_gap=f"{w0}–{w1}×", red_range=f"{r0}–{r1}×")
+    return Opening(wan_gap=f"{w0}–{fmt_ratio(w1)}", red_range=f"{r0}–{fmt_ratio(r1)}")
 
 
 # ============================================================================ quantization

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...topology import Torus
-from ...units import ms
+from ...units import fmt_ratio, ms
 from ..p5.allreduce import sharp_gain
 from . import hierarchy_numbers as hn
 from . import hierarchy_routing as hr
@@ -115,7 +115,7 @@ def nm16_numbers(nm: dict) -> Nm16:
         ring_nic_bytes=2 * (p - 1) / p * n / G, ring_bw_s=r["bandwidth"], c_ring_s=r["sim"],
         slower_x=b.total / r["bandwidth"], c_slower_x=c.total / r["sim"],
         pr_rs=_printed("rs"), pr_inter=_printed("inter"), pr_total=_printed("total"), pr_flat=_printed("flat"),
-        pr_x=f"{_ST['nm16']['speedup'][0]:g}×")
+        pr_x=fmt_ratio(_ST["nm16"]["speedup"][0]))
 
 
 # ============================================================================ three tiers
