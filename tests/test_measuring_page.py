@@ -20,6 +20,7 @@ from commbook.book import measuring_cluster as MC
 from commbook.book import measuring_figures as MF
 from commbook.book import measuring_models as MM
 from commbook.book import measuring_p5 as M5
+from commbook.book import measuring_numbers as MN
 from commbook.hardware import NVLINK4
 from commbook.measure import LOG_DIR, parse_busbw_markdown, parse_nccl_tests
 
@@ -265,12 +266,12 @@ def page_glue() -> dict:
 
 def test_page_glues_the_data(page_glue):
     g = page_glue
-    assert g["h_ar_peak"] == "482 GB/s" and g["h_wire"] == "450 GB/s" and g["a1_wire"] == "300 GB/s"
+    assert g["lg_h_ar_peak_Bps"] == "482 GB/s" and g["lg_h_wire_Bps"] == "450 GB/s" and g["lg_a1_wire_Bps"] == "300 GB/s"
     n, t, _ = _data("h100", "all_reduce", None)
     alpha, beta = _ring_fit(n, t, "all_reduce", 8)
-    assert g["fh_beta"] == f"{beta / 1e9:.3g} GB/s"
-    assert g["fl_first"] == "1 MiB" and g["fl_last"] == "4 MiB" and g["nv_first"] == "1 GiB"
-    assert g["rs_ring"] == "0.5×"
+    assert g["ft_h_beta_Bps"] == f"{beta / 1e9:.3g} GB/s"
+    assert g["fl_first_size"] == "1 MiB" and g["fl_last_size"] == "4 MiB" and g["nv_first_size"] == "1 GiB"
+    assert g["rs_ring_x"] == "0.5×"
 
 
 # ============================================================================ the predictor
@@ -513,24 +514,24 @@ def test_across_nodes_glue_is_what_the_functions_return(page_glue, page_glue_zh)
     _, h, ch = _multi("h100_sharp")
     _, _, ct = _multi("tcpxo")
     _, _, ca = _multi("a100_sharp")
-    assert g["x_h_med"] == fmt_pct(med(ch, ">= 1 MiB")) and g["x_h_worst"] == fmt_pct(wst(ch, ">= 1 MiB"))
-    assert g["x_t_s_med"] == fmt_pct(med(ct, "< 1 MiB")) and g["x_a_s_med"] == fmt_pct(med(ca, "< 1 MiB"))
-    assert g["x_t_worst"] == fmt_pct(wst(ct, ">= 1 MiB")) and g["x_a_med"] == fmt_pct(med(ca, ">= 1 MiB"))
-    assert g["x_t_over"] == fmt_time(ct.overhead, 3) and g["x_a_over"] == fmt_time(ca.overhead, 3)
+    assert g["x_h_med_frac"] == fmt_pct(med(ch, ">= 1 MiB")) and g["x_h_worst_frac"] == fmt_pct(wst(ch, ">= 1 MiB"))
+    assert g["x_t_s_med_frac"] == fmt_pct(med(ct, "< 1 MiB")) and g["x_a_s_med_frac"] == fmt_pct(med(ca, "< 1 MiB"))
+    assert g["x_t_worst_frac"] == fmt_pct(wst(ct, ">= 1 MiB")) and g["x_a_med_frac"] == fmt_pct(med(ca, ">= 1 MiB"))
+    assert g["x_t_over_s"] == fmt_time(ct.overhead, 3) and g["x_a_over_s"] == fmt_time(ca.overhead, 3)
     nv = NC.graphs(h)["nvls"]
-    assert g["x_h_nvls_bw"] == fmt_rate(nv.n_channels * nv.bw_inter * 1e9, 3) == "384 GB/s"
-    assert g["x_h_top"] == fmt_rate(ch.measured[-1], 3) and g["x_a_pred_top"] == fmt_rate(ca.prediction.busbw[-1], 3)
+    assert g["x_h_nvls_bw_Bps"] == fmt_rate(nv.n_channels * nv.bw_inter * 1e9, 3) == "384 GB/s"
+    assert g["x_h_top_Bps"] == fmt_rate(ch.measured[-1], 3) and g["x_a_pred_top_Bps"] == fmt_rate(ca.prediction.busbw[-1], 3)
     assert (g["x_a1_ranks"], g["x_h_ranks"], g["x_gb2_ranks"]) == ("32", "96", "128")      # PROVENANCE.md
     lines = MC.cluster_lines()
     (t1, _), (t2, _) = lines["tcpxo"]
-    assert g["x_t1_alpha"] == fmt_time(t1["alpha"], 3) and g["x_t1_beta"] == fmt_rate(t1["beta"], 3)
-    assert g["x_t2_alpha"] == fmt_time(t2["alpha"], 3) and g["x_t2_beta"] == fmt_rate(t2["beta"], 3)
+    assert g["x_t1_alpha_s"] == fmt_time(t1["alpha"], 3) and g["x_t1_beta_Bps"] == fmt_rate(t1["beta"], 3)
+    assert g["x_t2_alpha_s"] == fmt_time(t2["alpha"], 3) and g["x_t2_beta_Bps"] == fmt_rate(t2["beta"], 3)
     (g1, g1m), = lines["gb1"]
-    assert g["x_g1_alpha"] == fmt_time(g1["alpha"], 3) and g["x_g1m_beta"] == fmt_rate(g1m["beta"], 3)
+    assert g["x_g1_alpha_s"] == fmt_time(g1["alpha"], 3) and g["x_g1m_beta_Bps"] == fmt_rate(g1m["beta"], 3)
     rk = MC.racks()
-    assert g["x_g_n"] == fmt_bytes(8 * 2 ** 30, binary=True) and g["x_g_model"] == fmt_rate(rk["model"]["gb1"], 3)
-    assert g["x_g1_top"] == fmt_rate(rk["measured"]["gb1"], 3) and g["x_g20_top"] == fmt_rate(rk["measured"]["gb20"], 3)
-    assert g["x_g_release"] == "2.26.2" and g["e_n_logs"] == "9"
+    assert g["x_g_n_size"] == fmt_bytes(8 * 2 ** 30, binary=True) and g["x_g_model_Bps"] == fmt_rate(rk["model"]["gb1"], 3)
+    assert g["x_g1_top_Bps"] == fmt_rate(rk["measured"]["gb1"], 3) and g["x_g20_top_Bps"] == fmt_rate(rk["measured"]["gb20"], 3)
+    assert g["x_g_release"] == "2.26.2" and g["e_logs"] == "9"
 
 
 def test_across_nodes_paragraphs_glue_at_most_six_numbers():
@@ -540,3 +541,98 @@ def test_across_nodes_paragraphs_glue_at_most_six_numbers():
         section = re.sub(r"```\{code-cell\}.*?\n```\n", "", section, flags=re.S)
         for para in section.split("\n\n"):
             assert para.count("{glue:text}") <= 6, para[:80]
+
+
+# ============================================================================ what the prose says
+# (these were asserts in the page's cells; each is checked here on the files, the numpy fit of
+# this module, or the library's own comparison, not through the book's numbers module)
+def test_prose_all_gather_check_the_fit_predicts_less_than_the_log():
+    n, t, _ = _data("h100", "all_gather", None)
+    alpha, beta = _ring_fit(n, t, "all_gather", 8)
+    k = int(np.nonzero(n == 256 * MiB)[0][0])
+    pred = 7 * alpha + 7 / 8 * n[k] / beta
+    assert pred < t[k]                                   # "the fit is ... less than the measurement"
+    assert 7 * alpha < 0.1 * pred                        # "the bandwidth term is almost all of it"
+    c = MN.ag_check()
+    assert c.pred_s == pytest.approx(pred, rel=1e-3) and c.meas_s == t[k]
+
+
+def test_prose_model_vs_measurement_orders():
+    t = MC.accuracy_table()
+    row = lambda s, band, op="all_reduce": t.find(system=s, collective=op, band=band)
+    assert max(row("h100", ">= 1 MiB", op)["model"] for op in ("all_reduce", "all_gather", "reduce_scatter")) < 0.05
+    az = row("azure", "< 1 MiB")
+    assert az["model"] < az["fit"] < az["nccl"]          # the predictor earns its place below 1 MiB
+    for band in (">= 1 MiB", "< 1 MiB"):                 # the A100 log: the predictor misses, worse than the fit
+        assert row("a100", band)["model"] > row("a100", band)["fit"]
+    _, n, times, _ = _log_curve("a100", "all_reduce")
+    keep = (n >= 16 * MiB) & (n <= 256 * MiB)
+    slope, intercept = np.polyfit(n[keep], times[keep], 1)
+    assert np.sqrt(np.mean(((intercept + slope * n[keep]) / times[keep] - 1) ** 2)) < 0.03    # "lie on a line"
+
+
+def test_prose_misses():
+    _, n, t, bus = _log_curve("a100", "all_reduce")
+    flat = (n >= MiB) & (n <= 4 * MiB)
+    after = int(np.nonzero(n == 4 * MiB)[0][0]) + 1
+    assert t[flat].max() / t[flat].min() - 1 < 0.01 and t[after] > 1.2 * t[flat].max()      # a step
+    for op in ("all_gather", "reduce_scatter"):          # they stay below the wire
+        _, _, _, b = _log_curve("h100", op)
+        assert b.max() < NVLINK4.beta
+    n, t, _ = _data("h100", "all_reduce", None)
+    assert _ring_fit(n, t, "all_reduce", 8)[1] > NVLINK4.beta     # the ring fit answers with β above the wire
+    _, n, t, _ = _log_curve("azure", "all_reduce")
+    upto = n <= MiB
+    alpha, beta = _ring_fit(n, t, "all_reduce", 8)
+    assert 14 * alpha + 14 / 8 * n[0] / beta > t[0]      # the whole-log fit puts too much at the smallest size
+    assert t[upto][-1] / t[0] < 2                        # the time grows less than twice up to 1 MiB
+
+
+def test_prose_gloo_reduce_scatter_is_an_all_reduce():
+    for p in M.GLOO_P:
+        ar, rs = (_gloo("gloo16", p, op, "time_s") for op in ("all_reduce", "reduce_scatter"))
+        ag = _gloo("gloo16", p, "all_gather", "time_s")
+        n = _gloo("gloo16", p, "all_reduce", "bytes")
+        keep = n <= 16 * MiB
+        assert (rs[~keep] / ar[~keep]).min() > 2 and ((rs + ag) / ar)[keep].min() > 1
+        a_ar, b_ar = _ring_fit(n[keep], ar[keep], "all_reduce", p)
+        n_rs = _gloo("gloo16", p, "reduce_scatter", "bytes")
+        keep_rs = n_rs <= 16 * MiB
+        a_rs, b_rs = _ring_fit(n_rs[keep_rs], rs[keep_rs], "reduce_scatter", p)
+        assert a_rs > a_ar and b_rs < b_ar               # numbers that describe no link
+    n = _gloo("gloo16", 4, "all_reduce", "bytes")
+    k = int(np.nonzero(n == 16 * MiB)[0][0])
+    ar, rs = (_gloo("gloo16", 4, op, "time_s") for op in ("all_reduce", "reduce_scatter"))
+    alpha, beta = _ring_fit(n[n <= 16 * MiB], ar[n <= 16 * MiB], "all_reduce", 4)
+    ring = 3 * alpha + 3 / 4 * n[k] / beta
+    assert rs[k] > ar[k] > ring                          # "Check yourself": slower than its own all-reduce
+    assert MN.rs_check(p=4).ring_s == pytest.approx(ring, rel=1e-3)
+
+
+def test_prose_across_nodes():
+    _, h, ch = _multi("h100_sharp")
+    _, tc, ct = _multi("tcpxo")
+    _, ac, ca = _multi("a100_sharp")
+    assert MC.CLUSTERS["gb1"].nodes == 1                 # one NVL72 rack is one NCCL node
+    assert ch.status(">= 1 MiB") == ct.status("< 1 MiB") == ca.status("< 1 MiB") == "PASS"
+    assert ct.status(">= 1 MiB") == "MISS"
+    pick = lambda c: [f"{a}/{b}" for a, b in zip(c.prediction.algo, c.prediction.proto)]
+    assert set(pick(ch)) == {"nvls/Simple"}              # NVLS across nodes at every size
+    for c in (ct, ca):                                   # the pick changes more than once below 1 MiB
+        small = [p for p, n in zip(pick(c), c.sizes) if n < MiB]
+        assert len({*small}) >= 2
+    stretch = [p for p, n in zip(pick(ct), ct.sizes) if MiB <= n <= 16 * MiB]
+    assert set(stretch) == {"tree/LL128"}
+    big = ct.band(">= 1 MiB")
+    assert ct.sizes[big][np.argmax(np.abs(ct.errors[big]))] == 16 * MiB    # "misses the last of them"
+    assert pick(ca)[-1] == "collnet_chain/Simple" and ca.prediction.busbw[-1] > 1.8 * ca.measured[-1]
+    gb = {s: _multi(s)[2] for s in ("gb1", "gb2", "gb20")}
+    assert all(c.sizes.min() == 2 ** 29 and c.status(">= 1 MiB") == "MISS" for c in gb.values())
+    at = {s: int(np.nonzero(c.sizes == 8 * 2 ** 30)[0][0]) for s, c in gb.items()}
+    model = [gb[s].prediction.busbw[at[s]] for s in gb]
+    assert max(model) / min(model) < 1.01                # nothing in the model grows with the fabric
+    assert gb["gb20"].measured[at["gb20"]] < 0.5 * gb["gb1"].measured[at["gb1"]]
+    from commbook.measure.fitting import fit_point_to_point
+    run, _, c = _multi("gb1")
+    f, fm = fit_point_to_point(run.sizes(), run.times()), fit_point_to_point(c.sizes, c.prediction.time)
+    assert abs(f.beta / fm.beta - 1) < 0.1 and f.alpha > 10 * fm.alpha                  # close slope, far intercept

@@ -1,0 +1,326 @@
+"""The page "Measuring collectives", the numbers its prose quotes: one typed result per
+section, each field named with its unit (``_s``, ``_Bps``, ``_x``, ``_frac``; ``_size`` is a
+size as the tables print it, ``_range`` a "lo–hi" span as text), glued whole by
+:func:`commbook.book.glue.glue_fields`.  Each builder reads the tables and comparisons of
+:mod:`.measuring`, :mod:`.measuring_models` and :mod:`.measuring_cluster` (which the tables
+and figures share) and derives here what the page used to work out by hand.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Callable, Iterable
+
+import numpy as np
+
+from ..collectives import predict
+from ..measure.nccl_model import TARGETS, WORST_TARGET
+from ..units import MiB, fmt_number, fmt_pct, fmt_rate, fmt_ratio, fmt_time
+from . import measuring as M
+from . import measuring_models as MM
+
+__all__ = ["three", "span", "Gloo", "gloo_numbers", "Logs", "log_numbers", "Fits", "fit_numbers",
+           "AgCheck", "ag_check", "Accuracy", "accuracy_numbers", "Flat", "Nvls", "Small", "GlooRs",
+           "miss_numbers", "RsCheck", "rs_check"]
+
+BIG, SMALL = ">= 1 MiB", "< 1 MiB"
+
+
+def span(values: Iterable[float], fmt: Callable[[float], str]) -> str:
+    """The range of ``values`` as text, ``'lo–hi'``; one value when both ends print alike."""
+    values = list(values)
+    lo, hi = fmt(min(values)), fmt(max(values))
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def three(result, **how: int) -> dict[str, int]:
+    """``how`` for :func:`~commbook.book.glue.glue_fields`: the result's times and rates to 3
+    significant digits, as the page's tables print them, then ``how`` (field=digits) over it."""
+    return {**{f.name: 3 for f in fields(result) if f.name.endswith(("_s", "_Bps"))}, **how}
+
+
+_t3 = lambda t: fmt_time(t, 3)
+_r3 = lambda b: fmt_rate(b, 3)
+
+
+# ============================================================================ gloo on one host
+@dataclass(frozen=True)
+class Gloo:
+    """Our gloo sweeps: the collectives, the rank counts, the repeat spread on both machines
+    (slowest over fastest of five repeats) and the 1 KiB times."""
+    ops: int
+    ps: str
+    points: int                    # points per machine
+    spread16_med_x: float
+    spread16_p90_x: float
+    spread2_med_x: float
+    spread2_p90_x: float
+    spread2_max_x: float
+    small16_range: str             # the 1 KiB time of every record, idle cores
+    small2_range: str              # ... shared cores
+    ar4_16_s: float                # 1 KiB all-reduce on 4 ranks, idle cores
+    ar4_2_s: float                 # ... shared cores
+    ar4_x: float                   # shared over idle
+
+
+def gloo_numbers(gt=None) -> Gloo:
+    """From :func:`.measuring.gloo_table` (its ``meta["spread"]`` and the all-reduce row)."""
+    gt = M.gloo_table() if gt is None else gt
+    s16, s2 = gt.meta["spread"]["gloo16"], gt.meta["spread"]["gloo2"]
+    ar4 = gt.find(collective="all_reduce", p=4)
+    return Gloo(ops=len(M.GLOO_OPS), ps=", ".join(str(p) for p in M.GLOO_P), points=s16["n"],
+                spread16_med_x=s16["median"], spread16_p90_x=s16["p90"], spread2_med_x=s2["median"],
+                spread2_p90_x=s2["p90"], spread2_max_x=s2["max"],
+                small16_range=span((s16["small_min"], s16["small_max"]), _t3),
+                small2_range=span((s2["small_min"], s2["small_max"]), _t3),
+                ar4_16_s=ar4["t_small16"], ar4_2_s=ar4["t_small2"], ar4_x=ar4["t_small2"] / ar4["t_small16"])
+
+
+# ============================================================================ public logs
+@dataclass(frozen=True)
+class Logs:
+    """The public logs: sizes and peaks, against the NVLink rate of each GPU."""
+    h_sizes: int
+    h_range: str
+    h_ar_peak_Bps: float
+    h_ar_peak_frac: float          # of the NVLink rate
+    h_wire_Bps: float
+    h_ag_peak_Bps: float
+    h_rs_peak_Bps: float
+    a1_range: str
+    a1_peak_Bps: float
+    a1_wire_Bps: float
+    a1_peak_frac: float
+    az_range: str
+
+
+def log_numbers(lt=None) -> Logs:
+    """From :func:`.measuring.logs_table`."""
+    lt = M.logs_table() if lt is None else lt
+    row = lambda s, op="all_reduce": lt.find(system=s, collective=op)
+    h, a1 = row("h100"), row("a100")
+    return Logs(h_sizes=h["count"], h_range=h["range"], h_ar_peak_Bps=h["peak"], h_ar_peak_frac=h["peak_wire"],
+                h_wire_Bps=h["wire"], h_ag_peak_Bps=row("h100", "all_gather")["peak"],
+                h_rs_peak_Bps=row("h100", "reduce_scatter")["peak"], a1_range=a1["range"],
+                a1_peak_Bps=a1["peak"], a1_wire_Bps=a1["wire"], a1_peak_frac=a1["peak_wire"],
+                az_range=row("azure")["range"])
+
+
+# ============================================================================ fits
+@dataclass(frozen=True)
+class Fits:
+    """The ring fits the prose quotes: 8×H100's three collectives, the residuals of the
+    Azure and A100 all-reduces, and gloo's all-reduce on both machines for p = 2 to 4."""
+    h_alpha_s: float
+    h_beta_Bps: float
+    h_rms_frac: float
+    ag_beta_Bps: float
+    rs_beta_Bps: float
+    ag_rms_frac: float
+    rs_rms_frac: float
+    az_rms_frac: float
+    a1_rms_frac: float
+    a1_max_frac: float
+    g16_alpha_range: str
+    g16_beta_range: str
+    g16_rms_range: str
+    g2_alpha_range: str
+    g2_max_frac: float
+    gloo_max_size: str             # where the gloo fits stop
+
+
+def fit_numbers(fitted: dict | None = None) -> Fits:
+    """From :func:`.measuring.fits`."""
+    fitted = M.fits() if fitted is None else fitted
+    f = lambda s, op="all_reduce", p=8: fitted[(s, op, p)][1]
+    g16 = [f("gloo16", p=p) for p in M.GLOO_P]
+    g2 = [f("gloo2", p=p) for p in M.GLOO_P]
+    return Fits(h_alpha_s=f("h100").alpha, h_beta_Bps=f("h100").beta, h_rms_frac=f("h100").rms_rel,
+                ag_beta_Bps=f("h100", "all_gather").beta, rs_beta_Bps=f("h100", "reduce_scatter").beta,
+                ag_rms_frac=f("h100", "all_gather").rms_rel, rs_rms_frac=f("h100", "reduce_scatter").rms_rel,
+                az_rms_frac=f("azure").rms_rel, a1_rms_frac=f("a100").rms_rel, a1_max_frac=f("a100").max_rel,
+                g16_alpha_range=span([x.alpha for x in g16], _t3), g16_beta_range=span([x.beta for x in g16], _r3),
+                g16_rms_range=span([x.rms_rel for x in g16], fmt_pct),
+                g2_alpha_range=span([x.alpha for x in g2], _t3), g2_max_frac=max(x.max_rel for x in g2),
+                gloo_max_size=M.size_text(M.GLOO_FIT_MAX))
+
+
+@dataclass(frozen=True)
+class AgCheck:
+    """"Check yourself": the 8×H100 all-gather's fit predicting one size of its own log."""
+    size: str
+    alpha_s: float
+    beta_Bps: float
+    pred_s: float                  # (p-1)α + (p-1)/p·n/β
+    meas_s: float
+    err_frac: float                # |pred/meas - 1|
+    start_s: float                 # (p-1)α
+
+
+def ag_check(fitted: dict | None = None, n: float = 256 * MiB) -> AgCheck:
+    fitted = M.fits() if fitted is None else fitted
+    c, f = fitted[("h100", "all_gather", 8)]
+    t = float(c.times[int(np.nonzero(c.sizes == n)[0][0])])
+    pred = predict("all_gather", "ring", c.p, n, f.alpha, f.beta)
+    return AgCheck(size=M.size_text(n), alpha_s=f.alpha, beta_Bps=f.beta, pred_s=pred, meas_s=t,
+                   err_frac=abs(pred / t - 1), start_s=(c.p - 1) * f.alpha)
+
+
+# ============================================================================ model vs measurement
+@dataclass(frozen=True)
+class Accuracy:
+    """The accuracy table's rows the prose quotes (medians of |error| by band), the targets,
+    and the A100 log's line from 16 to 256 MiB against NCCL's ring Simple latency."""
+    tgt_big_frac: float
+    tgt_small_frac: float
+    tgt_worst_frac: float
+    logs: int
+    release: str
+    h_pred_range: str              # 8×H100, ≥ 1 MiB, its three collectives
+    h_fit_range: str
+    az_s_pred_frac: float
+    az_s_fit_frac: float
+    az_s_nccl_frac: float
+    az_b_pred_frac: float
+    az_b_fit_frac: float
+    az_over_s: float
+    a1_b_pred_frac: float
+    a1_s_pred_frac: float
+    a1_b_fit_frac: float
+    a1_s_fit_frac: float
+    a1_lo_size: str
+    a1_hi_size: str
+    a1_alpha_s: float
+    a1_lat_s: float
+    a1_over_lat: float             # the line's start-up over NCCL's latency
+
+
+def accuracy_numbers(et, comps: dict | None = None) -> Accuracy:
+    """From :func:`.measuring_cluster.accuracy_table` and :func:`.measuring_models.simple_miss`."""
+    row = lambda s, band, op="all_reduce": et.find(system=s, collective=op, band=band)
+    h = [row("h100", BIG, op) for op in ("all_reduce", "all_gather", "reduce_scatter")]
+    az_b, az_s, a1_b, a1_s = row("azure", BIG), row("azure", SMALL), row("a100", BIG), row("a100", SMALL)
+    sm = MM.simple_miss(comps)
+    return Accuracy(
+        tgt_big_frac=TARGETS[BIG], tgt_small_frac=TARGETS[SMALL], tgt_worst_frac=WORST_TARGET,
+        logs=len({r["log"] for r in et.rows}), release=MM.NCCL_RELEASE,
+        h_pred_range=span([r["model"] for r in h], fmt_pct), h_fit_range=span([r["fit"] for r in h], fmt_pct),
+        az_s_pred_frac=az_s["model"], az_s_fit_frac=az_s["fit"], az_s_nccl_frac=az_s["nccl"],
+        az_b_pred_frac=az_b["model"], az_b_fit_frac=az_b["fit"], az_over_s=az_s["overhead"],
+        a1_b_pred_frac=a1_b["model"], a1_s_pred_frac=a1_s["model"], a1_b_fit_frac=a1_b["fit"],
+        a1_s_fit_frac=a1_s["fit"], a1_lo_size=M.size_text(MM.SIMPLE_BAND[0]),
+        a1_hi_size=M.size_text(MM.SIMPLE_BAND[1]), a1_alpha_s=sm["alpha"], a1_lat_s=sm["nccl_lat"],
+        a1_over_lat=sm["ratio"])
+
+
+# ============================================================================ the misses
+@dataclass(frozen=True)
+class Flat:
+    """The A100 log's flat stretch (:func:`.measuring_models.flat_miss`)."""
+    first_size: str
+    last_size: str
+    growth: int                    # last size over first
+    t_range: str
+    next_size: str
+    next_s: float
+    err_range: str                 # the whole-log ring fit's |error| over the stretch
+    ll_cap_Bps: float
+    not_ll_size: str
+    pred_x: str                    # measured over predicted, size by size
+    picks: str
+
+
+@dataclass(frozen=True)
+class Nvls:
+    """All-reduce above the wire on H100 (:func:`.measuring_models.nvls_miss`)."""
+    first_size: str
+    peak_Bps: float
+    az_peak_Bps: float
+    over_frac: float               # the peak above the NVLink rate
+    ring: float                    # the ring's bytes per GPU over in-switch reduction's, 2(p-1)/p
+    ag_frac: float                 # all-gather's peak, of the wire rate
+    rs_frac: float
+    pred_pick: str
+    pred_top_Bps: float
+    pred_ag_pick: str
+
+
+@dataclass(frozen=True)
+class Small:
+    """The software floor of small messages (:func:`.measuring_models.small_miss`)."""
+    size: str
+    t_s: float
+    wire_s: float
+    over_wire: float               # measured over the bytes' time on the wire
+    size_1m: str
+    t_1m_s: float
+    growth_x: float                # time growth up to 1 MiB
+    bytes_growth: int              # size growth up to 1 MiB
+    steps: int
+    step_s: float
+    fit_s: float
+    fit_err_frac: float
+    gloo_s: float
+    gloo_alpha_s: float
+
+
+@dataclass(frozen=True)
+class GlooRs:
+    """gloo's reduce-scatter against its all-reduce (:func:`.measuring_models.gloo_rs_miss`)."""
+    ratio_range: str               # reduce-scatter over all-reduce, up to 16 MiB
+    big_range: str                 # ... at 64 MiB
+    ring_x: float                  # what the ring closed form gives
+    rsag_range: str                # reduce-scatter + all-gather over all-reduce
+    alpha_range: str
+    beta_range: str
+    ar_alpha_range: str
+    ar_beta_range: str
+
+
+def miss_numbers(comps: dict | None = None) -> tuple[Flat, Nvls, Small, GlooRs]:
+    """The four misses the section explains, from :func:`.measuring_models.misses`."""
+    mm = MM.misses(comps)
+    fl, nv, sm, rs = mm["flat"], mm["nvls"], mm["small"], mm["gloo_rs"]
+    x2 = lambda lo, hi, d: fmt_number(lo, d) + "–" + fmt_ratio(hi, d)
+    flat = Flat(first_size=M.size_text(fl["first"]), last_size=M.size_text(fl["last"]),
+                growth=round(fl["growth"]), t_range=span([fl["t_min"], fl["t_max"]], fmt_time),
+                next_size=M.size_text(fl["next_size"]), next_s=fl["next_time"],
+                err_range=span(np.abs(fl["fit_err"]), fmt_pct), ll_cap_Bps=fl["ll_cap"],
+                not_ll_size=M.size_text(fl["first_not_ll"]),
+                pred_x=", ".join(fmt_ratio(1 + e, 3) for e in fl["pred_err"]), picks=", ".join(fl["pred_picks"]))
+    nvls = Nvls(first_size=M.size_text(nv["h100"]["first_above"]), peak_Bps=nv["h100"]["peak"],
+                az_peak_Bps=nv["azure"]["peak"], over_frac=nv["h100"]["peak_wire"] - 1,
+                ring=nv["ring_over_switch"], ag_frac=nv["all_gather"]["peak_wire"],
+                rs_frac=nv["reduce_scatter"]["peak_wire"], pred_pick=nv["pred_pick"],
+                pred_top_Bps=nv["pred_top"], pred_ag_pick=nv["pred_ag_pick"])
+    small = Small(size=M.size_text(sm["n"]), t_s=sm["t"], wire_s=sm["wire_t"], over_wire=sm["over_wire"],
+                  size_1m=M.size_text(sm["n_1m"]), t_1m_s=sm["t_1m"], growth_x=sm["t_growth"],
+                  bytes_growth=round(sm["n_1m"] / sm["n"]), steps=sm["steps"], step_s=sm["per_step"],
+                  fit_s=sm["fit_t"], fit_err_frac=sm["fit_err"], gloo_s=sm["gloo_t"], gloo_alpha_s=sm["gloo_alpha"])
+    gloo_rs = GlooRs(ratio_range=x2(rs["ratio_min"], rs["ratio_max"], 3), big_range=x2(rs["big_min"], rs["big_max"], 2),
+                     ring_x=rs["ring_max"], rsag_range=x2(rs["rsag_min"], rs["rsag_max"], 2),
+                     alpha_range=span(rs["rs_alpha"], _t3), beta_range=span(rs["rs_beta"], _r3),
+                     ar_alpha_range=span(rs["ar_alpha"], _t3), ar_beta_range=span(rs["ar_beta"], _r3))
+    return flat, nvls, small, gloo_rs
+
+
+@dataclass(frozen=True)
+class RsCheck:
+    """"Check yourself": gloo's reduce-scatter against the ring's closed form with the
+    all-reduce's fitted α and β."""
+    p: int
+    size: str
+    alpha_s: float
+    beta_Bps: float
+    ring_s: float
+    meas_s: float
+    ar_s: float                    # gloo's own all-reduce of the same buffer
+    meas_x: float                  # measured over the ring's
+
+
+def rs_check(p: int = 4, n: float = 16 * MiB, system: str = "gloo16") -> RsCheck:
+    ar, rs = M.curve(system, "all_reduce", p), M.curve(system, "reduce_scatter", p)
+    f = M.fit_curve(ar)
+    k = int(np.nonzero(ar.sizes == n)[0][0])
+    ring = predict("reduce_scatter", "ring", p, rs.sizes[k], f.alpha, f.beta)
+    return RsCheck(p=p, size=M.size_text(n), alpha_s=f.alpha, beta_Bps=f.beta, ring_s=ring,
+                   meas_s=float(rs.times[k]), ar_s=float(ar.times[k]), meas_x=float(rs.times[k] / ring))
