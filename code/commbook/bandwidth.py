@@ -26,7 +26,11 @@ BUSBW_FACTORS: dict[str, Callable[[int], float]] = {
 
 
 def algbw(size: float, time: float) -> float:
-    """Algorithm bandwidth: size / time (bytes/s), as nccl-tests prints it."""
+    """Algorithm bandwidth: size / time (bytes/s), as nccl-tests prints it.
+
+    >>> algbw(1e9, 0.01) / 1e9            # 1 GB in 10 ms, in GB/s
+    100.0
+    """
     size = check_size(size, "size")
     time = check_real(time, "time", "a time in seconds")
     if not time > 0:
@@ -36,6 +40,12 @@ def algbw(size: float, time: float) -> float:
 
 def busbw(op: str, size: float, time: float, nranks: int) -> float:
     """Bus bandwidth = algbw x the op's factor.  For all-gather, reduce-scatter and
-    all-to-all ``size`` is the total size (count x nranks), as in nccl-tests."""
+    all-to-all ``size`` is the total size (count x nranks), as in nccl-tests.
+
+    On 8 ranks an all-reduce's bus bandwidth is 2·7/8 = 1.75 times its algorithm bandwidth:
+
+    >>> busbw("all_reduce", 1e9, 0.01, 8) / 1e9, busbw("broadcast", 1e9, 0.01, 8) / 1e9
+    (175.0, 100.0)
+    """
     check_choice(op, "op", BUSBW_FACTORS)
     return algbw(size, time) * BUSBW_FACTORS[op](check_p(nranks, "nranks"))

@@ -35,6 +35,9 @@ def fmt_bytes(n: float, binary: bool = False, digits: int = 3) -> str:
 
     ``binary=True`` uses KiB/MiB/GiB.  ``digits`` is the number of significant
     digits (trailing zeros dropped).
+
+    >>> fmt_bytes(8e6), fmt_bytes(2**30, binary=True), fmt_bytes(999_999)
+    ('8 MB', '1 GiB', '1 MB')
     """
     n, digits = check_size(n), check_int(digits, "digits", lo=1, hi=17)
     check_flag(binary, "binary")
@@ -63,7 +66,11 @@ def fmt_time(t: float, digits: int = 4) -> str:
     """Format seconds with the unit that keeps the number readable (s, ms, µs, ns).
 
     ``t`` may be negative (a signed duration, a difference of two times: ``-1 s``); it must
-    be a finite real number (numpy scalars included)."""
+    be a finite real number (numpy scalars included).
+
+    >>> fmt_time(0.0123456), fmt_time(2.5e-6), fmt_time(-1.0)
+    ('12.35 ms', '2.5 µs', '-1 s')
+    """
     t = check_real(t, "t", "a time in seconds")
     digits = check_int(digits, "digits", lo=1, hi=17)
     return _fmt_scaled(t, [(ns, "ns"), (us, "µs"), (ms, "ms"), (1.0, "s")], digits)
