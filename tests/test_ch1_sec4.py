@@ -7,6 +7,7 @@ form written out here, the simulator, or numpy.  Where the chapter is wrong both
 and the page's are pinned."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 
 from commbook import collectives as coll
 from commbook.book.ch1 import allreduce_choice as ac
+from commbook.book.ch1 import allreduce_facts as fx
 from commbook.book.ch1 import allreduce_figures as af
 from commbook.book.ch1 import allreduce_numbers as an
 from commbook.book.ch1.boxes import BOX_LINKS
@@ -36,37 +38,42 @@ def _lines(fig) -> dict:
 # ============================================================================ naive / parameter server
 def test_parameter_server_centre_takes_n_minus_1_buffers():
     c = an.ceiling()
-    p, n = c["p"], c["n"]
+    p, n = c.p, c.n_bytes
     assert (p, n) == (ST["ceiling_gpus"], ST["ceiling_bytes"])
-    beta = c["link"].beta
-    for r in c["rows"]:
-        k = r["servers"]
-        assert r["per_server"] == pytest.approx((p - 1) * n / k)          # the correct count
-        assert r["all_servers"] == pytest.approx((p - 1) * n)               # whatever K
-        assert r["time"] == pytest.approx(2 * (p - 1) * n / (k * beta))    # written out, α = 0
-        assert r["time"] == pytest.approx(r["closed"], rel=1e-12)           # simulator = closed form
-    star = c["rows"][0]
-    assert star["servers"] == 1
-    assert star["per_server"] != pytest.approx(p * n)                        # the chapter's N·M
-    assert p * n / star["per_server"] == pytest.approx(p / (p - 1))
-    assert star["x_ring"] == pytest.approx(p, rel=1e-12)                    # T ∝ N·M/β against 2M/β
+    beta = c.beta_Bps
+    for r in c.rows:
+        k = r.servers
+        assert r.per_server_bytes == pytest.approx((p - 1) * n / k)          # the correct count
+        assert r.all_servers_bytes == pytest.approx((p - 1) * n)               # whatever K
+        assert r.time_s == pytest.approx(2 * (p - 1) * n / (k * beta))    # written out, α = 0
+        assert r.time_s == pytest.approx(r.closed_s, rel=1e-12)           # simulator = closed form
+    star = c.naive
+    assert star.servers == 1 and (c.mid.servers, c.big.servers) == (8, 64)
+    assert star.per_server_bytes != pytest.approx(p * n) and c.chapter_into_bytes == p * n   # the chapter's N·M
+    assert p * n / star.per_server_bytes == pytest.approx(p / (p - 1))
+    assert star.ring_x == pytest.approx(p, rel=1e-12)                    # T ∝ N·M/β against 2M/β
+    assert c.ring_sent_bytes == pytest.approx(2 * (p - 1) / p * n)
 
 
 # ============================================================================ lower bound
 def test_lower_bound_example_64_gpus_1_gb():
-    r50, r450 = an.lower_bound_example()
+    lb = an.lower_bound_example()
+    r50, r450 = lb.rows
     p, n = ST["lb_gpus"], ST["lb_bytes"]
+    assert (lb.p, lb.n_bytes, lb.factor, lb.speedup) == (p, n, pytest.approx(2 * 63 / 64), pytest.approx(9))
     for r, beta in ((r50, 50 * GB), (r450, 450 * GB)):
-        assert r["link"].beta == beta and r["link"].alpha == 0
-        assert r["bound"] == pytest.approx(2 * (p - 1) / p * n / beta)
-        assert r["ring"] == pytest.approx(r["bound"]) == pytest.approx(r["sim_ring"])
-        assert r["tree"] == pytest.approx(2 * math.log2(p) * n / beta) == pytest.approx(r["sim_tree"])
-    assert r50["ring"] == pytest.approx(39.375e-3) and r50["tree"] == pytest.approx(240e-3)
-    assert r450["ring"] == pytest.approx(4.375e-3) and r450["tree"] == pytest.approx(26.6667e-3, rel=1e-5)
+        assert r.beta_Bps == beta
+        assert r.bound_s == pytest.approx(2 * (p - 1) / p * n / beta)
+        assert r.ring_s == pytest.approx(r.bound_s) == pytest.approx(r.sim_ring_s)
+        assert r.tree_s == pytest.approx(2 * math.log2(p) * n / beta) == pytest.approx(r.sim_tree_s)
+        assert r.tree_x == pytest.approx(2 * math.log2(p) / (2 * (p - 1) / p))
+    assert r50.ring_s == pytest.approx(39.375e-3) and r50.tree_s == pytest.approx(240e-3)
+    assert r450.ring_s == pytest.approx(4.375e-3) and r450.tree_s == pytest.approx(26.6667e-3, rel=1e-5)
     lo, hi = ST["lb_difference_ms"]                       # "several ms"
     for r in (r50, r450):
-        assert r["diff"] * 1e3 > hi                       # the chapter's figure is far too small
-    assert round(r50["diff"] * 1e3) == 201 and round(r450["diff"] * 1e3) == 22
+        assert r.diff_s * 1e3 > hi                       # the chapter's figure is far too small
+    assert round(r50.diff_s * 1e3) == 201 and round(r450.diff_s * 1e3) == 22
+    assert an.in_hours(r50.over_steps_s) == "5.57 h" and an.in_hours(r450.over_steps_s) == "37.2 min"
 
 
 # ============================================================================ ring
@@ -82,6 +89,9 @@ def test_example_1_1_trace_matches_figure_6_convention():
     f = an.trace_facts(res)
     assert f["owns_after_rs"] == [[0], [1], [2], [3]] and f["every_rank_sends_and_receives"]
     assert f["rounds"] == 6 and f["sent"] == [f["bound"]] * 4
+    r = fx.ring_example(res)
+    assert (r.p, r.rs, r.rounds, r.sum) == (4, 3, 6, str(total)) and r.sent_buffers == pytest.approx(2 * 3 / 4)
+    assert r.big_steps == 2 * (ST["ring_nodes"] - 1) and r.big_latency_s == pytest.approx(r.big_steps * 5e-6)
 
 
 def test_algorithm_1_indices_are_the_schedule():
@@ -132,11 +142,23 @@ def test_tree_steps_1024_and_8_gpus():
     assert (ring, tree) == (ST["tree_ring_steps"], ST["tree_steps"]) == (2046, 20)
     assert round(ring / tree, -2) == ST["tree_step_ratio"]
     te = an.tree_example()
-    assert (te["ring"]["rounds"], te["tree"]["rounds"]) == (ST["tree_small_ring_alpha"], ST["tree_small_tree_alpha"])
-    a, b, n = link.alpha, link.beta, te["n"]
-    assert te["ring"]["time"] == pytest.approx(14 * a + 2 * 7 / 8 * n / b)
-    assert te["tree"]["time"] == pytest.approx(6 * a + 6 * n / b)
-    assert te["tree"]["time"] < te["ring"]["time"]
+    assert (te.ring.rounds, te.tree.rounds) == (ST["tree_small_ring_alpha"], ST["tree_small_tree_alpha"])
+    a, b, n = link.alpha, link.beta, te.n_bytes
+    assert te.ring.time_s == pytest.approx(14 * a + 2 * 7 / 8 * n / b)
+    assert te.tree.time_s == pytest.approx(6 * a + 6 * n / b)
+    assert te.tree.time_s < te.ring.time_s
+    q = an.tree_example(n=4 * MB)                         # the quiz: at 4 MB the ring is back ahead
+    assert q.ring.time_s == pytest.approx(14 * a + 2 * 7 / 8 * 4 * MB / b) and q.ring.time_s < q.tree.time_s
+    assert q.tree.bandwidth_s == pytest.approx(6 * 4 * MB / b)
+
+
+def test_tree_facts():
+    f = fx.tree_facts()
+    assert (f.p, f.senders, f.share_frac) == (8, "4, 2, 1, 1, 2, 4", pytest.approx(14 / 48))
+    assert (f.ring_steps, f.tree_steps) == (2 * 1023, 2 * 10) and f.steps_x == pytest.approx(2046 / 20)
+    beta = BOX_LINKS["lb1.4"].beta                        # 140 GB on 1,000 GPUs, bandwidth terms only
+    assert f.big_ring_s == pytest.approx(2 * 999 / 1000 * 140 * GB / beta)
+    assert f.big_tree_s == pytest.approx(2 * math.ceil(math.log2(1000)) * 140 * GB / beta)
 
 
 def test_tree_leaves_ports_idle():
@@ -216,24 +238,35 @@ def test_rabenseifner_fold_for_1000():
     assert ac.alpha_steps_fold(SC["butterfly_big"]) == 2 and ac.alpha_steps_fold(1024) == 0
 
 
+def test_butterfly_facts():
+    t = ac.order_table()
+    f = fx.butterfly_facts(t)
+    assert [f.k0, f.k1, f.k2] == [", ".join(f"({a}, {b})" for a, b in rnd) for rnd in SC["butterfly_pairs"]]
+    assert (f.node0, f.node1, f.last_share, f.big_pow2_xor, f.fold) == ("0–3", "4–7", "M/8", 512, 2)
+    assert f.big_x == pytest.approx(t.find(topo="twolevel_big")["ratio"]) and f.big_x > 1
+    # near first on two nodes of four: only the rounds with partners four apart cross the nodes
+    rounds = af.butterfly_rounds(8, "near_first")
+    assert [r["cross"] for r in rounds] == [b - a == 4 for a, b in (r["pairs"][0] for r in rounds)]
+
+
 # ============================================================================ double tree
 def test_double_tree_inner_nodes_are_complementary():
     d = ac.dtree_inner(8)
-    assert d["disjoint"] and sorted(d["inner"][0] + d["inner"][1]) == list(range(8))
+    assert d.disjoint and sorted(d.inner[0] + d.inner[1]) == list(range(8))
+    assert d.inner0 == ", ".join(map(str, d.inner[0]))
 
 
 def test_figure7_data_and_crossovers():
     d = ac.figure7_data()
-    assert d["p"] == SC["fig7"]["p"] and d["link"].beta * 8 == SC["fig7"]["gbps"] * 1e9
-    assert (d["rows"][0]["n"], d["rows"][-1]["n"]) == pytest.approx(SC["fig7"]["sizes"])
-    x = d["crossovers"]
-    assert x["tree"] == pytest.approx(coll.crossover("ring", "tree", 256, IB_HDR.alpha, IB_HDR.beta))
-    assert round(x["tree"] / MB, 2) == 3.09 and round(x["envelope"] / GB, 2) == 5.53     # inventory, α = 3.5 µs
+    assert d.p == SC["fig7"]["p"] and d.beta_Bps * 8 == SC["fig7"]["gbps"] * 1e9 and d.line_rate == "200 Gb/s"
+    assert (d.lo_bytes, d.hi_bytes) == pytest.approx(SC["fig7"]["sizes"])
+    assert d.x_tree_bytes == pytest.approx(coll.crossover("ring", "tree", 256, IB_HDR.alpha, IB_HDR.beta))
+    assert round(d.x_tree_bytes / MB, 2) == 3.09 and round(d.x_env_bytes / GB, 2) == 5.53     # inventory, α = 3.5 µs
     p, a, b = 256, IB_HDR.alpha, IB_HDR.beta                 # the envelope crossover solved by numpy
     m = np.linalg.solve([[1, -2 * (p - 1) / p / b], [1, -2 / b]], [2 * (p - 1) * a, 2 * 8 * a])
-    assert x["envelope"] == pytest.approx(m[1])
-    assert d["approx"] == pytest.approx(p * a * b / 8)
-    assert x["tree"] < x["double_tree"] < x["envelope"]
+    assert d.x_env_bytes == pytest.approx(m[1])
+    assert d.approx_bytes == pytest.approx(p * a * b / 8)
+    assert d.x_tree_bytes < d.x_dtree_bytes < d.x_env_bytes
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -267,6 +300,7 @@ def test_table2_measured_columns_follow_the_formulas():
     c = rows["double_tree"]["cost"]
     assert c.rounds[1] == pytest.approx(2) and c.bandwidth[0] == pytest.approx(2)
     assert rows["double_tree"]["ratio"] == pytest.approx(p / (p - 1))
+    assert fx.table2_facts(t).dt_ratio == pytest.approx(p / (p - 1))
 
 
 def test_bucket_table():
@@ -279,50 +313,56 @@ def test_bucket_table():
             n = SC["buckets"][i]
             assert (r[f"b{i}"] == "ring") == (n > r["x_dtree"])      # consistent with the crossover
     assert rows[64]["b0"] == rows[64]["b1"] == "ring" and rows[256]["b0"] == rows[256]["b1"] == "double_tree"
+    f = fx.bucket_facts(ac.bucket_table())
+    assert (f.ring_max, f.dt_min, f.big) == (64, 256, 1024) and f.xtree_big_bytes == rows[1024]["x_tree"]
 
 
 # ============================================================================ switch point
 def test_switch_point_n_100():
     sp = ac.switch_point(SC["s14"]["p"], BOX_LINKS["s1.4"])
-    assert sp["approx"] == pytest.approx(100 * 5e-6 * 50e9 / math.log2(100))
-    assert round(sp["approx"] / MB, 1) == SC["s14"]["mb"]                    # "≈ 3.8 MB"
-    assert sp["approx"] / MB == pytest.approx(3.763, abs=5e-4)
-    assert sp["exact"] == pytest.approx(sp["numeric"], rel=1e-9) and sp["exact"] > sp["approx"]
-    assert sp["crude"] == pytest.approx(25 * MB)
+    assert sp.approx_bytes == pytest.approx(100 * 5e-6 * 50e9 / math.log2(100))
+    assert round(sp.approx_bytes / MB, 1) == SC["s14"]["mb"]                    # "≈ 3.8 MB"
+    assert sp.approx_bytes / MB == pytest.approx(3.763, abs=5e-4)
+    assert sp.exact_bytes == pytest.approx(sp.numeric_bytes, rel=1e-9) and sp.exact_bytes > sp.approx_bytes
+    assert sp.crude_bytes == pytest.approx(25 * MB)
 
 
 def test_napkin_math_1_5():
     x, s = ac.nm15(), SC["nm15"]
-    assert (x["p"], x["n"], x["link"].alpha, x["link"].beta) == (s["p"], s["n"], 10e-6, 10e9)
-    r, t = x["ring"], x["tree"]
-    assert r["latency"] == pytest.approx(1260 * us) and round(r["latency"] / us) == s["ring_lat_us"]
-    assert r["bandwidth"] == pytest.approx(196.875 * us) and round(r["bandwidth"] / us, 1) == s["ring_bw_us"]
-    assert r["total"] == pytest.approx(1456.875 * us) and round(r["total"] / us, 1) == s["ring_us"]
-    assert (t["latency"], t["bandwidth"], t["total"]) == pytest.approx((120 * us, 1200 * us, 1320 * us))
-    assert x["margin"] == pytest.approx(136.875 * us)
-    assert round(100 * x["margin_share"]) == s["margin_pct"]
-    assert x["lat_x"] == pytest.approx(10.5) and round(x["lat_x"], -1) == s["lat_x"]
-    assert x["bw_x"] == pytest.approx(1200 / 196.875) and round(x["bw_x"]) == s["bw_x"]
-    sw = x["switch"]
-    assert sw["approx"] == pytest.approx(1.0667 * MB, rel=1e-4) and round(sw["approx"] / MB, 1) == s["crossover_mb"]
+    assert (x.p, x.n_bytes, x.alpha_s, x.beta_Bps) == (s["p"], s["n"], 10e-6, 10e9)
+    assert (x.log, x.p_minus_1) == (6, 63) and x.rough_bw_s == pytest.approx(200 * us)
+    r, t = x.ring, x.tree
+    assert r.latency_s == pytest.approx(1260 * us) and round(r.latency_s / us) == s["ring_lat_us"]
+    assert r.bandwidth_s == pytest.approx(196.875 * us) and round(r.bandwidth_s / us, 1) == s["ring_bw_us"]
+    assert r.total_s == pytest.approx(1456.875 * us) and round(r.total_s / us, 1) == s["ring_us"]
+    assert (t.latency_s, t.bandwidth_s, t.total_s) == pytest.approx((120 * us, 1200 * us, 1320 * us))
+    assert x.margin_s == pytest.approx(136.875 * us)
+    assert round(100 * x.margin_frac) == s["margin_pct"]
+    assert x.lat_x == pytest.approx(10.5) and round(x.lat_x, -1) == s["lat_x"]
+    assert x.bw_x == pytest.approx(1200 / 196.875) and round(x.bw_x) == s["bw_x"]
+    sw = x.switch
+    assert sw.approx_bytes == pytest.approx(1.0667 * MB, rel=1e-4) and round(sw.approx_bytes / MB, 1) == s["crossover_mb"]
     ab = 10e-6 * 10e9
-    assert sw["exact"] == pytest.approx((2 * 63 - 12) * ab / (12 - 2 * 63 / 64))      # ring = tree, solved by hand
-    assert sw["exact"] == pytest.approx(sw["numeric"], rel=1e-9) and round(sw["exact"] / MB, 3) == 1.136
-    assert x["ten_ring"]["total"] == pytest.approx(3228.75 * us) and x["ten_tree"]["total"] == pytest.approx(12120 * us)
+    assert sw.exact_bytes == pytest.approx((2 * 63 - 12) * ab / (12 - 2 * 63 / 64))      # ring = tree, solved by hand
+    assert sw.exact_bytes == pytest.approx(sw.numeric_bytes, rel=1e-9) and round(sw.exact_bytes / MB, 3) == 1.136
+    assert x.ten_ring.total_s == pytest.approx(3228.75 * us) and x.ten_tree.total_s == pytest.approx(12120 * us)
     # the simulator agrees with the closed forms
-    link = x["link"]
-    assert an.run("ring", 64, 1 * MB, link).time == pytest.approx(r["total"])
-    assert an.run("tree", 64, 1 * MB, link).time == pytest.approx(t["total"])
+    link = BOX_LINKS["nm1.5"]
+    assert an.run("ring", 64, 1 * MB, link).time == pytest.approx(r.total_s)
+    assert an.run("tree", 64, 1 * MB, link).time == pytest.approx(t.total_s)
     table = ac.nm15_table(x)
-    assert table.cell(0, "total") == "1,456.875 µs" and table.cell(1, "bandwidth") == "1,200 µs"
+    assert table.cell(0, "total_s") == "1,456.875 µs" and table.cell(1, "bandwidth_s") == "1,200 µs"
+    # the DDP buckets the page names (10, 50, 300 MB) lie above the exact switch point, 1 MB below
+    assert 1 * MB < sw.exact_bytes < 10 * MB
 
 
 def test_fallacy_tree_1000_us_against_napkin_math():
     x, f = ac.nm15(), SC["fallacy"]
-    assert f["tree_bw_us"] == 1000 and x["tree"]["bandwidth"] == pytest.approx(1200 * us)
-    assert x["tree"]["bandwidth"] / us != pytest.approx(f["tree_bw_us"], rel=0.1)
-    assert x["tree_bw_excess"] == pytest.approx(1003.125 * us) and round(x["tree_bw_excess"] / us, -2) == f["tree_bw_us"]
-    assert x["ring_lat_excess"] - x["tree_bw_excess"] == pytest.approx(x["margin"])
+    assert f["tree_bw_us"] == 1000 and x.tree.bandwidth_s == pytest.approx(1200 * us)
+    assert x.tree.bandwidth_s / us != pytest.approx(f["tree_bw_us"], rel=0.1)
+    assert x.tree_bw_excess_s == pytest.approx(1003.125 * us) and round(x.tree_bw_excess_s / us, -2) == f["tree_bw_us"]
+    assert x.ring_lat_excess_s - x.tree_bw_excess_s == pytest.approx(x.margin_s)
+    assert (fx.FALLACY.tree_bw_s, fx.FALLACY.ring_lat_s) == pytest.approx((1000 * us, 1260 * us))
 
 
 def test_checkpoint_1_3_numbers():
@@ -371,17 +411,21 @@ def test_race_on_clusters_of_real_shape():
     assert big["rabenseifner_near_first"] == pytest.approx(fly, rel=1e-9)
     assert big["fastest"] == "ring" and t.find(cluster="pow2", n=64e3)["fastest"] == "rabenseifner_near_first"
     assert t.find(cluster="npow2", n=n)["fastest"] == t.find(cluster="racks", n=n)["fastest"] == "ring"
+    f = fx.race_facts(t)
+    assert f.big_ring_s == pytest.approx(ring, rel=1e-9) and f.big_rab_s == pytest.approx(fly, rel=1e-9)
+    assert f.steps == 2 * (p - 1) and f.small_rab_s < f.small_ring_s
 
 
 # ---------------------------------------------------------------- tables the prose points to (issue 16 §2)
 def test_lower_bound_table_is_the_example_per_link():
-    rows = an.lower_bound_example()
-    t = an.lower_bound_table(rows)
-    assert [r["bound"] for r in t.rows] == [r["bound"] for r in rows]
+    lb = an.lower_bound_example()
+    rows = lb.rows
+    t = an.lower_bound_table(lb)
+    assert [r["bound"] for r in t.rows] == [r.bound_s for r in rows]
     for tr, r in zip(t.rows, rows):
-        assert tr["diff"] == pytest.approx(r["tree"] - r["ring"]) and tr["over"] == pytest.approx(r["steps"] * r["diff"])
+        assert tr["diff"] == pytest.approx(r.tree_s - r.ring_s) and tr["over"] == pytest.approx(lb.steps * r.diff_s)
     # a 9x faster link shrinks the loss by the same factor (bandwidth terms dominate)
-    assert rows[0]["diff"] / rows[1]["diff"] == pytest.approx(rows[1]["link"].beta / rows[0]["link"].beta, rel=1e-3)
+    assert rows[0].diff_s / rows[1].diff_s == pytest.approx(rows[1].beta_Bps / rows[0].beta_Bps, rel=1e-3)
 
 
 def test_tree_example_table_splits_the_simulated_times():
@@ -389,7 +433,7 @@ def test_tree_example_table_splits_the_simulated_times():
     t = an.tree_example_table(te)
     for row in t.rows:
         assert row["latency"] + row["bandwidth"] == pytest.approx(row["time"])
-        assert row["rounds"] == an.alpha_steps(row["algo"], te["p"])
+        assert row["rounds"] == an.alpha_steps(row["algo"], te.p)
     assert t.rows[1]["time"] < t.rows[0]["time"]                      # the tree wins at 1 MB on 8 GPUs
 
 
@@ -397,13 +441,14 @@ def test_dtree_table_rows_are_dtree_rows():
     d = ac.FIG7
     sizes = (1e3, 1e6, 1e10)
     t = ac.dtree_table(d["p"], sizes, d["link"])
-    assert t.rows == ac.dtree_rows(d["p"], sizes, d["link"])
-    kb, _, gb = t.rows
-    assert kb["chunks"] == 1 and kb["double_tree"] <= kb["tree"] and gb["ring"] < gb["double_tree"]
+    assert t.rows == [dataclasses.asdict(r) for r in ac.dtree_rows(d["p"], sizes, d["link"])]
+    kb, _, gb = ac.dtree_rows(d["p"], sizes, d["link"])
+    assert kb.chunks == 1 and kb.double_tree_s <= kb.tree_s and gb.ring_s < gb.double_tree_s
 
 
 def test_napkin_1_5_table_has_both_sizes():
     x = ac.nm15()
     t = ac.nm15_table(x)
-    assert [(r["n"], r["algo"]) for r in t.rows] == [(x["n"], "ring"), (x["n"], "tree"), (x["ten"], "ring"), (x["ten"], "tree")]
-    assert t.rows[2]["total"] == pytest.approx(x["ten_ring"]["total"]) and t.rows[2]["total"] < t.rows[3]["total"]
+    assert [(r["n"], r["algo"]) for r in t.rows] == [(x.n_bytes, "ring"), (x.n_bytes, "tree"), (x.ten_bytes, "ring"),
+                                                    (x.ten_bytes, "tree")]
+    assert t.rows[2]["total_s"] == pytest.approx(x.ten_ring.total_s) and t.rows[2]["total_s"] < t.rows[3]["total_s"]

@@ -18,6 +18,7 @@ of Checkpoint 1.3.  The first half is :mod:`.allreduce_numbers`.
 from __future__ import annotations
 
 import math
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -29,23 +30,35 @@ from ...cost import crossover_tree_ring, lower_bound_bytes
 from ...double_tree import allreduce_double_tree_envelope, double_tree_optimum, double_tree_parents
 from ...hardware import IB_NDR, NVLINK4, Link
 from ...topology import Ring, Switch, Torus, TwoLevel
-from ...units import GB, KB, MB, fmt_bytes, fmt_time, us
+from ...units import GB, KB, MB, fmt_bytes, fmt_number, fmt_ratio, fmt_time, us
 from ..cheatsheet import measure
 from ..names import display_name
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
+from ..text import texts
 from .boxes import BOX_LINKS
 
+T = texts("ch1")
+K = "allreduce_choice."
+
+
+def _t(key: str, **fields) -> dict[str, str]:
+    return T(K + key, **fields)
+
+
+def _heads(*keys: str, **fields) -> dict[str, list[str]]:
+    return T.pairs(*(K + k for k in keys), **fields)
+
 __all__ = [
-    "CHAPTER_STATED", "ORDERS", "pairs", "order_topologies", "order_table", "dtree_inner",
-    "dtree_rows", "dtree_table", "FIG7", "figure7_data", "bucket_table", "TABLE2", "table2", "switch_point",
-    "nm15", "nm15_table", "checkpoint13",
+    "CHAPTER_STATED", "ORDERS", "pairs", "order_topologies", "order_table", "DTreeInner", "dtree_inner",
+    "DTreeRow", "dtree_rows", "dtree_table", "FIG7", "Figure7", "figure7_data", "bucket_table", "TABLE2", "table2",
+    "SwitchPoint", "switch_point", "Split", "NM15", "nm15", "in_us", "nm15_table", "checkpoint13",
 ]
 
 CHAPTER_STATED = {
     "butterfly_pairs": [[(0, 1), (2, 3), (4, 5), (6, 7)], [(0, 2), (1, 3), (4, 6), (5, 7)],
                         [(0, 4), (1, 5), (2, 6), (3, 7)]],   # the 8-GPU reduce-scatter, k = 0, 1, 2
     "butterfly_big": 1000, "butterfly_big_pow2": 1024, "butterfly_last_xor": 512,
-    "buckets": (25 * MB, 100 * MB),                  # "通常为 25–100 MB"
+    "buckets": (25 * MB, 100 * MB),                  # "usually 25–100 MB"
     "fig7": {"p": 256, "gbps": 200, "sizes": (1 * KB, 10 * GB)},
     "s14": {"p": 100, "mb": 3.8},                    # "≈ 3.8 MB" at α = 5 µs, β = 50 GB/s
     "nm15": {"p": 64, "n": 1 * MB, "ten": 10 * MB,
@@ -83,77 +96,83 @@ def order_table(n: float = 64 * MB, link: Link = BOX_LINKS["cp1.3"]) -> Table:
              for o in ORDERS}
         rows.append({"topo": key, "p": topo.p, "near_first": t["near_first"], "far_first": t["far_first"],
                      "ratio": t["far_first"] / t["near_first"]})
-    dims = " × ".join(map(str, topos["torus"].dims))
-    names = {"switch": ("switch", "交换机"), "ring": ("bidirectional ring", "双向环"),
-             "torus": (f"{dims} torus", f"{dims} 环面")}
+    names = {"switch": _t("topo_switch"), "ring": _t("topo_ring"),
+             "torus": _t("topo_torus", dims=" × ".join(map(str, topos["torus"].dims)))}
     for key in ("twolevel", "twolevel_big"):
-        t = topos[key]
-        names[key] = (f"{t.nodes} nodes × {t.gpus_per_node} GPUs (NVLink + InfiniBand)",
-                      f"{t.nodes} 个节点 × {t.gpus_per_node} 块 GPU（NVLink + InfiniBand）")
+        names[key] = _t("topo_nodes", nodes=topos[key].nodes, gpn=topos[key].gpus_per_node)
+    ab = lambda L: (fmt_time(L.alpha, 3), f"{L.beta / GB:g} GB/s")
+    (a, b), (nv_a, nv_b), (ib_a, ib_b) = ab(link), ab(NVLINK4), ab(IB_NDR)
     return Table(
-        key="ch1-butterfly-orders",
-        title=bilingual(f"Recursive halving and doubling of {fmt_bytes(n)} in the two pairing orders (simulator)",
-                        f"递归减半加倍处理 {fmt_bytes(n)}：两种配对顺序（模拟器）"),
+        key="ch1-butterfly-orders", title=_t("order_title", n=fmt_bytes(n)),
         columns=["topo", "p", "near_first", "far_first", "ratio"],
-        headers={"en": ["Network", "GPUs", "near partners first", "far partners first", "far / near"],
-                 "zh": ["网络", "GPU 数", "先近后远", "先远后近", "先远 / 先近"]},
+        headers=_heads("h_network", "h_gpus", "h_near", "h_far", "h_far_near"),
         rows=rows,
         formats={"p": lambda p: f"{p:,}", "near_first": lambda t: fmt_time(t, 4),
-                 "far_first": lambda t: fmt_time(t, 4), "ratio": lambda x: f"{x:.2f}×"},
-        labels={lang: {k: v[i] for k, v in names.items()} for i, lang in enumerate(("en", "zh"))},
-        notes=bilingual_notes((
-            f"Switch, ring and torus links: α = {fmt_time(link.alpha, 3)}, β = {link.beta / GB:g} GB/s. "
-            f"Nodes: NVLink 4 ({fmt_time(NVLINK4.alpha, 3)}, {NVLINK4.beta / GB:g} GB/s) inside, one InfiniBand "
-            f"NDR NIC per GPU ({fmt_time(IB_NDR.alpha, 3)}, {IB_NDR.beta / GB:g} GB/s) between them.",
-            f"交换机、环和环面的链路：α = {fmt_time(link.alpha, 3)}，β = {link.beta / GB:g} GB/s。节点内为 NVLink 4"
-            f"（{fmt_time(NVLINK4.alpha, 3)}，{NVLINK4.beta / GB:g} GB/s），节点之间每块 GPU 一块 InfiniBand NDR 网卡"
-            f"（{fmt_time(IB_NDR.alpha, 3)}，{IB_NDR.beta / GB:g} GB/s）。")),
+                 "far_first": lambda t: fmt_time(t, 4), "ratio": lambda x: fmt_ratio(x, 3)},
+        labels={lang: {k: v[lang] for k, v in names.items()} for lang in ("en", "zh")},
+        notes=_heads("order_note", a=a, b=b, nv_a=nv_a, nv_b=nv_b, ib_a=ib_a, ib_b=ib_b),
     )
 
 
 # ============================================================================ double tree
-def dtree_inner(p: int = 8) -> dict:
+@dataclass(frozen=True)
+class DTreeInner:
+    """:func:`dtree_inner`: each tree's inner ranks (and as text), and whether they are disjoint."""
+
+    p: int
+    inner: tuple[tuple[int, ...], ...]
+    inner0: str
+    inner1: str
+    disjoint: bool
+
+
+def dtree_inner(p: int = 8) -> DTreeInner:
     """The two trees of NCCL's double binary tree on ``p`` ranks: each one's inner ranks
     (those with children) and whether the two sets are disjoint."""
-    inner = [sorted(set(int(x) for x in par[par >= 0])) for par in double_tree_parents(p)]
-    return {"p": p, "parents": [par.tolist() for par in double_tree_parents(p)], "inner": inner,
-            "disjoint": not set(inner[0]) & set(inner[1])}
+    inner = [tuple(sorted(set(int(x) for x in par[par >= 0]))) for par in double_tree_parents(p)]
+    return DTreeInner(p, tuple(inner), ", ".join(map(str, inner[0])), ", ".join(map(str, inner[1])),
+                      not set(inner[0]) & set(inner[1]))
 
 
-def dtree_rows(p: int, sizes, link: Link) -> list[dict]:
+@dataclass(frozen=True)
+class DTreeRow:
+    """One size of :func:`dtree_rows`: ring, tree, the chapter's envelope, the pipelined double
+    tree at its best chunk count ``chunks`` (per tree)."""
+
+    n_bytes: float
+    ring_s: float
+    tree_s: float
+    envelope_s: float
+    double_tree_s: float
+    chunks: int
+
+
+def dtree_rows(p: int, sizes, link: Link) -> list[DTreeRow]:
     """Per size: ring, tree, the chapter's envelope and the pipelined double tree at its best
     chunk count k (closed forms)."""
     out = []
     for n in sizes:
         k, best = double_tree_optimum(p, n, link.alpha, link.beta)
-        out.append({"n": float(n), "ring": predict("all_reduce", "ring", p, n, link.alpha, link.beta),
-                    "tree": predict("all_reduce", "tree", p, n, link.alpha, link.beta),
-                    "envelope": allreduce_double_tree_envelope(p, n, link.alpha, link.beta),
-                    "double_tree": best, "chunks": k})
+        out.append(DTreeRow(float(n), predict("all_reduce", "ring", p, n, link.alpha, link.beta),
+                            predict("all_reduce", "tree", p, n, link.alpha, link.beta),
+                            allreduce_double_tree_envelope(p, n, link.alpha, link.beta), best, k))
     return out
 
 
 def dtree_table(p: int, sizes, link: Link) -> Table:
     """:func:`dtree_rows` as a table: per size the best chunk count, the pipelined double tree,
     the chapter's envelope, the binomial tree and the ring."""
-    rows = dtree_rows(p, sizes, link)
+    rows = [asdict(r) for r in dtree_rows(p, sizes, link)]
     t4 = lambda t: fmt_time(t, 4)
     return Table(
         key="ch1-dtree-chunks",
-        title=bilingual(f"The pipelined double tree at its best chunk count against its formula, {p} GPUs "
-                        f"(α = {fmt_time(link.alpha, 3)}, β = {link.beta / GB:g} GB/s)",
-                        f"按最佳块数流水的双二叉树对比其公式，{p} 块 GPU"
-                        f"（α = {fmt_time(link.alpha, 3)}，β = {link.beta / GB:g} GB/s）"),
-        columns=["n", "chunks", "double_tree", "envelope", "tree", "ring"],
-        headers={"en": ["Message", "Best chunks per tree", "Double tree (pipelined)", "Formula 2log₂N·α + 2M/β",
-                        "Binomial tree", "Ring"],
-                 "zh": ["消息", "每棵树的最佳块数", "双二叉树（流水）", "公式 2log₂N·α + 2M/β", "二项树", "ring"]},
+        title=_t("dtree_title", p=p, a=fmt_time(link.alpha, 3), b=f"{link.beta / GB:g} GB/s"),
+        columns=["n_bytes", "chunks", "double_tree_s", "envelope_s", "tree_s", "ring_s"],
+        headers=_heads("h_message", "h_chunks", "h_dtree", "h_envelope", "h_tree", "h_ring"),
         rows=rows,
-        formats={"n": fmt_bytes, "chunks": lambda k: f"{k:,}", "double_tree": t4, "envelope": t4,
-                 "tree": t4, "ring": t4},
-        notes=bilingual_notes((
-            "Closed forms; the double tree's time is that of its schedule at the best chunk count.",
-            "闭式计算；双二叉树的用时是其调度在最佳块数下的用时。")),
+        formats={"n_bytes": fmt_bytes, "chunks": lambda k: f"{k:,}", "double_tree_s": t4, "envelope_s": t4,
+                 "tree_s": t4, "ring_s": t4},
+        notes=_heads("dtree_note"),
     )
 
 
@@ -168,8 +187,27 @@ def _affine_crossover(f, g) -> float:
     return (b0 - a0) / (a1 - b1)
 
 
+@dataclass(frozen=True)
+class Figure7:
+    """:func:`figure7_data`: the link (α, β, its line rate as text), the size range, the
+    crossovers ring = tree, ring = pipelined double tree, ring = envelope, the chapter's
+    N·α·β/log₂N, and the curves (``rows``)."""
+
+    p: int
+    alpha_s: float
+    beta_Bps: float
+    line_rate: str
+    lo_bytes: float
+    hi_bytes: float
+    x_tree_bytes: float
+    x_dtree_bytes: float
+    x_env_bytes: float
+    approx_bytes: float
+    rows: tuple[DTreeRow, ...]
+
+
 def figure7_data(p: int = FIG7["p"], link: Link = FIG7["link"], sizes=FIG7["sizes"],
-                 points: int = FIG7["points"]) -> dict:
+                 points: int = FIG7["points"]) -> Figure7:
     """Figure 7's curves (:func:`dtree_rows` over log-spaced sizes) and its crossovers: ring =
     tree and ring = pipelined double tree (:func:`commbook.collectives.crossover`), ring =
     envelope (both affine in n)."""
@@ -179,10 +217,9 @@ def figure7_data(p: int = FIG7["p"], link: Link = FIG7["link"], sizes=FIG7["size
     a, b = link.alpha, link.beta
     env = _affine_crossover(lambda n: predict("all_reduce", "ring", p, n, a, b),
                             lambda n: allreduce_double_tree_envelope(p, n, a, b))
-    return {"p": p, "link": link, "rows": rows,
-            "crossovers": {"tree": crossover("ring", "tree", p, a, b),
-                           "double_tree": crossover("ring", "double_tree", p, a, b), "envelope": env},
-            "approx": crossover_tree_ring(p, a, b, exact=False)}
+    return Figure7(p, a, b, f"{b * 8 / 1e9:g} Gb/s", rows[0].n_bytes, rows[-1].n_bytes,
+                   crossover("ring", "tree", p, a, b), crossover("ring", "double_tree", p, a, b), env,
+                   crossover_tree_ring(p, a, b, exact=False), tuple(rows))
 
 
 def bucket_table(ps=(8, 64, 256, 1024), buckets=CHAPTER_STATED["buckets"], link: Link = FIG7["link"]) -> Table:
@@ -198,16 +235,16 @@ def bucket_table(ps=(8, 64, 256, 1024), buckets=CHAPTER_STATED["buckets"], link:
             row[f"b{i}"] = min(t, key=t.get)
             row[f"t{i}"] = t
         rows.append(row)
-    heads = [fmt_bytes(n) for n in buckets]
+    heads = _heads("h_gpus_n", "h_x_tree", "h_x_dtree")
+    for n in buckets:
+        for lang, h in _t("h_fastest_at", n=fmt_bytes(n)).items():
+            heads[lang].append(h)
+    title = {lang: T.get(K + "bucket_title", lang, dtree=display_name("all_reduce", "double_tree", lang),
+                         a=fmt_time(a, 3), b=f"{b / GB:g} GB/s") for lang in ("en", "zh")}
     return Table(
-        key="ch1-buckets",
-        title=bilingual(f"Where the DDP buckets fall ({display_name('all_reduce', 'double_tree')} pipelined at its "
-                        f"best chunk count; α = {fmt_time(a, 3)}, β = {b / GB:g} GB/s)",
-                        f"DDP 梯度桶落在哪个区间（{display_name('all_reduce', 'double_tree', 'zh')}按最佳块数流水；"
-                        f"α = {fmt_time(a, 3)}，β = {b / GB:g} GB/s）"),
+        key="ch1-buckets", title=title,
         columns=["p", "x_tree", "x_dtree", "b0", "b1"],
-        headers={"en": ["GPUs N", "ring = tree at", "ring = double tree at"] + [f"fastest at {h}" for h in heads],
-                 "zh": ["GPU 数 N", "ring 与树相交于", "ring 与双二叉树相交于"] + [f"{h} 时最快" for h in heads]},
+        headers=heads,
         rows=rows,
         formats={"p": lambda p: f"{p:,}", "x_tree": fmt_bytes, "x_dtree": fmt_bytes},
         labels={lang: {x: display_name("all_reduce", x, lang) for x in ("ring", "tree", "double_tree")}
@@ -218,17 +255,16 @@ def bucket_table(ps=(8, 64, 256, 1024), buckets=CHAPTER_STATED["buckets"], link:
 # ============================================================================ Table 2
 TABLE2 = {
     "ring": {"steps": ("2(N−1)", lambda N: 2 * (N - 1)), "bw": ("2(N−1)/N", lambda N: 2 * (N - 1) / N),
-             "constraint": ("none", "无")},
+             "constraint": "t2_none"},
     "tree": {"steps": ("2⌈log₂N⌉", lambda N: 2 * math.ceil(math.log2(N))),
-             "bw": ("2⌈log₂N⌉", lambda N: 2 * math.ceil(math.log2(N))), "constraint": ("none", "无")},
+             "bw": ("2⌈log₂N⌉", lambda N: 2 * math.ceil(math.log2(N))), "constraint": "t2_none"},
     "rabenseifner": {"steps": ("2log₂N", lambda N: 2 * math.log2(N)), "bw": ("2(N−1)/N", lambda N: 2 * (N - 1) / N),
-                     "constraint": ("N a power of two (otherwise {extra} more steps at N = {odd})",
-                                    "N 为 2 的幂（否则 N = {odd} 时多 {extra} 步）")},
-    "double_tree": {"steps": ("2(k + D − 1)", None), "bw": ("2 + c/k → 2", None),
-                    "constraint": ("two trees, each rank inner in at most one", "两棵树，每个 rank 至多在一棵中是内部节点")},
+                     "constraint": "t2_pow2"},
+    "double_tree": {"steps": ("2(k + D − 1)", None), "bw": ("2 + c/k → 2", None), "constraint": "t2_two_trees"},
 }
 """Table 2's symbolic columns (text, and the function of N the measured column must equal;
-for the double tree: k chunks per tree, D the trees' depth, c a constant of N)."""
+for the double tree: k chunks per tree, D the trees' depth, c a constant of N); the
+constraint is a key of the chapter's text file."""
 
 
 def table2(p: int = 256, link: Link = FIG7["link"]) -> Table:
@@ -245,27 +281,19 @@ def table2(p: int = 256, link: Link = FIG7["link"]) -> Table:
         bw = f"{round(b, 9):.4g}" + (f" + {round(c.bandwidth[1], 9):.4g}/k" if c.pipelined else "")
         rows.append({"algo": name, "steps_f": spec["steps"][0], "steps": c.rounds_text(), "bw_f": spec["bw"][0],
                      "bw": bw, "optimal": status, "ratio": b / bound,
-                     "constraint": spec["constraint"][0].format(extra=extra, odd=odd), "cost": c})
-    labels = {"en": {}, "zh": {"yes": "是", "no": "否", "near": "接近"}}
-    for name, spec in TABLE2.items():
-        labels["en"][name] = display_name("all_reduce", name, "en")
-        labels["zh"][name] = display_name("all_reduce", name, "zh")
-        labels["zh"][spec["constraint"][0].format(extra=extra, odd=odd)] = spec["constraint"][1].format(extra=extra, odd=odd)
-    labels["en"].update({"yes": "yes", "no": "no", "near": "nearly (as k grows)"})
-    labels["zh"]["near"] = "接近（块数越多越接近）"
+                     "constraint": T.get(K + spec["constraint"], "en", extra=extra, odd=odd), "cost": c})
+    words = {w: _t(f"t2_{w}") for w in ("yes", "no", "near")}
+    words |= {T.get(K + spec["constraint"], "en", extra=extra, odd=odd): _t(spec["constraint"], extra=extra, odd=odd)
+              for spec in TABLE2.values()}
+    labels = {lang: {**{name: display_name("all_reduce", name, lang) for name in TABLE2},
+                     **{k: v[lang] for k, v in words.items()}} for lang in ("en", "zh")}
     return Table(
-        key="ch1-table2",
-        title=bilingual(f"Table 2: all-reduce algorithms compared (measured on the simulator at N = {p})",
-                        f"表 2：all-reduce 算法比较（N = {p} 时在模拟器上测得）"),
+        key="ch1-table2", title=_t("t2_title", p=p),
         columns=["algo", "steps_f", "steps", "bw_f", "bw", "optimal", "constraint"],
-        headers={"en": ["Algorithm", "α steps", f"at N = {p}", "bandwidth term × M/β", f"at N = {p}",
-                        "bandwidth-optimal?", "constraint"],
-                 "zh": ["算法", "α 步数", f"N = {p} 时", "带宽项 × M/β", f"N = {p} 时", "带宽最优？", "限制"]},
+        headers=_heads("h_algorithm", "h_alpha_steps", "h_at_n", "h_bw_term", "h_at_n", "h_optimal", "h_constraint",
+                       p=p),
         rows=rows, labels=labels,
-        notes=bilingual_notes((
-            f"Lower bound of the bandwidth term: 2(N−1)/N = {bound:.4g} at N = {p}. The double tree is "
-            "pipelined in k chunks per tree; D is the depth of its trees.",
-            f"带宽项的下界为 2(N−1)/N，N = {p} 时是 {bound:.4g}。双二叉树每棵树切成 k 块流水；D 是树的深度。")),
+        notes=_heads("t2_note", bound=f"{bound:.4g}", p=p),
         meta={"bound": bound, "p": p},
     )
 
@@ -277,53 +305,102 @@ def alpha_steps_fold(p: int) -> int:
 
 
 # ============================================================================ switch point
-def switch_point(p: int, link: Link) -> dict:
+@dataclass(frozen=True)
+class SwitchPoint:
+    """:func:`switch_point`: the chapter's N·α·β/log₂N, the cruder N·α·β, the exact meeting
+    of the closed forms and the same found numerically."""
+
+    p: int
+    alpha_s: float
+    beta_Bps: float
+    approx_bytes: float
+    crude_bytes: float
+    exact_bytes: float
+    numeric_bytes: float
+
+
+def switch_point(p: int, link: Link) -> SwitchPoint:
     """The ring–tree switch point on ``p`` ranks of ``link``: the chapter's N·α·β/log₂N, the
     cruder N·α·β, and the exact size where the closed forms meet."""
     a, b = link.alpha, link.beta
-    return {"p": p, "link": link, "approx": crossover_tree_ring(p, a, b, exact=False), "crude": p * a * b,
-            "exact": crossover_tree_ring(p, a, b, exact=True), "numeric": crossover("ring", "tree", p, a, b)}
+    return SwitchPoint(p, a, b, crossover_tree_ring(p, a, b, exact=False), p * a * b,
+                       crossover_tree_ring(p, a, b, exact=True), crossover("ring", "tree", p, a, b))
 
 
-def _terms(name: str, p: int, n: float, link: Link) -> dict:
+@dataclass(frozen=True)
+class Split:
+    """An all-reduce's latency term, bandwidth term and total (closed form)."""
+
+    latency_s: float
+    bandwidth_s: float
+    total_s: float
+
+
+def _terms(name: str, p: int, n: float, link: Link) -> Split:
     lat = predict("all_reduce", name, p, 0.0, link.alpha, link.beta)
     total = predict("all_reduce", name, p, n, link.alpha, link.beta)
-    return {"latency": lat, "bandwidth": total - lat, "total": total}
+    return Split(lat, total - lat, total)
 
 
-def nm15(p: int = 64, n: float = 1 * MB, ten: float = 10 * MB, link: Link = BOX_LINKS["nm1.5"]) -> dict:
+@dataclass(frozen=True)
+class NM15:
+    """:func:`nm15`; ``margin_frac`` is how much faster the tree is, ``rough_bw_s`` the
+    rounded 2M/β, the excesses the pitfall's comparison."""
+
+    p: int
+    n_bytes: float
+    alpha_s: float
+    beta_Bps: float
+    log: int
+    p_minus_1: int
+    ring: Split
+    tree: Split
+    margin_s: float
+    margin_frac: float
+    lat_x: float
+    bw_x: float
+    switch: SwitchPoint
+    ten_bytes: float
+    ten_ring: Split
+    ten_tree: Split
+    ring_lat_excess_s: float
+    tree_bw_excess_s: float
+    rough_bw_s: float
+
+
+def nm15(p: int = 64, n: float = 1 * MB, ten: float = 10 * MB, link: Link = BOX_LINKS["nm1.5"]) -> NM15:
     """Napkin Math 1.5: ring against tree at ``n`` and at ``ten`` on ``p`` GPUs of ``link``,
     each split into its latency and bandwidth terms; the margin, the ratios, and the switch
     points (:func:`switch_point`).  Also the pitfall's comparison: the tree's bandwidth excess
     over the ring's against the ring's latency excess over the tree's."""
     ring, tree = _terms("ring", p, n, link), _terms("tree", p, n, link)
-    return {"p": p, "n": n, "link": link, "ring": ring, "tree": tree,
-            "margin": ring["total"] - tree["total"], "margin_share": 1 - tree["total"] / ring["total"],
-            "lat_x": ring["latency"] / tree["latency"], "bw_x": tree["bandwidth"] / ring["bandwidth"],
-            "switch": switch_point(p, link), "ten": ten,
-            "ten_ring": _terms("ring", p, ten, link), "ten_tree": _terms("tree", p, ten, link),
-            "ring_lat_excess": ring["latency"] - tree["latency"],
-            "tree_bw_excess": tree["bandwidth"] - ring["bandwidth"]}
+    return NM15(p, n, link.alpha, link.beta, int(math.log2(p)), p - 1, ring, tree,
+                ring.total_s - tree.total_s, 1 - tree.total_s / ring.total_s,
+                ring.latency_s / tree.latency_s, tree.bandwidth_s / ring.bandwidth_s, switch_point(p, link), ten,
+                _terms("ring", p, ten, link), _terms("tree", p, ten, link),
+                ring.latency_s - tree.latency_s, tree.bandwidth_s - ring.bandwidth_s, 2 * n / link.beta)
 
 
-def nm15_table(x: dict | None = None) -> Table:
+def in_us(t: float) -> str:
+    """A time in microseconds, as Napkin Math 1.5 states them: '196.875 µs', '1,320 µs'."""
+    return f"{fmt_number(t / us, 7)} µs"
+
+
+def nm15_table(x: NM15 | None = None) -> Table:
     """Napkin Math 1.5's table: latency, bandwidth and total of ring and tree, at the box's
     size (first two rows) and at ten times it."""
     x = nm15() if x is None else x
-    rows = [{"n": x["n"], "algo": a, **x[a]} for a in ("ring", "tree")]
-    rows += [{"n": x["ten"], "algo": a, **x[f"ten_{a}"]} for a in ("ring", "tree")]
-    us2 = lambda t: f"{t / us:,.3f}".rstrip("0").rstrip(".") + " µs"
-    link = x["link"]
+    rows = [{"n": n, "algo": a, **asdict(t)} for n, a, t in ((x.n_bytes, "ring", x.ring), (x.n_bytes, "tree", x.tree),
+                                                            (x.ten_bytes, "ring", x.ten_ring),
+                                                            (x.ten_bytes, "tree", x.ten_tree))]
+    us2 = in_us
     return Table(
         key="ch1-nm1.5",
-        title=bilingual(f"Ring against tree on {x['p']} GPUs: {fmt_bytes(x['n'])} and {fmt_bytes(x['ten'])} "
-                        f"(α = {fmt_time(link.alpha, 3)}, β = {link.beta / GB:g} GB/s)",
-                        f"ring 对比树：{x['p']} 块 GPU 上的 {fmt_bytes(x['n'])} 与 {fmt_bytes(x['ten'])}"
-                        f"（α = {fmt_time(link.alpha, 3)}，β = {link.beta / GB:g} GB/s）"),
-        columns=["n", "algo", "latency", "bandwidth", "total"],
-        headers={"en": ["Message", "Algorithm", "Latency term", "Bandwidth term", "Total"],
-                 "zh": ["消息", "算法", "延迟项", "带宽项", "合计"]},
-        rows=rows, formats={"n": fmt_bytes, "latency": us2, "bandwidth": us2, "total": us2},
+        title=_t("nm15_title", p=x.p, n=fmt_bytes(x.n_bytes), ten=fmt_bytes(x.ten_bytes), a=fmt_time(x.alpha_s, 3),
+                 b=f"{x.beta_Bps / GB:g} GB/s"),
+        columns=["n", "algo", "latency_s", "bandwidth_s", "total_s"],
+        headers=_heads("h_message", "h_algorithm", "h_latency", "h_bandwidth", "h_total"),
+        rows=rows, formats={"n": fmt_bytes, "latency_s": us2, "bandwidth_s": us2, "total_s": us2},
         labels={lang: {a: display_name("all_reduce", a, lang) for a in ("ring", "tree")} for lang in ("en", "zh")},
     )
 
@@ -332,4 +409,8 @@ def checkpoint13(link: Link = BOX_LINKS["cp1.3"], p: int = 256, n: float = 10 * 
     """Checkpoint 1.3, question 2: the switch point on ``p`` GPUs of ``link`` and the choice
     for an ``n``-byte buffer."""
     t = {a: _terms(a, p, n, link) for a in ("ring", "tree")}
-    return {"switch": switch_point(p, link), "n": n, **t, "choice": min(t, key=lambda a: t[a]["total"])}
+    sp = switch_point(p, link)
+    return {"switch": {"p": p, "link": link, "approx": sp.approx_bytes, "crude": sp.crude_bytes,
+                       "exact": sp.exact_bytes, "numeric": sp.numeric_bytes}, "n": n,
+            **{a: {"latency": x.latency_s, "bandwidth": x.bandwidth_s, "total": x.total_s} for a, x in t.items()},
+            "choice": min(t, key=lambda a: t[a].total_s)}

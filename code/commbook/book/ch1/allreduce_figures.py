@@ -16,7 +16,7 @@ from ...comm_sim import VirtualCluster
 from ...topology import Switch
 from ...units import GB, fmt_bytes, fmt_time
 from ..plots import PALETTE, book_style, log_axis
-from .allreduce_choice import ORDERS, figure7_data
+from .allreduce_choice import ORDERS, Figure7, figure7_data
 from .allreduce_numbers import EXAMPLE_1_1, ring_trace, trace_facts
 from .boxes import BOX_LINKS
 
@@ -189,14 +189,14 @@ def fig_butterfly(lang: str = "en", p: int = 8, gpus_per_node: int = 4) -> Figur
 
 
 # ============================================================================ Figure 7
-def fig_crossover(lang: str = "en", data: dict | None = None) -> Figure:
+def fig_crossover(lang: str = "en", data: Figure7 | None = None) -> Figure:
     """Figure 7: ring, binomial tree, the chapter's double-tree formula (an envelope) and the
     pipelined double binary tree at its best chunk count, against the message size
     (:func:`.allreduce_choice.figure7_data`).  Curves have gid ``"curve:<name>"`` (x in bytes,
     y in seconds), the crossover markers ``"xover:<tree|double_tree|envelope>"``."""
     d = figure7_data() if data is None else data
-    rows, link, p = d["rows"], d["link"], d["p"]
-    x = np.array([r["n"] for r in rows])
+    rows, p = d.rows, d.p
+    x = np.array([r.n_bytes for r in rows])
     styles = {"ring": (PALETTE[0], "-"), "tree": (PALETTE[1], "-"), "envelope": ("0.35", "--"),
               "double_tree": (PALETTE[2], "-")}
     with book_style(lang) as lang:
@@ -204,14 +204,15 @@ def fig_crossover(lang: str = "en", data: dict | None = None) -> Figure:
         fig = Figure(figsize=(8.6, 5.2))
         ax = fig.subplots()
         for name, (color, ls) in styles.items():
-            ax.plot(x, [r[name] for r in rows], color=color, ls=ls, lw=1.8, label=L[name], gid=f"curve:{name}")
+            ax.plot(x, [getattr(r, f"{name}_s") for r in rows], color=color, ls=ls, lw=1.8, label=L[name],
+                    gid=f"curve:{name}")
         marks = {"tree": ("x_tree", PALETTE[1], (-8, 14)), "double_tree": ("x_dtree", PALETTE[2], (60, -44)),
                  "envelope": ("x_env", "0.35", (-60, 10))}
         for key, (lab, color, off) in marks.items():
-            n = d["crossovers"][key]
+            n = getattr(d, f"{lab}_bytes")
             if not x[0] <= n <= x[-1]:
                 continue
-            t = predict("all_reduce", "ring", p, n, link.alpha, link.beta)
+            t = predict("all_reduce", "ring", p, n, d.alpha_s, d.beta_Bps)
             ax.plot([n], [t], marker="o", ms=6, mfc="white", mec=color, mew=1.6, ls="none", gid=f"xover:{key}")
             ax.annotate(L[lab].format(n=fmt_bytes(n)), (n, t), textcoords="offset points", xytext=off,
                         ha="right", fontsize=7.5, color=color)
@@ -219,7 +220,7 @@ def fig_crossover(lang: str = "en", data: dict | None = None) -> Figure:
         log_axis(ax, "y", "time")
         ax.set_xlabel(L["size_axis"])
         ax.set_ylabel(L["time_axis"])
-        ax.set_title(L["fig7_title"].format(p=p, a=fmt_time(link.alpha, 3), b=f"{link.beta / GB:g} GB/s",
-                                            gbps=f"{link.beta * 8 / 1e9:g}"), fontsize=10)
+        ax.set_title(L["fig7_title"].format(p=p, a=fmt_time(d.alpha_s, 3), b=f"{d.beta_Bps / GB:g} GB/s",
+                                            gbps=f"{d.beta_Bps * 8 / 1e9:g}"), fontsize=10)
         ax.legend(loc="upper left", fontsize=8)
     return fig

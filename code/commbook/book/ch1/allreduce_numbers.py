@@ -16,6 +16,8 @@ The tree of the chapter's formula 2log₂N·(α + M/β) is the binomial tree of 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ... import collectives as coll
@@ -24,15 +26,16 @@ from ...comm_sim import RunResult, VirtualCluster, chunk_bounds
 from ...cost import lower_bound_bytes
 from ...hardware import NVLINK4_CHAPTER, Link
 from ...topology import Switch
-from ...units import GB, MB, fmt_bytes, fmt_time
+from ...units import GB, MB, fmt_bytes, fmt_number, fmt_ratio, fmt_time
 from ..p5.steps import EXAMPLE_1_1
 from ..tables import Table, bilingual, bilingual_notes
 from .boxes import BOX_LINKS
 
 __all__ = [
-    "CHAPTER_STATED", "EXAMPLE_1_1", "alpha_steps", "run", "ceiling", "ps_table", "lower_bound_example",
-    "lower_bound_table", "ring_trace", "trace_table", "trace_facts", "tree_activity", "tree_example",
-    "tree_example_table", "straggler",
+    "CHAPTER_STATED", "EXAMPLE_1_1", "alpha_steps", "run", "PSRow", "Ceiling", "ceiling", "ps_table",
+    "LowerBound", "LowerBoundExample", "lower_bound_example", "in_hours", "lower_bound_table",
+    "ring_trace", "trace_table", "trace_facts", "tree_activity",
+    "Terms", "TreeExample", "tree_example", "tree_example_table", "straggler",
     "STRAGGLER", "CHECKPOINT_1_3_TRACE", "rs_trace",
 ]
 
@@ -71,8 +74,39 @@ def run(name: str, p: int, n: float, link: Link, speed: dict | None = None, **pa
 
 
 # ============================================================================ naive / PS
+@dataclass(frozen=True)
+class PSRow:
+    """The parameter server on ``servers`` servers: its time (simulated), the bytes into one
+    server in the push round, into all servers together, its ratio to the ring, and its
+    closed form."""
+
+    servers: int
+    time_s: float
+    per_server_bytes: float
+    all_servers_bytes: float
+    ring_x: float
+    closed_s: float
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """:func:`ceiling`: ``naive`` is K = 1 (the star), ``mid`` and ``big`` the other two K;
+    ``chapter_into_bytes`` the chapter's N·M (one buffer too many)."""
+
+    p: int
+    n_bytes: float
+    beta_Bps: float
+    ring_s: float
+    ring_sent_bytes: float
+    chapter_into_bytes: float
+    naive: PSRow
+    mid: PSRow
+    big: PSRow
+    rows: tuple[PSRow, ...]
+
+
 def ceiling(p: int = 1000, n: float = 1 * GB, link: Link = BOX_LINKS["lb1.4"],
-            servers: tuple[int, ...] = (1, 8, 64)) -> dict:
+            servers: tuple[int, ...] = (1, 8, 64)) -> Ceiling:
     """The naive star and the parameter server on K servers against the ring, ``p`` GPUs of
     ``n`` bytes each.  Per K: the time (simulated), the bytes that reach one server in the push
     round (from the trace: (p−1)·n/K), the bytes through all servers together ((p−1)·n,
@@ -84,33 +118,31 @@ def ceiling(p: int = 1000, n: float = 1 * GB, link: Link = BOX_LINKS["lb1.4"],
                               servers=k, trace=True)
         push = res.trace[0].round
         into = np.bincount(push.dst, weights=push.count, minlength=p)
-        rows.append({"servers": k, "time": res.time, "per_server": float(into[:k].max()),
-                     "all_servers": float(into.sum()), "x_ring": res.time / ring,
-                     "closed": predict("all_reduce", "parameter_server", p, n, link.alpha, link.beta,
-                                       servers=k)})
-    return {"p": p, "n": n, "link": link, "ring": ring, "rows": rows,
-            "ring_sent": lower_bound_bytes("all_reduce", p, n)}
+        rows.append(PSRow(k, res.time, float(into[:k].max()), float(into.sum()), res.time / ring,
+                          predict("all_reduce", "parameter_server", p, n, link.alpha, link.beta, servers=k)))
+    return Ceiling(p, n, link.beta, ring, lower_bound_bytes("all_reduce", p, n), p * n,
+                   rows[0], rows[1 % len(rows)], rows[-1], tuple(rows))
 
 
-def ps_table(c: dict | None = None) -> Table:
+def ps_table(c: Ceiling | None = None) -> Table:
     """The parameter server on K servers against the ring (:func:`ceiling`)."""
     c = ceiling() if c is None else c
-    rows = [{"algo": f"K = {r['servers']}", "time": r["time"], "per_server": r["per_server"],
-             "all_servers": r["all_servers"], "x_ring": r["x_ring"]} for r in c["rows"]]
-    rows.append({"algo": "ring", "time": c["ring"], "per_server": None, "all_servers": None, "x_ring": 1.0})
-    beta = f"{c['link'].beta / GB:g} GB/s"
+    rows = [{"algo": f"K = {r.servers}", "time": r.time_s, "per_server": r.per_server_bytes,
+             "all_servers": r.all_servers_bytes, "x_ring": r.ring_x} for r in c.rows]
+    rows.append({"algo": "ring", "time": c.ring_s, "per_server": None, "all_servers": None, "x_ring": 1.0})
+    beta = f"{c.beta_Bps / GB:g} GB/s"
     return Table(
         key="ch1-ps",
-        title=bilingual(f"All-reduce of {fmt_bytes(c['n'])} on {c['p']:,} GPUs: parameter server on K "
+        title=bilingual(f"All-reduce of {fmt_bytes(c.n_bytes)} on {c.p:,} GPUs: parameter server on K "
                         f"servers against the ring ({beta}, bandwidth terms only)",
-                        f"在 {c['p']:,} 块 GPU 上对 {fmt_bytes(c['n'])} 做 all-reduce：K 台服务器的参数服务器"
+                        f"在 {c.p:,} 块 GPU 上对 {fmt_bytes(c.n_bytes)} 做 all-reduce：K 台服务器的参数服务器"
                         f"对比 ring（{beta}，只计带宽项）"),
         columns=["algo", "time", "per_server", "all_servers", "x_ring"],
         headers={"en": ["Algorithm", "Time", "Into one server (push)", "Into all servers", "× ring"],
                  "zh": ["算法", "用时", "推送时流入一台服务器", "流入全部服务器", "是 ring 的几倍"]},
         rows=rows,
         formats={"time": lambda t: fmt_time(t, 4), "per_server": fmt_bytes, "all_servers": fmt_bytes,
-                 "x_ring": lambda x: f"{x:,.0f}×"},
+                 "x_ring": lambda x: fmt_ratio(x, 3)},
         labels={"en": {"ring": "ring", **{r["algo"]: f"parameter server, {r['algo']}" for r in rows[:-1]}},
                 "zh": {"ring": "ring", **{r["algo"]: f"参数服务器，{r['algo']}" for r in rows[:-1]}}},
         notes=bilingual_notes((
@@ -122,31 +154,65 @@ def ps_table(c: dict | None = None) -> Table:
 
 
 # ============================================================================ lower bound
+@dataclass(frozen=True)
+class LowerBound:
+    """One link of :func:`lower_bound_example`: the bound, ring and tree (closed forms and
+    simulator), what the tree loses per step and over the run, and tree / ring."""
+
+    beta_Bps: float
+    bound_s: float
+    ring_s: float
+    tree_s: float
+    diff_s: float
+    tree_x: float
+    over_steps_s: float
+    sim_ring_s: float
+    sim_tree_s: float
+
+
+@dataclass(frozen=True)
+class LowerBoundExample:
+    """:func:`lower_bound_example`: ``factor`` is 2(p−1)/p, ``speedup`` the second link's β
+    over the first's; ``rows`` one :class:`LowerBound` per link."""
+
+    p: int
+    n_bytes: float
+    factor: float
+    steps: int
+    speedup: float
+    rows: tuple[LowerBound, ...]
+
+
 def lower_bound_example(p: int = 64, n: float = 1 * GB,
                         links: tuple[Link, ...] = (BOX_LINKS["lb1.4"], BOX_LINKS["lb1.4-nvl"]),
-                        steps: int = 100_000) -> list[dict]:
+                        steps: int = 100_000) -> LowerBoundExample:
     """Per link: the bound 2(p−1)/p·n/β (bytes each GPU must send, over β), the ring and the
     binomial tree (closed forms and simulator), their difference per step and over ``steps``
     training steps."""
-    out = []
+    rows = []
     for link in links:
         bound = lower_bound_bytes("all_reduce", p, n) / link.beta
         ring = predict("all_reduce", "ring", p, n, link.alpha, link.beta)
         tree = predict("all_reduce", "tree", p, n, link.alpha, link.beta)
-        out.append({"link": link, "bound": bound, "ring": ring, "tree": tree, "diff": tree - ring,
-                    "ratio": tree / ring, "over_steps": steps * (tree - ring), "steps": steps,
-                    "sim_ring": run("ring", p, n, link).time, "sim_tree": run("tree", p, n, link).time})
-    return out
+        rows.append(LowerBound(link.beta, bound, ring, tree, tree - ring, tree / ring, steps * (tree - ring),
+                               run("ring", p, n, link).time, run("tree", p, n, link).time))
+    return LowerBoundExample(p, n, lower_bound_bytes("all_reduce", p, 1.0), steps,
+                             links[-1].beta / links[0].beta, tuple(rows))
 
 
-def lower_bound_table(rows: list[dict] | None = None) -> Table:
+def in_hours(s: float) -> str:
+    """A long duration in hours, or in minutes below one hour: '5.57 h', '37.2 min'."""
+    return f"{fmt_number(s / 3600, 3)} h" if s >= 3600 else f"{fmt_number(s / 60, 3)} min"
+
+
+def lower_bound_table(lb: LowerBoundExample | None = None) -> Table:
     """The lower-bound example per link (:func:`lower_bound_example`): the bound (= the ring),
     the binomial tree, what the tree loses per step and over the training run."""
-    rows = lower_bound_example() if rows is None else rows
-    steps = rows[0]["steps"]
-    out = [{"beta": r["link"].beta, "bound": r["bound"], "tree": r["tree"], "diff": r["diff"],
-            "over": r["over_steps"]} for r in rows]
-    hours = lambda s: f"{s / 3600:.3g} h" if s >= 3600 else f"{s / 60:.3g} min"
+    lb = lower_bound_example() if lb is None else lb
+    steps = lb.steps
+    out = [{"beta": r.beta_Bps, "bound": r.bound_s, "tree": r.tree_s, "diff": r.diff_s,
+            "over": r.over_steps_s} for r in lb.rows]
+    hours = in_hours
     return Table(
         key="ch1-lower-bound",
         title=bilingual("The bandwidth lower bound against the binomial tree (bandwidth terms only)",
@@ -242,30 +308,51 @@ def tree_activity(p: int = 8) -> dict:
     return {"p": p, "senders": senders, "mean_share": float(np.mean(senders)) / p}
 
 
-def tree_example(p: int = 8, n: float = 1 * MB, link: Link = BOX_LINKS["tree1.4"]) -> dict:
+@dataclass(frozen=True)
+class Terms:
+    """One all-reduce's α steps (simulated rounds), latency and bandwidth terms and total."""
+
+    rounds: int
+    time_s: float
+    latency_s: float
+    bandwidth_s: float
+
+
+@dataclass(frozen=True)
+class TreeExample:
+    """:func:`tree_example`: ring and binomial tree of ``n_bytes`` on ``p`` GPUs."""
+
+    p: int
+    n_bytes: float
+    alpha_s: float
+    beta_Bps: float
+    ring: Terms
+    tree: Terms
+
+
+def tree_example(p: int = 8, n: float = 1 * MB, link: Link = BOX_LINKS["tree1.4"]) -> TreeExample:
     """The chapter's small tree case: ``p`` GPUs of a node, ``n`` bytes.  Simulated rounds
     (= α steps) and times of ring and tree, split into latency and bandwidth terms."""
-    out = {"p": p, "n": n, "link": link}
+    terms = {}
     for name in ("ring", "tree"):
         res = run(name, p, n, link)
         lat = predict("all_reduce", name, p, 0.0, link.alpha, link.beta)
-        out[name] = {"rounds": res.rounds, "time": res.time, "latency": lat, "bandwidth": res.time - lat}
-    return out
+        terms[name] = Terms(res.rounds, res.time, lat, res.time - lat)
+    return TreeExample(p, n, link.alpha, link.beta, terms["ring"], terms["tree"])
 
 
-def tree_example_table(te: dict | None = None) -> Table:
+def tree_example_table(te: TreeExample | None = None) -> Table:
     """The small tree case (:func:`tree_example`): α steps, latency, bandwidth and total of
     ring and tree."""
     te = tree_example() if te is None else te
-    link = te["link"]
-    rows = [{"algo": a, "rounds": te[a]["rounds"], "latency": te[a]["latency"],
-             "bandwidth": te[a]["bandwidth"], "time": te[a]["time"]} for a in ("ring", "tree")]
+    rows = [{"algo": a, "rounds": t.rounds, "latency": t.latency_s, "bandwidth": t.bandwidth_s, "time": t.time_s}
+            for a, t in (("ring", te.ring), ("tree", te.tree))]
     return Table(
         key="ch1-tree-small",
-        title=bilingual(f"Ring against binomial tree: {fmt_bytes(te['n'])} on {te['p']} GPUs of a node "
-                        f"(α = {fmt_time(link.alpha, 3)}, β = {link.beta / GB:g} GB/s)",
-                        f"ring 对比二项树：一个节点里 {te['p']} 块 GPU 归约 {fmt_bytes(te['n'])}"
-                        f"（α = {fmt_time(link.alpha, 3)}，β = {link.beta / GB:g} GB/s）"),
+        title=bilingual(f"Ring against binomial tree: {fmt_bytes(te.n_bytes)} on {te.p} GPUs of a node "
+                        f"(α = {fmt_time(te.alpha_s, 3)}, β = {te.beta_Bps / GB:g} GB/s)",
+                        f"ring 对比二项树：一个节点里 {te.p} 块 GPU 归约 {fmt_bytes(te.n_bytes)}"
+                        f"（α = {fmt_time(te.alpha_s, 3)}，β = {te.beta_Bps / GB:g} GB/s）"),
         columns=["algo", "rounds", "latency", "bandwidth", "time"],
         headers={"en": ["Algorithm", "α steps (simulator)", "Latency term", "Bandwidth term", "Total"],
                  "zh": ["算法", "α 步数（模拟器）", "延迟项", "带宽项", "合计"]},
