@@ -155,3 +155,21 @@ def test_bounds_are_patarasuk_yuan():
     assert b.all_reduce_s == pytest.approx(2 * 63 / 64 * GB / IB_NDR.beta) and b.ratio == pytest.approx(2)
     r = race(8, 1 * MB, NV)                                              # ring and Rabenseifner meet it
     assert r.ring.sent_per_n == r.rabenseifner.sent_per_n == pytest.approx(bounds(8, 1, NV).all_reduce_per_n)
+
+
+def test_sheet_numbers_and_race_read_the_cheat_sheet():
+    from commbook.book.cheatsheet import cheatsheet
+    from commbook.book.p5.semantics_numbers import sheet_numbers, sheet_race
+
+    sheet = cheatsheet()
+    s = sheet_numbers(sheet)
+    assert sheet.find(coll="all_reduce", name="ring")["ranges"] == []          # the ring never wins on a switch
+    ring, two = (sheet.find(coll="all_reduce", name=a)["cost"] for a in ("ring", "two_shot"))
+    assert ring.sent[0] == pytest.approx(two.sent[0]) == pytest.approx(2 * (s.p - 1) / s.p)   # same bytes
+    red = sheet.find(coll="reduce", name="binomial")["cost"]
+    assert red.sent[0] < red.bandwidth[0]                                      # the root's port receives
+    with_innet = cheatsheet(s.p, sheet.meta["link"], exclude=())
+    assert with_innet.find(coll="all_reduce", name="innet")["ranges"] == [sheet.meta["sweep"]]
+    assert s.x_flat_bytes < s.x_bin_bytes < s.x_chain_bytes and s.dt_limit == pytest.approx(2)
+    q = sheet_race(cheatsheet(p=64, link=IB_NDR, exclude=("innet", "one_shot", "two_shot")), 64 * KB, 256 * MB)
+    assert q.naive_bytes < q.small_bytes < q.x_bytes < q.big_bytes

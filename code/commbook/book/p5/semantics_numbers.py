@@ -15,7 +15,7 @@ from ...topology import Switch
 from ..tables import Table
 
 __all__ = ["SemanticsExample", "semantics_example", "BroadcastRun", "BroadcastSplit", "broadcast_split",
-           "Bounds", "bounds"]
+           "Bounds", "bounds", "SheetNumbers", "sheet_numbers", "SheetRace", "sheet_race"]
 
 
 def _listing(values) -> str:
@@ -117,3 +117,82 @@ def bounds(p: int, n: float, link: Link) -> Bounds:
     """:class:`Bounds` for ``n`` bytes on ``p`` devices, each sending over ``link``."""
     ar, ag = (cost.lower_bound_bytes(op, p, 1.0) for op in ("all_reduce", "all_gather"))
     return Bounds(p, float(n), link.beta, ar, ag, ar / ag, ar * n, ar * n / link.beta, ag * n / link.beta)
+
+
+@dataclass(frozen=True)
+class SheetNumbers:
+    """What §4.4 reads off a cheat sheet (:func:`commbook.book.cheatsheet.cheatsheet`): its
+    setting (``p`` devices, the ``link``'s name, its rows and collectives, the size sweep),
+    the cost texts of the ring, two-shot and one-shot all-reduce, the binomial reduce, the
+    double tree and the pipelined chain broadcast (with rounds and bytes sent where the page
+    names them), the double tree's bandwidth factor, and where the winners change."""
+
+    p: int
+    link: str
+    rows: int
+    colls: int
+    lo_bytes: float
+    hi_bytes: float
+    ring: str
+    ring_rounds: str
+    ring_sent: str
+    two: str
+    two_rounds: str
+    one: str
+    x_shot_bytes: float
+    red: str
+    red_sent: str
+    red_rounds: str
+    dt: str
+    dt_limit: float
+    chain: str
+    x_flat_bytes: float
+    x_bin_bytes: float
+    x_chain_bytes: float
+
+
+def _row(sheet: Table, coll: str, name: str) -> dict:
+    return sheet.find(coll=coll, name=name)
+
+
+def sheet_numbers(sheet: Table) -> SheetNumbers:
+    """:class:`SheetNumbers` of a cheat sheet built with its default exclusions."""
+    cost_of = lambda coll, name: _row(sheet, coll, name)["cost"]
+    ring, two, one = (cost_of("all_reduce", a) for a in ("ring", "two_shot", "one_shot"))
+    red, dt, chain = cost_of("reduce", "binomial"), cost_of("all_reduce", "double_tree"), cost_of("broadcast", "chain")
+    (_, x_shot), = _row(sheet, "all_reduce", "one_shot")["ranges"]
+    (_, x_flat), = _row(sheet, "broadcast", "flat")["ranges"]
+    (_, x_bin), = _row(sheet, "broadcast", "binomial")["ranges"]
+    (x_chain, _), = _row(sheet, "broadcast", "chain")["ranges"]
+    lo, hi = sheet.meta["sweep"]
+    return SheetNumbers(sheet.meta["p"], sheet.meta["link"].name, len(sheet), len({r["coll"] for r in sheet.rows}),
+                        lo, hi, ring.text(), ring.rounds_text(), ring.sent_text(), two.text(), two.rounds_text(),
+                        one.text(), x_shot, red.text(), red.sent_text(), red.rounds_text(), dt.text(),
+                        dt.bandwidth[0], chain.text(), x_flat, x_bin, x_chain)
+
+
+@dataclass(frozen=True)
+class SheetRace:
+    """The all-reduce rows of a cheat sheet on ``p`` devices: where naive gives way
+    (``naive_bytes``) and where recursive doubling gives way to Rabenseifner (``x_bytes``),
+    the cost texts of recursive doubling, Rabenseifner and the ring, and the question's two
+    sizes."""
+
+    p: int
+    link: str
+    small_bytes: float
+    big_bytes: float
+    naive_bytes: float
+    x_bytes: float
+    rd: str
+    rab: str
+    ring: str
+
+
+def sheet_race(sheet: Table, small: float, big: float) -> SheetRace:
+    """:class:`SheetRace` of ``sheet`` for the sizes ``small`` and ``big``."""
+    (_, x_naive), = _row(sheet, "all_reduce", "naive")["ranges"]
+    (_, x_rd), = _row(sheet, "all_reduce", "rd")["ranges"]
+    text = lambda name: _row(sheet, "all_reduce", name)["cost"].text()
+    return SheetRace(sheet.meta["p"], sheet.meta["link"].name, float(small), float(big), x_naive, x_rd,
+                     text("rd"), text("rabenseifner"), text("ring"))
