@@ -2,8 +2,10 @@
 
 The sources are the two seed texts in ``../shared/seeds`` (the P5 lecture and the textbook
 chapter on collective communication).  The prose checked is every Chinese page
-(``chapters/zh/**/*.md``, outside code cells) and the markdown cells of every Chinese
-exercise notebook (``exercises/zh/*.ipynb``).  Headings, table rows, directive titles and
+(``chapters/zh/**/*.md``, outside code cells), the markdown cells of every Chinese
+exercise notebook (``exercises/zh/*.ipynb``) and the Chinese of the book layer's text files
+(``code/commbook/book/texts/*.toml``: table titles, headers and notes, figure labels; each
+entry is a paragraph of its own).  Headings, table rows, directive titles and
 the front matter are left out: they may keep a section's title.
 
 Both sides are reduced to their Chinese characters only: Latin words, digits,
@@ -61,6 +63,7 @@ import functools
 import json
 import os
 import re
+import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,8 +158,13 @@ def seeds() -> Seeds:
 def prose_lines(path: Path) -> list[tuple[str, str]]:
     """(where, text) of the prose lines of a page or of a notebook's markdown cells.
 
-    ``where`` is the line number in a page, "cell C line L" in a notebook.  Lines that are
-    not prose are kept as "" so that paragraphs can be told apart."""
+    ``where`` is the line number in a page, "cell C line L" in a notebook, the key in a text
+    file.  Lines that are not prose are kept as "" so that paragraphs can be told apart."""
+    if path.suffix == ".toml":
+        out = []
+        for key, entry in tomllib.loads(path.read_text(encoding="utf-8")).items():
+            out += [(f"[{key}]", entry["zh"]), ("", "")]
+        return out
     if path.suffix == ".ipynb":
         out: list[tuple[str, str]] = []
         for ci, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
@@ -284,12 +292,22 @@ def similar_sentences(lines: list[tuple[str, str]], seed: Seeds, min_len: int = 
 
 
 # ----------------------------------------------------------------------------- tests
-PAGES = sorted((ROOT / "chapters" / "zh").rglob("*.md")) + sorted((ROOT / "exercises" / "zh").glob("*.ipynb"))
+TEXT_FILES = sorted((ROOT / "code" / "commbook" / "book" / "texts").glob("*.toml"))
+PAGES = (sorted((ROOT / "chapters" / "zh").rglob("*.md")) + sorted((ROOT / "exercises" / "zh").glob("*.ipynb"))
+         + TEXT_FILES)
 PAGE_IDS = [str(p.relative_to(ROOT)) for p in PAGES]
 
 
 def test_there_are_pages_to_check():
     assert PAGES, f"no Chinese pages under {ROOT / 'chapters' / 'zh'} or {ROOT / 'exercises' / 'zh'}"
+    assert TEXT_FILES, "no text files under code/commbook/book/texts"
+
+
+def test_text_files_are_read_as_prose(tmp_path):
+    f = tmp_path / "t.toml"
+    f.write_text('[a]\nen = "x"\nzh = "第一句。第二句"\n[b]\nen = "y"\nzh = "另一条"\n', encoding="utf-8")
+    assert prose_lines(f) == [("[a]", "第一句。第二句"), ("", ""), ("[b]", "另一条"), ("", "")]
+    assert [s for _, s in _sentences(prose_lines(f))] == ["第一句", "第二句", "另一条"]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=PAGE_IDS)
