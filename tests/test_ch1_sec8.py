@@ -396,3 +396,37 @@ def test_overlap_tables_carry_the_worked_numbers():
     small, large = sh.meta["small"], sh.meta["large"]
     best = next(row for row in sh.rows if row["what"] == "Best cap")
     assert best["raw"] == (small["cap"], large["cap"])
+
+
+# ============================================================================ the page's check-yourself cases
+def test_check_yourself_timelines_follow_the_slower_stream():
+    """Equal layers: with half the backward per layer the ring is the slower stream, the
+    step is b + L·a; the tree is faster than b, the step is L·b + a (written out); with
+    twice napkin math 1.8's backward, L·2b + a pipelined against L·(2b + a) in sequence."""
+    from commbook.book.ch1 import overlap_results as ovr
+    rt, r = ov.ring_vs_tree(), ovr.ring_tree_numbers()
+    ring, tree, L = rt["ring"]["allreduce"], rt["tree"]["allreduce"], rt["layers"]
+    assert tree <= r.q_b_s < ring
+    assert r.q_ring_s == pytest.approx(r.q_b_s + L * ring, rel=1e-12)
+    assert r.q_tree_s == pytest.approx(L * r.q_b_s + tree, rel=1e-12)
+    c, nm = ov.NM18, ovr.nm18_numbers()
+    b2, a, L = 2 * c["backward"], c["allreduce"], c["layers"]
+    assert b2 > a
+    assert nm.q18_pipe_ms * 1e-3 == pytest.approx(L * b2 + a, rel=1e-12)
+    assert nm.q18_seq_ms * 1e-3 == pytest.approx(L * (b2 + a), rel=1e-12)
+
+
+def test_check_yourself_buckets_at_50_mib():
+    """At a 50 MiB cap the rebuilt order keeps the same first bucket, the embedding alone
+    closes the list, and the last bucket stays below the cap."""
+    from commbook.units import MiB
+    base, q = ov.bucket_table().meta, ov.bucket_table(cap=50 * MiB).meta
+    sizes = base["sizes"]
+    assert q["rebuilt"][-1] == [0] and q["rebuilt"][0] == base["rebuilt"][0]
+    assert sum(sizes[i] for i in q["rebuilt"][-1]) < 50 * MiB
+
+
+def test_a_smaller_alpha_moves_the_best_bucket_down():
+    from commbook.hardware import IB_NDR_CHAPTER
+    small = ov.sweep_summary(ov.SHAPES[0])
+    assert ov.sweep_summary(ov.SHAPES[0], IB_NDR_CHAPTER)["cap"] < small["cap"]
