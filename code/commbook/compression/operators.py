@@ -16,7 +16,7 @@ operator            on the wire                                 decode
 :class:`Int8`       d INT8 values + one FP32 scale per block   q·s, s = max|g|/127 of the
                     (``block=None``: one for the tensor)       block (error ≤ s/2)
 :class:`Sign`       d sign bits (packed) + one FP32 scale per  ±s, s = mean|g| of the chunk
-                    chunk (``chunk=None``: one for the tensor)  (scaled sign)
+                    chunk (``chunk=None``: one per tensor)     (scaled sign)
 :class:`TopK`       k FP32 values + k indices                  the k largest |g|, else 0
 :class:`RandomK`    k FP32 values + k indices                  (d/k)·g on k uniform indices
 :class:`Threshold`  d bits                                     quantum where g ≥ threshold

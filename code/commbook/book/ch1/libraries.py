@@ -219,7 +219,7 @@ GLOO_TRANSPORTS: dict[str, tuple[str, str]] = {
     "ibverbs": ("InfiniBand / RoCE; GPUDirect for its CUDA algorithms", "InfiniBand / RoCE；其 CUDA 算法可用 GPUDirect"),
     "uv": ("libuv sockets, the macOS and Windows path", "基于 libuv 的套接字，macOS 与 Windows 走这条路"),
 }
-"""Gloo's transports (gloo/transport/*); none is shared memory (``gloo``)."""
+"""Gloo's transports (``gloo/transport/*``); none is shared memory (``gloo``)."""
 
 PYTORCH_GLOO_DEFAULT = {"Linux": "tcp", "macOS": "uv", "Windows": "uv"}
 """The transport PyTorch's GlooDeviceFactory creates by default on each OS (``gloo``)."""
