@@ -66,7 +66,7 @@ def load_log(name: str, **kwargs) -> tuple[Run, ...]:
     >>> run, = load_log("multinode/h100x16_gcp_a3mega_tcpxo_allreduce.log")
     >>> run.collective, run.nranks
     ('all_reduce', 16)
-    >>> load_log("nope.log")
+    >>> load_log("nope.log")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: no log 'nope.log' in ...

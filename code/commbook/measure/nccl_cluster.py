@@ -215,7 +215,7 @@ def algo_time(c: Cluster, collective: str, algo: str, proto: str, nbytes: float)
     >>> algo_time(A3_MEGA_2x8, "all_reduce", "nvls", "Simple", 1e6)
     Traceback (most recent call last):
     ...
-    ValueError: nvls/Simple is not available for all_reduce: NVLS across nodes needs CollNet ...
+    ValueError: nvls/Simple is not available for all_reduce: NVLS across nodes needs CollNet (SHARP, NCCL_COLLNET_ENABLE; tuning.cc:468-471, enqueue.cc:1910)
     """
     nbytes = check_size(nbytes, "nbytes")
     entries = _table(c, collective)

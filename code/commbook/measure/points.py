@@ -55,7 +55,7 @@ class MeasuredDataError(ValueError):
     >>> import json, pathlib, tempfile
     >>> folder = tempfile.mkdtemp()
     >>> _ = (pathlib.Path(folder) / "bad.json").write_text(json.dumps({"schema": SCHEMA}))
-    >>> load("bad", folder)
+    >>> load("bad", folder)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     commbook.measure.points.MeasuredDataError: ...bad.json: field 'system' is missing
@@ -222,7 +222,7 @@ def load(name: str, directory: Path | str = DATA_DIR) -> Measurement:
 
     >>> load("htsym_allreduce_8xh100").point(10e9).busbw / 1e9   # "close to 370GB/s"
     370.0
-    >>> load("nope")
+    >>> load("nope")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     FileNotFoundError: no measured data set 'nope': ...nope.json does not exist (available: ...)
