@@ -1,8 +1,9 @@
-r"""Gradient compression (chapter §1.6), in four modules:
+r"""Gradient compression (chapter §1.6), in five modules:
 
+* :mod:`~commbook.compression.base` — the payload (the arrays on the wire, their encoded
+  size and ratio to FP32) and the interface every compressor implements;
 * :mod:`~commbook.compression.operators` — FP16, INT8 (per tensor, per block), 1-bit
-  sign, top-k, random-k and the chapter's toy threshold compressor; payloads, their
-  encoded sizes and ratios to FP32;
+  sign, top-k, random-k and the chapter's toy threshold compressor;
 * :mod:`~commbook.compression.feedback` — error feedback around any operator, the exact
   traces of Tables 3 and 4 and the steady state of Checkpoint 1.4;
 * :mod:`~commbook.compression.training` — data-parallel least squares with compressed
