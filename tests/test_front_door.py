@@ -127,3 +127,21 @@ def test_summary_ranks_resources_by_busy_time_not_bytes():
     # a resource that only moves bytes at infinite speed is never busy
     inf = ~np.isfinite(bw)
     assert np.all(r.link_busy[inf] == 0)
+
+
+def test_torus_resources_read_as_directed_links():
+    """Issue 18 §2: torus resources printed as "2.d1+". Each name now says which device's
+    link goes to which neighbour, in which dimension and way; the neighbour is the device
+    one step along that dimension (with wraparound), computed here from the coordinates."""
+    topo = Torus((2, 3), NVLINK4)
+    seen = set()
+    for name, (a, b) in zip(topo.resource_names, topo.resource_owners):
+        dev, rest = name.split("->")
+        nbr, where = rest.split(" (dim ")
+        k, way = where.rstrip(")").split(", ")
+        assert (int(dev[3:]), int(nbr[3:])) == (a, b)
+        c = np.array(np.unravel_index(a, topo.dims))
+        c[int(k)] = (c[int(k)] + (1 if way == "+" else -1)) % topo.dims[int(k)]
+        assert np.ravel_multi_index(tuple(c), topo.dims) == b
+        seen.add(name)
+    assert len(seen) == 2 * 2 * 6                   # 2 dimensions × 2 ways × 6 devices

@@ -13,7 +13,6 @@ taking a private helper from another chapter's package); they draw on a matplotl
 """
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 import numpy as np
@@ -74,16 +73,7 @@ def wrap_bulge(p0, p1, size: float = 0.25) -> tuple[float, float]:
     return (0.0, size) if dx > dy else (-size, 0.0)
 
 
-_LINK_NAME = re.compile(r"^(\d+)\.d(\d+)([+-])$")
-
-
 def torus_links(topo: Torus) -> list[tuple[int, int, int]]:
-    """(resource index, from device, to device) of every directed link, parsed from
-    :attr:`Topology.resource_names` (``"5.d0+"``: device 5's link in dimension 0, + way)."""
-    out = []
-    for i, name in enumerate(topo.resource_names):
-        dev, dim, sign = _LINK_NAME.match(name).groups()
-        c = topo.coords(int(dev)).copy()
-        c[int(dim)] = (c[int(dim)] + (1 if sign == "+" else -1)) % topo.dims[int(dim)]
-        out.append((i, int(dev), int(c @ topo.strides)))
-    return out
+    """(resource index, from device, to device) of every directed link, from
+    :attr:`Topology.resource_owners` (a torus link belongs to the devices at its two ends)."""
+    return [(i, int(a), int(b)) for i, (a, b) in enumerate(topo.resource_owners)]

@@ -53,11 +53,6 @@ class Torus(Topology):
         self.strides = np.array([int(np.prod(self.dims[d + 1:])) for d in range(self.nd)], dtype=np.int64)
         kind = "Mesh" if not wraparound else "Torus"
         self.name = f"{kind}({'x'.join(map(str, self.dims))}, {link.name})"
-        names = []
-        for dev in range(self.p):
-            for d in range(self.nd):
-                names += [f"{dev}.d{d}+", f"{dev}.d{d}-"]
-        self._res_names = names
         bw = np.full(2 * self.nd * self.p, link.beta)
         if self.unidirectional:
             bw[1::2] = np.inf  # no such links: never used, never a bottleneck
@@ -68,6 +63,9 @@ class Torus(Topology):
         c = self.coords(dev)
         c[np.arange(dev.size), d] = (c[np.arange(dev.size), d] + step) % np.array(self.dims)[d]
         self._owners = np.stack([dev, c @ self.strides], axis=1)
+        # "gpu5->gpu6 (dim 0, +)": the directed link from device 5 to its + neighbour in dimension 0
+        self._res_names = [f"gpu{a}->gpu{b} (dim {k}, {'+' if w > 0 else '-'})"
+                           for a, b, k, w in zip(dev, self._owners[:, 1], d, step)]
 
     # ---- metrics
     @property

@@ -254,7 +254,7 @@ def fig_in_network(lang: str = "en", runs: dict | None = None, curves: dict | No
 def fig_torus(lang: str = "en", runs: dict | None = None) -> Figure:
     """Figure 10 on :data:`~.hierarchy_routing.TORUS` at its largest size: every directed
     link coloured by the bytes it carried, in multiples of M (gid ``"link:<variant>:<name>"``
-    with the resource name, e.g. ``"5.d0+"``; unused links are light grey); titles with
+    with the resource name, e.g. ``"gpu5->gpu6 (dim 0, +)"``; unused links are light grey); titles with
     gid ``"title:<variant>"``."""
     runs = torus_runs() if runs is None else runs
     topo = Torus(TORUS["dims"], TORUS["link"])
