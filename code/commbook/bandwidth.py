@@ -4,6 +4,13 @@
 collective that is limited by its links shows the links' speed whatever the rank count:
 2(r-1)/r for all-reduce, (r-1)/r for all-gather, reduce-scatter and all-to-all, 1 for
 broadcast, reduce and send/recv.
+
+The factor depends on the collective and the rank count only, never on the algorithm NCCL
+ran: nccl-tests v2.19.6 computes an all-reduce's busbw as algbw · 2(r−1)/r in every case
+(``AllReduceGetBw``, src/all_reduce.cu:59-65), with ``NCCL_ALGO=NVLS`` or ``NVLSTree`` as
+with ring or tree.  An NVLS all-reduce moves about n bytes per GPU each way instead of the
+ring's 2(r−1)/r·n, since the switch reduces, so its busbw can exceed the NVLink bandwidth of
+one GPU: a reading of the switch's work, not a faster link.
 """
 from __future__ import annotations
 
