@@ -53,6 +53,14 @@ class Link:
         Where the numbers come from.
     alpha_range : tuple of float, optional
         The (low, high) range a source states, when ``alpha`` is its midpoint.
+
+    Examples
+    --------
+    >>> NVLINK4.alpha, NVLINK4.beta / 1e9, NVLINK4.n_half     # 2 µs x 450 GB/s = 900 KB
+    (2e-06, 450.0, 900000.0)
+    >>> Link("bad", alpha=1e-6, beta=0, source="none")
+    Traceback (most recent call last):
+    ValueError: beta (bandwidth, bytes/s) must be finite and > 0, got 0
     """
 
     name: str
@@ -139,7 +147,11 @@ LINKS: dict[str, Link] = {
 
 @dataclass(frozen=True)
 class Chip:
-    """An accelerator: dense BF16 peak, HBM bandwidth and capacity, with the source."""
+    """An accelerator: dense BF16 peak, HBM bandwidth and capacity, with the source.
+
+    >>> H100.bf16_flops / 1e12, H100.hbm_bandwidth / 1e12, H200.hbm_bytes / 1e9   # TFLOP/s, TB/s, GB
+    (989.0, 3.35, 141.0)
+    """
 
     name: str
     bf16_flops: float

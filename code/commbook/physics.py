@@ -93,7 +93,13 @@ NDR_LINE_RATE_BPS = 400e9
 
 def transceiver_pj_per_bit(watts: float, bits_per_s: float, modules: int = 1) -> float:
     """Energy per bit (pJ) of ``modules`` optical transceivers drawing ``watts`` each at
-    ``bits_per_s``: ``modules · watts / bits_per_s``.  A link has one module at each end."""
+    ``bits_per_s``: ``modules · watts / bits_per_s``.  A link has one module at each end.
+
+    One 400 Gb/s module at 8 W typical; both ends of a link at 9 W maximum:
+
+    >>> round(transceiver_pj_per_bit(8.0, 400e9), 9), round(transceiver_pj_per_bit(9.0, 400e9, modules=2), 9)
+    (20.0, 45.0)
+    """
     watts = check_positive(watts, "watts", "a power (W)")
     bits_per_s = check_positive(bits_per_s, "bits_per_s", "a line rate (bit/s)")
     return check_count(modules, "modules") * watts / bits_per_s / PJ
@@ -105,6 +111,10 @@ class EnergyPerBit:
 
     ``figure_pj`` is the chapter's number; ``low_pj``/``high_pj`` the range the cited
     sources give (pJ per bit moved); ``source`` names where each end comes from.
+
+    >>> ib = ENERGY["IB"]
+    >>> ib.figure_pj, (round(ib.low_pj, 9), round(ib.high_pj, 9)), ib.figure_in_range
+    (1000.0, (20.0, 45.0), False)
     """
 
     name: str
@@ -150,7 +160,11 @@ ENERGY: dict[str, EnergyPerBit] = {
 
 def energy_ratio(tier: str, baseline: str = "SRAM", use: str = "figure") -> float:
     """Energy of ``tier`` over ``baseline`` (the figure's 40×, 200×, 2,000× badges for
-    ``use="figure"``; ``"low"``/``"high"`` use the published range's ends)."""
+    ``use="figure"``; ``"low"``/``"high"`` use the published range's ends).
+
+    >>> energy_ratio("HBM"), energy_ratio("NVLink"), energy_ratio("IB")     # the figure's badges
+    (40.0, 200.0, 2000.0)
+    """
     fields = {"figure": "figure_pj", "low": "low_pj", "high": "high_pj"}
     if use not in fields:
         raise ValueError(f"use must be one of {', '.join(fields)}, got {use!r}")
@@ -162,13 +176,21 @@ def energy_ratio(tier: str, baseline: str = "SRAM", use: str = "figure") -> floa
 
 def ring_traffic_factor(p: int) -> float:
     """Bytes each rank sends in a ring all-reduce, per byte of its buffer: 2(p−1)/p
-    (→ 2 for large p, the chapter's factor)."""
+    (→ 2 for large p, the chapter's factor).
+
+    >>> ring_traffic_factor(8), ring_traffic_factor(1024)
+    (1.75, 1.998046875)
+    """
     p = check_p(p)
     return 2 * (p - 1) / p
 
 
 def energy_joules(nbytes: float, pj_per_bit: float) -> float:
-    """Energy (J) to move ``nbytes`` once at ``pj_per_bit``: nbytes × 8 × pJ/bit."""
+    """Energy (J) to move ``nbytes`` once at ``pj_per_bit``: nbytes × 8 × pJ/bit.
+
+    >>> round(energy_joules(1e9, 30.0), 12)          # 1 GB at 30 pJ/bit: 8e9 bits x 30 pJ
+    0.24
+    """
     nbytes = check_size(nbytes, "nbytes")
     pj_per_bit = check_nonneg(pj_per_bit, "pj_per_bit", "an energy per bit (pJ)")
     return finite_time(nbytes * 8 * pj_per_bit * PJ, "the energy of (nbytes, pj_per_bit)")
@@ -180,6 +202,9 @@ def allreduce_energy(gpus: int, nbytes: float, pj_per_bit: float, factor: float 
 
     ``factor`` = 2 is the chapter's data-movement factor; pass
     ``ring_traffic_factor(gpus)`` for the exact ring value 2(p−1)/p.
+
+    >>> round(allreduce_energy(1024, 1e9, 30.0), 9)  # 2 x 1024 GPUs x 0.24 J
+    491.52
     """
     gpus = check_p(gpus, "gpus")
     factor = check_nonneg(factor, "factor", "a data-movement factor")
@@ -198,21 +223,33 @@ FIBER_SPEED_CHAPTER = 2.0e8
 
 
 def fiber_speed(group_index: float = FIBER_GROUP_INDEX_SMF28) -> float:
-    """Signal speed in fiber, c / group index (m/s); ≈2.04e8 m/s for SMF-28 at 1550 nm."""
+    """Signal speed in fiber, c / group index (m/s); ≈2.04e8 m/s for SMF-28 at 1550 nm.
+
+    >>> round(fiber_speed() / 1e8, 4), fiber_speed(1.5) == C_VACUUM / 1.5
+    (2.0419, True)
+    """
     group_index = check_real(group_index, "group_index", "a group index", lo=1.0)
     return C_VACUUM / group_index
 
 
 def propagation_delay(meters: float, speed: float = FIBER_SPEED_CHAPTER) -> float:
     """One-way time of flight (s) over ``meters`` at ``speed`` (m/s; the chapter's 2e8 by
-    default, so 1 km → 5 µs and 100 m → 500 ns)."""
+    default, so 1 km → 5 µs and 100 m → 500 ns).
+
+    >>> round(propagation_delay(1000) * 1e6, 9), round(propagation_delay(100) * 1e9, 9)   # µs, ns
+    (5.0, 500.0)
+    """
     meters = check_size(meters, "meters")
     speed = check_real(speed, "speed", "a speed in (0, c] m/s", lo=0.0, lo_open=True, hi=C_VACUUM)
     return meters / speed
 
 
 def bandwidth_delay_product(bytes_per_s: float, meters: float, speed: float = FIBER_SPEED_CHAPTER) -> float:
-    """Bytes in flight on a link of ``bytes_per_s`` over ``meters``: rate × one-way delay."""
+    """Bytes in flight on a link of ``bytes_per_s`` over ``meters``: rate × one-way delay.
+
+    >>> round(bandwidth_delay_product(50e9, 1000))   # 50 GB/s x 5 µs over 1 km
+    250000
+    """
     bytes_per_s = check_positive(bytes_per_s, "bytes_per_s", "a bandwidth (bytes/s)")
     return bytes_per_s * propagation_delay(meters, speed)
 
@@ -222,7 +259,12 @@ def bandwidth_delay_product(bytes_per_s: float, meters: float, speed: float = FI
 class Interconnect:
     """One interconnect generation: one-direction bandwidth ``beta`` (bytes/s) of the
     stated ``scope`` (x16 slot, per GPU, per 4x port), computed as ``lanes × lane_bps ×
-    efficiency / 8``."""
+    efficiency / 8``.
+
+    >>> g = generation("PCIe Gen5 x16")              # 16 lanes x 32 GT/s x 128/130, in bytes
+    >>> round(g.beta / 1e9, 3), generation("NVLink 4.0").bidirectional / 1e9
+    (63.015, 900.0)
+    """
 
     family: str
     name: str
@@ -290,14 +332,25 @@ DGX_B200_NIC = "NDR"
 
 
 def generation(name: str) -> Interconnect:
-    """Look up an interconnect generation by name (e.g. ``"NVLink 4.0"``, ``"NDR"``)."""
+    """Look up an interconnect generation by name (e.g. ``"NVLink 4.0"``, ``"NDR"``).
+
+    >>> generation("NVLink 4.0").beta / 1e9
+    450.0
+    >>> generation("NVLink 6")
+    Traceback (most recent call last):
+    ValueError: unknown interconnect generation 'NVLink 6'; valid: PCIe Gen3 x16, ...
+    """
     if name not in GENERATIONS:
         raise ValueError(f"unknown interconnect generation {name!r}; valid: {', '.join(GENERATIONS)}")
     return GENERATIONS[name]
 
 
 def bandwidth_ratio(intra: str, inter: str) -> float:
-    """One-direction bandwidth of ``intra`` over ``inter`` (e.g. NVLink 5.0 / NDR = 18)."""
+    """One-direction bandwidth of ``intra`` over ``inter`` (e.g. NVLink 5.0 / NDR = 18).
+
+    >>> bandwidth_ratio("NVLink 5.0", "NDR"), bandwidth_ratio("NVLink 5.0", "XDR")
+    (18.0, 9.0)
+    """
     return generation(intra).beta / generation(inter).beta
 
 
@@ -307,6 +360,9 @@ def contemporary_pairs(family: str, overrides: dict[str, str] | None = None) -> 
 
     ``overrides`` maps an intra generation to the InfiniBand generation to use instead,
     e.g. ``{"NVLink 5.0": DGX_B200_NIC}`` for the NIC the DGX B200 actually ships with.
+
+    >>> contemporary_pairs("NVLink")[-1], contemporary_pairs("NVLink", {"NVLink 5.0": DGX_B200_NIC})[-1]
+    (('NVLink 5.0', 'XDR', 9.0), ('NVLink 5.0', 'NDR', 18.0))
     """
     if family not in ("PCIe", "NVLink"):
         raise ValueError(f"family must be 'PCIe' or 'NVLink', got {family!r}")
