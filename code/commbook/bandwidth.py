@@ -8,9 +8,9 @@ broadcast, reduce and send/recv.
 The factor depends on the collective and the rank count only, never on the algorithm NCCL
 ran: nccl-tests v2.19.6 computes an all-reduce's busbw as algbw · 2(r−1)/r in every case
 (``AllReduceGetBw``, src/all_reduce.cu:59-65), with ``NCCL_ALGO=NVLS`` or ``NVLSTree`` as
-with ring or tree.  An NVLS all-reduce moves about n bytes per GPU each way instead of the
-ring's 2(r−1)/r·n, since the switch reduces, so its busbw can exceed the NVLink bandwidth of
-one GPU: a reading of the switch's work, not a faster link.
+with ring or tree.  Under NVLS the switch does the reduction, so a GPU sends fewer bytes than
+the ring's 2(r−1)/r·n that the factor assumes, and the busbw printed can exceed one GPU's
+NVLink bandwidth: a reading of the switch's work, not a faster link.
 """
 from __future__ import annotations
 
