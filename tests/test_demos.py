@@ -13,7 +13,7 @@ from commbook.book.p5 import allreduce, inference, links, semantics, topology
 from commbook.book.p5 import scripts as demos
 from commbook.hardware import IB_HDR, IB_NDR, ICI_V5E, NVLINK4, Link
 from commbook.book.tables import LANGS, Table, cell_text, list_text
-from commbook.units import GB, KB, MB, KiB, MiB, us
+from commbook.units import GB, KB, MB, KiB, MiB, fmt_ratio, us
 
 
 @pytest.fixture(scope="module")
@@ -511,7 +511,7 @@ def test_notes_follow_parameters_05():
     assert not _has(t.title["en"] + _both(t), "2 nodes", "2 个节点", "TP 16")
     t = inference.demo_05_5(nics=4, prompts=(1024, 8192))
     lo, hi = min(t.column("ratio")), max(t.column("ratio"))
-    assert f"{lo:.2f}×–{hi:.2f}× slower than 4" in _notes(t) and t.headers["en"][3] == "4 NICs"
+    assert f"{fmt_ratio(lo, 3)}–{fmt_ratio(hi, 3)} slower than 4" in _notes(t) and t.headers["en"][3] == "4 NICs"
     assert not _has(_both(t), "Original", "原讲义", "8×", "9×", "8 块", "8 倍")
     t = inference.demo_05_4(eps=(4, 32))
     assert t.headers["en"][5] == "vs EP 4 BF16" and set(t.column("ep")) == {4, 32}

@@ -13,7 +13,7 @@ from ... import llm
 from ...hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Chip, Link
 from ...llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
 from ..tables import Table, bilingual, bilingual_notes
-from ...units import fmt_bytes, fmt_pct, fmt_ratio, fmt_time
+from ...units import fmt_bytes, fmt_number, fmt_pct, fmt_ratio, fmt_time
 from .common import original_note, span
 
 __all__ = ["demo_05_1", "demo_05_2", "demo_05_3", "demo_05_4", "demo_05_5"]
@@ -169,9 +169,9 @@ def demo_05_4(model: MoEModel = DEEPSEEK_V3, tokens_per_gpu: int = 256,
         formats={"bytes": fmt_bytes, "time": fmt_time, "vs_intra": fmt_ratio, "step": _ms},
         notes=bilingual_notes(
             (f"Uniform routing assumed. H800 NVLink ({NVLINK_H800.beta / 1e9:g} GB/s) is "
-             f"{NVLINK_H800.beta / inter.beta:.1f}× {inter.name} ({inter.beta / 1e9:g} GB/s).",
+             f"{fmt_ratio(NVLINK_H800.beta / inter.beta, 2)} {inter.name} ({inter.beta / 1e9:g} GB/s).",
              f"假设专家选择均匀。H800 的 NVLink（{NVLINK_H800.beta / 1e9:g} GB/s）是 {inter.name}"
-             f"（{inter.beta / 1e9:g} GB/s）的 {NVLINK_H800.beta / inter.beta:.1f} 倍。")),
+             f"（{inter.beta / 1e9:g} GB/s）的 {fmt_number(NVLINK_H800.beta / inter.beta, 2)} 倍。")),
     )
 
 
@@ -193,16 +193,16 @@ def demo_05_5(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (1024, 2
         t1 = llm.kv_transfer_time(model, n, 1, link)
         rows.append({"tokens": n, "kv": llm.kv_bytes(model, n), "prefill": pre, "t8": t8,
                      "share8": t8 / pre, "t1": t1, "share1": t1 / pre, "ratio": t1 / t8})
-    ratio = span([r["ratio"] for r in rows], lambda v: f"{v:.2f}×")
-    ratio_zh = span([r["ratio"] for r in rows], lambda v: f"{v:.2f}") + " 倍"
+    ratio = span([r["ratio"] for r in rows], lambda v: fmt_ratio(v, 3))
+    ratio_zh = span([r["ratio"] for r in rows], lambda v: fmt_number(v, 3)) + " 倍"
     notes = [(f"Time = α + KV bytes / (NICs · β): one NIC is {ratio} slower than {nics}, tending to "
-              f"{nics}× as the KV grows and α matters less.",
+              f"{fmt_ratio(nics)} as the KV grows and α matters less.",
               f"时间 = α + KV 字节 /（网卡数 · β）：一块网卡比 {nics} 块慢 {ratio_zh}，KV 越大 α 越不"
               f"要紧，比值越接近 {nics} 倍。")]
     o = ORIGINAL_05_5
     if nics == o["nics"]:
         notes.append(original_note(
-            (f"one NIC {o['ratio']}× slower than {nics}", ratio,
+            (f"one NIC {fmt_ratio(o['ratio'])} slower than {nics}", ratio,
              f"the bytes split evenly over the {nics} NICs and α is paid once either way, so the "
              f"ratio stays below {nics}"),
             (f"一块网卡比 {nics} 块慢 {o['ratio']} 倍", ratio_zh,

@@ -1,0 +1,63 @@
+"""P5 §7 (LLM inference): the numbers its prose quotes (book/p5/inference_numbers.py), against
+closed forms written out here from the model's shape and the links' α and β, and the claims
+the page used to assert in its cells."""
+from __future__ import annotations
+
+import pytest
+
+from commbook import llm
+from commbook.book.p5 import inference_numbers as N
+from commbook.hardware import H100, IB_NDR, NVLINK4
+
+M, TP = llm.LLAMA31_70B, 8
+L = M.n_layers
+
+
+def _ring(p, n, link):
+    """The ring all-reduce, written out: 2(p-1)α + 2(p-1)/p · n/β."""
+    return 2 * (p - 1) * link.alpha + 2 * (p - 1) / p * n / link.beta
+
+
+def test_budget_is_weights_and_kv_over_hbm():
+    b = N.budget_numbers(M, tp=TP, batch=64)
+    kv = 64 * llm.DEFAULT_CONTEXT * 2 * L * M.n_kv_heads * M.head_dim * 2     # 2·L·n_kv·d_head·2 bytes per token
+    assert b.kv_bytes == pytest.approx(kv)
+    assert b.step_s == pytest.approx((b.weights_read_bytes + kv) / (TP * H100.hbm_bandwidth))  # memory-bound
+    assert b.step_s == pytest.approx(8.39e-3, abs=5e-6)                     # the lecture's 8.39 ms
+
+
+def test_decode_at_batch_one_is_the_ring_start_ups():
+    d = N.decode_numbers(None, M, tp=TP, link=NVLINK4, batch=64)
+    assert d.allreduces == 2 * L and d.ring_rounds == 14 and d.rd_rounds == 3
+    assert d.alpha_only_s == pytest.approx(2 * L * 14 * NVLINK4.alpha) == pytest.approx(4.48e-3)
+    assert d.ring1_s == pytest.approx(2 * L * _ring(TP, M.d_model * 2, NVLINK4))
+    assert abs(d.ring1_s / d.alpha_only_s - 1) < 0.01                       # "pure latency"
+    # the crossovers: the ring's n = p·α·β, recursive doubling's n = α·β
+    assert d.bstar_ring_bytes >= TP * NVLINK4.alpha * NVLINK4.beta > d.bstar_ring_bytes - M.d_model * 2
+    assert d.bstar_rd_bytes >= NVLINK4.alpha * NVLINK4.beta > d.bstar_rd_bytes - M.d_model * 2
+
+
+def test_prefill_comm_is_start_ups_plus_bytes_per_token():
+    p = N.prefill_numbers(None, M, tp=TP, link=NVLINK4)
+    per_token = 2 * L * 2 * (TP - 1) / TP * M.d_model * 2 / NVLINK4.beta
+    assert p.tok_comm_s == pytest.approx(per_token)
+    from commbook.book.p5.inference import demo_05_2
+    for r in demo_05_2(M, tp=TP).rows:
+        assert r["comm"] == pytest.approx(2 * L * 14 * NVLINK4.alpha + r["tokens"] * per_token, rel=1e-12)
+
+
+def test_tp16_is_the_one_node_ring_plus_a_ring_across_nodes():
+    t = N.tp_node_numbers(None, M, tp=TP, batch=64, intra=NVLINK4, inter=IB_NDR)
+    n = 64 * M.d_model * 2
+    assert t.per_ar8_s == pytest.approx(_ring(TP, n, NVLINK4))
+    ib = _ring(2, n / TP, IB_NDR)
+    assert t.ib_phase_s == pytest.approx(ib)
+    assert t.comm16_s == pytest.approx(2 * L * (_ring(TP, n, NVLINK4) + ib), rel=1e-12)
+    q = N.q73_numbers(t, M)
+    assert q.nvl_s == pytest.approx(t.comm8_s)          # a free network leaves the one-node ring
+
+
+def test_kv_per_token_and_one_nic():
+    k = N.kv_numbers(None, M, tp=TP, link=IB_NDR, nics=8)
+    assert k.tok_bytes == 2 * L * M.n_kv_heads * M.head_dim * 2 == 327_680    # 327.68 KB
+    assert 7.9 < k.one_nic_x < 8 and k.mha_x == M.n_heads / M.n_kv_heads
