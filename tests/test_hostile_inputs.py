@@ -60,6 +60,8 @@ _CL = Cluster("H100", 2, 8, 8, 400.0)
 BASE: dict[str, dict] = {
     "units.fmt_bytes": dict(n=123456), "units.fmt_time": dict(t=1.5e-3), "units.fmt_rate": dict(bytes_per_s=5e10),
     "units.check_size": dict(n=8),
+    "units.fmt_number": dict(x=1440.0), "units.fmt_ratio": dict(x=10.5), "units.fmt_pct": dict(fraction=0.25),
+    "units.fmt_count": dict(n=16384),
     "hardware.Link": dict(name="l", alpha=2e-6, beta=5e10, source="s", alpha_range=(1e-6, 3e-6)),
     "hardware.Chip": dict(name="c", bf16_flops=1e15, hbm_bandwidth=3e12, hbm_bytes=8e10, source="s"),
     "topology.Switch": dict(p=4, link=NVLINK4),
@@ -94,6 +96,7 @@ BASE: dict[str, dict] = {
     "collectives.send_recv": dict(cluster=_SW, nbytes=64.0, src=0, dst=1),
     "collectives.predict": dict(collective="all_reduce", name="ring", **_AB),
     "collectives.crossover": dict(a="ring", b="rd", p=8, alpha=2e-6, beta=50e9, n_max=1e15),
+    "collectives.coefficients": dict(collective="all_reduce", name="ring", p=8),
     "collectives.t_formula": dict(algorithm_name="ring", **_AB),
     "collectives.t_broadcast": dict(name="chain", **_AB, chunks=4),
     "collectives.t_reduce": dict(name="binomial", **_AB),
@@ -256,13 +259,17 @@ for _r in ("llm.StepTime", "moe.A2ABounds", "moe.FlowCount", "parallelism.Collec
            "compression.Payload", "compression.TraceRow", "compression.SteadyState", "compression.LeastSquares",
            "compression.Run", "compression.Payoff", "compression.Decision", "measure.Fit",
            "measure.nccl_model.Graphs", "measure.nccl_model.Entry", "measure.nccl_model.Choice",
-           "measure.nccl_model.Prediction", "measure.nccl_model.Comparison", "measure.nccl_cluster.ClusterPrediction"):
+           "measure.nccl_model.Prediction", "measure.nccl_model.Comparison", "measure.nccl_cluster.ClusterPrediction",
+           "collectives.Coefficients"):
     NOT_SWEPT[_r] = RESULT_RECORDS
 
 # Parameters for which a negative value is meaningful, with the reason.
 NEGATIVE_OK: dict[str, str] = {
     "units.fmt_time.t": "a signed duration (a difference of two times) prints as '-1 s' "
                         "(test_units_hardware asserts it)",
+    "units.fmt_number.x": "a plain number prints with its sign", "units.fmt_ratio.x": "a signed ratio prints as is",
+    "units.fmt_pct.fraction": "a signed share (a change) prints as '-5%'",
+    "units.fmt_count.n": "a signed count (a difference of two counts) prints with its sign",
 }
 
 # Entries whose result holds NaN (undefined) or +inf ("never") by design, with the reason.

@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from .checks import check_count, check_link_params, check_p, check_size, finite_time
+from .coefficients import Coefficients, closed_form_coefficients
 
 __all__ = ["double_tree_parents", "tree_depths", "round_loads", "allreduce_double_tree",
            "double_tree_optimum", "allreduce_double_tree_envelope"]
@@ -143,8 +144,12 @@ def _affine_coefficients(p: int) -> tuple[float, float, float, float] | None:
     """(a0, a1, b0, b1) such that the time is (a0 + a1·k)·α + (b0 + b1/k)·n/β, read off the
     exact count at k = 2 and 3 and checked at k = 1, 4, 16 and 64; ``None`` where the
     form does not hold (then the optimum is searched on the exact count alone)."""
-    steps = lambda k: allreduce_double_tree(p, 0.0, 1.0, 1.0, k)   # α-coefficient
-    load = lambda k: allreduce_double_tree(p, 1.0, 0.0, 1.0, k)    # n/β-coefficient
+    @functools.lru_cache(maxsize=None)
+    def coef(k: int) -> Coefficients:
+        return closed_form_coefficients(allreduce_double_tree, p, what="the double tree", chunks=k)
+
+    steps = lambda k: coef(k).alpha_steps           # noqa: E731  (α count)
+    load = lambda k: coef(k).beta_bytes_per_byte    # noqa: E731  (n/β factor)
     a1 = steps(3) - steps(2)
     a0 = steps(2) - 2 * a1
     b1 = (load(2) - load(3)) * 6

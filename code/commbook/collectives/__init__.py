@@ -14,8 +14,8 @@ The package holds one module per family of schedules (:mod:`.ring`, :mod:`.trees
 numpy :mod:`.reference`, the one algorithm :mod:`.registry`, and the public API
 (:mod:`.api`, :mod:`.exchange`), re-exported here.
 """
-from .registry import (ALGORITHMS, COLLECTIVES, Algorithm, algorithm, crossover, names,
-                       predict, t_all_gather, t_allreduce_hierarchical, t_allreduce_tiers, t_broadcast,
+from .registry import (ALGORITHMS, COLLECTIVES, Algorithm, Coefficients, algorithm, coefficients, crossover,
+                       names, predict, t_all_gather, t_allreduce_hierarchical, t_allreduce_tiers, t_broadcast,
                        t_formula, t_reduce, t_reduce_scatter)
 from .api import all_gather, all_reduce, broadcast, reduce, reduce_scatter
 from .exchange import all_to_all, all_to_all_v, gather, scatter, send_recv
@@ -24,7 +24,8 @@ from .reference import CheckError
 __all__ = [
     "all_reduce", "broadcast", "reduce", "reduce_scatter", "all_gather", "all_to_all",
     "all_to_all_v", "scatter", "gather", "send_recv",
-    "ALGORITHMS", "COLLECTIVES", "Algorithm", "algorithm", "names", "predict", "crossover",
+    "ALGORITHMS", "COLLECTIVES", "Algorithm", "algorithm", "names", "predict", "coefficients", "Coefficients",
+    "crossover",
     "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
     "t_allreduce_hierarchical", "t_allreduce_tiers", "CheckError",
 ]

@@ -19,13 +19,14 @@ from typing import Callable
 
 from .. import cost, double_tree
 from ..checks import check_choice, check_count, check_node, check_real
+from ..coefficients import Coefficients, closed_form_coefficients
 from ..topology import Switch, SwitchTree, ThreeTier, Topology, Torus, TwoLevel
 from . import alltoall, butterfly, composite, direct, ring, trees
 from . import full_buffer
 from . import tiers
 
-__all__ = ["Algorithm", "ALGORITHMS", "COLLECTIVES", "algorithm", "names",
-           "predict", "crossover", "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
+__all__ = ["Algorithm", "ALGORITHMS", "COLLECTIVES", "algorithm", "names", "predict", "coefficients",
+           "Coefficients", "crossover", "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
            "t_allreduce_hierarchical", "t_allreduce_tiers"]
 
 
@@ -213,6 +214,20 @@ def predict(collective: str, name: str, p: int, n: float, alpha: float, beta: fl
     if extra:
         raise ValueError(f"{collective} algorithm {a.name!r} takes no parameter {', '.join(sorted(extra))}")
     return a.closed_form(p, n, alpha, beta, **params)
+
+
+def coefficients(collective: str, name: str, p: int, **params) -> Coefficients:
+    """The α count and bandwidth factor of a closed form, T = alpha_steps·α +
+    beta_bytes_per_byte·n/β (see :mod:`commbook.coefficients`): ``ValueError`` for a form
+    that is not of that shape (the double tree without ``chunks`` picks them from α and β).
+
+    >>> c = coefficients("all_reduce", "ring", 8)
+    >>> c.alpha_steps, c.beta_bytes_per_byte
+    (14.0, 1.75)
+    """
+    a = algorithm(collective, name)
+    return closed_form_coefficients(lambda q, n, alpha, beta: predict(collective, a.name, q, n, alpha, beta, **params),
+                                    p, what=f"the closed form of {collective}/{a.name}")
 
 
 def crossover(a: str, b: str, p: int, alpha: float, beta: float, collective: str = "all_reduce",

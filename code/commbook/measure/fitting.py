@@ -9,11 +9,11 @@ and algorithm that ran, on its own coefficients:
 
 .. math:: T_i = a(p, n_i)\,\alpha + b(p, n_i)\,\frac{1}{\beta}
 
-where :math:`a` and :math:`b` are read off the registry's closed form
-(:func:`commbook.collectives.predict`): :math:`b = T(n; \alpha{=}0, \beta{=}1)` and
-:math:`a = T(n; 1, 1) - b`.  For the ring, :math:`a = 2(p-1)` and :math:`b = 2(p-1)n/p`.
-The form must be linear in α and 1/β; :func:`model_coefficients` checks that at every size
-and raises ``ValueError`` for one that is not.
+where :math:`a` and :math:`b` are read off the registry's closed form by
+:func:`commbook.collectives.coefficients` (the one reading of a closed form's
+coefficients): :math:`a` its α count, :math:`b` its bandwidth factor times :math:`n`.  For
+the ring, :math:`a = 2(p-1)` and :math:`b = 2(p-1)n/p`.  The form must be linear in α and
+n/β; :func:`model_coefficients` raises ``ValueError`` for one that is not.
 
 Weighting: least squares on the *relative* error :math:`(T_i - \hat T_i)/T_i`.  The sizes
 of an nccl-tests sweep span 6 decades and so do the times (30 µs to 60 ms); on absolute
@@ -35,12 +35,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..checks import check_p, check_real, check_sizes
-from ..collectives import names, predict
+from ..collectives import coefficients, names
 from .records import Run, with_collective
 
 __all__ = ["Fit", "model_coefficients", "fit", "fit_point_to_point", "fit_run"]
 
-_LINEARITY_RTOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -106,10 +105,9 @@ def _arrays(sizes, times) -> tuple[np.ndarray, np.ndarray]:
 
 
 def model_coefficients(collective: str, algorithm: str, p: int, sizes) -> tuple[np.ndarray, np.ndarray]:
-    """Coefficients (a, b) with T(n) = a·α + b/β for the registry's closed form at each size.
-
-    b = T(n; α=0, β=1) and a = T(n; α=1, β=1) − b.  Raises ``ValueError`` if the closed form
-    is not linear in α and 1/β at some size (checked at α = 2, β = 1/2 and α = 3, β = 4).
+    """Coefficients (a, b) with T(n) = a·α + b/β for the registry's closed form at each size:
+    a = alpha_steps and b = beta_bytes_per_byte·n of :func:`commbook.collectives.coefficients`,
+    which raises ``ValueError`` for a form that is not linear in α and n/β.
 
     The ring all-reduce on 8 ranks: a = 2(p − 1) = 14, b = 2(p − 1)n/p = 1.75 n:
 
@@ -117,20 +115,9 @@ def model_coefficients(collective: str, algorithm: str, p: int, sizes) -> tuple[
     >>> a.tolist(), b.tolist()
     ([14.0, 14.0], [0.0, 1750000.0])
     """
-    p = check_p(p)
-    a, b = [], []
-    for n in check_sizes(sizes):
-        bn = predict(collective, algorithm, p, n, 0.0, 1.0)
-        an = predict(collective, algorithm, p, n, 1.0, 1.0) - bn
-        for alpha, beta in ((2.0, 0.5), (3.0, 4.0)):
-            got, want = predict(collective, algorithm, p, n, alpha, beta), an * alpha + bn / beta
-            if not math.isclose(got, want, rel_tol=_LINEARITY_RTOL, abs_tol=1e-300):
-                raise ValueError(f"the closed form of {collective}/{algorithm} is not linear in alpha and "
-                                 f"1/beta at n={n:g} (T={float(got)!r}, a*alpha+b/beta={float(want)!r}); it cannot be "
-                                 "fitted by linear least squares")
-        a.append(an)
-        b.append(bn)
-    return np.array(a), np.array(b)
+    p, n = check_p(p), check_sizes(sizes)
+    c = coefficients(collective, algorithm, p)
+    return np.full(len(n), c.alpha_steps), c.beta_bytes_per_byte * np.asarray(n, dtype=float)
 
 
 def _solve(a: np.ndarray, b: np.ndarray, n: np.ndarray, t: np.ndarray, model: str, weighting: str) -> Fit:

@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ... import collectives as coll
-from ...collectives import crossover, predict
+from ...coefficients import closed_form_coefficients
+from ...collectives import coefficients, crossover, predict
 from ...collectives.butterfly import butterfly_pairs
 from ...comm_sim import VirtualCluster
 from ...cost import crossover_tree_ring, lower_bound_bytes
@@ -180,13 +181,6 @@ FIG7 = {"p": 256, "link": BOX_LINKS["fig7"], "sizes": (1 * KB, 10 * GB), "points
 """Figure 7: 256 GPUs on InfiniBand HDR (25 GB/s, α = 3.5 µs), 1 KB to 10 GB, ``points`` sizes per decade."""
 
 
-def _affine_crossover(f, g) -> float:
-    """Where two times affine in n meet (from their values at n = 0 and n = 1)."""
-    a0, a1 = f(0.0), f(1.0) - f(0.0)
-    b0, b1 = g(0.0), g(1.0) - g(0.0)
-    return (b0 - a0) / (a1 - b1)
-
-
 @dataclass(frozen=True)
 class Figure7:
     """:func:`figure7_data`: the link (α, β, its line rate as text), the size range, the
@@ -215,8 +209,8 @@ def figure7_data(p: int = FIG7["p"], link: Link = FIG7["link"], sizes=FIG7["size
     grid = np.logspace(lo, hi, round((hi - lo) * points) + 1)
     rows = dtree_rows(p, grid, link)
     a, b = link.alpha, link.beta
-    env = _affine_crossover(lambda n: predict("all_reduce", "ring", p, n, a, b),
-                            lambda n: allreduce_double_tree_envelope(p, n, a, b))
+    ring, envelope = coefficients("all_reduce", "ring", p), closed_form_coefficients(allreduce_double_tree_envelope, p)
+    env = (envelope.alpha_steps - ring.alpha_steps) * a * b / (ring.beta_bytes_per_byte - envelope.beta_bytes_per_byte)
     return Figure7(p, a, b, f"{b * 8 / 1e9:g} Gb/s", rows[0].n_bytes, rows[-1].n_bytes,
                    crossover("ring", "tree", p, a, b), crossover("ring", "double_tree", p, a, b), env,
                    crossover_tree_ring(p, a, b, exact=False), tuple(rows))
@@ -301,7 +295,7 @@ def table2(p: int = 256, link: Link = FIG7["link"]) -> Table:
 def alpha_steps_fold(p: int) -> int:
     """Extra α steps of Rabenseifner's all-reduce on ``p`` ranks (not a power of two) over
     2⌊log₂p⌋: MPICH's fold and unfold, read from the closed form at n = 0, α = 1."""
-    return round(predict("all_reduce", "rabenseifner", p, 0.0, 1.0, 1.0)) - 2 * (p.bit_length() - 1)
+    return round(coefficients("all_reduce", "rabenseifner", p).alpha_steps) - 2 * (p.bit_length() - 1)
 
 
 # ============================================================================ switch point

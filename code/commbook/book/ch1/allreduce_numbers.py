@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import collectives as coll
-from ...collectives import predict
+from ...collectives import coefficients, predict
 from ...comm_sim import RunResult, VirtualCluster, chunk_bounds
 from ...cost import lower_bound_bytes
 from ...hardware import NVLINK4_CHAPTER, Link
@@ -63,9 +63,9 @@ digits of the sums show where each term came from)."""
 
 
 def alpha_steps(name: str, p: int) -> int:
-    """How many α an all-reduce by ``name`` pays on ``p`` ranks: its closed form at n = 0,
-    α = 1 (the steps of the schedule)."""
-    return round(predict("all_reduce", name, p, 0.0, 1.0, 1.0))
+    """How many α an all-reduce by ``name`` pays on ``p`` ranks: its closed form's α count
+    (:func:`commbook.collectives.coefficients`; the steps of the schedule)."""
+    return round(coefficients("all_reduce", name, p).alpha_steps)
 
 
 def run(name: str, p: int, n: float, link: Link, speed: dict | None = None, **params) -> RunResult:

@@ -18,7 +18,7 @@ from ...checks import check_p, check_size
 from ...comm_sim import RunResult, VirtualCluster
 from ...collectives.api import all_reduce
 from ...collectives.channels import ring_time_two_level
-from ...collectives.registry import predict, t_allreduce_tiers
+from ...collectives.registry import coefficients, t_allreduce_tiers
 from ...collectives.ring import allreduce_ring
 from ...collectives.tiers import tier_phases
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
@@ -207,4 +207,5 @@ def sharp_ratio(p: int, versus: str = "ring") -> float:
         raise ValueError(f"versus must be one of ring, tree, naive, got {versus!r}")
     if p == 1:
         return 1.0
-    return predict("all_reduce", versus, p, 1.0, 0.0, 1.0) / predict("all_reduce", "innet", p, 1.0, 0.0, 1.0)
+    return (coefficients("all_reduce", versus, p).beta_bytes_per_byte
+            / coefficients("all_reduce", "innet", p).beta_bytes_per_byte)
