@@ -209,17 +209,42 @@ def glued() -> dict[str, dict[str, str]]:
 def test_page_glues_the_thresholds_of_the_constants(glued, lang):
     g, x = glued[lang], _thresholds()
     for key in ("pk_nvls", "pk_ll128", "pk_simple", "pk_a_ll128", "pk_a_simple"):
-        assert g[key] == fmt_bytes(x[key]), key
-    assert (g["pk_nvls"], g["pk_ll128"], g["pk_simple"]) == ("1.14 MB", "3.59 MB", "36.4 MB")
-    assert (g["pk_a_ll128"], g["pk_a_simple"]) == ("2.13 MB", "24.3 MB")
-    assert g["pk_nvls_lat"] == "25 µs" and g["pk_nvls_bus"] == f"{x['nvls_bus']:.0f} GB/s"
-    assert (g["pr_lat_ll"], g["pr_lat_ll128"], g["pr_lat_simple"]) == ("15 µs", "40.6 µs", "56 µs")
+        assert g[key + "_bytes"] == fmt_bytes(x[key]), key
+    assert (g["pk_nvls_bytes"], g["pk_ll128_bytes"], g["pk_simple_bytes"]) == ("1.14 MB", "3.59 MB", "36.4 MB")
+    assert (g["pk_a_ll128_bytes"], g["pk_a_simple_bytes"]) == ("2.13 MB", "24.3 MB")
+    assert g["pk_nvls_lat_s"] == "25 µs" and g["pk_nvls_bus_Bps"] == f"{x['nvls_bus']:.0f} GB/s"
+    assert (g["pr_lat_ll_s"], g["pr_lat_ll128_s"], g["pr_lat_simple_s"]) == ("15 µs", "40.6 µs", "56 µs")
     assert (g["pr_f_ll"], g["pr_f_ll128"], g["pr_version"]) == ("0.5", "0.92", "2.29.2")
-    assert (g["pr_ring_ch"], g["pr_ring_bw"], g["pr_llmax"]) == ("12", "30 GB/s", f"{T.LL_MAX_BW[2][0]:g} GB/s")
-    assert g["pr_bus_simple"] == f"{_H100_RING_BUS['Simple']:.0f} GB/s"
-    assert g["pk_a_llmax"] == f"{_A100_RING_BUS['LL']:g} GB/s"
-    assert (g["ch_per"], g["ch_n"], g["ch_full"]) == ("32 KiB", "24", "768 KiB")
-    assert (g["fl_model_bus"], g["fl_model_gap"]) == ("240 GB/s", "2.3%")
+    assert (g["pr_ring_ch"], g["pr_ring_bw_Bps"], g["pr_llmax_Bps"]) == ("12", "30 GB/s", f"{T.LL_MAX_BW[2][0]:g} GB/s")
+    assert g["pr_bus_simple_Bps"] == f"{_H100_RING_BUS['Simple']:.0f} GB/s"
+    assert g["pk_a_llmax_Bps"] == f"{_A100_RING_BUS['LL']:g} GB/s"
+    assert (g["pk_ch_per_bin"], g["pk_ch_n"], g["pk_ch_full_bin"]) == ("32 KiB", "24", "768 KiB")
+    assert (g["fl_model_bus_Bps"], g["fl_model_gap_frac"]) == ("240 GB/s", "2.3%")
+    assert (g["mpi_cite"], g["mpi_y1"]) == ("1993", "1994")
+
+
+def test_the_pick_at_every_power_of_two_lies_in_its_range():
+    """The page's two views of NCCL's pick agree: predict_nccl at each power of two from
+    8 B to 16 GiB falls in the range switches() gives, and the ranges are the expected pairs."""
+    sizes = 2.0 ** np.arange(3, 35)
+    pick = M.predict_nccl(M.H100_8, "all_reduce", sizes)
+    sw = {key: LP.switches(node) for key, node in LP.NODES.items()}
+    for n, a, p_ in zip(sizes, pick.algo, pick.proto):
+        (seg,) = [s for s in sw["h100"] if s["start"] <= n and (s["end"] is None or n < s["end"])]
+        assert (seg["algo"], seg["proto"]) == (a, p_)
+    assert [(s["algo"], s["proto"]) for s in sw["h100"]] == [("ring", "LL"), ("nvls", "Simple")]
+    assert [s["proto"] for s in sw["h100_no_nvls"]] == [s["proto"] for s in sw["a100"]] == list(T.PROTOCOLS)
+
+
+def test_the_h100_log_is_neither_ll_nor_below_one_link():
+    """Checkpoint: on 8×H100 the smallest size already beats LL's ceiling on NVLink 4.0,
+    and the largest beats one link's 450 GB/s (bus bandwidth counts the ring's 2(p−1)/p)."""
+    from commbook.book.ch1.perf_calibration import CALIBRATION_LOG
+    from commbook.measure import load_log
+    h100, = [r for r in load_log(CALIBRATION_LOG) if r.collective == "all_reduce"]
+    bus = h100.column("busbw", "out_of_place")
+    nv4 = L.protocol_table().meta["nv4"]
+    assert nv4 == 450e9 and bus[0] > L.PROTOCOLS["LL"].ceiling(nv4) == nv4 / 2 and bus.max() > nv4
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
