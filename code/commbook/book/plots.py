@@ -51,7 +51,7 @@ from ..units import GB, fmt_bytes, fmt_time  # noqa: E402
 
 __all__ = [
     "CJK_FONT_CANDIDATES", "CJKFontWarning", "LABELS", "PALETTE",
-    "find_cjk_font", "resolve_lang", "label", "book_style", "use_book_style",
+    "find_cjk_font", "resolve_lang", "label", "book_style",
     "figure_png", "TICK_FORMATS", "log_axis", "fig_effective_bandwidth",
 ]
 
@@ -170,13 +170,6 @@ def book_style(lang: str = "en") -> Iterator[str]:
     used = resolve_lang(lang)
     with matplotlib.rc_context(_style_rc(used)):
         yield used
-
-
-def use_book_style(lang: str = "en") -> str:
-    """Set the book's style globally (for interactive work); returns the label language."""
-    used = resolve_lang(lang)
-    matplotlib.rcParams.update(_style_rc(used))
-    return used
 
 
 def figure_png(fig: Figure, dpi: int = 150) -> bytes:
