@@ -73,7 +73,16 @@ class _Lent:
 
 class Buffers:
     """The rank buffers of one run (``lists[r][j]``: rank r's buffer j), read and written
-    by region; read-only buffers are copied on write (see the module docstring)."""
+    by region; read-only buffers are copied on write (see the module docstring).
+
+    A lent (read-only) input is never written: the first write goes to a private copy.
+
+    >>> x = np.arange(4.0); x.flags.writeable = False
+    >>> b = Buffers([[x]])
+    >>> b.write(0, 0, 1, 3, np.array([10.0, 10.0]), np.add)
+    >>> b.finish(); b.lists[0][0], x
+    (array([ 0., 11., 12.,  3.]), array([0., 1., 2., 3.]))
+    """
 
     def __init__(self, lists: list[list[np.ndarray]]):
         self.lists = lists

@@ -20,6 +20,11 @@ def chunk_bounds(n, parts: int, size_only: bool) -> np.ndarray:
     element counts are split into integers by ``floor(n·k/parts)``: chunk sizes differ by
     at most one, and the larger chunks are spread among the smaller ones (7 items in 3
     parts: 2, 2, 3; 8 items in 3 parts: 2, 3, 3; 5 in 4: 1, 1, 1, 2).
+
+    >>> chunk_bounds(7, 3, size_only=False), chunk_bounds(8, 3, size_only=False)
+    (array([0, 2, 4, 7]), array([0, 2, 5, 8]))
+    >>> chunk_bounds(1e6, 4, size_only=True)
+    array([      0.,  250000.,  500000.,  750000., 1000000.])
     """
     n = np.asarray(n)
     k = np.arange(parts + 1)
@@ -40,6 +45,15 @@ class Round:
     stand for k consecutive rounds with the same messages and counts (a size-only ring
     pass is one such round: its q-1 steps differ only in the offsets, which a size-only
     run does not read), so a schedule of thousands of ranks is not p rounds of p messages.
+
+    Rank 0 sends 4 elements to rank 1 and rank 1 sends 4 to rank 0, in one round:
+
+    >>> r = Round.make(src=[0, 1], dst=[1, 0], count=4, label="swap")
+    >>> len(r), r.dst.tolist(), r.reduce.tolist()
+    (2, [1, 0], [False, False])
+    >>> Round.make(src=[0, 1], dst=[1, 0, 2], count=4, label="bad")
+    Traceback (most recent call last):
+    ValueError: round 'bad': message fields have [2, 3] entries; give one entry per message or a scalar
     """
 
     src: np.ndarray
@@ -118,7 +132,12 @@ class LazyRounds(Sequence):
     """A schedule whose round ``i`` is built by ``make(i)`` when the engine reaches it, so a
     schedule of p rounds of p messages (the direct all-to-all of 16,384 ranks) never sits in
     memory whole.  The engine keeps such rounds in ``RunResult.trace`` only with
-    ``trace=True``."""
+    ``trace=True``.
+
+    >>> lazy = LazyRounds(1000, lambda i: Round.make(src=i, dst=(i + 1) % 1000, count=1, label=f"step {i}"))
+    >>> len(lazy), lazy[-1].label, lazy[999].dst.tolist()
+    (1000, 'step 999', [0])
+    """
 
     def __init__(self, count: int, make):
         self._count, self._make = int(count), make
