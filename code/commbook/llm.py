@@ -293,11 +293,12 @@ def moe_a2a_time(model: MoEModel = DEEPSEEK_V3, tokens_per_gpu: int = 256, ep: i
     ``ep / gpus_per_node`` nodes of a two-level network (``algorithm`` 'direct' or
     'hierarchical').  Uniform routing: every GPU holds tokens x top_k x d x bytes.
 
-    Across 8 nodes the same dispatch is several times slower than on one NVLink switch:
+    Across 8 nodes the same dispatch is 8.7× slower than on one NVLink switch (the
+    lecture's §7.4 says about 10×):
 
     >>> one = moe_a2a_time(DEEPSEEK_V3, tokens_per_gpu=256, ep=8)
-    >>> 8 < moe_a2a_time(DEEPSEEK_V3, 256, ep=64, algorithm="hierarchical") / one < 13
-    True
+    >>> round(moe_a2a_time(DEEPSEEK_V3, 256, ep=64, algorithm="hierarchical") / one, 1)
+    8.7
     """
     ep, g, model = check_p(ep, "ep"), check_p(gpus_per_node, "gpus_per_node"), _model(model, MoEModel)
     intra, inter = check_link(intra, "intra"), check_link(inter, "inter")
