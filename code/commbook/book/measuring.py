@@ -18,7 +18,7 @@ from .. import physics
 from ..measure import fitting as _fit
 from ..measure import load_log
 from ..measure.points import DATA_DIR, load
-from ..units import MiB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
+from ..units import MiB, fmt_bytes, fmt_pct, fmt_rate, fmt_ratio, fmt_time
 from .tables import Table, bilingual, bilingual_notes
 
 __all__ = ["H100_LOG", "A100_LOG", "AZURE_LOG", "NVIDIA", "GLOO", "GLOO_P", "GLOO_OPS", "GLOO_FIT_MAX",
@@ -198,6 +198,7 @@ def gloo_table() -> Table:
     spread = {s: gloo_spread(s) for s in GLOO}
     t = lambda v: fmt_time(v, 3)
     s16, s2 = spread["gloo16"], spread["gloo2"]
+    x = lambda r: fmt_ratio(r, 3)
     return Table(
         key="measure-gloo",
         title=bilingual("Our gloo runs: one host, p CPU processes, float32",
@@ -217,10 +218,10 @@ def gloo_table() -> Table:
              "按整个缓冲区计大小的操作（all-gather、reduce-scatter、all-to-all）把每个 rank 的份额向下取到 16 字节的"
              "整数倍（1 KiB 变成 1,008 B）。"),
             (f"Slowest over fastest of the 5 repeats, median over all {s16['n']} points: "
-             f"{s16['median']:.2f}× on 16 idle cores, {s2['median']:.2f}× on 2 shared cores "
-             f"(90th percentile {s16['p90']:.2f}× and {s2['p90']:.2f}×).",
-             f"5 次重复里最慢与最快之比，全部 {s16['n']} 个点的中位数：16 个空闲核上 {s16['median']:.2f}×，"
-             f"2 个共享核上 {s2['median']:.2f}×（第 90 百分位分别为 {s16['p90']:.2f}× 和 {s2['p90']:.2f}×）。"),
+             f"{x(s16['median'])} on 16 idle cores, {x(s2['median'])} on 2 shared cores "
+             f"(90th percentile {x(s16['p90'])} and {x(s2['p90'])}).",
+             f"5 次重复里最慢与最快之比，全部 {s16['n']} 个点的中位数：16 个空闲核上 {x(s16['median'])}，"
+             f"2 个共享核上 {x(s2['median'])}（第 90 百分位分别为 {x(s16['p90'])} 和 {x(s2['p90'])}）。"),
         ),
         meta={"spread": spread},
     )
