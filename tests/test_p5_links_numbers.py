@@ -53,3 +53,55 @@ def test_ring_simulated_is_its_closed_form_and_one_port_serializes():
     assert run.time == pytest.approx(t_formula("ring", p, n, NV.alpha, NV.beta), rel=1e-12)
     f = fan_out(NV, messages=2, n=MB)
     assert f.time_s == pytest.approx(NV.alpha + 2 * MB / NV.beta) and f.single_s == pytest.approx(NV.alpha + MB / NV.beta)
+
+
+# ----------------------------------------------------------------------------- §3 (topology_numbers)
+from inspect import signature                                          # noqa: E402
+
+from commbook.book.p5.links import demo_01_2, demo_01_3                # noqa: E402
+from commbook.book.p5.topology_numbers import hop_message, p2p_numbers, shape_of, shape_row, superpod  # noqa: E402
+from commbook.hardware import ICI_V5E                                  # noqa: E402
+from commbook.topology import Torus                                    # noqa: E402
+
+
+def test_demo_01_2_p_is_the_smallest_square_and_cube():
+    p = signature(demo_01_2).parameters["p"].default
+    assert p == next(k for k in range(2, 10**4) if round(k ** 0.5) ** 2 == k and round(k ** (1 / 3)) ** 3 == k)
+    t2 = shape_row(demo_01_2(p).rows[2], p, ICI_V5E.beta)
+    assert (t2.name, t2.diameter, t2.links) == ("8×8", 8, 16)           # 2·8 links cross the cut of an 8×8 torus
+
+
+def test_shape_of_a_torus():
+    s = shape_of(Torus((16, 16), ICI_V5E), ICI_V5E.beta)
+    assert (s.p, s.ports, s.diameter, s.links) == (256, 4, 16, 32)
+    assert s.per_device_Bps == pytest.approx(s.bisection_Bps / 128)
+
+
+def test_superpod_wiring():
+    s = superpod()
+    assert (s.nodes, s.sus, s.leaves, s.per_leaf, s.uplinks, s.spine_ports) == (128, 4, 32, 32, 1024, 64)
+    assert s.ratio == "1/9" and s.bisection_Bps == pytest.approx(512 * IB_NDR.beta)
+    with pytest.raises(ValueError, match="leaves_per_su"):
+        superpod(leaves_per_su=4)
+    with pytest.raises(ValueError, match="su_nodes"):
+        superpod(su_nodes=48)
+
+
+def test_p2p_times_follow_the_hop_rule():
+    sizes = signature(demo_01_3).parameters["sizes"].default
+    table = demo_01_3()
+    small, n = f"t_{int(sizes[0])}", sizes[0]
+    same, other = table.rows[4], table.rows[5]
+    assert same[small] == pytest.approx(NV.alpha + n / NV.beta, abs=1e-15)           # one α through a switch
+    assert other[small] == pytest.approx(IB_NDR.alpha + n / IB_NDR.beta, abs=1e-15)
+    h = signature(Torus).parameters["hop_alpha"].default
+    for r in table.rows[:4]:
+        assert r[small] == pytest.approx(ICI_V5E.alpha * (1 + h * (r["hops"] - 1)) + n / ICI_V5E.beta, abs=1e-15)
+    p = p2p_numbers(table, sizes, ICI_V5E.beta)
+    assert p.hi_alphas == 1 + h * (p.h_hi - 1) and p.sw_hops == same["hops"]
+
+
+def test_hop_message_is_latency_plus_bytes():
+    for ha in (1.0, 2.0):
+        m = hop_message(ICI_V5E, MB, hops=4, hop_alpha=ha)
+        assert m.time_s == pytest.approx(ICI_V5E.alpha * (1 + ha * 3) + MB / ICI_V5E.beta, abs=1e-15)
