@@ -19,6 +19,7 @@ from conftest import executed_glue
 from commbook import hardware as hw
 from commbook import physics
 from commbook.book.ch1 import models as m
+from commbook.book.ch1 import perf_facts as pf
 from commbook.cost import LogP
 from commbook.measure import load_log
 from commbook.units import GB, KB, MB, fmt_bytes, fmt_rate, fmt_time, ms, us
@@ -101,6 +102,11 @@ def test_intra_and_inter_node_regimes_corrected():
         assert np.any((alpha_share_nv > 0.5) & (alpha_share_x < 0.5))
     n = 300 * KB
     assert m.regime(n, nv) == "latency" and m.regime(n, hw.IB_NDR_CHAPTER) == "bandwidth"
+    f = pf.table1_facts(n)
+    assert f.nv_nstar_bytes == max(r.link.n_half for r in m.TABLE1)       # NVLink has the largest n*
+    assert f.min_inter_bytes < f.max_inter_bytes < f.nv_nstar_bytes
+    assert f.mid_nv_share_frac == pytest.approx(1.5e-6 / (1.5e-6 + n / 450e9))
+    assert f.mid_nv_share_frac > 0.5 > f.mid_ib_share_frac
 
 
 # ============================================================================ Definition 1.2, NM 1.2
@@ -111,12 +117,17 @@ def test_definition_1_2_fusion_with_and_without_the_bandwidth_term():
     a, b = 2e-6, 50e9
     assert (link.alpha, link.beta) == (a, b)
     f = m.hockney_fusion(link, 4e3, 100)
-    assert f["n_star"] == pytest.approx(100e3)
+    assert f.n_star_bytes == pytest.approx(100e3)
     fused = a + 400e3 / b
-    assert f["t_fused"] == pytest.approx(10e-6)
-    assert f["t_small_alpha"] == pytest.approx(200e-6) and f["t_small"] == pytest.approx(208e-6)
-    assert f["x_alpha"] == pytest.approx(100 * a / fused) == pytest.approx(20)       # the chapter's 20×
-    assert f["x_full"] == pytest.approx(100 * (a + 4e3 / b) / fused) == pytest.approx(20.8)
+    assert f.t_fused_s == pytest.approx(10e-6)
+    assert f.t_small_alpha_s == pytest.approx(200e-6) and f.t_small_s == pytest.approx(208e-6)
+    assert f.alpha_x == pytest.approx(100 * a / fused) == pytest.approx(20)       # the chapter's 20×
+    assert f.full_x == pytest.approx(100 * (a + 4e3 / b) / fused) == pytest.approx(20.8)
+    assert f.beta_share_frac == pytest.approx(8e-6 / 208e-6) and f.fused_per_nstar == pytest.approx(4)
+    assert m.regime(4e3, link) == "latency"
+    # the same messages on NVLink (n* = 675 KB) gain more from fusing: the fused 400 KB is still below n*
+    q = m.hockney_fusion(hw.NVLINK4_CHAPTER, 4e3, 100)
+    assert q.full_x > f.full_x and q.fused_per_nstar == pytest.approx(400e3 / (1.5e-6 * 450e9))
 
 
 @pytest.mark.parametrize("count", [2, 10, 100, 1000])
@@ -124,9 +135,9 @@ def test_n_small_messages_cost_up_to_n_times_one(count):
     link = m.BOX_LINKS["def1.2"]
     for total in np.logspace(2, 10, 17):
         f = m.hockney_fusion(link, total / count, count)
-        assert 1 <= f["x_full"] <= count * (1 + 1e-12)
+        assert 1 <= f.full_x <= count * (1 + 1e-12)
     tiny = m.hockney_fusion(link, 1e-9, count)                  # n/N << n*: the bound is reached
-    assert tiny["x_full"] == pytest.approx(count, rel=1e-6)
+    assert tiny.full_x == pytest.approx(count, rel=1e-6)
 
 
 def test_compressed_gradient_still_bandwidth_bound():
@@ -134,6 +145,9 @@ def test_compressed_gradient_still_bandwidth_bound():
     grad = m.LLAMA["params"] * m.LLAMA["bytes_per_value"]
     assert grad == pytest.approx(140 * GB)
     assert m.regime(grad / 100, link) == "bandwidth" and grad / 100 / link.n_half > 1e4
+    c = pf.compressed(link, m.LLAMA["params"], m.LLAMA["bytes_per_value"])
+    assert (c.factor, c.comp_bytes, c.comp_k) == (100, pytest.approx(1.4 * GB), pytest.approx(1.4e9 / 100e3))
+    assert c.comp_alpha_frac == pytest.approx(2e-6 / (2e-6 + 1.4e9 / 50e9))
 
 
 def test_napkin_math_1_2():
@@ -185,6 +199,8 @@ def test_figure4_step_with_the_last_layer_exposed():
     assert bwd == pytest.approx(n * blk) == pytest.approx(9.6)
     assert ta.stall == pytest.approx(m.FIG4["allreduce"]) == pytest.approx(2.4)
     assert ta.step_time == pytest.approx(bwd + ta.stall + opt) == pytest.approx(14.2)
+    f = pf.fig4_facts()
+    assert (f.layers, f.hidden_n, f.step) == (4, 3, pytest.approx(14.2))
     last = max((b for b in ta.blocks if b.kind == "allreduce"), key=lambda b: b.start)
     assert (last.start, last.end) == pytest.approx((9.6, 12.0))
 
@@ -238,6 +254,8 @@ def test_figure3_ratios_and_the_flag():
     assert nvl[-1] == pytest.approx(9) and r["nvlink_dgx"][-1][2] == pytest.approx(18)
     assert r["nvlink_dgx"][-1][2] > max(nvl)                     # "widening" needs the NDR pairing
     assert r["within"] == {"PCIe": False, "NVLink": True}
+    f = pf.gap_facts()
+    assert (f.pcie_lo_x, f.pcie_hi_x, f.nvl5_ndr_x) == pytest.approx((min(pcie), max(pcie), 18))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -265,23 +283,27 @@ def test_llama_budget_against_the_closed_forms_and_the_chapter():
     n, nv, ib = 140e9, (1.5e-6, 450e9), (2e-6, 50e9)
     flat = 2 * 127 * (ib[0] + n / (128 * ib[1]))
     hier = 2 * 7 * (nv[0] + n / (8 * nv[1])) + 2 * 15 * (ib[0] + n / 8 / (16 * ib[1]))
-    assert b["flat"] == pytest.approx(flat, rel=1e-12) and b["hier"] == pytest.approx(hier, rel=1e-12)
-    assert round(b["flat"] / ms) == 5557 and round(b["hier"] / ms, 1) == 1200.8
+    assert b.flat_s == pytest.approx(flat, rel=1e-12) and b.hier_s == pytest.approx(hier, rel=1e-12)
+    assert round(b.flat_s / ms) == 5557 and round(b.hier_s / ms, 1) == 1200.8
     for key, (value, decimals) in m.CHAPTER_LLAMA.items():
-        assert round(b[key] / ms, decimals) == round(value / ms, decimals)
-    assert b["flat_bw"] == pytest.approx(2 * 127 / 128 * n / 50e9) and b["hier_bw"] == pytest.approx(1.2006944, rel=1e-6)
+        assert round(getattr(b, f"{key}_s") / ms, decimals) == round(value / ms, decimals)
+    assert b.flat_bw_s == pytest.approx(2 * 127 / 128 * n / 50e9) and b.hier_bw_s == pytest.approx(1.2006944, rel=1e-6)
+    assert b.speedup_x == pytest.approx(flat / hier) and b.shard_bytes == pytest.approx(n / 8)
+    q = m.llama_budget(nodes=32, gpus_per_node=4)                # the quiz: four GPUs per node
+    assert q.p == b.p and q.hier_s == pytest.approx(2 * 3 * (1.5e-6 + n / (4 * 450e9))
+                                                    + 2 * 31 * (2e-6 + n / 4 / (32 * 50e9)))
     # the inventory's range: α_IB from 1.5 to 3 µs moves the flat ring within 5,556.6–5,557.0 ms
     for a in (1.5e-6, 3e-6):
         assert round(2 * 127 * (a + n / (128 * 50e9)) / ms) == 5557
-    assert sum(ph[4] for ph in b["phases"]) == pytest.approx(b["hier"])
-    assert [ph[5] for ph in b["phases"]] == [7, 30, 7] and b["flat_steps"] == 254
+    assert sum(ph[4] for ph in b.phases) == pytest.approx(b.hier_s)
+    assert [ph[5] for ph in b.phases] == [7, 30, 7] and b.flat_steps == 254
 
 
 def test_llama_budget_table():
     t = m.llama_budget_table()
-    assert t.column("time")[0] == pytest.approx(m.llama_budget()["flat"])
-    assert t.column("time")[-1] == pytest.approx(m.llama_budget()["hier"])
-    flat, hier = m.llama_budget()["flat"], m.llama_budget()["hier"]
+    assert t.column("time")[0] == pytest.approx(m.llama_budget().flat_s)
+    assert t.column("time")[-1] == pytest.approx(m.llama_budget().hier_s)
+    flat, hier = m.llama_budget().flat_s, m.llama_budget().hier_s
     assert round(flat / ms, 1) == 5556.8 and round(hier / ms, 1) == 1200.8
     assert "5.56 s" in t.to_text("en") and "1.2 s" in t.to_text("zh")      # fmt_time, 3 digits
 
@@ -339,27 +361,27 @@ def test_page_glues_the_independent_values(page_glue):
     run = next(r for r in load_log(m.CALIBRATION_LOG) if r.collective == "all_reduce")
     p = run.nranks
     alpha, beta = _independent_ring_fit(run.sizes(), run.times("out_of_place"), p)
-    assert g["cal_alpha"] == fmt_time(alpha, 3) and g["cal_beta"] == fmt_rate(beta, 4)
-    assert g["cal_p2p_alpha"] == fmt_time(2 * (p - 1) * alpha, 3)
-    assert g["cal_p2p_beta"] == fmt_rate(beta * p / (2 * (p - 1)), 4)
+    assert g["cal_alpha_s"] == fmt_time(alpha, 3) and g["cal_beta_Bps"] == fmt_rate(beta, 4)
+    assert g["cal_p2p_alpha_s"] == fmt_time(2 * (p - 1) * alpha, 3)
+    assert g["cal_p2p_beta_Bps"] == fmt_rate(beta * p / (2 * (p - 1)), 4)
     n = 140e9
     flat = 2 * 127 * (2e-6 + n / (128 * 50e9))
     hier = 2 * 7 * (1.5e-6 + n / (8 * 450e9)) + 2 * 15 * (2e-6 + n / 8 / (16 * 50e9))
-    assert g["ll_flat"] == f"{flat / ms:,.1f} ms" and g["ll_hier"] == f"{hier / ms:,.1f} ms"
+    assert g["ll_flat_s"] == f"{flat / ms:,.1f} ms" and g["ll_hier_s"] == f"{hier / ms:,.1f} ms"
     # the chapter's "约 5,557 ms" and "约 1200.8 ms", and the page's values at that rounding
     assert g["ll_chapter_flat"] == f"{round(flat / ms):,} ms" == "5,557 ms"
     assert g["ll_chapter_hier"] == f"{round(hier / ms, 1):,.1f} ms" == "1,200.8 ms"
     fused = 2e-6 + 400e3 / 50e9
-    assert g["d12_x_alpha"] == f"{100 * 2e-6 / fused:.3g}×" == "20×"            # the chapter's 20×
-    assert g["d12_x_full"] == f"{100 * (2e-6 + 4e3 / 50e9) / fused:.3g}×"
-    assert g["d12_nstar"] == fmt_bytes(2e-6 * 50e9) == "100 KB"                   # the chapter's n*
-    assert g["t1_nv_nstar"] == fmt_bytes(1.5e-6 * 450e9) and g["t1_nv_printed"] == "~0.7 MB"
-    assert g["t1_roce_nstar"] == fmt_bytes(7.5e-6 * 12.5e9, digits=4) and g["t1_roce_printed"] == "~93.7 KB"
-    assert g["n12_nstar"] == "100 KB"                                             # napkin math 1.2
-    assert g["n13_t"] == fmt_time(2 * 50e-6 + max(500e-6, 100e-6), 3) == "600 µs"  # napkin math 1.3
+    assert g["d12_fu_alpha_x"] == f"{100 * 2e-6 / fused:.3g}×" == "20×"            # the chapter's 20×
+    assert g["d12_fu_full_x"] == f"{100 * (2e-6 + 4e3 / 50e9) / fused:.3g}×"
+    assert g["d12_nstar_bytes"] == fmt_bytes(2e-6 * 50e9) == "100 KB"                   # the chapter's n*
+    assert g["t1_nv_nstar_bytes"] == fmt_bytes(1.5e-6 * 450e9) and g["t1_nv_printed"] == "~0.7 MB"
+    assert g["t1_roce_nstar_bytes"] == fmt_bytes(7.5e-6 * 12.5e9, digits=4) and g["t1_roce_printed"] == "~93.7 KB"
+    assert g["n12_nstar_bytes"] == "100 KB"                                             # napkin math 1.2
+    assert g["n13_t_s"] == fmt_time(2 * 50e-6 + max(500e-6, 100e-6), 3) == "600 µs"  # napkin math 1.3
     assert float(g["f4_step"]) == pytest.approx(4 * 2.4 + 2.4 + 2.2)            # the figure's 14.2
-    assert g["f3_nvl5_ndr"] == f"{900 / 50:.3g}×" and g["f3_nvl5_xdr"] == f"{900 / 100:.3g}×"
-    assert g["cp_msg"] == fmt_bytes(10 * KB)
+    assert g["f3_nvl5_ndr_x"] == f"{900 / 50:.3g}×" and g["f3_nvl5_xdr_x"] == f"{900 / 100:.3g}×"
+    assert g["cp_msg_bytes"] == fmt_bytes(10 * KB)
 
 
 def test_both_pages_cite_the_flags_in_collapsed_notes():
@@ -386,5 +408,5 @@ def test_fusion_table_is_definition_1_2():
     from commbook.book.ch1 import perf_numbers as pn
     fu = m.hockney_fusion(m.BOX_LINKS["def1.2"], 4 * KB, 100)
     sep, fused = pn.fusion_table(fu).rows
-    assert sep["time"] / fused["time"] == pytest.approx(fu["x_full"]) and sep["alpha"] == pytest.approx(fu["t_small_alpha"])
+    assert sep["time"] / fused["time"] == pytest.approx(fu.full_x) and sep["alpha"] == pytest.approx(fu.t_small_alpha_s)
     assert fused["alpha"] == pytest.approx(m.BOX_LINKS["def1.2"].alpha)

@@ -14,7 +14,7 @@ from ...bandwidth import busbw
 from ...collectives import t_formula
 from ...cost import p2p_time
 from ...overlap import Timeline
-from ...units import GB, fmt_rate, fmt_time, us
+from ...units import GB, fmt_rate, fmt_ratio, fmt_time, us
 from ..plots import PALETTE, book_style, log_axis
 from .perf_calibration import calibration
 from .boxes import link_name
@@ -107,13 +107,13 @@ def fig_bandwidth_gap(lang: str = "en") -> Figure:
             for i, ((a, b, r), xi) in enumerate(zip(pairs, x)):
                 short = a.replace("PCIe ", "").replace(" x16", "").replace("NVLink ", "NVL ")
                 up = above and i < len(pairs) - 1          # the last NVLink label goes below its point
-                bx.annotate(f"{r:.3g}×\n{short}/{b}", (xi, r), textcoords="offset points",
+                bx.annotate(f"{fmt_ratio(r)}\n{short}/{b}", (xi, r), textcoords="offset points",
                             xytext=(0, 7 if up else -9), ha="center", va="bottom" if up else "top",
                             fontsize=6.5, color=_FAMILY_COLOR[fam])
         a, b, r = ratios["nvlink_dgx"][-1]
         bx.plot([physics.generation(a).year], [r], marker="D", ls="none", mfc="white",
                 color=_FAMILY_COLOR["NVLink"], gid="ratio:dgx", label=L["pair_dgx"])
-        bx.annotate(f"{r:.3g}×\nNVL 5.0/{b}", (physics.generation(a).year, r), textcoords="offset points",
+        bx.annotate(f"{fmt_ratio(r)}\nNVL 5.0/{b}", (physics.generation(a).year, r), textcoords="offset points",
                     xytext=(-8, 0), ha="right", va="center", fontsize=6.5, color=_FAMILY_COLOR["NVLink"])
         bx.axhline(ratios["claimed"], color="0.4", ls="--", lw=1.0, gid="claimed",
                    label=L["claimed"].format(x=ratios["claimed"]))

@@ -6,24 +6,24 @@ the calibration in :mod:`.perf_calibration`; :mod:`.models` gathers all three fo
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ... import physics
 from ...collectives import t_all_gather, t_allreduce_hierarchical, t_formula, t_reduce_scatter
 from ...cost import LogP, p2p_time
 from ...hardware import IB_HDR, IB_NDR_CHAPTER, NVLINK4_CHAPTER, PCIE_GEN5, ROCE_100G, Link
 from ...overlap import Timeline, layerwise_timeline, transfer_beside_compute
-from ...units import KB, MB, fmt_bytes, fmt_rate, fmt_time, ms, us
+from ...units import KB, MB, fmt_bytes, fmt_number, fmt_pct, fmt_rate, fmt_time, ms, us
 from ..tables import Table, bilingual, bilingual_notes
 from .boxes import BOX_LINKS, BOX_NAMES, LINK_NAMES, link_name
 from .inputs import FIGURE3_CLAIMED_RATIO
 
 __all__ = [
     "fusion_table",
-    "BOX_LINKS", "BOX_NAMES", "box_link_table", "hockney_fusion", "CHECKPOINT_1_1",
+    "BOX_LINKS", "BOX_NAMES", "box_link_table", "Fusion", "hockney_fusion", "CHECKPOINT_1_1",
     "TABLE1", "CHAPTER_PRINTED_NSTAR", "table1", "link_name", "regime",
     "gap_ratios", "generations_table", "FIG4", "NM13", "figure4_timelines",
-    "LLAMA", "CHAPTER_LLAMA", "llama_budget", "llama_budget_table",
+    "LLAMA", "CHAPTER_LLAMA", "LlamaBudget", "llama_budget", "llama_budget_table",
 ]
 
 def box_link_table() -> Table:
@@ -48,34 +48,48 @@ def box_link_table() -> Table:
     )
 
 
-def hockney_fusion(link: Link, small: float, count: int) -> dict:
-    """Definition 1.2's fusion example: ``count`` messages of ``small`` bytes against one
-    message of ``count × small`` bytes on ``link``.
+@dataclass(frozen=True)
+class Fusion:
+    """:func:`hockney_fusion`: the small messages' times counting α only and α + n/β each,
+    the fused message's, the two speedups, the share of the separate time that is not
+    start-up, the fused size over n*, and ``bound`` = N, the speedup's limit."""
 
-    Returns the times (s) of the small messages counting α only (``t_small_alpha``) and
-    counting α + n/β each (``t_small``), the fused message's ``t_fused`` = α + N·n/β, and the
-    two speedups ``x_alpha`` = t_small_alpha / t_fused and ``x_full`` = t_small / t_fused.
-    ``bound`` is the limit N the speedup approaches as the messages shrink.
-    """
+    n_star_bytes: float
+    small_bytes: float
+    count: int
+    fused_bytes: float
+    t_one_small_s: float
+    t_small_alpha_s: float
+    t_small_s: float
+    t_fused_s: float
+    alpha_x: float
+    full_x: float
+    beta_share_frac: float
+    fused_per_nstar: float
+    bound: int
+
+
+def hockney_fusion(link: Link, small: float, count: int) -> Fusion:
+    """Definition 1.2's fusion example: ``count`` messages of ``small`` bytes against one
+    message of ``count × small`` bytes on ``link`` (α–β model)."""
     if not isinstance(count, int) or count < 1:
         raise ValueError(f"count must be a whole number >= 1, got {count!r}")
     t_small_alpha = count * link.alpha
     t_small = count * p2p_time(small, link.alpha, link.beta)
     t_fused = p2p_time(count * small, link.alpha, link.beta)
-    return {"n_star": link.n_half, "small": small, "count": count, "fused": count * small,
-            "t_one_small": p2p_time(small, link.alpha, link.beta),
-            "t_small_alpha": t_small_alpha, "t_small": t_small, "t_fused": t_fused,
-            "x_alpha": t_small_alpha / t_fused, "x_full": t_small / t_fused, "bound": count}
+    return Fusion(link.n_half, small, count, count * small, p2p_time(small, link.alpha, link.beta),
+                  t_small_alpha, t_small, t_fused, t_small_alpha / t_fused, t_small / t_fused,
+                  1 - t_small_alpha / t_small, count * small / link.n_half, count)
 
 
-def fusion_table(fu: dict) -> Table:
+def fusion_table(fu: Fusion) -> Table:
     """:func:`hockney_fusion` as a table: the small messages one by one against the fused one,
     each with its time and the part of it that is start-up."""
-    alpha = fu["t_small_alpha"] / fu["count"]
-    rows = [{"how": "separate", "msgs": fu["count"], "each": fu["small"], "time": fu["t_small"],
-             "alpha": fu["t_small_alpha"], "share": fu["t_small_alpha"] / fu["t_small"]},
-            {"how": "fused", "msgs": 1, "each": fu["fused"], "time": fu["t_fused"], "alpha": alpha,
-             "share": alpha / fu["t_fused"]}]
+    alpha = fu.t_small_alpha_s / fu.count
+    rows = [{"how": "separate", "msgs": fu.count, "each": fu.small_bytes, "time": fu.t_small_s,
+             "alpha": fu.t_small_alpha_s, "share": fu.t_small_alpha_s / fu.t_small_s},
+            {"how": "fused", "msgs": 1, "each": fu.fused_bytes, "time": fu.t_fused_s, "alpha": alpha,
+             "share": alpha / fu.t_fused_s}]
     return Table(
         key="ch1-def1.2-fusion",
         title=bilingual("Fusing small messages (α–β model)", "合并小消息（α–β 模型）"),
@@ -84,7 +98,7 @@ def fusion_table(fu: dict) -> Table:
                  "zh": ["发法", "条数", "每条", "用时", "其中启动延迟", "启动延迟占比"]},
         rows=rows,
         formats={"msgs": str, "each": fmt_bytes, "time": lambda t: fmt_time(t, 3),
-                 "alpha": lambda t: fmt_time(t, 3), "share": lambda x: f"{100 * x:.3g}%"},
+                 "alpha": lambda t: fmt_time(t, 3), "share": lambda x: fmt_pct(x, 3)},
         labels={"en": {"separate": "one by one", "fused": "fused into one"},
                 "zh": {"separate": "逐条发送", "fused": "合成一条"}},
     )
@@ -124,12 +138,8 @@ CHAPTER_PRINTED_NSTAR: dict[str, tuple[float, str]] = {
 """What the chapter prints in Table 1's n* column (bytes, text), by preset name."""
 
 
-def _fmt_nstar(n: float) -> str:
-    return fmt_bytes(n, digits=4)
-
-
-def _fmt_range(r: tuple[float, float]) -> str:
-    return f"{r[0] / us:g}–{r[1] / us:g} µs"
+def _us_range(r: tuple[float, float]) -> str:
+    return f"{fmt_number(r[0] / us)}–{fmt_number(r[1] / us)} µs"
 
 
 def table1() -> Table:
@@ -154,7 +164,7 @@ def table1() -> Table:
         headers={"en": ["Interconnect", "α (start-up, per message)", "β (one direction)", "n* = αβ"],
                  "zh": ["互连", "α（每条消息的启动延迟）", "β（单向）", "n* = αβ"]},
         rows=rows,
-        formats={"alpha_range": _fmt_range, "beta": lambda v: fmt_rate(v, 3), "n_star": _fmt_nstar},
+        formats={"alpha_range": _us_range, "beta": lambda v: fmt_rate(v, 3), "n_star": lambda n: fmt_bytes(n, digits=4)},
         labels={lang: {r.key: r.name[lang] for r in TABLE1} for lang in ("en", "zh")},
         notes=bilingual_notes(
             ("α is the effective start-up latency of one message, software stack included; "
@@ -236,9 +246,37 @@ CHAPTER_LLAMA = {"flat": (5557 * ms, 0), "hier": (1200.8 * ms, 1)}
 "约 5,557 ms" for the flat ring and "约 1200.8 ms" for the hierarchical all-reduce."""
 
 
+@dataclass(frozen=True)
+class LlamaBudget:
+    """:func:`llama_budget`: flat ring and hierarchical all-reduce (and their ratio), the
+    bandwidth-only times, the totals at both ends of the links' α ranges, the printed values
+    of the chapter (at its rounding), and the phases (name, link, ranks, bytes, time, steps)."""
+
+    n_bytes: float
+    p: int
+    nodes: int
+    gpus_per_node: int
+    shard_bytes: float
+    intra_alpha_s: float
+    inter_alpha_s: float
+    flat_s: float
+    hier_s: float
+    speedup_x: float
+    flat_steps: int
+    flat_bw_s: float
+    hier_bw_s: float
+    flat_lo_s: float
+    flat_hi_s: float
+    hier_lo_s: float
+    hier_hi_s: float
+    phases: tuple
+    intra: Link = field(repr=False)
+    inter: Link = field(repr=False)
+
+
 def llama_budget(nodes: int = LLAMA["nodes"], gpus_per_node: int = LLAMA["gpus_per_node"],
                  nbytes: float | None = None, intra: Link = NVLINK4_CHAPTER,
-                 inter: Link = IB_NDR_CHAPTER) -> dict:
+                 inter: Link = IB_NDR_CHAPTER) -> LlamaBudget:
     """Flat ring over ``inter`` on all GPUs against the hierarchical all-reduce (ring
     reduce-scatter over ``intra``, ring all-reduce of n/G across nodes over ``inter``, ring
     all-gather over ``intra``), with each phase and the bandwidth-only times (α = 0).
@@ -270,10 +308,9 @@ def llama_budget(nodes: int = LLAMA["nodes"], gpus_per_node: int = LLAMA["gpus_p
     rx = inter.alpha_range or (inter.alpha, inter.alpha)
     lo, hi = totals(ri[0], rx[0]), totals(ri[1], rx[1])
     flat_bw, hier_bw = totals(0.0, 0.0)
-    return {"n": n, "p": p, "nodes": nodes, "gpus_per_node": gpus_per_node, "intra": intra, "inter": inter,
-            "flat": flat, "hier": hier, "speedup": flat / hier, "phases": phases,
-            "flat_steps": 2 * (p - 1), "flat_bw": flat_bw, "hier_bw": hier_bw,
-            "range": {"flat": (lo[0], hi[0]), "hier": (lo[1], hi[1])}, "alpha_ranges": (ri, rx)}
+    return LlamaBudget(n, p, nodes, gpus_per_node, n / gpus_per_node, intra.alpha, inter.alpha, flat, hier,
+                       flat / hier, 2 * (p - 1), flat_bw, hier_bw, lo[0], hi[0], lo[1], hi[1], tuple(phases),
+                       intra, inter)
 
 
 _PHASES = {"rs": bilingual("1. reduce-scatter in the node", "1. 节点内 reduce-scatter"),
@@ -282,20 +319,20 @@ _PHASES = {"rs": bilingual("1. reduce-scatter in the node", "1. 节点内 reduce
            "flat": bilingual("flat ring over all GPUs", "所有 GPU 连成一个扁平环")}
 
 
-def llama_budget_table(budget: dict | None = None) -> Table:
+def llama_budget_table(budget: LlamaBudget | None = None) -> Table:
     """The budget's phases: what each moves, over which link, in how many α steps and how long."""
     b = llama_budget() if budget is None else budget
-    rows = [{"phase": "flat", "link": "inter", "ranks": b["p"], "bytes": b["n"],
-             "steps": b["flat_steps"], "time": b["flat"]}]
-    rows += [{"phase": k, "link": "intra" if l is b["intra"] else "inter", "ranks": r, "bytes": n,
-              "steps": s, "time": t} for k, l, r, n, t, s in b["phases"]]
-    rows.append({"phase": "hier", "link": "—", "ranks": b["p"], "bytes": b["n"],
-                 "steps": sum(ph[5] for ph in b["phases"]), "time": b["hier"]})
+    rows = [{"phase": "flat", "link": "inter", "ranks": b.p, "bytes": b.n_bytes,
+             "steps": b.flat_steps, "time": b.flat_s}]
+    rows += [{"phase": k, "link": "intra" if l is b.intra else "inter", "ranks": r, "bytes": n,
+              "steps": s, "time": t} for k, l, r, n, t, s in b.phases]
+    rows.append({"phase": "hier", "link": "—", "ranks": b.p, "bytes": b.n_bytes,
+                 "steps": sum(ph[5] for ph in b.phases), "time": b.hier_s})
     labels = {lang: {**{k: v[lang] for k, v in _PHASES.items()},
                      "hier": {"en": "hierarchical, total", "zh": "分层方案合计"}[lang],
-                     "intra": link_name(b["intra"], lang), "inter": link_name(b["inter"], lang)}
+                     "intra": link_name(b.intra, lang), "inter": link_name(b.inter, lang)}
               for lang in ("en", "zh")}
-    ni, nx = ({lang: link_name(b[k], lang) for lang in ("en", "zh")} for k in ("intra", "inter"))
+    ni, nx = ({lang: link_name(getattr(b, k), lang) for lang in ("en", "zh")} for k in ("intra", "inter"))
     return Table(
         key="ch1-llama",
         title=bilingual("All-reduce of the 70B model's BF16 gradients on 16 × 8 GPUs",
@@ -307,9 +344,9 @@ def llama_budget_table(budget: dict | None = None) -> Table:
         formats={"bytes": fmt_bytes, "time": (lambda v: fmt_time(v, 3))},
         labels=labels,
         notes=bilingual_notes(
-            (f"{ni['en']}: α = {fmt_time(b['intra'].alpha, 3)}, β = {fmt_rate(b['intra'].beta, 3)}; "
-             f"{nx['en']}: α = {fmt_time(b['inter'].alpha, 3)}, β = {fmt_rate(b['inter'].beta, 3)}.",
-             f"{ni['zh']}：α = {fmt_time(b['intra'].alpha, 3)}，β = {fmt_rate(b['intra'].beta, 3)}；"
-             f"{nx['zh']}：α = {fmt_time(b['inter'].alpha, 3)}，β = {fmt_rate(b['inter'].beta, 3)}。"),
+            (f"{ni['en']}: α = {fmt_time(b.intra.alpha, 3)}, β = {fmt_rate(b.intra.beta, 3)}; "
+             f"{nx['en']}: α = {fmt_time(b.inter.alpha, 3)}, β = {fmt_rate(b.inter.beta, 3)}.",
+             f"{ni['zh']}：α = {fmt_time(b.intra.alpha, 3)}，β = {fmt_rate(b.intra.beta, 3)}；"
+             f"{nx['zh']}：α = {fmt_time(b.inter.alpha, 3)}，β = {fmt_rate(b.inter.beta, 3)}。"),
         ),
     )

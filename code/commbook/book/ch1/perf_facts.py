@@ -1,0 +1,262 @@
+r"""Chapter §1.2: the numbers each section of ``chapters/{zh,en}/ch1/02-performance-models.md``
+puts into its prose, one typed result per section, built from :mod:`.perf_numbers` and
+:mod:`.perf_calibration` (the page glues them with :func:`commbook.book.glue.glue_fields`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ... import physics
+from ...cost import LogP, p2p_time
+from ...hardware import NVLINK4_CHAPTER, ROCE_100G, Link
+from ...units import KB, MB, fmt_bytes, fmt_number, ms, us
+from ..tables import Table
+from .perf_numbers import CHAPTER_LLAMA, CHAPTER_PRINTED_NSTAR, CHECKPOINT_1_1, FIG4, NM13, TABLE1, LlamaBudget
+from .perf_numbers import figure4_timelines, gap_ratios
+
+__all__ = ["in_ms", "Scale", "SCALE", "LinkFacts", "link_facts", "BoxFacts", "box_facts", "Compressed",
+           "compressed", "Table1Facts", "table1_facts", "GapFacts", "gap_facts", "Checkpoint11",
+           "checkpoint11", "NM13Facts", "nm13_facts", "Fig4Facts", "fig4_facts", "Printed", "printed",
+           "CalFacts", "cal_facts"]
+
+
+def in_ms(t: float, digits: int = 5) -> str:
+    """A time in milliseconds, as the chapter prints the budget: '5,557 ms', '1,200.8 ms'."""
+    return f"{fmt_number(t / ms, digits)} ms"
+
+
+def _gbps(bits_per_s: float) -> str:
+    return f"{fmt_number(bits_per_s / 1e9)} Gb/s"
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The opening question's transfer and the decimal units the page uses."""
+
+    ten_mb_bytes: float
+    kb: int
+    mb: int
+
+
+SCALE = Scale(10 * MB, round(KB), round(MB))
+
+
+@dataclass(frozen=True)
+class LinkFacts:
+    """A link's α, β, n* = αβ and its line rate in Gb/s."""
+
+    alpha_s: float
+    beta_Bps: float
+    nstar_bytes: float
+    line_rate: str
+
+
+def link_facts(link: Link) -> LinkFacts:
+    return LinkFacts(link.alpha, link.beta, link.n_half, _gbps(8 * link.beta))
+
+
+@dataclass(frozen=True)
+class BoxFacts:
+    """The α values the boxes use for InfiniBand NDR, and how many there are."""
+
+    ib_alphas: str
+    ib_count: int
+
+
+def box_facts(box_table: Table) -> BoxFacts:
+    """Read :func:`.perf_numbers.box_link_table`."""
+    ib = box_table.meta["ib_alphas"]
+    return BoxFacts(", ".join(fmt_number(a / us) for a in ib) + " µs", len(ib))
+
+
+@dataclass(frozen=True)
+class Compressed:
+    """The 70B model's BF16 gradient compressed ``factor`` times: its size, in n* units, and
+    the share of its α + n/β that is α."""
+
+    factor: int
+    grad_bytes: float
+    comp_bytes: float
+    comp_k: float
+    comp_alpha_frac: float
+
+
+def compressed(link: Link, params: float, bytes_per_value: int, factor: int = 100) -> Compressed:
+    grad = params * bytes_per_value
+    comp = grad / factor
+    return Compressed(factor, grad, comp, comp / link.n_half, link.alpha / p2p_time(comp, link.alpha, link.beta))
+
+
+@dataclass(frozen=True)
+class Table1Facts:
+    """Table 1 read by the prose: NVLink's n*, the largest and smallest n* of the other links,
+    a size between them and the α share of its time on NVLink and on InfiniBand NDR, what the
+    chapter prints for NVLink and RoCE, and RoCE's n*."""
+
+    nv_nstar_bytes: float
+    max_inter_bytes: float
+    min_inter_bytes: float
+    mid_bytes: float
+    mid_nv_share_frac: float
+    mid_ib_share_frac: float
+    nv_printed: str
+    roce_printed: str
+    roce_nstar_bytes: float
+
+
+def table1_facts(mid: float = 300 * KB) -> Table1Facts:
+    nv = NVLINK4_CHAPTER
+    ib = next(r.link for r in TABLE1 if r.key == "IB_NDR_CHAPTER")
+    others = [r.link.n_half for r in TABLE1 if r.key != "NVLINK4_CHAPTER"]
+    share = lambda L: L.alpha / p2p_time(mid, L.alpha, L.beta)
+    return Table1Facts(nv.n_half, max(others), min(others), mid, share(nv), share(ib),
+                       CHAPTER_PRINTED_NSTAR["NVLINK4_CHAPTER"][1], CHAPTER_PRINTED_NSTAR["ROCE_100G"][1],
+                       ROCE_100G.n_half)
+
+
+@dataclass(frozen=True)
+class GapFacts:
+    """Figure 3: the chapter's claim, the lowest and highest ratio of each family, NVLink 5
+    against XDR and NDR and NVLink 4 against NDR (with the NICs' names), the years drawn,
+    and PCIe Gen5 x16's data rate, raw rate and Table 1's β."""
+
+    claim_x: float
+    pcie_lo_x: float
+    pcie_hi_x: float
+    nvl_lo_x: float
+    nvl_hi_x: float
+    nvl5_xdr_x: float
+    nvl5_ndr_x: float
+    nvl4_ndr_x: float
+    xdr: str
+    ndr: str
+    y0: int
+    y1: int
+    pcie5_Bps: float
+    pcie5_raw_Bps: float
+    pcie5_t1_Bps: float
+
+
+def gap_facts() -> GapFacts:
+    from ...hardware import PCIE_GEN5
+
+    r = gap_ratios()
+    pc, nvl, dgx = ([x for *_, x in r[k]] for k in ("pcie", "nvlink", "nvlink_dgx"))
+    years = sorted(g.year for g in physics.GENERATIONS.values() if g.family != "InfiniBand")
+    gen5 = physics.generation("PCIe Gen5 x16")
+    return GapFacts(r["claimed"], min(pc), max(pc), min(nvl), max(nvl), nvl[-1], dgx[-1], nvl[-2],
+                    r["nvlink"][-1][1], r["nvlink_dgx"][-1][1], years[0], years[-1], gen5.beta,
+                    gen5.lanes * gen5.lane_bps / 8, PCIE_GEN5.beta)
+
+
+@dataclass(frozen=True)
+class Checkpoint11:
+    """Checkpoint 1.1's givens: the message and the line rates of the upgrade."""
+
+    msg_bytes: float
+    rate_from: str
+    rate_to: str
+
+
+def checkpoint11() -> Checkpoint11:
+    lo, hi = CHECKPOINT_1_1["rates_bps"]
+    return Checkpoint11(CHECKPOINT_1_1["message"], _gbps(lo), _gbps(hi))
+
+
+@dataclass(frozen=True)
+class NM13Facts:
+    """Napkin Math 1.3 (LogP overlap of one backward block) and its quiz: a block shorter
+    than L (``q_short``) and o halved (``q_o``); ``hidden_s`` is the wire time the block
+    hides and ``exposed_s`` the overheads left on the critical path (Figure 4's timeline)."""
+
+    bwd_s: float
+    L_s: float
+    o_s: float
+    two_o_s: float
+    t_s: float
+    hidden_s: float
+    exposed_s: float
+    max_s: float
+    q_short_s: float
+    q_short_t_s: float
+    q_short_wait_s: float
+    q_o_s: float
+    q_o_t_s: float
+
+
+def nm13_facts(q_short: float = 80 * us) -> NM13Facts:
+    lp, bwd = LogP(L=NM13["L"], o=NM13["o"]), NM13["backward"]
+    _, tb = figure4_timelines()
+    wire = next(b for b in tb.blocks if b.kind == "allreduce")
+    exposed = sum(b.duration for b in tb.blocks if b.kind in ("launch", "complete"))
+    short = lp.overlapped(q_short)
+    return NM13Facts(bwd, lp.L, lp.o, 2 * lp.o, lp.overlapped(bwd), wire.duration, exposed, max(bwd, lp.L),
+                     q_short, short, short - 2 * lp.o - q_short, lp.o / 2, LogP(L=lp.L, o=lp.o / 2).overlapped(bwd))
+
+
+@dataclass(frozen=True)
+class Fig4Facts:
+    """Figure 4(a): the layers, how many all-reduces hide behind backward work, the step
+    time (in the figure's units) and the hidden share of the communication."""
+
+    layers: int
+    hidden_n: int
+    step: float
+    hidden_frac: float
+
+
+def fig4_facts() -> Fig4Facts:
+    ta, _ = figure4_timelines()
+    ar = [b for b in ta.blocks if b.kind == "allreduce"]
+    return Fig4Facts(FIG4["layers"], len(ar) - 1, ta.step_time, ta.hidden_fraction)
+
+
+@dataclass(frozen=True)
+class Printed:
+    """The Llama budget as the chapter prints it (at its rounding) and the α-range totals as text."""
+
+    chapter_flat: str
+    chapter_hier: str
+    flat_range: str
+    hier_range: str
+
+
+def printed(b: LlamaBudget) -> Printed:
+    def text(key: str) -> str:
+        value, decimals = CHAPTER_LLAMA[key]
+        return f"{value / ms:,.{decimals}f} ms"
+
+    rng = lambda lo, hi, d: f"{fmt_number(lo / ms, d)}–{fmt_number(hi / ms, d)} ms"
+    return Printed(text("flat"), text("hier"), rng(b.flat_lo_s, b.flat_hi_s, 5), rng(b.hier_lo_s, b.hier_hi_s, 6))
+
+
+@dataclass(frozen=True)
+class CalFacts:
+    """The calibration on the real log: ranks, α steps, both fits, the fitted α over the
+    nominal and β's excess over it, the β factor as text, the sizes (binary units), the
+    NCCL version, and α's share of the smallest size's time."""
+
+    p: int
+    steps: int
+    alpha_s: float
+    beta_Bps: float
+    p2p_alpha_s: float
+    p2p_beta_Bps: float
+    alpha_over: float
+    beta_frac: float
+    bfactor: str
+    n_min: str
+    n_max: str
+    n_count: int
+    nccl: str
+    alpha_share_frac: float
+
+
+def cal_facts(cal: dict) -> CalFacts:
+    """Read :func:`.perf_calibration.calibration`."""
+    ring, p2p, nom = cal["ring"], cal["p2p"], cal["nominal"]
+    n = cal["sizes"]
+    return CalFacts(cal["p"], cal["a_factor"], ring.alpha, ring.beta, p2p.alpha, p2p.beta, ring.alpha / nom.alpha,
+                    ring.beta / nom.beta - 1, f"{cal['p']}/{cal['a_factor']}", fmt_bytes(n.min(), binary=True),
+                    fmt_bytes(n.max(), binary=True), len(n), f"NCCL {cal['run'].nccl_version}",
+                    cal["a_factor"] * ring.alpha / cal["times"][0])
