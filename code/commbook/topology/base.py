@@ -14,14 +14,29 @@ __all__ = ["Topology", "check_link", "check_ratio"]
 
 
 def check_link(link: object, name: str = "link") -> Link:
-    """Return ``link`` if it is a :class:`~commbook.hardware.Link`, else raise TypeError naming ``name``."""
+    """Return ``link`` if it is a :class:`~commbook.hardware.Link`, else raise TypeError naming ``name``.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> check_link(NVLINK4).name
+    'NVLink 4 (H100)'
+    >>> check_link((2e-6, 450e9), "intra")
+    Traceback (most recent call last):
+    TypeError: intra must be a commbook.hardware.Link, got tuple
+    """
     if not isinstance(link, Link):
         raise TypeError(f"{name} must be a commbook.hardware.Link, got {type(link).__name__}")
     return link
 
 
 def check_ratio(x: object, name: str) -> float:
-    """Return an oversubscription ratio (a real number >= 1) as a float, else raise naming ``name``."""
+    """Return an oversubscription ratio (a real number >= 1) as a float, else raise naming ``name``.
+
+    >>> check_ratio(2, "oversubscription")
+    2.0
+    >>> check_ratio(0.5, "oversubscription")
+    Traceback (most recent call last):
+    ValueError: oversubscription must be >= 1 and finite (a ratio: 2 for 2:1), got 0.5
+    """
     try:
         v = check_real(x, name, "a number >= 1 (a ratio: 2 for 2:1)")
     except ValueError:
@@ -32,7 +47,16 @@ def check_ratio(x: object, name: str) -> float:
 
 
 class Topology:
-    """Base class.  Subclasses set ``p`` and the resource tables."""
+    """Base class.  Subclasses set ``p`` and the resource tables.
+
+    Every topology answers the same questions; here eight GPUs on one switch:
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> t = Switch(8, NVLINK4)
+    >>> t.route(0, 5), t.hops(0, 5), t.diameter, t.bisection_bandwidth / 1e9   # GB/s: 4 ports x 450
+    ([0, 'switch', 5], 2, 2, 1800.0)
+    """
 
     p: int
     name: str = "topology"

@@ -86,6 +86,18 @@ class TwoLevel(Topology):
     pxn : route messages between nodes over the receiver's rail (see the module docstring).
 
     Device id = node * gpus_per_node + local index.
+
+    Examples
+    --------
+    Two DGX-style nodes of 8 GPUs, one NDR NIC per GPU on rail-optimized leaves: GPU 0 reaches
+    GPU 8 (same rail) through its leaf, GPU 9 (another rail) through the spine.
+
+    >>> from commbook.hardware import IB_NDR, NVLINK4
+    >>> c = TwoLevel(2, 8, NVLINK4, IB_NDR)
+    >>> c.route(0, 8), c.route(0, 9)
+    ([0, 'leaf0', 8], [0, 'leaf0', 'spine', 'leaf1', 9])
+    >>> c.bisection_bandwidth / 1e9, c.ring_channels(np.arange(16))     # GB/s: 8 NICs x 50
+    (400.0, 8)
     """
 
     def __init__(self, nodes: int, gpus_per_node: int, intra: Link, inter: Link,
@@ -191,7 +203,7 @@ class TwoLevel(Topology):
         per_node = min(used * self.inter.beta, self.node_uplink_bandwidth)
         cut = (self.p // 2) * per_node / self.gpus_per_node
         if self.racks > 1:
-            cut = min(cut, (self.racks // 2) * self.nics_per_node * self._res_bw[self._base["leaf_up"]])
+            cut = min(cut, (self.racks // 2) * self.nics_per_node * float(self._res_bw[self._base["leaf_up"]]))
         return cut
 
     def route(self, src: int, dst: int) -> list:
@@ -303,6 +315,14 @@ class ThreeTier(TwoLevel):
 
     Device id = (rack * nodes_per_rack + node) * gpus_per_node + local index.  Other
     parameters as :class:`TwoLevel`.
+
+    Two racks of two 8-GPU nodes, 2:1 between racks: 32 NICs x 50 GB/s, halved across the cut
+    between the racks.
+
+    >>> from commbook.hardware import IB_NDR, NVLINK4
+    >>> c = ThreeTier(2, 2, 8, NVLINK4, IB_NDR, rack_oversubscription=2.0)
+    >>> c.p, c.route(0, 31), c.bisection_bandwidth / 1e9
+    (32, [0, 'rack0.leaf0', 'spine', 'rack1.leaf7', 31], 400.0)
     """
 
     def __init__(self, racks: int, nodes_per_rack: int, gpus_per_node: int, intra: Link, inter: Link,

@@ -19,6 +19,11 @@ class Switch(Topology):
 
     Each device has one port of bandwidth ``link.beta`` in each direction; α is paid
     once per message, not per switch hop.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> s = Switch(8, NVLINK4)
+    >>> s.route(0, 5), s.ports_per_device, s.bisection_bandwidth / 1e9    # GB/s: 4 x 450
+    ([0, 'switch', 5], 1, 1800.0)
     """
 
     def __init__(self, p: int, link: Link):
@@ -63,6 +68,14 @@ class SwitchTree(Topology):
     result down; when the participants span several leaves, each of their leaves' uplinks
     carries one aggregate up and one result down (the size of the largest slice).  Its
     time is α + n/β with β the slowest link class on the way.
+
+    Two leaves of four GPUs under one root, one uplink cable per leaf: the cut between the
+    leaves is that one cable.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> t = SwitchTree(2, 4, NVLINK4)
+    >>> t.route(0, 5), t.diameter, t.bisection_bandwidth / 1e9
+    ([0, 'leaf0', 'root', 'leaf1', 5], 4, 450.0)
     """
 
     def __init__(self, leaves: int, gpus_per_leaf: int, link: Link, uplink: Link | None = None):
