@@ -17,7 +17,7 @@ operator            on the wire                                 decode
                     (``block=None``: one for the tensor)       block (error ≤ s/2)
 :class:`Sign`       d sign bits (packed) + one FP32 scale per  ±s, s = mean|g| of the chunk
                     chunk (``chunk=None``: one per tensor)     (scaled sign)
-:class:`TopK`       k FP32 values + k indices                  the k largest |g|, else 0
+:class:`TopK`       k FP32 values + k indices                  the k largest ``|g|``, else 0
 :class:`RandomK`    k FP32 values + k indices                  (d/k)·g on k uniform indices
 :class:`Threshold`  d bits                                     quantum where g ≥ threshold
 ==================  =========================================  ===========================
@@ -274,7 +274,7 @@ class _Sparse(Compressor):
 
 
 class TopK(_Sparse):
-    """Top-k (Lin et al. 2018): the k entries of largest |g| (exactly k; ties broken by
+    """Top-k (Lin et al. 2018): the k entries of largest ``|g|`` (exactly k; ties broken by
     ``np.argpartition``), FP32 values and their indices.
 
     >>> TopK(k=2)([3.0, -5.0, 1.0, 4.0]).tolist(), TopK(0.01).encoded_bytes(1000)  # 10 x (4 + 2) B

@@ -47,7 +47,7 @@ class Prediction:
 TARGETS = {">= 1 MiB": 0.10, "< 1 MiB": 0.25}
 """Median absolute relative busbw error the predictor should reach per log and collective."""
 WORST_TARGET = 0.25
-"""The largest |busbw error| the predictor may have at any size >= 1 MiB of a log."""
+"""The largest ``|busbw error|`` the predictor may have at any size >= 1 MiB of a log."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class Comparison:
         return mask & (self.sizes != self.calibrated_at) if self.calibrated_at is not None else mask
 
     def median(self, band: str, of: str = "model") -> float:
-        """Median |error| of the predictor (``of="model"``), the ring fit (``"fit"``) or NCCL's
+        """Median ``|error|`` of the predictor (``of="model"``), the ring fit (``"fit"``) or NCCL's
         own time (``"nccl"``) in ``band``; NaN when the run has no size there."""
         errors = {"model": self.errors, "fit": self.fit_errors, "nccl": self.nccl_errors}
         if of not in errors:
@@ -97,7 +97,7 @@ class Comparison:
         return float(np.median(np.abs(e))) if e.size else math.nan
 
     def worst(self, band: str) -> float:
-        """Largest |error| of the predictor in ``band``; NaN when the run has no size there."""
+        """Largest ``|error|`` of the predictor in ``band``; NaN when the run has no size there."""
         e = self.errors[self.band(band)]
         return float(np.max(np.abs(e))) if e.size else math.nan
 

@@ -25,8 +25,8 @@ What is assumed, honestly:
 * ``cpu`` (intel, amd, arm) picks the LL bandwidth row and the net overhead (tuning.cc:211-219,
   251-253).
 
-Accuracy against the six multi-node logs (``benchmarks/accuracy.py``; targets: median |busbw
-error| ≤ 10 % at ≥ 1 MiB and ≤ 25 % below, worst size ≥ 1 MiB ≤ 25 %).  Met: 12 × 8 H100
+Accuracy against the six multi-node logs (``benchmarks/accuracy.py``; targets: median
+``|busbw error|`` ≤ 10 % at ≥ 1 MiB and ≤ 25 % below, worst size ≥ 1 MiB ≤ 25 %).  Met: 12 × 8 H100
 with SHARP (NVLS across nodes, 8 channels × 48 GB/s = 384 GB/s; the log levels off at 386.6:
 median 0.8 %, worst 6.2 %) and the small sizes of the TCPXO and A100 logs (8.0 and 5.2 %).
 Missed, with what the model lacks (code/commbook/data/measured/nccl-tests/PROVENANCE.md, strict xfails in

@@ -40,7 +40,7 @@ Simplifications, honestly:
   (ii) ``overhead``: host launch and timing that nccl-tests includes and NCCL's model does
   not; :func:`compare` can read it off a log's smallest size (one number per log).
 
-Accuracy (``benchmarks/accuracy.py``, median |busbw error|): 8×H100 NCCL 2.29.2, 32 MiB–16 GiB,
+Accuracy (``benchmarks/accuracy.py``, median ``|busbw error|``): 8×H100 NCCL 2.29.2, 32 MiB–16 GiB,
 3.6 / 3.4 / 2.1 % for all-reduce / all-gather / reduce-scatter with nothing fitted; Azure
 8×H100 all-reduce 9.0 % (≥ 1 MiB) and 3.4 % (below); 8×A100 all-reduce 15.2 % and 29.1 %,
 missing the 10 % and 25 % targets.  That log names no NCCL release (its date points to 2.18.x)
