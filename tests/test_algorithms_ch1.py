@@ -302,7 +302,7 @@ def test_fallacy_and_summary_quote_the_ring_nccl_runs():
     form = 2 * (p - 1) * max(nv.alpha + n / (p * nv.beta), ib.alpha + max(n / (p * nv.beta), n / (g * p * ib.beta)))
     assert nl["nccl"] == pytest.approx(form, rel=REL)
     assert nl["nccl_nic_max"] == pytest.approx(2 * (p - 1) / p * n / g, rel=REL)
-    assert su.takeaway_numbers()["hier_vs_nccl"] == pytest.approx(nl["hierarchical"] / form, rel=REL)
+    assert su.takeaway_numbers().hier_nccl_x == pytest.approx(nl["hierarchical"] / form, rel=REL)
     assert f"{nl['hierarchical'] / form:.2f}×" in su.archetype_figures()["A"]["en"]
 
 

@@ -289,23 +289,23 @@ def test_lighthouse_table_renders_every_cell_in_both_languages():
 def test_recap_numbers():
     r = su.recap_numbers()
     d = 10**6
-    assert r["nstar_ib"] == pytest.approx(100 * KB) and r["nstar_nvl"] == pytest.approx(675 * KB)
-    assert r["int8"] == pytest.approx(4 * d / (d + 4), rel=REL)               # one FP32 scale per tensor
-    assert r["topk"] == pytest.approx(d / (2 * 1000)) and r["topk_values"] == pytest.approx(1000)
-    assert r["exposed"] == pytest.approx((1 / 7, 1 / 21), rel=REL)            # 1/(L + 1)
-    assert 0.05 - 0.01 < r["exposed"][1] < r["exposed"][0] < 0.15            # the chapter's 5–15 %
+    assert r.nstar_ib_bytes == pytest.approx(100 * KB) and r.nstar_nvl_bytes == pytest.approx(675 * KB)
+    assert r.int8_x == pytest.approx(4 * d / (d + 4), rel=REL)                # one FP32 scale per tensor
+    assert r.topk_x == pytest.approx(d / (2 * 1000)) and r.topk_values_x == pytest.approx(1000)
+    assert (r.e0_frac, r.e1_frac) == pytest.approx((1 / 7, 1 / 21), rel=REL)  # 1/(L + 1)
+    assert 0.05 - 0.01 < r.e1_frac < r.e0_frac < 0.15                        # the chapter's 5–15 %
 
 
 def test_takeaway_numbers():
     t = su.takeaway_numbers()
-    assert t["nstar"] == pytest.approx(2e-6 * 50e9)                           # Table 1's ~100 KB
-    assert t["cross_log"] == pytest.approx(64 * 10e-6 * 10e9 / 6)
-    assert t["nic_ratio"] == pytest.approx(9) and round(t["hier_x"], 1) == 4.8
-    assert t["hier_x_one_nic"] < 1.05
-    assert (t["flows_direct"], t["flows_hier"]) == (3584, 448)
-    assert t["hidden"] == pytest.approx((0.9, 0.95))                          # (L−1)/L: the chapter's 90–95 %
-    assert 2 * 0.99 < t["map_2"] <= 2 and 4 * 0.99 < t["map_4"] <= 4          # the chapter's 2–4×
-    assert t["ef"] < 1e-5 < t["ef_plain"]
+    assert t.nstar_bytes == pytest.approx(2e-6 * 50e9)                        # Table 1's ~100 KB
+    assert t.cross_log_bytes == pytest.approx(64 * 10e-6 * 10e9 / 6)
+    assert t.nic_times == pytest.approx(9) and round(t.hier_x, 1) == 4.8
+    assert t.hier_one_x < 1.05 and t.hier_one_x < 1.1 < t.hier_x
+    assert (t.flows_d, t.flows_h) == (3584, 448)
+    assert (t.h10_frac, t.h20_frac) == pytest.approx((0.9, 0.95))            # (L−1)/L: the chapter's 90–95 %
+    assert 2 * 0.99 < t.map2_x <= 2 and 4 * 0.99 < t.map4_x <= 4            # the chapter's 2–4×
+    assert t.ef_gap < 1e-5 < t.ef_plain_frac
 
 
 # ============================================================================ pages
@@ -346,9 +346,9 @@ def test_pages_glue_the_independent_values(page_glue):
     assert g["bc_busbw_Bps"] == "482 GB/s" and g["bc_off_Bps"] == "370 GB/s"
     assert g["tt_base_s"] == "50,000 s" and g["tt_comp_s"] == "60,400 s"
     assert g["sd_norm"] == "1" and g["sd_crc"] == "32"
-    assert g["tk_nstar"] == fmt_bytes(100 * KB) and g["tk_flows_d"] == "3,584" and g["tk_flows_h"] == "448"
-    assert g["tk_h10"] == "90%" and g["tk_h20"] == "95%" and g["tk_map2"] == "2.0×" and g["tk_map4"] == "4.0×"
-    assert g["rc_topk"] == "500×" and g["rc_topk_values"] == "1,000×"                 # 1/0.001, values only
+    assert g["tk_nstar_bytes"] == fmt_bytes(100 * KB) and g["tk_flows_d"] == "3,584" and g["tk_flows_h"] == "448"
+    assert g["tk_h10_frac"] == "90%" and g["tk_h20_frac"] == "95%" and g["tk_map2_x"] == "2×" and g["tk_map4_x"] == "4×"
+    assert g["rc_topk_x"] == "500×" and g["rc_topk_values_x"] == "1,000×"                 # 1/0.001, values only
     assert g["rt_q_cross_bytes"] == fmt_bytes((2 * 127 - 14) * 10e-6 * 10e9 / (14 - 2 * 127 / 128))  # p = 128
 
 

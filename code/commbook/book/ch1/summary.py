@@ -8,15 +8,18 @@ package; none is typed.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ...compression import Int8, Sign, TopK
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER
 from ...overlap import hidden_fraction_equal_layers, layerwise_timeline
+from ...units import fmt_pct
 from ..tables import Table, bilingual
 from . import fallacies as fa
 from .primitives_moe import flow_counts
 
-__all__ = ["ARCHETYPES", "archetype_figures", "lighthouse_table", "exposed_share", "RECAP", "STATED_RESIDUAL", "recap_numbers",
-           "takeaway_numbers"]
+__all__ = ["ARCHETYPES", "archetype_figures", "lighthouse_table", "exposed_share", "RECAP", "STATED_RESIDUAL", "Recap",
+           "recap_numbers", "Takeaways", "takeaway_numbers"]
 
 ARCHETYPES: tuple[dict, ...] = (
     {"key": "A",
@@ -104,30 +107,74 @@ RECAP = {"layers": (6, 20), "topk_fine": 0.001, "dim": 10**6}
 """The recap's examples: equal-layer models of 6 and 20 layers; top-0.1 % on a 10⁶-value gradient."""
 
 
-def recap_numbers(layers=RECAP["layers"], topk_fine: float = RECAP["topk_fine"], dim: int = RECAP["dim"]) -> dict:
-    """n* of Table 1's two links; the compression range from INT8 to top-k (with its indices,
-    and counting values only); the exposed share of the step for the two layer counts."""
-    return {"nstar_ib": IB_NDR_CHAPTER.n_half, "nstar_nvl": NVLINK4_CHAPTER.n_half,
-            "int8": Int8().ratio(dim), "topk": TopK(topk_fine).ratio(dim), "topk_values": 1 / topk_fine,
-            "topk_fraction": topk_fine, "layers": tuple(layers),
-            "exposed": tuple(exposed_share(L) for L in layers)}
+@dataclass(frozen=True)
+class Recap:
+    """n* of Table 1's two links; the compression range from INT8 to top-k (with its
+    indices, and counting values only); the exposed share of the step for two layer counts;
+    the chapter's stated residual share."""
+    nstar_ib_bytes: float
+    nstar_nvl_bytes: float
+    int8_x: float
+    topk_x: float
+    topk_values_x: float
+    topk_keep_frac: float
+    l0: int
+    l1: int
+    e0_frac: float
+    e1_frac: float
+    stated: str
 
 
-def takeaway_numbers(layers: tuple[int, int] = (10, 20)) -> dict:
-    """One number (or pair) per key takeaway, from the computations of §1.9 and the package;
-    ``layers`` are the two equal-layer models of the overlap takeaway."""
+def recap_numbers(layers=RECAP["layers"], topk_fine: float = RECAP["topk_fine"], dim: int = RECAP["dim"]) -> Recap:
+    e0, e1 = (exposed_share(L) for L in layers)
+    return Recap(nstar_ib_bytes=IB_NDR_CHAPTER.n_half, nstar_nvl_bytes=NVLINK4_CHAPTER.n_half, int8_x=Int8().ratio(dim),
+                 topk_x=TopK(topk_fine).ratio(dim), topk_values_x=1 / topk_fine, topk_keep_frac=topk_fine,
+                 l0=layers[0], l1=layers[1], e0_frac=e0, e1_frac=e1, stated="–".join(fmt_pct(x) for x in STATED_RESIDUAL))
+
+
+@dataclass(frozen=True)
+class Takeaways:
+    """One number (or pair) per key takeaway, from the computations of §1.9 and the package."""
+    nstar_bytes: float
+    p: int                    # GPUs of the ring/tree crossover
+    cross_log_bytes: float
+    cross_bytes: float
+    cross_crude_bytes: float
+    nodes: int
+    gpn: int
+    cluster: str              # "8 × 8"
+    flow_cluster: str
+    nic_times: float          # busiest NIC, flat ring over hierarchy
+    hier_x: float
+    hier_one_x: float         # ... with one NIC per node
+    hier_nccl_x: float        # the hierarchy over NCCL's ring
+    flows_d: int
+    flows_h: int
+    ef_keep_frac: float
+    ef_drop_frac: float
+    ef_steps: int
+    ef_gap: float             # the gap left with error feedback (far below 1)
+    ef_plain_frac: float
+    l10: int
+    l20: int
+    h10_frac: float
+    h20_frac: float
+    map2_x: float
+    map4_x: float
+
+
+def takeaway_numbers(layers: tuple[int, int] = (10, 20)) -> Takeaways:
+    """``layers`` are the two equal-layer models of the overlap takeaway."""
     rt, nl, ef = fa.ring_tree(), fa.nic_load(), fa.ef_runs()
     fl = flow_counts()
-    place = fa.placement_table()
-    spread = {r["cluster"]: r["spread"] for r in place.rows}
-    return {
-        "nstar": IB_NDR_CHAPTER.n_half, "nstar_link": IB_NDR_CHAPTER,
-        "cross_p": rt["p"], "cross_log": rt["cross_log"], "cross": rt["cross"], "cross_crude": rt["cross_crude"],
-        "nodes": nl["nodes"], "gpn": nl["gpn"], "nic_ratio": nl["ring_nic_max"] / nl["hierarchical_nic_max"],
-        "hier_x": nl["ring"] / nl["hierarchical"], "hier_x_one_nic": nl["ring_one_nic"] / nl["hierarchical_one_nic"],
-        "hier_vs_nccl": nl["hierarchical"] / nl["nccl"],
-        "flows_nodes": fl["nodes"], "flows_gpus": fl["gpus"], "flows_direct": fl["direct"].cross_node_gpu_pairs, "flows_hier": fl["hierarchical"].cross_node_gpu_pairs,
-        "ef_plain": ef["plain"], "ef": ef["ef"], "ef_steps": ef["steps"], "ef_fraction": ef["fraction"],
-        "layers": layers, "hidden": tuple(hidden_fraction_equal_layers(L) for L in layers),
-        "map_2": spread["nic2"], "map_4": spread["nic4"],
-    }
+    spread = {r["cluster"]: r["spread"] for r in fa.placement_table().rows}
+    return Takeaways(
+        nstar_bytes=IB_NDR_CHAPTER.n_half, p=rt["p"], cross_log_bytes=rt["cross_log"], cross_bytes=rt["cross"],
+        cross_crude_bytes=rt["cross_crude"], nodes=nl["nodes"], gpn=nl["gpn"], cluster=f"{nl['nodes']} × {nl['gpn']}",
+        flow_cluster=f"{fl['nodes']} × {fl['gpus']}", nic_times=nl["ring_nic_max"] / nl["hierarchical_nic_max"],
+        hier_x=nl["ring"] / nl["hierarchical"], hier_one_x=nl["ring_one_nic"] / nl["hierarchical_one_nic"],
+        hier_nccl_x=nl["hierarchical"] / nl["nccl"], flows_d=fl["direct"].cross_node_gpu_pairs,
+        flows_h=fl["hierarchical"].cross_node_gpu_pairs, ef_keep_frac=ef["fraction"], ef_drop_frac=1 - ef["fraction"],
+        ef_steps=ef["steps"], ef_gap=ef["ef"], ef_plain_frac=ef["plain"], l10=layers[0], l20=layers[1],
+        h10_frac=hidden_fraction_equal_layers(layers[0]), h20_frac=hidden_fraction_equal_layers(layers[1]),
+        map2_x=spread["nic2"], map4_x=spread["nic4"])
