@@ -105,3 +105,18 @@ def test_hop_message_is_latency_plus_bytes():
     for ha in (1.0, 2.0):
         m = hop_message(ICI_V5E, MB, hops=4, hop_alpha=ha)
         assert m.time_s == pytest.approx(ICI_V5E.alpha * (1 + ha * 3) + MB / ICI_V5E.beta, abs=1e-15)
+
+
+# ----------------------------------------------------------------------------- §0 (navigation_numbers)
+def test_decode_numbers_weights_do_not_fit_one_gpu():
+    from commbook.book.p5.navigation_numbers import decode_numbers, script_numbers
+    from commbook.hardware import H100
+    from commbook.llm import LLAMA31_70B
+
+    d = decode_numbers(LLAMA31_70B, H100, tp=8)
+    assert d.weights_bytes > H100.hbm_bytes and d.min_gpus == 2           # 141 GB of BF16 weights, 80 GB of HBM
+    assert d.weights_bytes == pytest.approx(2 * LLAMA31_70B.n_params)
+    assert d.reads_tp == pytest.approx(8 * H100.hbm_bandwidth / d.weights_bytes)
+    s = script_numbers()
+    assert s.scripts == 5
+    assert s.demos == sum(len(getattr(s, f"demos_0{i}").split(", ")) for i in range(1, 6)) == 18
