@@ -10,7 +10,7 @@ import pytest
 from commbook import collectives as coll
 from commbook.book.cheatsheet import affine_fit, cheatsheet, measure
 from commbook.book.names import display_name
-from commbook.collectives import ALGORITHMS, predict
+from commbook.collectives import ALGORITHMS, coefficients, predict
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR, NVLINK4
 from commbook.topology import Switch
@@ -26,9 +26,10 @@ def sheet(request):
 
 
 def _closed_form_fit(row, p, link, k=None):
-    kw = {} if k is None else {"chunks": k}
-    return affine_fit(lambda n: predict(row["coll"], row["name"], p, n, link.alpha, link.beta, **kw),
-                      link.alpha, link.beta, sizes=(0.5 * MB, 3 * MB))
+    """The closed form's own coefficients (commbook.collectives.coefficients): what the
+    simulator's measured rounds and bandwidth must equal."""
+    c = coefficients(row["coll"], row["name"], p, **({} if k is None else {"chunks": k}))
+    return c.alpha_steps, c.beta_bytes_per_byte
 
 
 def test_rows_are_the_registry(sheet):
@@ -63,6 +64,8 @@ def test_formula_text_reads_the_coefficients():
     p = 8
     ring = measure("all_reduce", "ring", p, NVLINK4)
     a, b = affine_fit(lambda n: predict("all_reduce", "ring", p, n, 1e-6, 1e9), 1e-6, 1e9)
+    assert (a, b) == pytest.approx((coefficients("all_reduce", "ring", p).alpha_steps,
+                                    coefficients("all_reduce", "ring", p).beta_bytes_per_byte))
     assert ring.text() == f"{a:.4g} α + {b:.4g} n/β"
     chain = measure("broadcast", "chain", p, NVLINK4)
     assert chain.text() == f"({p - 2:g} + k) α + (1 + {p - 2:g}/k) n/β"      # (p-2+k)(α + n/(kβ))
