@@ -120,3 +120,17 @@ def test_decode_numbers_weights_do_not_fit_one_gpu():
     s = script_numbers()
     assert s.scripts == 5
     assert s.demos == sum(len(getattr(s, f"demos_0{i}").split(", ")) for i in range(1, 6)) == 18
+
+
+def test_why_decode_is_memory_bound_and_tp_divides_it():
+    from commbook import llm
+    from commbook.book.p5.navigation_numbers import why_numbers, why_question
+    from commbook.llm import LLAMA31_70B
+
+    one, many = llm.decode_step(LLAMA31_70B, 1, tp=1), llm.decode_step(LLAMA31_70B, 1, tp=8)
+    assert one.memory > one.compute and many.memory > many.compute          # batch 1 decode is memory-bound
+    w = why_numbers(tp=8)
+    assert w.dec_speedup == pytest.approx(8) and w.ar_per_layer == 2
+    assert w.ar_msg_bytes == 2 * LLAMA31_70B.d_model                         # one token, BF16
+    q = why_question(LLAMA31_70B, NV, wide=16)
+    assert q.msg_half_bytes >= NV.n_half > llm.tp_message_bytes(LLAMA31_70B, q.b_half - 1)
