@@ -13,13 +13,17 @@ The package holds one module per family of schedules (:mod:`.ring`, :mod:`.trees
 :mod:`.butterfly`, :mod:`.direct`, :mod:`.alltoall`, :mod:`.composite`), the independent
 numpy :mod:`.reference`, the one algorithm :mod:`.registry`, and the public API
 (:mod:`.api`, :mod:`.exchange`), re-exported here.
+
+Results on real data are checked against numpy (``check=True``) with the tolerance
+:func:`~.reference.check_reduction` states and applies to a reader's own outputs:
+float sums in another order than numpy's are not bit-identical to ``np.sum``.
 """
 from .registry import (ALGORITHMS, COLLECTIVES, Algorithm, Coefficients, algorithm, coefficients, crossover,
                        names, predict, t_all_gather, t_allreduce_hierarchical, t_allreduce_tiers, t_broadcast,
                        t_formula, t_reduce, t_reduce_scatter)
 from .api import all_gather, all_reduce, broadcast, reduce, reduce_scatter
 from .exchange import all_to_all, all_to_all_v, gather, scatter, send_recv
-from .reference import CheckError
+from .reference import CheckError, check_reduction
 
 __all__ = [
     "all_reduce", "broadcast", "reduce", "reduce_scatter", "all_gather", "all_to_all",
@@ -27,5 +31,5 @@ __all__ = [
     "ALGORITHMS", "COLLECTIVES", "Algorithm", "algorithm", "names", "predict", "coefficients", "Coefficients",
     "crossover",
     "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
-    "t_allreduce_hierarchical", "t_allreduce_tiers", "CheckError",
+    "t_allreduce_hierarchical", "t_allreduce_tiers", "CheckError", "check_reduction",
 ]

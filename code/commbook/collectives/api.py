@@ -48,7 +48,14 @@ class Inputs:
     """Validated arguments of one collective call.
 
     ``bufs`` holds one list of flat buffers per logical rank (``None`` in a size-only
-    run); ``n`` is the element count per rank (bytes when ``size_only``)."""
+    run); ``n`` is the element count per rank (bytes when ``size_only``).
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> inp = Inputs(Switch(4, NVLINK4), [np.zeros(8)] * 4, None, None)
+    >>> inp.q, inp.n, inp.itemsize, inp.size_only
+    (4, 8, 8, False)
+    """
 
     def __init__(self, cluster: VirtualCluster | Topology, data, nbytes, ranks):
         self.cluster = cluster = as_cluster(cluster)
@@ -102,15 +109,33 @@ def _lend(x: np.ndarray) -> np.ndarray:
 
 
 def check_dtype(dtype: np.dtype) -> None:
+    """Raise TypeError unless the engine runs on ``dtype`` (:data:`~commbook.comm_sim.SUPPORTED_DTYPES`).
+
+    >>> check_dtype(np.dtype("int8"))
+    Traceback (most recent call last):
+    TypeError: dtype int8 is not supported; use one of float16, float32, float64, int32, int64
+    """
     if dtype not in SUPPORTED_DTYPES:
         raise TypeError(f"dtype {dtype} is not supported; use one of {', '.join(map(str, SUPPORTED_DTYPES))}")
 
 
 def check_op(op: str) -> None:
+    """Raise unless ``op`` names a reduction of :data:`~commbook.comm_sim.OPS`.
+
+    >>> check_op("mean")
+    Traceback (most recent call last):
+    ValueError: unknown op 'mean'; valid: sum, prod, min, max, avg
+    """
     check_choice(op, "op", OPS)
 
 
 def check_root(q: int, root: int) -> int:
+    """Return ``root`` as an int if it is a rank of a ``q``-rank collective, else raise naming it.
+
+    >>> check_root(8, 8)
+    Traceback (most recent call last):
+    ValueError: root 8 is outside the ranks 0..7
+    """
     if isinstance(root, np.ndarray) and root.ndim == 0:
         root = root[()]
     if isinstance(root, (bool, np.bool_)) or not isinstance(root, (int, np.integer)):
@@ -127,7 +152,11 @@ def _require_natural(inp: Inputs, topology: Topology, what: str) -> None:
 
 def avg(x: np.ndarray, p: int) -> np.ndarray:
     """Divide by p: truncating toward zero for integers (as NCCL's ncclAvg), without
-    overflow at the dtype's minimum."""
+    overflow at the dtype's minimum.
+
+    >>> avg(np.array([-7, 7]), 2), avg(np.array([1.0]), 4)     # integers truncate toward zero
+    (array([-3,  3]), array([0.25]))
+    """
     if x.dtype.kind != "i":
         return x / np.asarray(p, dtype=x.dtype)
     q = x // p                         # floor; exact for every int64
@@ -157,6 +186,24 @@ def all_reduce(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | 
     :class:`~commbook.topology.TwoLevel` cluster of several nodes one channel per NIC
     (:meth:`~commbook.topology.TwoLevel.ring_channels`), elsewhere 1; ``channels=1`` is the
     single ring of the textbook derivations.  Trees default to 1.
+
+    Size only: the engine's time is the ring's closed form 2(p-1)α + 2(p-1)/p·n/β.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> from commbook.cost import allreduce_ring
+    >>> r = all_reduce(Switch(8, NVLINK4), nbytes=1e9)
+    >>> r.rounds, round(r.time / allreduce_ring(8, 1e9, NVLINK4.alpha, NVLINK4.beta), 12)
+    (14, 1.0)
+
+    Real data is checked against numpy with the tolerance of
+    :func:`~commbook.collectives.reference.check_reduction` (floats: within 4·p·eps of the
+    sum of magnitudes), not for bit equality: the ring adds in another order than ``np.sum``.
+
+    >>> data = [np.full(4, 0.1 * (r + 1), dtype=np.float32) for r in range(8)]
+    >>> out = all_reduce(Switch(8, NVLINK4), data).outputs[0]      # check=True passed
+    >>> bool((out == np.sum(data, axis=0)).all())
+    False
     """
     algo = lookup("all_reduce", algorithm)
     inp = Inputs(cluster, data, nbytes, ranks)
@@ -232,6 +279,12 @@ def broadcast(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | N
     ``chain`` (pipelined along root, root+1, … in ``chunks`` pieces) and
     ``scatter_allgather`` (Van de Geijn).  ``data`` holds one array per rank (non-root
     contents are overwritten).
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> r = broadcast(Switch(4, NVLINK4), [np.full(3, float(k)) for k in range(4)], root=1, algorithm="chain", chunks=3)
+    >>> r.outputs[3], r.rounds                       # (p - 2 + chunks) rounds
+    (array([1., 1., 1.]), 5)
     """
     algo = lookup("broadcast", algorithm)
     inp = Inputs(cluster, data, nbytes, ranks)
@@ -252,7 +305,15 @@ def reduce(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | None
            nbytes: float | None = None, algorithm: str = "binomial", root: int = 0,
            op: str = "sum", ranks: Sequence[int] | None = None, check: bool = True,
            trace: bool = False) -> RunResult:
-    """Reduce every rank's buffer into the root (``outputs[root]``; the others ``None``)."""
+    """Reduce every rank's buffer into the root (``outputs[root]``; the others ``None``).
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> reduce(Switch(4, NVLINK4), [np.arange(4.0) + 10 * k for k in range(4)], root=2).outputs
+    [None, None, array([60., 64., 68., 72.]), None]
+
+    Floats are checked as by :func:`~commbook.collectives.reference.check_reduction`.
+    """
     algo = lookup("reduce", algorithm)
     inp = Inputs(cluster, data, nbytes, ranks)
     check_op(op)
@@ -274,7 +335,15 @@ def reduce_scatter(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray
                    trace: bool = False) -> RunResult:
     """Reduce-scatter: rank r ends with chunk r of the reduction (chunks split the
     flattened buffer as :func:`~commbook.comm_sim.chunk_bounds` does).  ``rh`` is
-    recursive halving (p a power of two)."""
+    recursive halving (p a power of two).
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> reduce_scatter(Switch(4, NVLINK4), [np.arange(4.0) + 10 * k for k in range(4)]).outputs
+    [array([60.]), array([64.]), array([68.]), array([72.])]
+
+    Floats are checked as by :func:`~commbook.collectives.reference.check_reduction`.
+    """
     algo = lookup("reduce_scatter", algorithm)
     inp = Inputs(cluster, data, nbytes, ranks)
     check_op(op)
@@ -297,7 +366,13 @@ def all_gather(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | 
                trace: bool = False) -> RunResult:
     """All-gather: every rank ends with the concatenation (along axis 0) of all ranks'
     arrays.  With ``nbytes=`` the size is the gathered *output* (each rank adds n/p), as
-    in nccl-tests.  ``rd`` needs p a power of two."""
+    in nccl-tests.  ``rd`` needs p a power of two.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> all_gather(Switch(4, NVLINK4), [np.full(2, k) for k in range(4)]).outputs[3]
+    array([0, 0, 1, 1, 2, 2, 3, 3])
+    """
     algo = lookup("all_gather", algorithm)
     inp = Inputs(cluster, data, nbytes, ranks)
     algo.check(inp.cluster.topology, inp.q)

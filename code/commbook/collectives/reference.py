@@ -14,6 +14,13 @@ schedules and of the engine.
   infinity.  Data with NaN passes the check wherever the collective moved it right.
 
 A failed check raises :class:`CheckError` (a ``ValueError``), never an ``AssertionError``.
+:func:`check_reduction` is the same check for a reader's own outputs.
+
+Why not ``np.array_equal(out, np.sum(data, axis=0))``: a ring adds the ranks' values in
+another order than numpy, and float addition is not associative (eight float32 ranks
+holding 0.1, ..., 0.8 sum to 3.6000004 in one element of the ring's output, to 3.6 in
+numpy's).  ``np.allclose`` is no better where values cancel: its absolute tolerance
+(1e-8) is not scaled by the magnitude of the summands.
 """
 from __future__ import annotations
 
@@ -21,11 +28,23 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Reference", "check_equal", "CheckError"]
+__all__ = ["Reference", "check_equal", "check_reduction", "CheckError", "REDUCTION_OPS"]
+
+REDUCTION_OPS = ("sum", "prod", "min", "max", "avg")
+"""The reductions the reference computes (NCCL's ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg)."""
 
 
 class CheckError(ValueError):
-    """A collective's output differs from the independent numpy reference (``check=True``)."""
+    """A collective's output differs from the independent numpy reference (``check=True``).
+
+    A ``ValueError``, so ``except ValueError`` catches it too:
+
+    >>> try:
+    ...     check_equal("all_gather rank 1", np.array([1, 2]), np.array([1, 3]))
+    ... except ValueError as e:
+    ...     print(type(e).__name__, "-", e)
+    CheckError - all_gather rank 1: element 1 is np.int64(2), numpy reference np.int64(3)
+    """
 
 BLOCK = 1 << 16
 """Elements per block of the float check (a few hundred KiB: the temporaries stay in cache)."""
@@ -44,13 +63,58 @@ def _both_nan(got: np.ndarray, ref: np.ndarray) -> np.ndarray | bool:
 
 def check_equal(name: str, got: np.ndarray, ref: np.ndarray, shown: int = 0) -> None:
     """Raise :class:`CheckError` unless ``got`` equals ``ref`` exactly (shape and values; NaN
-    equals NaN in the same position); ``shown``: the output index of ``got[0]``."""
+    equals NaN in the same position); ``shown``: the output index of ``got[0]``.
+
+    >>> check_equal("x", np.array([1.0, np.nan]), np.array([1.0, np.nan]))     # NaN where numpy has NaN
+    >>> check_equal("x", np.zeros(3), np.zeros(2))
+    Traceback (most recent call last):
+    commbook.collectives.reference.CheckError: x: output shape (3,) differs from the reference (2,)
+    """
     if got.shape != ref.shape:
         raise CheckError(f"{name}: output shape {got.shape} differs from the reference {ref.shape}")
     if not np.array_equal(got, ref):
         differ = (got != ref) & ~_both_nan(got, ref)
         if differ.any():
             raise _mismatch(name, got, ref, int(np.flatnonzero(differ)[0]), shown)
+
+
+def check_reduction(outputs: np.ndarray | Sequence[np.ndarray], data: Sequence[np.ndarray], op: str = "sum",
+                    name: str = "output") -> None:
+    """Check that ``outputs`` (one array, or one per rank) is the reduction of ``data`` (one
+    array per rank) under ``op``, as the collectives' ``check=True`` does; raise
+    :class:`CheckError` naming the first element that is off.
+
+    The tolerance (per element, ``eps`` of the dtype: float32 1.2e-7, float64 2.2e-16;
+    float16 is reduced in float32): integers and min/max exactly; floats within
+    4·p·eps·|reference|, else within 4·p·eps·Σ|x| over the p ranks (no order of the
+    additions has a partial sum beyond Σ|x|; for ``prod`` Π max(|x|, 1)).
+
+    >>> import numpy as np
+    >>> from commbook.collectives import all_reduce
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> data = [np.full(4, 0.1 * (r + 1), dtype=np.float32) for r in range(8)]
+    >>> out = all_reduce(Switch(8, NVLINK4), data).outputs[0]
+    >>> out, out == np.sum(data, axis=0)         # the ring's order of additions is not numpy's
+    (array([3.6      , 3.6      , 3.6000004, 3.6      ], dtype=float32), array([ True,  True, False,  True]))
+    >>> check_reduction(out, data)                # within 4·8·eps·3.6 = 1.4e-5: passes
+    >>> check_reduction(out + 1e-4, data)
+    Traceback (most recent call last):
+    commbook.collectives.reference.CheckError: output rank 0: element 0 is ...
+    """
+    if op not in REDUCTION_OPS:
+        raise ValueError(f"unknown op {op!r}; valid: {', '.join(REDUCTION_OPS)}")
+    if isinstance(data, np.ndarray) or not isinstance(data, Sequence) or not len(data):
+        raise TypeError("data must be a non-empty list with one numpy array per rank")
+    rows = [np.asarray(x) for x in data]
+    if any(x.shape != rows[0].shape or x.dtype != rows[0].dtype for x in rows):
+        raise ValueError("data: every rank's array must have the shape and dtype of rank 0's")
+    outs = [outputs] if isinstance(outputs, np.ndarray) else list(outputs)
+    for r, o in enumerate(outs):
+        if not isinstance(o, np.ndarray) or o.shape != rows[0].shape:
+            raise CheckError(f"{name} rank {r}: {getattr(o, 'shape', type(o).__name__)} is not an array "
+                             f"of the data's shape {rows[0].shape}")
+    Reference(rows, op).check_all(name, [o.ravel() for o in outs])
 
 
 def _int_avg(total: np.ndarray, p: int) -> np.ndarray:
@@ -62,7 +126,15 @@ def _int_avg(total: np.ndarray, p: int) -> np.ndarray:
 class Reference:
     """The reduction of ``data`` under ``op``, computed block by block while outputs are
     checked against it (the reference never exists whole: each block of it is compared with
-    every output while it is in cache)."""
+    every output while it is in cache).
+
+    >>> ref = Reference([np.arange(4), 10 * np.arange(4)], "sum")
+    >>> ref.block(0, 4)
+    array([ 0, 11, 22, 33])
+    >>> ref.check("reduce", np.array([0, 11, 22, 34]))                        # integers: exactly
+    Traceback (most recent call last):
+    commbook.collectives.reference.CheckError: reduce: element 3 is np.int64(34), numpy reference np.int64(33)
+    """
 
     def __init__(self, data: Sequence[np.ndarray], op: str):
         self.rows, self.op = [np.asarray(x).ravel() for x in data], op  # views, no copy
