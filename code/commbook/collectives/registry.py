@@ -32,7 +32,17 @@ __all__ = ["Algorithm", "ALGORITHMS", "COLLECTIVES", "algorithm", "names", "pred
 
 @dataclass(frozen=True)
 class Algorithm:
-    """One algorithm of one collective."""
+    """One algorithm of one collective.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> rd = algorithm("all_gather", "rd")
+    >>> rd.pow2, rd.runs_on(Switch(8, NVLINK4)), rd.runs_on(Switch(6, NVLINK4))
+    (True, True, False)
+    >>> rd.check(Switch(6, NVLINK4), 6)
+    Traceback (most recent call last):
+    ValueError: p must be a power of two for recursive doubling, got p=6
+    """
 
     collective: str
     name: str
@@ -164,7 +174,14 @@ del _a
 
 def algorithm(collective: str, name: str) -> Algorithm:
     """Look up an algorithm by canonical name or alias; an unknown name raises
-    ``ValueError`` listing the valid ones."""
+    ``ValueError`` listing the valid ones.
+
+    >>> algorithm("all_reduce", "butterfly").name                  # an alias
+    'rabenseifner'
+    >>> algorithm("all_reduce", "rign")
+    Traceback (most recent call last):
+    ValueError: unknown all_reduce algorithm 'rign'; valid names: ring, rd, rabenseifner, ...
+    """
     check_choice(collective, "collective", COLLECTIVES)
     if not isinstance(name, str):
         raise TypeError(f"name (the {collective} algorithm) must be a str, got {type(name).__name__}")
@@ -205,7 +222,15 @@ def names(collective: str, with_closed_form: bool = False, *, topology: Topology
 
 
 def predict(collective: str, name: str, p: int, n: float, alpha: float, beta: float, **params) -> float:
-    """Closed-form time of ``collective`` by algorithm ``name`` (see :mod:`commbook.cost`)."""
+    """Closed-form time of ``collective`` by algorithm ``name`` (see :mod:`commbook.cost`).
+
+    >>> from commbook.cost import allreduce_ring
+    >>> predict("all_reduce", "ring", 8, 8e6, 1e-6, 1e9) == allreduce_ring(8, 8e6, 1e-6, 1e9)
+    True
+    >>> predict("all_reduce", "hierarchical", 8, 8e6, 1e-6, 1e9)
+    Traceback (most recent call last):
+    ValueError: all_reduce algorithm 'hierarchical' has no closed form in (p, n, alpha, beta); ...
+    """
     a = algorithm(collective, name)
     if a.closed_form is None:
         raise ValueError(f"{collective} algorithm {a.name!r} has no closed form in (p, n, alpha, beta); "
@@ -235,7 +260,13 @@ def crossover(a: str, b: str, p: int, alpha: float, beta: float, collective: str
     """Message size at which algorithms ``a`` and ``b`` of ``collective`` take the same time
     by their closed forms (numeric, so it works for forms that are not affine in n, such
     as the double tree at its best chunk count).  Raises ``ValueError`` when the two do not
-    cross between 0 and ``n_max`` bytes (one is never faster, or they coincide)."""
+    cross between 0 and ``n_max`` bytes (one is never faster, or they coincide).
+
+    The size where recursive doubling stops beating the ring on 8 ranks, (14 - 3)αβ/(3 - 14/8):
+
+    >>> round(crossover("rd", "ring", 8, 1e-6, 1e9), 6)
+    8800.0
+    """
     def gap(n: float) -> float:
         return predict(collective, a, p, n, alpha, beta) - predict(collective, b, p, n, alpha, beta)
 
@@ -272,23 +303,39 @@ def t_formula(algorithm_name: str, p: int, n: float, alpha: float, beta: float, 
 
 
 def t_broadcast(name: str, p: int, n: float, alpha: float, beta: float, chunks: int = 1) -> float:
-    """Closed-form broadcast time (``chunks`` is used by the pipelined chain only)."""
+    """Closed-form broadcast time (``chunks`` is used by the pipelined chain only).
+
+    >>> round(t_broadcast("chain", 8, 8e6, 1e-6, 1e9, chunks=8) * 1e3, 9)    # ms: (6 + 8)(α + 1 ms)
+    14.014
+    """
     params = {"chunks": chunks} if "chunks" in algorithm("broadcast", name).params else {}
     return predict("broadcast", name, p, n, alpha, beta, **params)
 
 
 def t_reduce(name: str, p: int, n: float, alpha: float, beta: float) -> float:
-    """Closed-form reduce time."""
+    """Closed-form reduce time.
+
+    >>> round(t_reduce("binomial", 8, 8e6, 1e-6, 1e9) * 1e3, 9)              # ms: 3(α + 8 ms)
+    24.003
+    """
     return predict("reduce", name, p, n, alpha, beta)
 
 
 def t_reduce_scatter(name: str, p: int, n: float, alpha: float, beta: float) -> float:
-    """Closed-form reduce-scatter time of an n-byte buffer."""
+    """Closed-form reduce-scatter time of an n-byte buffer.
+
+    >>> round(t_reduce_scatter("ring", 8, 8e6, 1e-6, 1e9) * 1e3, 9)          # ms: 7(α + 1 ms)
+    7.007
+    """
     return predict("reduce_scatter", name, p, n, alpha, beta)
 
 
 def t_all_gather(name: str, p: int, n: float, alpha: float, beta: float) -> float:
-    """Closed-form all-gather time to an n-byte output."""
+    """Closed-form all-gather time to an n-byte output.
+
+    >>> round(t_all_gather("rd", 8, 8e6, 1e-6, 1e9) * 1e3, 9)                # ms: 3α + 7/8·8 ms
+    7.003
+    """
     return predict("all_gather", name, p, n, alpha, beta)
 
 
@@ -298,7 +345,14 @@ def nestable(name: str) -> Algorithm:
     time) and those that take parameters (the double tree's chunk count) — so every time
     the model gives has a schedule with the same parameters.  Parameters whose default
     the schedule and the closed form share (the butterfly's ``order``, the parameter
-    server's ``servers``, one channel) run nested at that default."""
+    server's ``servers``, one channel) run nested at that default.
+
+    >>> nestable("recursive_doubling").name
+    'rd'
+    >>> nestable("double_tree")
+    Traceback (most recent call last):
+    ValueError: inter_algorithm 'double_tree' cannot run inside the hierarchical all-reduce; valid: ring, rd, ...
+    """
     a = algorithm("all_reduce", name)
     def fits(x: Algorithm) -> bool:
         return (x.scope == "groups" and not x.topologies
@@ -314,13 +368,26 @@ def nestable(name: str) -> Algorithm:
 def t_allreduce_hierarchical(nodes: int, gpus_per_node: int, n: float, intra, inter,
                              inter_algorithm: str = "ring") -> float:
     """Closed-form hierarchical all-reduce (see :func:`commbook.cost.allreduce_hierarchical`)
-    with the cross-node algorithm given by name."""
+    with the cross-node algorithm given by name.
+
+    >>> from commbook.hardware import IB_NDR, NVLINK4
+    >>> round(t_allreduce_hierarchical(2, 8, 8e6, NVLINK4, IB_NDR) * 1e6, 3)   # µs
+    89.111
+    """
     return cost.allreduce_hierarchical(nodes, gpus_per_node, n, intra, inter,
                                        nestable(inter_algorithm).closed_form)
 
 
 def t_allreduce_tiers(topology, n: float, inter_algorithm: str = "ring") -> float:
     """Closed-form multi-level all-reduce on a TwoLevel or ThreeTier ``topology`` (see
-    :func:`commbook.collectives.tiers.allreduce_tiers_time`), the outermost tier by name."""
+    :func:`commbook.collectives.tiers.allreduce_tiers_time`), the outermost tier by name.
+
+    On two nodes the tiers are the hierarchical all-reduce:
+
+    >>> from commbook.hardware import IB_NDR, NVLINK4
+    >>> from commbook.topology import TwoLevel
+    >>> t_allreduce_tiers(TwoLevel(2, 8, NVLINK4, IB_NDR), 8e6) == t_allreduce_hierarchical(2, 8, 8e6, NVLINK4, IB_NDR)
+    True
+    """
     check_node(topology, "topology", (TwoLevel, ThreeTier))
     return tiers.allreduce_tiers_time(topology, n, nestable(inter_algorithm).closed_form)
