@@ -30,6 +30,7 @@ from ...hardware import NVLINK4
 from ...topology import Switch
 from ..names import display_name
 from ..plots import PALETTE, book_style, label
+from ..text import texts
 
 __all__ = ["fig_collectives", "fig_ring_trace", "fig_allreduce_steps"]
 
@@ -40,24 +41,10 @@ LANE = 2.4
 EXAMPLE_1_1 = ([1, 5, 3, 7], [2, 6, 4, 8], [3, 7, 5, 9], [4, 8, 6, 10])
 """The chapter's Example 1.1: the four GPUs' inputs of the 4-GPU all-reduce."""
 
-STEP_LABELS = {
-    "en": {
-        "title": "{algo} all-reduce on {p} GPUs, round by round (simulator trace)",
-        "reduce": "round {r}: send, add",
-        "copy": "round {r}: send, copy",
-        "arrow": "message: sender → receiver",
-        "cols": "columns: elements 0–{last} of each GPU's buffer",
-    },
-    "zh": {
-        "title": "{p} 块 GPU 上的{algo} all-reduce，逐轮展开（模拟器记录）",
-        "reduce": "第 {r} 轮：发送并累加",
-        "copy": "第 {r} 轮：发送并复制",
-        "arrow": "消息：发送方 → 接收方",
-        "cols": "列：每块 GPU 缓冲区的第 0–{last} 个元素",
-    },
-}
-"""Labels of the step diagrams (the figure labels shared by several figures live in
-:mod:`commbook.book.labels`)."""
+STEP_LABELS = {lang: {k: texts("p5").get(f"steps.{k}", lang) for k in ("title", "reduce", "copy", "arrow", "cols")}
+               for lang in ("en", "zh")}
+"""Labels of the step diagrams, read from ``book/texts/p5.toml`` (``steps.*``; the figure labels shared by
+several figures live in :mod:`commbook.book.labels`)."""
 
 
 # ============================================================================ cells
