@@ -23,7 +23,14 @@ from .schedule import IN, grid, whole
 
 def fold(groups, base, n, label):
     """MPICH's fold for q that is not a power of two: local ranks 0, 2, …, 2r-2 hand their
-    buffer to the odd neighbour.  Returns (fold rounds, unfold rounds, virtual groups)."""
+    buffer to the odd neighbour.  Returns (fold rounds, unfold rounds, virtual groups).
+
+    Six ranks: ranks 0 and 2 hand their buffer to 1 and 3; four virtual ranks remain.
+
+    >>> first, last, virtual = fold(np.arange(6)[None, :], np.zeros(1), np.full(1, 4), "rd")
+    >>> [list(zip(r.src.tolist(), r.dst.tolist())) for r in first], virtual.tolist()
+    ([[(0, 1), (2, 3)]], [[1, 3, 4, 5]])
+    """
     q = groups.shape[1]
     r = q - (1 << (q.bit_length() - 1))
     if r == 0:
@@ -49,7 +56,12 @@ def halving_reduce_scatter(groups, base, n, size_only, label="halving",
     """Recursive halving (q a power of two): in each round rank v sends the half of its
     current segment it does not keep to rank v xor d and keeps the half its bit d
     selects.  ``far_first``: d = q/2, …, 1, and rank v ends owning block v;
-    ``near_first``: d = 1, …, q/2, and rank v ends owning block bitrev(v)."""
+    ``near_first``: d = 1, …, q/2, and rank v ends owning block bitrev(v).
+
+    >>> s = halving_reduce_scatter(np.arange(8), 0, 8, size_only=False)
+    >>> [r.count.tolist()[0] for r in s], [int(r.dst[0]) for r in s]     # halves; rank 0 pairs with 4, 2, 1
+    ([4, 2, 1], [4, 2, 1])
+    """
     groups, base, n = grid(groups, base, n, size_only)
     q = groups.shape[1]
     b = base[:, None] + chunk_bounds(n, q, size_only)
@@ -70,7 +82,12 @@ def doubling_all_gather(groups, base, n, size_only, buf=IN, label="doubling",
     """Recursive doubling (q a power of two), the mirror of :func:`halving_reduce_scatter`
     with the same ``order``: rank v starts owning the block that reduce-scatter left it
     and in each round sends all it holds (an aligned segment) to rank v xor d, with d in
-    the reverse of the reduce-scatter's order (``far_first``: d = 1, 2, …, q/2)."""
+    the reverse of the reduce-scatter's order (``far_first``: d = 1, 2, …, q/2).
+
+    >>> s = doubling_all_gather(np.arange(8), 0, 8, size_only=False)
+    >>> [r.count.tolist()[0] for r in s], [int(r.dst[0]) for r in s]     # the halving's steps in reverse
+    ([1, 2, 4], [1, 2, 4])
+    """
     groups, base, n = grid(groups, base, n, size_only)
     q = groups.shape[1]
     b = base[:, None] + chunk_bounds(n, q, size_only)
@@ -90,7 +107,11 @@ def doubling_all_gather(groups, base, n, size_only, buf=IN, label="doubling",
 
 
 def allreduce_rd(groups, base, n, size_only) -> list[Round]:
-    """Recursive doubling: log2 q rounds, each exchanging the whole buffer with rank v xor d."""
+    """Recursive doubling: log2 q rounds, each exchanging the whole buffer with rank v xor d.
+
+    >>> [int(r.dst[0]) for r in allreduce_rd(np.arange(8), 0, 4, size_only=False)]    # rank 0's partners: 0 xor d
+    [1, 2, 4]
+    """
     groups, base, n = grid(groups, base, n, size_only)
     first, last, vg = fold(groups, base, n, "rd")
     v, mid, d = np.arange(vg.shape[1]), [], 1
@@ -103,7 +124,12 @@ def allreduce_rd(groups, base, n, size_only) -> list[Round]:
 def allreduce_rabenseifner(groups, base, n, size_only, order: str = "far_first") -> list[Round]:
     """Rabenseifner: recursive-halving reduce-scatter, then recursive-doubling all-gather,
     pairing ranks in ``order`` (``far_first``, or ``near_first``, the chapter's and MPICH's
-    all-reduce's)."""
+    all-reduce's).
+
+    >>> s = allreduce_rabenseifner(np.arange(8), 0, 8, size_only=False, order="near_first")
+    >>> len(s), [int(r.dst[0]) for r in s]                          # 2 log2 q rounds
+    (6, [1, 2, 4, 4, 2, 1])
+    """
     groups, base, n = grid(groups, base, n, size_only)
     check_order(order)
     first, last, vg = fold(groups, base, n, "rabenseifner")
@@ -114,7 +140,11 @@ def allreduce_rabenseifner(groups, base, n, size_only, order: str = "far_first")
 
 def round_pairs(schedule: list[Round]) -> list[list[tuple[int, int]]]:
     """For every round of ``schedule``, the sorted pairs (a, b), a < b, of ranks that
-    exchange (in either direction) in it; local copies are left out."""
+    exchange (in either direction) in it; local copies are left out.
+
+    >>> round_pairs(allreduce_rd(np.arange(4), 0, 4, size_only=False))
+    [[(0, 1), (2, 3)], [(0, 2), (1, 3)]]
+    """
     out = []
     for rnd in schedule:
         pairs = {(int(min(s, d)), int(max(s, d))) for s, d in zip(rnd.src, rnd.dst) if s != d}

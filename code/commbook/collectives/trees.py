@@ -12,7 +12,13 @@ from .schedule import IN, grid, whole
 
 def binomial_reduce(groups, base, n, size_only=False, label="tree reduce") -> list[Round]:
     """⌈log2 q⌉ rounds towards local rank 0: at step 2^k, local ranks v ≡ 2^k (mod 2^(k+1))
-    send their partial result to v - 2^k."""
+    send their partial result to v - 2^k.
+
+    Eight ranks: 4, then 2, then 1 partial result move towards rank 0.
+
+    >>> [list(zip(r.src.tolist(), r.dst.tolist())) for r in binomial_reduce(np.arange(8), 0, 4)]
+    [[(1, 0), (3, 2), (5, 4), (7, 6)], [(2, 0), (6, 4)], [(4, 0)]]
+    """
     groups, base, n = grid(groups, base, n, size_only)
     q = groups.shape[1]
     v, out, step = np.arange(q), [], 1
@@ -24,7 +30,11 @@ def binomial_reduce(groups, base, n, size_only=False, label="tree reduce") -> li
 
 
 def binomial_broadcast(groups, base, n, size_only=False, label="tree broadcast", buf=IN) -> list[Round]:
-    """⌈log2 q⌉ rounds from local rank 0, doubling the number of holders each round."""
+    """⌈log2 q⌉ rounds from local rank 0, doubling the number of holders each round.
+
+    >>> [r.dst.tolist() for r in binomial_broadcast(np.arange(8), 0, 4)]        # holders double each round
+    [[4], [2, 6], [1, 3, 5, 7]]
+    """
     groups, base, n = grid(groups, base, n, size_only)
     q = groups.shape[1]
     v, out = np.arange(q), []
@@ -37,13 +47,22 @@ def binomial_broadcast(groups, base, n, size_only=False, label="tree broadcast",
 
 
 def allreduce_tree(groups, base, n, size_only) -> list[Round]:
-    """Binomial-tree reduce to local rank 0, then binomial broadcast."""
+    """Binomial-tree reduce to local rank 0, then binomial broadcast.
+
+    >>> [r.label for r in allreduce_tree(np.arange(4), 0, 4, size_only=False)]     # 2⌈log2 q⌉ rounds
+    ['tree reduce 1', 'tree reduce 2', 'tree broadcast 2', 'tree broadcast 1']
+    """
     return binomial_reduce(groups, base, n, size_only) + binomial_broadcast(groups, base, n, size_only)
 
 
 def allreduce_double_binomial(groups, base, n, size_only) -> list[Round]:
     """Two binomial trees at once, the second rooted one rank further along; each carries
-    half of the buffer, without chunk pipelining: 2⌈log2 q⌉ rounds of n/2."""
+    half of the buffer, without chunk pipelining: 2⌈log2 q⌉ rounds of n/2.
+
+    >>> s = allreduce_double_binomial(np.arange(4), 0, 8, size_only=False)
+    >>> len(s), s[0].count.tolist()                                # 2⌈log2 q⌉ rounds of n/2
+    (4, [4, 4, 4, 4])
+    """
     groups, base, n = grid(groups, base, n, size_only)
     q = groups.shape[1]
     h = chunk_bounds(n, 2, size_only)  # (m, 3)
@@ -57,7 +76,19 @@ def allreduce_double_binomial(groups, base, n, size_only) -> list[Round]:
 def allreduce_double_tree(groups, base, n, size_only, chunks: int = 1) -> list[Round]:
     """NCCL's double binary tree, pipelined (see :mod:`commbook.double_tree`): each of the
     two complementary trees reduces half of the buffer to its root chunk by chunk, then
-    broadcasts it back down, chunk by chunk; both trees share the rounds."""
+    broadcasts it back down, chunk by chunk; both trees share the rounds.
+
+    The engine's time of the size-only schedule is the closed form of :mod:`commbook.double_tree`:
+
+    >>> from commbook.comm_sim import VirtualCluster
+    >>> from commbook.double_tree import allreduce_double_tree as closed_form
+    >>> from commbook.hardware import Link
+    >>> from commbook.topology import Switch
+    >>> link = Link("example", 1e-6, 1e9, "round numbers")
+    >>> t = VirtualCluster(Switch(8, link)).run(allreduce_double_tree(np.arange(8), 0, 8e6, True, chunks=4)).time
+    >>> round(t / closed_form(8, 8e6, 1e-6, 1e9, chunks=4), 12)
+    1.0
+    """
     groups, base, n = grid(groups, base, n, size_only)
     q = groups.shape[1]
     k = chunks
