@@ -418,3 +418,29 @@ def test_fsdp_layer_table_and_napkin_setting():
     s = {r["what"]: r["value"] for r in pm.napkin_1_4_table().rows}
     nm = pm.napkin_1_4()
     assert s["tpe"] == str(nm["tokens_per_expert"]) and s["gpus"] == str(nm["config"].ranks)
+
+
+# ---------------------------------------------------------------- the page's section facts (issue 18 §1)
+def test_section_facts_the_page_glues():
+    from commbook import parallelism
+    from commbook.book.ch1 import primitives_facts as pf
+
+    nm = pm.napkin_1_4()
+    q = pf.top_k_facts(nm, k=2)                           # top-2 sends every token to two experts
+    assert q.sent_bytes == pytest.approx(2 * nm["sent"]) and q.pair_bytes == pytest.approx(2 * nm["pair_bytes"])
+    assert q.sim_s == pytest.approx(7 * (3e-6 + 2 * nm["pair_bytes"] / 50e9)) and q.ratio > 1
+    f = pf.nm14_facts(nm)
+    assert (f.st_sent_bytes, f.st_transfer_s, f.st_serial_s) == pytest.approx((1.84e6, 8e-6, 56e-6))
+    skew = pm.skew_table()
+    exact, z1 = skew.find(routing="exact"), skew.find(routing="zipf:1")
+    assert exact["simulated"] > exact["injection"] and abs(z1["injection"] / exact["injection"] - 1) < 0.15
+    flows = pm.flow_counts()
+    d, h = flows["direct"], flows["hierarchical"]
+    assert d.max_per_rail / h.max_per_rail == flows["gpus"]
+    assert pf.hier_facts(pm.hierarchical_table(), flows).fl_cross_ratio == flows["gpus"]
+    # four FSDP units per layer move the same bytes as one
+    assert parallelism.fsdp(7e9, 128, 64).bytes_per_gpu == pytest.approx(parallelism.fsdp(7e9, 32, 64).bytes_per_gpu)
+    fo = pf.float_facts(pr.float_order())
+    v = np.float32([1e8, 1, -1e8, 1])                      # float32: 1e8 + 1 rounds back to 1e8
+    assert (fo.vals, fo.left, fo.paired) == ("[1e8, 1, -1e8, 1]", ((v[0] + v[1]) + v[2]) + v[3], 2.0) == \
+        ("[1e8, 1, -1e8, 1]", 1.0, 2.0) and fo.differ > 0

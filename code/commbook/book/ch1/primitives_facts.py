@@ -1,0 +1,348 @@
+r"""Chapter §1.3: the numbers each section of ``chapters/{zh,en}/ch1/03-primitives.md`` puts
+into its prose, one typed result per section, built from :mod:`.primitives`,
+:mod:`.primitives_moe` and :mod:`.primitives_use` (the page glues them with
+:func:`commbook.book.glue.glue_fields`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import moe
+from ...collectives import all_to_all_v
+from ...comm_sim import VirtualCluster
+from ...hardware import IB_NDR_CHAPTER, Link
+from ...topology import Switch
+from ...units import MB
+from ..tables import Table
+from .primitives import CHAPTER_STATED, figure5_inputs, figure5_runs
+
+__all__ = ["listing", "Fig5Facts", "fig5_facts", "NaiveRatio", "naive_facts", "PrimFacts", "prim_facts",
+           "DecFacts", "dec_facts", "FloatFacts", "float_facts", "PairCounts", "pair_counts", "NM14Facts",
+           "nm14_facts", "TopK", "top_k_facts", "CapFacts", "cap_facts", "SkewFacts", "skew_facts",
+           "HierFacts", "hier_facts", "FsdpFacts", "fsdp_facts"]
+
+
+def listing(values) -> str:
+    """Numbers as prose: '1, 2, 3, 4'."""
+    return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+
+
+@dataclass(frozen=True)
+class Fig5Facts:
+    """Figure 5's worked values: the ranks, the all-reduce's inputs and result, the
+    reduce-scatter's outputs and GPU 1's input."""
+
+    p: int
+    last: int
+    ar_in: str
+    ar_out: int
+    rs_out: str
+    rs_g1: str
+
+
+def fig5_facts() -> Fig5Facts:
+    x, runs = figure5_inputs(), figure5_runs()
+    p = len(x["all_reduce"])
+    return Fig5Facts(p, p - 1, listing([int(v[0]) for v in x["all_reduce"]]), int(runs["all_reduce"].outputs[0][0]),
+                     listing([int(o[0]) for o in runs["reduce_scatter"].outputs]),
+                     listing(x["reduce_scatter"][1].tolist()))
+
+
+@dataclass(frozen=True)
+class NaiveRatio:
+    """Definition 1.3's naive reduce-then-broadcast against the ring (bandwidth terms), and
+    the ratio the chapter states."""
+
+    p: int
+    n_bytes: float
+    beta_Bps: float
+    ring_s: float
+    naive_serial_s: float
+    ratio_serial: float
+    ratio_overlap: float
+    ratio_stated: int
+
+
+def naive_facts(r: dict) -> NaiveRatio:
+    """Read :func:`.primitives.naive_ring_ratio`."""
+    return NaiveRatio(r["p"], r["n"], r["beta"], r["ring"], r["naive_serial"], r["ratio_serial"],
+                      r["ratio_overlap"], CHAPTER_STATED["naive_ring_ratio"])
+
+
+@dataclass(frozen=True)
+class PrimFacts:
+    """The primitives table read by the prose: its setting and five of its times."""
+
+    p: int
+    n_bytes: float
+    bc_tree_s: float
+    bc_sag_s: float
+    ar_ring_s: float
+    ar_tree_s: float
+    ag_ring_s: float
+    levels: int
+
+
+def prim_facts(prim: Table) -> PrimFacts:
+    """Read :func:`.primitives.primitives_table`."""
+    t = lambda c, a: prim.find(collective=c, algorithm=a)["time"]
+    p = prim.meta["p"]
+    return PrimFacts(p, prim.meta["n"], t("broadcast", "binomial"), t("broadcast", "scatter_allgather"),
+                     t("all_reduce", "ring"), t("all_reduce", "tree"), t("all_gather", "ring"), math.ceil(math.log2(p)))
+
+
+@dataclass(frozen=True)
+class DecFacts:
+    """All-reduce = reduce-scatter + all-gather: ranks, elements, the all-reduce's result."""
+
+    p: int
+    len: int
+    ar: str
+
+
+def dec_facts(dec: dict) -> DecFacts:
+    """Read :func:`.primitives.rs_ag_equals_ar`."""
+    return DecFacts(len(dec["inputs"]), dec["inputs"][0].size, listing(dec["all_reduce"][0].tolist()))
+
+
+@dataclass(frozen=True)
+class FloatFacts:
+    """Float addition is not associative: the four values, the two orders' sums, and the
+    ring against the tree on ``p`` ranks of ``length`` float32 (elements that differ, the
+    largest difference)."""
+
+    vals: str
+    left: float
+    paired: float
+    p: int
+    len: int
+    differ: int
+    diff: str
+
+
+def float_facts(fo: dict) -> FloatFacts:
+    """Read :func:`.primitives.float_order`."""
+    vals = "[" + ", ".join(f"{v:.0e}".replace("e+0", "e") if abs(v) >= 1e4 else f"{v:g}"
+                           for v in fo["values"].tolist()) + "]"
+    return FloatFacts(vals, fo["left"], fo["paired"], fo["p"], fo["length"], fo["differ"], f"{fo['max_abs_diff']:.1e}")
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    """Point-to-point pairs of an all-to-all on 8 and on 64 GPUs, N(N−1)."""
+
+    p8: int
+    p64: int
+    n8: int
+    n64: int
+
+
+def pair_counts(small: int = 8, large: int = 64) -> PairCounts:
+    return PairCounts(small, large, small * (small - 1), large * (large - 1))
+
+
+@dataclass(frozen=True)
+class NM14Facts:
+    """Napkin Math 1.4 (:func:`.primitives_moe.napkin_1_4`) as the prose reads it, with the
+    chapter's stated sent bytes, transfer and serial times."""
+
+    tokens: int
+    gpus: int
+    tpg: int
+    d: int
+    tok_bytes: float
+    experts: int
+    epg: int
+    k: int
+    tpp: int
+    remote: int
+    pair_bytes: float
+    sent_bytes: float
+    recv_bytes: float
+    alpha_s: float
+    beta_Bps: float
+    transfer_s: float
+    serial_s: float
+    inject_s: float
+    sim_s: float
+    rounds: int
+    gap_s: float
+    extra_alpha: int
+    layer_sim_s: float
+    layer_bound_s: float
+    bisect_s: float
+    st_sent_bytes: float
+    st_transfer_s: float
+    st_serial_s: float
+    ib_alpha_s: float
+
+
+def nm14_facts(nm: dict) -> NM14Facts:
+    cfg, link = nm["config"], nm["link"]
+    st = CHAPTER_STATED
+    return NM14Facts(cfg.tokens, cfg.ranks, nm["tokens_per_gpu"], cfg.d_model, nm["bytes_per_token"], cfg.experts,
+                     nm["experts_per_gpu"], cfg.top_k, nm["tokens_per_pair"], nm["remote"], nm["pair_bytes"],
+                     nm["sent"], nm["received"], link.alpha, link.beta, nm["transfer"], nm["serial"],
+                     nm["injection"], nm["simulated"], nm["rounds"], nm["simulated"] - nm["injection"],
+                     nm["rounds"] - 1, 2 * nm["simulated"], 2 * nm["injection"], nm["bounds"].bisection,
+                     st["nm14_sent_mb"] * MB, st["nm14_transfer_us"] * 1e-6, st["nm14_serial_us"] * 1e-6,
+                     IB_NDR_CHAPTER.alpha)
+
+
+@dataclass(frozen=True)
+class TopK:
+    """The quiz: Napkin Math 1.4 with top-``k`` routing, simulated (all-to-all-v), and its
+    ratio to the top-1 dispatch."""
+
+    k: int
+    pair_bytes: float
+    sent_bytes: float
+    inject_s: float
+    sim_s: float
+    ratio: float
+
+
+def top_k_facts(nm: dict, k: int = 2) -> TopK:
+    cfg, link = nm["config"], nm["link"]
+    q = moe.MoEConfig(cfg.tokens_per_rank, cfg.ranks, cfg.experts, top_k=k, d_model=cfg.d_model)
+    counts = moe.uniform_counts(q)
+    sent = float(counts[0].sum() - counts[0, 0])
+    sim = all_to_all_v(VirtualCluster(Switch(cfg.ranks, link)), counts=counts).time
+    return TopK(k, float(counts[0, 1]), sent, link.alpha + sent / link.beta, sim, sim / nm["simulated"])
+
+
+@dataclass(frozen=True)
+class CapFacts:
+    """Expert capacity: the factors, the load's trials, overflow and drops at C = 1 and at
+    the largest C, the busiest expert (independent bound and simulated), the share of
+    batches whose busiest expert overflows the middle capacity."""
+
+    factors: str
+    c1: float
+    c_lo: float
+    c_hi: float
+    n: int
+    over1_frac: float
+    drop1_frac: float
+    over3: str
+    max_ind: float
+    max_mc: float
+    batches: int
+    max_ratio: float
+    mid: int
+    batch_over_frac: float
+
+
+def cap_facts(cap: Table, mc: dict) -> CapFacts:
+    """Read :func:`.primitives_moe.capacity_table` and :func:`.primitives_moe.expert_max_monte_carlo`."""
+    load, f = cap.meta["load"], cap.column("C")
+    row = lambda c: cap.find(C=c)
+    mid = row(f[1])["capacity"]
+    return CapFacts(listing(f), f[0], f[1], f[2], load.n, row(f[0])["overflow"], row(f[0])["dropped"],
+                    f"{row(f[2])['overflow']:.1e}", mc["independent"], mc["mean_max"], mc["batches"],
+                    mc["mean_max"] / load.mean, mid, float(np.mean(mc["counts"].max(axis=1) > mid)))
+
+
+@dataclass(frozen=True)
+class SkewFacts:
+    """Skewed routing (Zipf s = 1 against s = 0.5) and the oversubscribed fabric."""
+
+    seed: int
+    s1: float
+    cap: int
+    z1_gamma: float
+    z1_rx_s: float
+    z1_sim_s: float
+    z1_drop_frac: float
+    z05_rx_s: float
+    os_r: float
+    os_bw_Bps: float
+    os_bisect_s: float
+    os_inject_s: float
+    os_full_bw_Bps: float
+
+
+def skew_facts(skew: Table, over: dict, nm: dict) -> SkewFacts:
+    """Read :func:`.primitives_moe.skew_table` and :func:`.primitives_moe.oversubscribed_bisection`."""
+    z1, z05 = skew.find(routing="zipf:1"), skew.find(routing="zipf:0.5")
+    link: Link = nm["link"]
+    return SkewFacts(skew.meta["seed"], z1["s"], skew.meta["capacity"], z1["hot_gpu"] / nm["tokens_per_gpu"],
+                     z1["reception"], z1["simulated"], z1["dropped"], z05["reception"], over["ratio"],
+                     over["bisection_bw"], over["bounds"].bisection, over["bounds"].injection,
+                     nm["config"].ranks * link.beta / 2)
+
+
+@dataclass(frozen=True)
+class HierFacts:
+    """Direct against hierarchical all-to-all: the cluster, the smallest and largest chunk
+    with the speed-up (and the largest one's excess as a share), the rounds, and the flows."""
+
+    nodes: int
+    g: int
+    p: int
+    small_chunk_bytes: float
+    small_speedup: float
+    large_chunk_bytes: float
+    large_x_frac: float
+    r_direct: int
+    r_hier: int
+    fl_direct: int
+    fl_nodes: int
+    fl_chapter_ratio: float
+    fl_cross_ratio: float
+
+
+def hier_facts(hier: Table, flows: dict) -> HierFacts:
+    """Read :func:`.primitives_moe.hierarchical_table` and :func:`.primitives_moe.flow_counts`."""
+    d, h = flows["direct"], flows["hierarchical"]
+    small, large = hier.rows[0], hier.rows[-1]
+    return HierFacts(flows["nodes"], flows["gpus"], flows["p"], small["chunk"], small["speedup"], large["chunk"],
+                     large["speedup"] - 1, small["r_direct"], small["r_hier"], d.gpu_pairs, h.node_pairs,
+                     d.gpu_pairs / h.node_pairs, d.cross_node_gpu_pairs / h.cross_node_gpu_pairs)
+
+
+@dataclass(frozen=True)
+class FsdpFacts:
+    """FSDP against DDP (:func:`.primitives_use.fsdp_numbers`) as the prose reads it."""
+
+    params: str
+    layers: int
+    world: int
+    layer_bytes: float
+    n_full: int
+    n_grad: int
+    n_ddp: int
+    k_full: int
+    k_grad: int
+    k_chapter: int
+    ddp_logical: int
+    ratio_full: float
+    ratio_grad: float
+    a_rd_s: float
+    s_full_s: float
+    s_rd_s: float
+    s_ddp_s: float
+    bucket_mib: str
+    bucket_cap: int
+    bucket_mb: str
+    buckets: int
+    buckets_mb: int
+    model_bytes: float
+    l10_bytes: float
+    l100_bytes: float
+    l10_save_frac: float
+    l100_save_frac: float
+
+
+def fsdp_facts(fs: dict) -> FsdpFacts:
+    (l10, l100), L, cap = fs["layers"], fs["n_layers"], fs["bucket_cap"]
+    mib = f"{cap / 2**20:g}"
+    return FsdpFacts(f"{fs['params'] / 1e9:g}B", L, fs["world"], fs["layer_bytes"], fs["n_full"], fs["n_grad_op"],
+                     fs["n_ddp"], fs["n_full"] // L, fs["n_grad_op"] // L, CHAPTER_STATED["fsdp_collectives_per_layer"],
+                     CHAPTER_STATED["ddp_collectives"], fs["ratio_full"], fs["ratio_grad_op"], fs["alpha_rd"],
+                     fs["startup_full_ring"], fs["startup_full_rd"], fs["startup"]["ddp"], f"{mib} MiB", int(cap),
+                     f"{mib} MB", fs["buckets_mib"], fs["buckets_mb"], fs["model_bytes"], l10["n"], l100["n"],
+                     1 - l10["rd"] / l10["ring"], 1 - l100["rd"] / l100["ring"])
