@@ -36,7 +36,11 @@ _RTOL = 1e-9
 
 @dataclass(frozen=True)
 class Coefficients:
-    """``T(n) = alpha_steps·α + beta_bytes_per_byte·n/β``."""
+    """``T(n) = alpha_steps·α + beta_bytes_per_byte·n/β``.
+
+    >>> Coefficients(14.0, 1.75).time(1e6, 2e-6, 50e9)       # 14·2 µs + 1.75·1 MB/(50 GB/s)
+    6.3e-05
+    """
 
     alpha_steps: float
     beta_bytes_per_byte: float
@@ -52,7 +56,14 @@ def closed_form_coefficients(form: Callable[..., float], p: int, *, what: str = 
 
     Raises ``ValueError`` (naming ``what``) when the form is not affine in α and n/β —
     the times at n = 0 (α = 0), n = 2³⁰ (α = 0) and at (α, β) = (2, 1/2) and (3, 4) must be
-    what the two coefficients give."""
+    what the two coefficients give.
+
+    >>> closed_form_coefficients(lambda p, n, alpha, beta: (p - 1) * (alpha + n / (p * beta)), 4)
+    Coefficients(alpha_steps=3.0, beta_bytes_per_byte=0.75)
+    >>> closed_form_coefficients(lambda p, n, alpha, beta: max(alpha, n / beta), 4)
+    Traceback (most recent call last):
+    ValueError: the closed form is not linear in alpha and n/beta at p=4 ...
+    """
     p = check_p(p)
     T = lambda n, alpha, beta: float(form(p, n, alpha, beta, **params))   # noqa: E731
     a = T(0.0, 1.0, 1.0)
