@@ -21,7 +21,20 @@ def _require(topology: Topology, kind: type, what: str) -> None:
 def allreduce_hierarchical(topology: TwoLevel, n, size_only: bool,
                            inter_builder: Callable) -> list[Round]:
     """Ring reduce-scatter inside each node, an all-reduce of each GPU's 1/G share across
-    nodes on its rail (``inter_builder``, any group builder), ring all-gather inside the node."""
+    nodes on its rail (``inter_builder``, any group builder), ring all-gather inside the node.
+
+    The engine's time on two nodes of 8 GPUs is the closed form :func:`commbook.cost.allreduce_hierarchical`:
+
+    >>> from commbook.comm_sim import VirtualCluster
+    >>> from commbook.hardware import IB_NDR, NVLINK4
+    >>> from commbook.topology import TwoLevel
+    >>> from commbook import cost
+    >>> from commbook.collectives.ring import allreduce_ring
+    >>> c = TwoLevel(2, 8, NVLINK4, IB_NDR)
+    >>> t = VirtualCluster(c).run(allreduce_hierarchical(c, 8e6, True, allreduce_ring)).time
+    >>> round(t / cost.allreduce_hierarchical(2, 8, 8e6, NVLINK4, IB_NDR), 12)
+    1.0
+    """
     _require(topology, TwoLevel, "the hierarchical all-reduce")
     N, G = topology.nodes, topology.gpus_per_node
     nodes = np.arange(topology.p).reshape(N, G)
@@ -34,7 +47,17 @@ def allreduce_hierarchical(topology: TwoLevel, n, size_only: bool,
 
 def allreduce_torus(topology: Torus, n, size_only: bool) -> list[Round]:
     """Ring reduce-scatter along each dimension in turn (each on the share the previous
-    dimension left), then ring all-gathers in reverse order."""
+    dimension left), then ring all-gathers in reverse order.
+
+    On a 4 x 4 torus the engine's time is :func:`commbook.cost.allreduce_torus`:
+
+    >>> from commbook import cost
+    >>> from commbook.comm_sim import VirtualCluster
+    >>> from commbook.hardware import ICI_V5E
+    >>> t = VirtualCluster(Torus((4, 4), ICI_V5E)).run(allreduce_torus(Torus((4, 4), ICI_V5E), 8e6, True)).time
+    >>> round(t / cost.allreduce_torus((4, 4), 8e6, ICI_V5E.alpha, ICI_V5E.beta), 12)
+    1.0
+    """
     _require(topology, Torus, "the torus all-reduce")
     dims = topology.dims
     coords = topology.coords(np.arange(topology.p))

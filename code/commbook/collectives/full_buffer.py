@@ -46,6 +46,17 @@ def allreduce_leader(topology: TwoLevel, n, size_only: bool,
        all-gather completes the buffer everywhere.
 
     On one node there is nothing to cross and no leader: a ring all-reduce in the node.
+
+    The engine's time is the closed form :func:`commbook.cost.allreduce_leader`:
+
+    >>> from commbook.comm_sim import VirtualCluster
+    >>> from commbook.hardware import IB_NDR, NVLINK4
+    >>> from commbook.topology import TwoLevel
+    >>> from commbook import cost
+    >>> c = TwoLevel(2, 8, NVLINK4, IB_NDR)
+    >>> t = VirtualCluster(c).run(allreduce_leader(c, 8e6, True)).time
+    >>> round(t / cost.allreduce_leader(2, 8, 8e6, NVLINK4, IB_NDR), 12)
+    1.0
     """
     _require(topology, TwoLevel, "the leader-based hierarchical all-reduce")
     N, G = topology.nodes, topology.gpus_per_node
@@ -72,7 +83,15 @@ def allreduce_torus_rings(topology: Torus, n, size_only: bool) -> list[Round]:
     """A complete ring all-reduce of the full buffer along every line of dimension 0,
     then of dimension 1, and so on (dimensions of size 1 are skipped): 2(a-1) rounds of
     n/a per dimension of size a, each message one hop (wraparound links close the rings;
-    on a mesh the closing message takes a-1 hops and the closed form does not hold)."""
+    on a mesh the closing message takes a-1 hops and the closed form does not hold).
+
+    >>> from commbook import cost
+    >>> from commbook.comm_sim import VirtualCluster
+    >>> from commbook.hardware import ICI_V5E
+    >>> t = VirtualCluster(Torus((4, 4), ICI_V5E)).run(allreduce_torus_rings(Torus((4, 4), ICI_V5E), 8e6, True)).time
+    >>> round(t / cost.allreduce_torus_rings((4, 4), 8e6, ICI_V5E.alpha, ICI_V5E.beta), 12)
+    1.0
+    """
     _require(topology, Torus, "the full-ring torus all-reduce")
     out = []
     for d, a in enumerate(topology.dims):
