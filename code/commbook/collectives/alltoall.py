@@ -16,7 +16,14 @@ from .schedule import IN, OUT, TMP
 
 def alltoall_direct(bounds: np.ndarray) -> tuple[list[Round], np.ndarray]:
     """q - 1 shift rounds (plus the free local copy): rank i sends block d to rank d.
-    Returns the rounds and the staging length per rank (none)."""
+    Returns the rounds and the staging length per rank (none).
+
+    Four ranks, blocks of 2: the free local copy, then three shifts.
+
+    >>> rounds, staging = alltoall_direct(np.array([0, 2, 4, 6, 8]))
+    >>> len(rounds), rounds[1].dst.tolist(), rounds[1].soff.tolist(), staging.tolist()
+    (4, [1, 2, 3, 0], [2, 4, 6, 0], [0, 0, 0, 0])
+    """
     q = bounds.size - 1
     size = np.diff(bounds)
     rounds = shift_rounds(q, lambda i, d: (bounds[d], size[d], i * size[d]), "all-to-all")
@@ -27,7 +34,16 @@ def alltoall_hierarchical(topology: TwoLevel, bounds: np.ndarray) -> tuple[list[
     """Inside each node, regroup the blocks by destination rail (G rounds); then each rail
     exchanges across nodes (N rounds), landing every block on its final GPU.
 
-    Returns the rounds and the staging (TMP) length each rank needs."""
+    Returns the rounds and the staging (TMP) length each rank needs.
+
+    Two nodes of two GPUs: regroup inside the node, then one exchange per rail.
+
+    >>> from commbook.hardware import IB_NDR, NVLINK4
+    >>> from commbook.topology import TwoLevel
+    >>> rounds, staging = alltoall_hierarchical(TwoLevel(2, 2, NVLINK4, IB_NDR), np.array([0, 1, 2, 3, 4]))
+    >>> [r.label for r in rounds], staging.tolist()
+    (['intra regroup 0', 'intra regroup 1', 'rail exchange 0', 'rail exchange 1'], [4, 4, 4, 4])
+    """
     if not isinstance(topology, TwoLevel):
         raise ValueError(f"the hierarchical all-to-all needs a TwoLevel topology, got {topology.name}")
     N, G = topology.nodes, topology.gpus_per_node
@@ -61,7 +77,13 @@ def alltoall_hierarchical(topology: TwoLevel, bounds: np.ndarray) -> tuple[list[
 def alltoall_v_direct(counts: np.ndarray) -> tuple[list[Round], np.ndarray]:
     """Variable counts, direct: q - 1 shift rounds in which rank i sends its segment for
     rank d, ``counts[i, d]`` items; rank d stores the segments in source order.
-    Returns the rounds and the staging length per rank (none)."""
+    Returns the rounds and the staging length per rank (none).
+
+    >>> counts = np.array([[0, 1, 2], [3, 0, 1], [2, 2, 0]])          # counts[i, j]: from rank i to rank j
+    >>> rounds, _ = alltoall_v_direct(counts)
+    >>> rounds[1].src.tolist(), rounds[1].dst.tolist(), rounds[1].count.tolist()
+    ([0, 1, 2], [1, 2, 0], [1, 1, 2])
+    """
     q = counts.shape[0]
     sdisp = np.cumsum(counts, axis=1) - counts
     rdisp = np.cumsum(counts, axis=0) - counts
@@ -84,7 +106,15 @@ def alltoall_v_hierarchical(topology: TwoLevel, counts: np.ndarray) -> tuple[lis
        from (a, 0), …, (a, G-1) in that order, which is exactly where they belong in the
        receiver's source-ordered output.
 
-    Returns the rounds and the staging (TMP) length each rank needs."""
+    Returns the rounds and the staging (TMP) length each rank needs.
+
+    >>> from commbook.hardware import IB_NDR, NVLINK4
+    >>> from commbook.topology import TwoLevel
+    >>> counts = np.arange(16).reshape(4, 4)
+    >>> rounds, staging = alltoall_v_hierarchical(TwoLevel(2, 2, NVLINK4, IB_NDR), counts)
+    >>> [r.label for r in rounds], staging.tolist()      # TMP: all node a has for GPU g' anywhere
+    (['intra regroup (v) 0', 'intra regroup (v) 1', 'rail exchange (v) 0', 'rail exchange (v) 1'], [12, 16, 44, 48])
+    """
     if not isinstance(topology, TwoLevel):
         raise ValueError(f"the hierarchical all-to-all-v needs a TwoLevel topology, got {topology.name}")
     N, G = topology.nodes, topology.gpus_per_node

@@ -44,7 +44,16 @@ __all__ = ["split", "ring_time_two_level", "tree_time_two_level"]
 def split(topology: Topology, devices: np.ndarray, n, size_only: bool, channels: int):
     """Groups, bases and sizes of ``channels`` channels over the logical ranks whose devices
     are ``devices``: shape (channels, q) logical ranks in each channel's ring order, and
-    channel c's part ``[base[c], base[c] + n[c])`` of the buffer."""
+    channel c's part ``[base[c], base[c] + n[c])`` of the buffer.
+
+    Two channels over 4 ranks of a switch: same order, each half of the 8 elements.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> groups, base, n = split(Switch(4, NVLINK4), np.arange(4), 8, size_only=False, channels=2)
+    >>> groups.tolist(), base.tolist(), n.tolist()
+    ([[0, 1, 2, 3], [0, 1, 2, 3]], [0, 4], [4, 4])
+    """
     channels = check_count(channels, "channels")
     devices = np.asarray(devices, dtype=np.int64)
     orders = topology.channel_orders(devices, channels)

@@ -17,7 +17,12 @@ IN, OUT, TMP = 0, 1, 2
 
 
 def grid(groups, base, n, size_only: bool):
-    """Normalize ``groups`` to shape (m, q) and ``base``/``n`` to one entry per group."""
+    """Normalize ``groups`` to shape (m, q) and ``base``/``n`` to one entry per group.
+
+    >>> groups, base, n = grid([0, 1, 2, 3], 0, 8, size_only=False)
+    >>> groups.tolist(), base.tolist(), n.tolist()
+    ([[0, 1, 2, 3]], [0], [8])
+    """
     groups = np.atleast_2d(np.asarray(groups, dtype=np.int64))
     m = groups.shape[0]
     kind = float if size_only else np.int64
@@ -28,7 +33,15 @@ def grid(groups, base, n, size_only: bool):
 
 def whole(groups, base, n, src_local, dst_local, reduce: bool, label: str, buf: int = IN) -> Round:
     """One round in which, in every group, local rank ``src_local[j]`` sends its whole
-    region to local rank ``dst_local[j]``."""
+    region to local rank ``dst_local[j]``.
+
+    Every group's local rank 1 sends its whole region to local rank 0:
+
+    >>> groups, base, n = grid([[0, 1], [2, 3]], 0, 8, size_only=False)
+    >>> r = whole(groups, base, n, [1], [0], reduce=True, label="fold")
+    >>> r.src.tolist(), r.dst.tolist(), r.count.tolist()
+    ([1, 3], [0, 2], [8, 8])
+    """
     src_local, dst_local = np.asarray(src_local), np.asarray(dst_local)
     k = src_local.size
     return Round.make(groups[:, src_local], groups[:, dst_local],
