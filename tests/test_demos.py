@@ -387,23 +387,30 @@ def test_p5_summary_hierarchy_against_both_rings(summary_glue):
     """The summary quotes the hierarchy against the single ring and against NCCL's ring
     (one channel per NIC), small and large messages, as the closed forms give them."""
     G, nodes, small, large = 8, (2, 4, 8, 16, 32), 64 * KB, 256 * MB
-    x = lambda v, d=1: f"{v:.{d}f}×"
-    rng = lambda vs, d=1: f"{x(min(vs), d)}–{x(max(vs), d)}"
+    x = lambda v: fmt_ratio(v, 3)
+    rng = lambda vs: f"{x(min(vs))}–{x(max(vs))}"
     single = {n: [t_ring(N * G, n) / _hier(N, G, n, G) for N in nodes] for n in (small, large)}
     nccl = {n: dict(zip(nodes, [_nccl_ring(N, G, n) / _hier(N, G, n, G) for N in nodes]))
             for n in (small, large)}
     g = summary_glue
-    assert (g["s_hier_n_small"], g["s_hier_n_big"]) == ("64 KB", "256 MB")
-    assert g["s_hier_small"] == rng(single[small]) == "4.0×–7.5×"
-    assert g["s_hier_big"] == rng(single[large]) == "4.8×–5.8×"
-    assert g["s_nccl_small"] == rng(nccl[small].values()) == "3.9×–7.5×"   # α: channels do not help
+    assert (g["s_hier_n_small_bytes"], g["s_hier_n_big_bytes"]) == ("64 KB", "256 MB")
+    assert g["s_hier_small_range"] == rng(single[small]) == "3.97×–7.54×"
+    assert g["s_hier_big_range"] == rng(single[large]) == "4.82×–5.83×"
+    assert g["s_nccl_small_range"] == rng(nccl[small].values()) == "3.91×–7.53×"   # α: channels do not help
+    assert min(nccl[small].values()) > 1                                         # the hierarchy wins small
     big = nccl[large]
     assert [N for N in nodes if big[N] < 1] == [2, 4, 8] and g["s_nccl_ring_to"] == "8"
-    assert g["s_nccl_ring_x"] == x(1 / min(big.values()), 2) == "1.30×"
+    assert g["s_nccl_ring_x"] == x(1 / min(big.values())) == "1.3×"
     assert g["s_nccl_hier_from"] == "16"
-    assert g["s_nccl_hier_x"] == f"{x(big[16], 2)}–{x(big[32], 2)}" == "1.07×–1.49×"
-    assert (g["s_ring_from_n_lo"], g["s_ring_from_lo"]) == ("2", "65.8 MB")
-    assert (g["s_ring_from_n_hi"], g["s_ring_from_hi"]) == ("32", "590 MB")
+    assert g["s_nccl_hier_range"] == f"{x(big[16])}–{x(big[32])}" == "1.07×–1.49×"
+    assert (g["s_ring_from_n_lo"], g["s_ring_from_lo_bytes"]) == ("2", "65.8 MB")
+    assert (g["s_ring_from_n_hi"], g["s_ring_from_hi_bytes"]) == ("32", "590 MB")
+
+
+def test_p5_summary_latency_budget_question(summary_glue):
+    """Check yourself: the smallest ring whose 2(p−1) start-ups on InfiniBand pass 1 ms."""
+    p = next(p for p in range(2, 10 ** 5) if 2 * (p - 1) * IB_NDR.alpha > 1e-3)
+    assert summary_glue["q10_p"] == f"{p:,}" and summary_glue["q10_rd"] == str((p - 1).bit_length())
 
 
 def test_demo_parameters_are_keywords():

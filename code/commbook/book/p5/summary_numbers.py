@@ -1,0 +1,216 @@
+"""P5 §9, the summary and its pitfalls: the numbers its prose quotes, gathered from the
+tables of §§1–7 (the functions script 01–05 prints), one typed result per part, each field
+named with its unit (``_s``, ``_bytes``, ``_Bps``, ``_x``, ``_frac``; ``_range`` a "lo–hi"
+span as text; counts are ints), glued whole by :func:`commbook.book.glue.glue_fields`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ... import llm
+from ...hardware import IB_NDR, NVLINK4
+from ...units import MB, fmt_bytes, fmt_pct, fmt_ratio
+from .allreduce import HTSYM_ALLREDUCE_MEASURED, demo_03_1, demo_03_2, demo_03_3, sharp_gain
+from .common import span
+from .inference import demo_05_1, demo_05_2, demo_05_3, demo_05_4, demo_05_5
+from .links import demo_01_1, demo_01_2
+from .semantics import demo_02_3
+from .topology import demo_04_1, demo_04_2, demo_04_3
+
+__all__ = ["Summary", "summary_numbers", "Pitfalls", "pitfall_numbers", "TENSOR_BYTES"]
+
+TENSOR_BYTES = 8192 * 3584 * 2
+"""bf16[8192, 3584], the measured tensor of §5.6."""
+NV, IB = NVLINK4, IB_NDR
+_x3 = lambda v: fmt_ratio(v, 3)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The summary's list: one or two numbers from each section."""
+    nv_nhalf_bytes: float
+    ib_nhalf_bytes: float
+    decode_msg_bytes: float
+    prefill_msg_range: str
+    kv_range: str
+    p64: int
+    sw_diam: int
+    sw_bis_Bps: float
+    ring_diam: int
+    ring_bis_Bps: float
+    torus: str
+    torus_diam: int
+    torus_bis_Bps: float
+    gap_x: float                   # NVLink's β over InfiniBand's
+    ar_bound: float                # bytes per device over n, all-reduce
+    a2a_bound: float
+    p8: int
+    ring_rounds: int
+    rd_rounds: int
+    rab_rounds: int
+    ring_sent: float               # bytes per device over n
+    rd_sent: float
+    big_bytes: float
+    innet_share_frac: float        # in-network over ring, the largest message
+    sharp_frac: float              # NVLink SHARP's measured busbw gain
+    cross_naive_bytes: float
+    cross_rab_bytes: float
+    mapping_x: float               # random mappings' median over the ideal
+    flat_rounds: int
+    two_d_rounds: int
+    two_d_n_bytes: float
+    two_d_x: float
+    hier_big_range: str
+    hier_small_range: str
+    hier_n_big_bytes: float
+    hier_n_small_bytes: float
+    nccl_small_range: str          # NCCL's ring over the hierarchy, small message
+    nccl_ring_to: int              # NCCL's ring ahead up to this many nodes (large message)
+    nccl_ring_x: float
+    nccl_hier_from: int
+    nccl_hier_range: str
+    ring_from_n_lo: int
+    ring_from_n_hi: int
+    ring_from_lo_bytes: float      # NCCL's ring faster from this size per GPU
+    ring_from_hi_bytes: float
+    tp_ring_s: float
+    tp_compute_s: float
+    tp_rd_s: float
+    tp_share_frac: float
+    hidden_from: int
+    tp16_x: float
+    moe_range: str
+    kv8_range: str
+    kv1_range: str
+    alpha_eff_s: float
+    alpha_link_s: float
+    alpha_x: float
+    m58_bytes: float
+    bstar_ring: int
+    bstar_rd: int
+    mbig_frac: float
+    mbig_bytes: float
+    nv_beta_Bps: float
+    rate_ring: int                 # decode steps per second, ring
+    rate_rd: int
+
+
+def summary_numbers(p8: int = 8) -> Summary:
+    links, topo = demo_01_1(), demo_01_2()
+    sw, ring = topo.find(topology="switch"), topo.find(topology="ring")
+    torus2 = next(r for r in topo.rows if r["topology"].startswith("2D torus"))
+    per_dev = demo_02_3(p=p8, n=MB)
+    bounds = per_dev.part("02-3b")
+    rounds = {r["algorithm"]: r["rounds"] for r in per_dev.rows}
+    sent = {r["algorithm"]: r["max"] / MB for r in per_dev.rows}
+    algos = demo_03_1(p=p8)
+    cross, big = algos.part("03-1b"), algos.rows[-1]
+    mapping = demo_04_1()
+    flat2d = mapping.part("04-1b").rows[0]
+    hier = demo_04_3()
+    n_big, n_small = max(hier.column("n")), min(hier.column("n"))
+    hier_big = [r["speedup"] for r in hier.rows if r["n"] == n_big]
+    hier_small = [r["speedup"] for r in hier.rows if r["n"] == n_small]
+    nccl_small = [r["nccl_vs_hier"] for r in hier.rows if r["n"] == n_small]
+    nccl_big = {r["nodes"]: r["nccl_vs_hier"] for r in hier.rows if r["n"] == n_big}
+    ring_ahead = [N for N, v in nccl_big.items() if v < 1]
+    hier_ahead = [N for N, v in nccl_big.items() if v > 1]
+    ring_from = {r["nodes"]: r["per_gpu"] for r in hier.part("04-3b").rows}
+    tp = demo_05_1().find(batch=1)
+    pre, tp16, kv = demo_05_2(), demo_05_3(), demo_05_5()
+    moe_x = [r["vs_intra"] for r in demo_05_4().rows if r["ep"] > 8 and r["dtype"] == "BF16"]
+    (_, mid), top = HTSYM_ALLREDUCE_MEASURED
+    meas = demo_03_3(sizes=(), measured=((TENSOR_BYTES, mid), top))
+    m58, m_big = meas.find(n=float(TENSOR_BYTES)), meas.find(n=float(top[0]))
+    model = llm.LLAMA31_70B
+    n_tok = llm.tp_message_bytes(model, 1)
+    return Summary(
+        nv_nhalf_bytes=NV.n_half, ib_nhalf_bytes=IB.n_half, decode_msg_bytes=n_tok,
+        prefill_msg_range=span(pre.column("msg"), fmt_bytes), kv_range=span(kv.column("kv"), fmt_bytes),
+        p64=2 * ring["diameter"], sw_diam=sw["diameter"], sw_bis_Bps=sw["bisection"], ring_diam=ring["diameter"],
+        ring_bis_Bps=ring["bisection"], torus=torus2["topology"].split()[-1], torus_diam=torus2["diameter"],
+        torus_bis_Bps=torus2["bisection"], gap_x=NV.beta / IB.beta,
+        ar_bound=bounds.find(op="all-reduce")["bound"] / MB, a2a_bound=bounds.find(op="all-to-all")["bound"] / MB,
+        p8=p8, ring_rounds=rounds["ring"], rd_rounds=rounds["rd"], rab_rounds=rounds["rabenseifner"],
+        ring_sent=sent["ring"], rd_sent=sent["rd"], big_bytes=big["n"], innet_share_frac=big["innet"] / big["ring"],
+        sharp_frac=sharp_gain(), cross_naive_bytes=cross.find(boundary="naive → RD")["n"],
+        cross_rab_bytes=cross.find(boundary="RD → Rabenseifner")["n"], mapping_x=mapping.meta["random_median"],
+        flat_rounds=flat2d["flat_rounds"], two_d_rounds=flat2d["two_d_rounds"], two_d_n_bytes=flat2d["n"],
+        two_d_x=flat2d["speedup"], hier_big_range=span(hier_big, _x3), hier_small_range=span(hier_small, _x3),
+        hier_n_big_bytes=n_big, hier_n_small_bytes=n_small, nccl_small_range=span(nccl_small, _x3),
+        nccl_ring_to=max(ring_ahead), nccl_ring_x=1 / min(nccl_big.values()), nccl_hier_from=min(hier_ahead),
+        nccl_hier_range=span([nccl_big[N] for N in hier_ahead], _x3), ring_from_n_lo=min(ring_from),
+        ring_from_n_hi=max(ring_from), ring_from_lo_bytes=ring_from[min(ring_from)],
+        ring_from_hi_bytes=ring_from[max(ring_from)], tp_ring_s=tp["ring"], tp_compute_s=tp["compute"],
+        tp_rd_s=tp["rd"], tp_share_frac=tp["ring"] / llm.decode_step(model, 1, tp=p8).time,
+        hidden_from=next(r["tokens"] for r in pre.rows if r["ratio"] < 1),
+        tp16_x=tp16.find(tp=8)["total"] / tp16.find(tp=16)["total"], moe_range=span(moe_x, _x3),
+        kv8_range=span(kv.column("share8"), fmt_pct), kv1_range=span(kv.column("share1"), fmt_pct),
+        alpha_eff_s=m58["alpha_eff"], alpha_link_s=NV.alpha, alpha_x=m58["alpha_eff"] / NV.alpha, m58_bytes=m58["n"],
+        bstar_ring=-(-p8 * NV.n_half // n_tok), bstar_rd=-(-NV.n_half // n_tok),
+        mbig_frac=m_big["measured"] / NV.beta, mbig_bytes=m_big["n"], nv_beta_Bps=NV.beta,
+        rate_ring=round(1 / tp["ring"]), rate_rd=round(1 / tp["rd"]))
+
+
+@dataclass(frozen=True)
+class Pitfalls:
+    """The pitfalls' numbers: the half-bandwidth point, long rings, all-to-all bounds, TP across
+    nodes, and the measured bus bandwidth."""
+    small_bytes: float
+    small_bw_Bps: float
+    small_frac: float
+    p: int
+    n_bytes: float
+    ring_s: float
+    ring_rounds: int
+    rd_s: float
+    rd_rounds: int
+    nbig_bytes: float
+    pmin: int
+    pmid: int
+    ring_big_min_s: float
+    ring_big_mid_s: float
+    ring_big_max_s: float
+    rab_big_min_s: float
+    rab_big_max_s: float
+    ring_small_min_s: float
+    a2a_p: int
+    a2a_sim_s: float
+    a2a_egress_s: float
+    a2a_bis_s: float
+    k8_s: float
+    k16_s: float
+    nodes: int
+    c8_s: float
+    c16_s: float
+    bus_meas_Bps: float
+    bus_spec_Bps: float
+    bus_frac: float
+    bus_model_Bps: float
+
+
+def pitfall_numbers(p_mid: int = 64) -> Pitfalls:
+    links = demo_01_1()
+    small = links.meta["sizes"][0]
+    bw_small, frac_small = links.find(link=NV.name)[f"at_{small:.0f}"]
+    scale = demo_03_2()
+    n_small, n_big = min(scale.column("n")), max(scale.column("n"))
+    p_max, p_min = max(scale.column("p")), min(scale.column("p"))
+    far, near = scale.find(n=n_small, p=p_max), scale.find(n=n_small, p=p_min)
+    big_p = {p: scale.find(n=n_big, p=p) for p in scale.column("p")}
+    a2a = demo_04_2().find(topology="switch")
+    tp16 = demo_05_3()
+    tp8, tp16r = tp16.find(tp=8), tp16.find(tp=16)
+    (_, mid), top = HTSYM_ALLREDUCE_MEASURED
+    m58 = demo_03_3(sizes=(), measured=((TENSOR_BYTES, mid), top)).find(n=float(TENSOR_BYTES))
+    return Pitfalls(
+        small_bytes=small, small_bw_Bps=bw_small, small_frac=frac_small, p=p_max, n_bytes=n_small,
+        ring_s=far["ring"], ring_rounds=far["ring_rounds"], rd_s=far["rd"], rd_rounds=far["rd_rounds"],
+        nbig_bytes=n_big, pmin=p_min, pmid=p_mid, ring_big_min_s=big_p[p_min]["ring"],
+        ring_big_mid_s=big_p[p_mid]["ring"], ring_big_max_s=big_p[p_max]["ring"],
+        rab_big_min_s=big_p[p_min]["rabenseifner"], rab_big_max_s=big_p[p_max]["rabenseifner"],
+        ring_small_min_s=near["ring"], a2a_p=2 * demo_01_2().find(topology="ring")["diameter"],
+        a2a_sim_s=a2a["time"], a2a_egress_s=a2a["egress"], a2a_bis_s=a2a["bisection"], k8_s=tp8["comm"],
+        k16_s=tp16r["comm"], nodes=tp16r["tp"] // tp8["tp"], c8_s=tp8["compute"], c16_s=tp16r["compute"],
+        bus_meas_Bps=m58["measured"], bus_spec_Bps=NV.beta, bus_frac=m58["measured"] / NV.beta,
+        bus_model_Bps=m58["busbw"])
