@@ -25,6 +25,16 @@ def all_to_all(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | 
     ``direct``: p-1 shift rounds (rank i sends to i+j in round j).  ``hierarchical``
     (TwoLevel only): inside each node the blocks are regrouped by destination rail; then
     each rail exchanges across nodes, landing every block on its final GPU.
+
+    A distributed transpose: rank j ends with block j of every rank, in source order.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> data = [np.arange(4) + 10 * r for r in range(4)]
+    >>> all_to_all(Switch(4, NVLINK4), data).outputs[1]
+    array([ 1, 11, 21, 31])
+    >>> np.array_equal(np.stack(all_to_all(Switch(4, NVLINK4), data).outputs), np.stack(data).T)
+    True
     """
     algo = lookup("all_to_all", algorithm)
     inp = Inputs(cluster, data, nbytes, ranks)
@@ -67,7 +77,15 @@ def all_to_all_v(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] 
     ``hierarchical`` (TwoLevel only, all devices in natural order): regroup by
     destination rail inside each node, then one aggregated message per node pair on
     each rail (see :func:`commbook.collectives.alltoall.alltoall_v_hierarchical`).
-    Both deliver the same bytes to the same places."""
+    Both deliver the same bytes to the same places.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> counts = np.array([[1, 2], [0, 3]])    # rank 0 keeps 1 item, sends 2 to rank 1; rank 1 keeps 3
+    >>> r = all_to_all_v(Switch(2, NVLINK4), [np.array([1, 2, 3]), np.array([4, 5, 6])], counts=counts)
+    >>> r.outputs
+    [array([1]), array([2, 3, 4, 5, 6])]
+    """
     cluster = as_cluster(cluster)
     algo = lookup("all_to_all_v", algorithm)
     hier = algo.scope == "topology"
@@ -125,7 +143,14 @@ def scatter(cluster: VirtualCluster | Topology, data: np.ndarray | None = None, 
             root: int = 0, ranks: Sequence[int] | None = None, check: bool = True,
             trace: bool = False) -> RunResult:
     """Scatter the root's array: rank r receives chunk r of it (one round; the root's port
-    serializes (p-1)/p of the data).  ``data`` is the root's array only."""
+    serializes (p-1)/p of the data).  ``data`` is the root's array only.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> r = scatter(Switch(4, NVLINK4), np.arange(8.0), root=0)
+    >>> r.outputs[3], r.rounds
+    (array([6., 7.]), 1)
+    """
     cluster = as_cluster(cluster)
     q = cluster.check_ranks(ranks).size
     root = check_root(q, root)
@@ -150,7 +175,13 @@ def gather(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | None
            nbytes: float | None = None, root: int = 0, ranks: Sequence[int] | None = None,
            check: bool = True, trace: bool = False) -> RunResult:
     """Gather every rank's array into the root, concatenated in rank order (one round;
-    the root's receive port serializes).  With ``nbytes=`` the size is the gathered total."""
+    the root's receive port serializes).  With ``nbytes=`` the size is the gathered total.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> gather(Switch(3, NVLINK4), [np.full(2, r) for r in range(3)], root=1).outputs
+    [None, array([0, 0, 1, 1, 2, 2]), None]
+    """
     inp = Inputs(cluster, data, nbytes, ranks)
     q = inp.q
     root = check_root(q, root)
@@ -173,7 +204,16 @@ def gather(cluster: VirtualCluster | Topology, data: Sequence[np.ndarray] | None
 def send_recv(cluster: VirtualCluster | Topology, data: np.ndarray | None = None, *, nbytes: float | None = None,
               src: int = 0, dst: int = 1, check: bool = True, trace: bool = False) -> RunResult:
     """Point to point: device ``src`` sends its array (or ``nbytes``) to device ``dst``.
-    Ranks are device ids here; the time is the path's latency + n/β."""
+    Ranks are device ids here; the time is the path's latency + n/β.
+
+    The time is the path's latency plus n/β: 2 µs + 450 KB at 450 GB/s.
+
+    >>> from commbook.hardware import NVLINK4
+    >>> from commbook.topology import Switch
+    >>> r = send_recv(Switch(8, NVLINK4), nbytes=450e3, src=0, dst=5)
+    >>> round(r.time * 1e6, 9)
+    3.0
+    """
     cluster = as_cluster(cluster)
     topo = cluster.topology
     s, d = topo.check_device(src, "src"), topo.check_device(dst, "dst")
