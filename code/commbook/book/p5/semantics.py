@@ -11,7 +11,8 @@ from ...collectives import (all_gather, all_reduce, all_to_all, broadcast, reduc
                             reduce_scatter, scatter)
 from ...comm_sim import VirtualCluster
 from ...hardware import NVLINK4, Link
-from ..tables import algorithm_labels, Table, bilingual, bilingual_notes
+from ..tables import algorithm_labels, Table
+from ..text import texts
 from ...topology import Switch
 from ...units import MB, KiB, MiB, fmt_bytes, us
 from .common import US2, original_note
@@ -20,9 +21,17 @@ ORIGINAL_02_2B = {"p": 8, "link": NVLINK4, "mb": 8, "us": (49, 62)}
 """The original notes' broadcast of "8 MB" (``mb``) on 8 NVLink 4 devices: their scatter +
 all-gather and binomial tree times in µs (demo 02-2b reconciles them)."""
 
+T = texts("p5")
+LANGS = ("en", "zh")
+
+
+def _zh_labels(**keys: str) -> dict[str, dict[str, str]]:
+    """Table labels: each cell value (its English text in the text file) → its Chinese."""
+    return {"zh": {T.get(k, "en"): T.get(k, "zh") for k in keys.values()}}
+
 
 def demo_02_1(p: int = 4) -> Table:
-    """Demo 02-1 (lecture §4.1 "每一种在做什么"): inputs and outputs of the six
+    """Demo 02-1 (lecture §4.1, what each one does): inputs and outputs of the six
     collectives on ``p`` devices, device d holding [10d, 10d+1, ..., 10d+p-1].
 
     Real-data simulator runs on a switch (outputs checked against numpy).  All-gather:
@@ -50,21 +59,13 @@ def demo_02_1(p: int = 4) -> Table:
         rows.append(row)
     return Table(
         key="02-1",
-        title=bilingual(f"what each collective does: {p} devices, device d starts with [10d, 10d+1, …]",
-                     f"每一种集合通信在做什么：{p} 个设备，设备 d 一开始持有 [10d, 10d+1, …]"),
+        title=T("semantics.02_1_title", p=p),
         columns=["op"] + cols,
-        headers={"en": ["collective"] + [f"device {d}" for d in range(p)],
-                 "zh": ["集合通信"] + [f"设备 {d}" for d in range(p)]},
+        headers={lang: [T.get("semantics.h_collective", lang)] + [T.get("semantics.h_device", lang, d=d)
+                                                                    for d in range(p)] for lang in LANGS},
         rows=rows,
-        labels={"zh": {"input": "输入", "broadcast (root 0)": "broadcast（根 0）",
-                       "reduce (root 0)": "reduce（根 0）"}},
-        notes=bilingual_notes(
-            ("All-gather: every device contributes its whole vector, so each ends with the "
-             f"{p * p}-element concatenation (long lists are shortened with …). Reduce: only "
-             "the root holds the result (— elsewhere).",
-             f"all-gather：每个设备贡献整个向量，所以每个人都得到 {p * p} 个元素的拼接"
-             "（长列表中间用 … 省略）。reduce：只有根上有结果（其余为 —）。"),
-        ),
+        labels=_zh_labels(a="semantics.op_input", b="semantics.op_broadcast", c="semantics.op_reduce"),
+        notes=T.pairs("semantics.02_1_note", pp=p * p),
     )
 
 
@@ -74,7 +75,7 @@ def _max_diff(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> float:
 
 def demo_02_2(p: int = 8, elements: int = 64, seed: int = 2,
               sizes: Sequence[float] = (32 * KiB, 8 * MiB), link: Link = NVLINK4) -> Table:
-    """Demo 02-2 (lecture §4.2 "恒等式"): three identities checked on ``p`` devices with
+    """Demo 02-2 (lecture §4.2, identities): three identities checked on ``p`` devices with
     real data, and the broadcast timing that motivates the third.
 
     Identities (int64 data from ``numpy.random.default_rng(seed)``, max |diff| = 0):
@@ -103,12 +104,11 @@ def demo_02_2(p: int = 8, elements: int = 64, seed: int = 2,
         r["holds"] = r["max_diff"] == 0
     ident = Table(
         key="02-2",
-        title=bilingual(f"identities on {p} devices with real data ({elements} int64 per device, seed {seed})",
-                     f"在 {p} 个设备上用真实数据验证恒等式（每设备 {elements} 个 int64，种子 {seed}）"),
+        title=T("semantics.02_2_title", p=p, elements=elements, seed=seed),
         columns=["identity", "max_diff", "holds"],
-        headers={"en": ["identity", "max |diff|", "holds"], "zh": ["恒等式", "最大 |差|", "成立"]},
+        headers=T.pairs("semantics.h_identity", "semantics.h_max_diff", "semantics.h_holds"),
         rows=rows,
-        labels={"zh": {"all-to-all ∘ all-to-all = identity": "all-to-all ∘ all-to-all = 原样"}},
+        labels=_zh_labels(a="semantics.id_a2a"),
     )
     trows = []
     for n in sizes:
@@ -120,39 +120,33 @@ def demo_02_2(p: int = 8, elements: int = 64, seed: int = 2,
     dec = {a: broadcast(c, nbytes=o["mb"] * MB, algorithm=a).time for a in ("scatter_allgather", "binomial")}
     n0 = trows[0]["n"]
     root = {r["algorithm"]: r["root_bytes"] / n0 for r in trows[:2]}
-    notes = [(f"The root sends {root['scatter_allgather']:.4g}n with scatter + all-gather "
-              f"(2(p−1)/p·n) and {root['binomial']:.4g}n with the binomial tree (⌈log₂p⌉·n).",
-              f"根设备发出的字节：scatter + all-gather 为 {root['scatter_allgather']:.4g}n"
-              f"（2(p−1)/p·n），二项树为 {root['binomial']:.4g}n（⌈log₂p⌉·n）。")]
+    notes = [tuple(T.get("semantics.root_bytes", lang, sag=f"{root['scatter_allgather']:.4g}",
+                         bino=f"{root['binomial']:.4g}") for lang in LANGS)]
     if p == o["p"] and link == o["link"] and o["mb"] * MiB in sizes:
         mib = {r["algorithm"]: r["time"] / us for r in trows if r["n"] == o["mb"] * MiB}
         sag, bino = mib["scatter_allgather"], mib["binomial"]
         d_sag, d_bino = dec["scatter_allgather"] / us, dec["binomial"] / us
         size = f"{o['mb']:g}"
         matches = (round(sag), round(bino)) == o["us"]
-        notes.append(original_note(
-            (f"{o['us'][0]} vs {o['us'][1]} µs for “{size} MB”",
-             f"{sag:.2f} vs {bino:.2f} µs for {size} MiB = {o['mb'] * MiB:,.0f} B and "
-             f"{d_sag:.2f} vs {d_bino:.2f} µs for {size} MB = {o['mb'] * MB:,.0f} B",
-             "the original values are the binary-size times, rounded" if matches else
-             "neither size reproduces the original values"),
-            (f"“{size} MB”时为 {o['us'][0]} vs {o['us'][1]} µs",
-             f"{size} MiB（{o['mb'] * MiB:,.0f} B）为 {sag:.2f} vs {bino:.2f} µs，"
-             f"{size} MB（{o['mb'] * MB:,.0f} B）为 {d_sag:.2f} vs {d_bino:.2f} µs",
-             "原值正是二进制大小下的时间取整" if matches else "两种大小都得不到原值")))
+        said = dict(sag=o["us"][0], bino=o["us"][1], size=size)
+        here = dict(sag=f"{sag:.2f}", bino=f"{bino:.2f}", d_sag=f"{d_sag:.2f}", d_bino=f"{d_bino:.2f}", size=size,
+                    mib_bytes=f"{o['mb'] * MiB:,.0f}", mb_bytes=f"{o['mb'] * MB:,.0f}")
+        why = "semantics.orig_match" if matches else "semantics.orig_nomatch"
+        notes.append(original_note(*(
+            (T.get("semantics.orig_said", lang, **said), T.get("semantics.orig_here", lang, **here), T.get(why, lang))
+            for lang in LANGS)))
     timing = Table(
         key="02-2b",
-        title=bilingual(f"broadcast on {p} devices ({link.name} switch): scatter + all-gather vs binomial tree",
-                     f"{p} 个设备上的 broadcast（{link.name} 交换机）：scatter + all-gather 对比二项树"),
+        title=T("semantics.02_2b_title", p=p, link=link.name),
         columns=["n", "algorithm", "time", "rounds", "root_bytes"],
-        headers={"en": ["n", "algorithm", "time (µs)", "rounds", "bytes sent by the root"],
-                 "zh": ["n", "算法", "时间（µs）", "步数", "根发出的字节"]},
+        headers=T.pairs("semantics.h_n", "semantics.h_algorithm", "semantics.h_time_us", "semantics.h_rounds",
+                        "semantics.h_root_bytes"),
         rows=trows,
         formats={"n": lambda n: fmt_bytes(n, binary=True), "time": US2,
                  "root_bytes": lambda b: fmt_bytes(b, binary=True)},
-        labels={"zh": {"binomial": "二项树", "scatter_allgather": "scatter + all-gather"},
-                "en": {"binomial": "binomial tree", "scatter_allgather": "scatter + all-gather"}},
-        notes=bilingual_notes(*notes),
+        labels={lang: {a: T.get(f"semantics.bc_{a}", lang) for a in ("binomial", "scatter_allgather")}
+                for lang in LANGS},
+        notes={lang: [n[i] for n in notes] for i, lang in enumerate(LANGS)},
         meta={"decimal_8MB": dec},
     )
     ident.parts.append(timing)
@@ -169,29 +163,25 @@ def _bytes_notes(rows: list[dict], p: int, bound: float, n: float) -> dict[str, 
     most = max(rows, key=lambda r: r["mean"])
     uneven = [r for r in rows if r["max"] > r["mean"] * (1 + 1e-9)]
     busiest = lambda r: max(range(p), key=lambda d: r[f"d{d}"])
-    at_en = (f"With {' and '.join(name['en'][a] for a in at)} every device sends exactly the lower "
-             f"bound {bound:.4g}n" if at else f"No algorithm meets the lower bound {bound:.4g}n on every device")
-    en = [f"{at_en}; {name['en'][most['algorithm']]} "
-          f"sends the most on average ({x(most['mean'])} per device, in {most['rounds']} rounds)."]
-    zh = [f"每个设备恰好发出下界 {bound:.4g}n 的算法：{'、'.join(name['zh'][a] for a in at) or '无'}；"
-          f"平均发得最多的是{name['zh'][most['algorithm']]}（每设备 {x(most['mean'])}，共 {most['rounds']} 步）。"]
-    if uneven:
-        en.append("Uneven loads: " + "; ".join(
-            f"{name['en'][r['algorithm']]}: device {busiest(r)} sends {x(r['max'])} against a mean of "
-            f"{x(r['mean'])}" for r in uneven) + ".")
-        zh.append("负载不均：" + "；".join(
-            f"{name['zh'][r['algorithm']]}中设备 {busiest(r)} 发 {x(r['max'])}，平均只有 {x(r['mean'])}"
-            for r in uneven) + "。")
-    for r in below:
-        en.append(f"{name['en'][r['algorithm']]} sends only {x(r['max'])}, below the bound: the "
-                  "switch does the adding, so the bound for point-to-point algorithms does not apply.")
-        zh.append(f"{name['zh'][r['algorithm']]}每个设备只发 {x(r['max'])}，低于下界：加法在交换机里完成，"
-                  "针对点对点算法的下界管不到它。")
-    return {"en": en, "zh": zh}
+    out = {}
+    for lang in LANGS:
+        names = T.get("semantics.and", lang).join(name[lang][a] for a in at)
+        at_text = (T.get("semantics.bytes_at", lang, names=names, bound=f"{bound:.4g}") if at else
+                   T.get("semantics.bytes_none", lang, bound=f"{bound:.4g}"))
+        notes = [T.get("semantics.bytes_most", lang, at=at_text, name=name[lang][most["algorithm"]],
+                       mean=x(most["mean"]), rounds=most["rounds"])]
+        if uneven:
+            items = T.get("semantics.uneven_sep", lang).join(
+                T.get("semantics.uneven_item", lang, name=name[lang][r["algorithm"]], d=busiest(r),
+                      max=x(r["max"]), mean=x(r["mean"])) for r in uneven)
+            notes.append(T.get("semantics.uneven", lang, items=items))
+        notes += [T.get("semantics.below", lang, name=name[lang][r["algorithm"]], max=x(r["max"])) for r in below]
+        out[lang] = notes
+    return out
 
 
 def demo_02_3(p: int = 8, n: float = 1 * MB, link: Link = NVLINK4) -> Table:
-    """Demo 02-3 (lecture §4.3 "每个设备至少要传多少字节"): bytes each device sends in an
+    """Demo 02-3 (lecture §4.3, the least bytes each device must send): bytes each device sends in an
     all-reduce of n bytes, per algorithm (simulator byte counts), in units of n.
 
     Anchors (p = 8): ring and Rabenseifner 1.75 on every device; RD 3; tree
@@ -212,23 +202,21 @@ def demo_02_3(p: int = 8, n: float = 1 * MB, link: Link = NVLINK4) -> Table:
     bound = cost.lower_bound_bytes("all_reduce", p, n)
     lb = Table(
         key="02-3b",
-        title=bilingual(f"lower bounds on the bytes each device sends (p = {p})",
-                     f"每个设备至少要发的字节（p = {p}）"),
+        title=T("semantics.02_3b_title", p=p),
         columns=["op", "bound"],
-        headers={"en": ["collective", "bytes per device (× n)"], "zh": ["集合通信", "每设备字节（× n）"]},
+        headers=T.pairs("semantics.h_collective", "semantics.h_per_device"),
         rows=[{"op": op.replace("_", "-"), "bound": cost.lower_bound_bytes(op, p, n)}
               for op in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")],
         formats={"bound": per_n},
-        notes=bilingual_notes(("All-reduce 2(p−1)/p·n (Patarasuk & Yuan 2009); the others (p−1)/p·n.",
-                      "all-reduce 为 2(p−1)/p·n（Patarasuk & Yuan 2009）；其余为 (p−1)/p·n。")),
+        notes=T.pairs("semantics.02_3b_note"),
     )
     return Table(
         key="02-3",
-        title=bilingual(f"bytes sent per device in an all-reduce of n bytes, p = {p} (× n)",
-                     f"n 字节的 all-reduce 中每个设备发出的字节，p = {p}（× n）"),
+        title=T("semantics.02_3_title", p=p),
         columns=["algorithm", "rounds"] + cols + ["max", "mean"],
-        headers={"en": ["algorithm", "rounds"] + [f"dev {d}" for d in range(p)] + ["max", "mean"],
-                 "zh": ["算法", "步数"] + [f"设备 {d}" for d in range(p)] + ["最大", "平均"]},
+        headers={lang: [T.get("semantics.h_algorithm", lang), T.get("semantics.h_rounds", lang)]
+                 + [T.get("semantics.h_dev", lang, d=d) for d in range(p)]
+                 + [T.get("semantics.h_max", lang), T.get("semantics.h_mean", lang)] for lang in LANGS},
         rows=rows,
         formats={**{col: per_n for col in cols}, "max": per_n, "mean": per_n},
         labels=algorithm_labels("all_reduce"),
