@@ -20,6 +20,9 @@ like its own language:
 * previous/next never cross from one language's part into the other's;
 * every page of a language part is offered as a runnable notebook, ``⬇ .ipynb`` in its
   header (the extension ``commbook_notebooks``, loaded from here);
+* the ``{source}`` role and a "source" / "源码" link under every table that names its
+  builder, to the function's highlighted code (``commbook_source``), and the API
+  reference's module lists (``commbook_reference``), both loaded from here;
 * ``html_search_options["dict"]``, when relative, is read from the source folder
   (Sphinx would read it from the working directory), and jieba stays quiet.
 """
@@ -369,4 +372,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("html-page-context", _page_context_late, priority=600)
     app.connect("build-finished", _restore_formats)
     app.setup_extension("commbook_notebooks")  # every page as a notebook, linked from its header
+    app.setup_extension("commbook_source")  # {source} role and the links under tables (viewcode pages)
+    app.setup_extension("commbook_reference")  # the API reference pages' module lists (reference/)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": False, "env_version": 1}

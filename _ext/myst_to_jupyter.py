@@ -295,6 +295,8 @@ def _role(name: str, content: str, ctx: Context) -> str:
         return _mime(content, ctx.bundle(content), "text/markdown", ctx)
     if name == "math":
         return f"${content}$"
+    if name == "source":  # the builder of a figure (_ext/commbook_source.py): its dotted name
+        return f"({'源码' if ctx.docname.split('/')[1:2] == ['zh'] else 'source'}: `{content.strip()}`)"
     title, target = _titled(content)
     if name == "ref":
         if target not in ctx.labels:
