@@ -59,7 +59,7 @@ _CL = Cluster("H100", 2, 8, 8, 400.0)
 # non-empty sequence of numbers).
 BASE: dict[str, dict] = {
     "units.fmt_bytes": dict(n=123456), "units.fmt_time": dict(t=1.5e-3), "units.fmt_rate": dict(bytes_per_s=5e10),
-    "units.check_size": dict(n=8),
+    "units.check_size": dict(n=8), "units.fmt_ratio": dict(x=2.0), "units.fmt_pct": dict(fraction=0.25), "units.fmt_count": dict(n=3), "units.fmt_number": dict(x=2.5),
     "units.fmt_number": dict(x=1440.0), "units.fmt_ratio": dict(x=10.5), "units.fmt_pct": dict(fraction=0.25),
     "units.fmt_count": dict(n=16384),
     "hardware.Link": dict(name="l", alpha=2e-6, beta=5e10, source="s", alpha_range=(1e-6, 3e-6)),
@@ -213,6 +213,7 @@ NOT_SWEPT: dict[str, str] = {
     "collectives.all_to_all_v": "counts is a matrix, tested in test_bad_input (shape, sign, NaN, type)",
     "collectives.algorithm": "string arguments only (unknown names tested in test_bad_input)",
     "collectives.names": "string argument only",
+    "collectives.check_reduction": "takes arrays (outputs, data): their checks are tested in test_check_reduction",
     "physics.EnergyPerBit": "a record of cited constants (strings and the figures of a source)",
     "physics.Interconnect": "a record of cited constants (a generation's datasheet values)",
     "physics.energy_ratio": "string arguments only (tier names)",
