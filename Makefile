@@ -55,9 +55,19 @@ browser:
 	  echo "note: no /usr/bin/chromium and no root/apt-get to install it; the browser check will be skipped"; \
 	fi
 
+# The site serves the package it documents: the wheel and the sdist of the current version
+# (pyproject.toml's) under _build/html/_downloads/dist/, linked from the reference's first
+# page (reference/index.md); built from this checkout with the venv's setuptools.
+DIST := _build/html/_downloads/dist
+
 book: venv
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
+	rm -rf $(DIST) build
+	$(PY) -m pip wheel --no-deps --no-build-isolation -q -w $(DIST) .
+	$(PY) -c 'import sys; from setuptools import build_meta; build_meta.build_sdist(sys.argv[1])' $(DIST)
+	rm -rf build
 	@echo "Book: $(CURDIR)/_build/html/index.html"
+	@echo "Package: $$(ls $(DIST))"
 
 # pytest exits with 5 when it collects nothing; that is accepted only while exercises/zh
 # and exercises/en hold no notebook at all (otherwise nbval must have run them).

@@ -10,4 +10,10 @@ Layers, imports pointing one way:
 * **book** — :mod:`book.tables`, :mod:`book.plots` and one subpackage per source
   (:mod:`book.p5`, :mod:`book.ch1`).  Nothing in the core imports the book layer.
 """
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError as _NotInstalled, version as _version
+
+try:
+    __version__ = _version("commbook")
+    """The installed package's version: pyproject.toml's ``version``, the one version number."""
+except _NotInstalled:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
