@@ -388,11 +388,11 @@ def test_page_glues_figure_2_with_the_ring_nccl_runs(page_glue):
         exposed = max(0.0, 80 * t_layer - 2 / 3 * t_c) * 79 / 80
         return exposed / (t_c + exposed + t_layer)
     single = lambda q: 2 * (q - 1) * (ib.alpha + layer / (q * ib.beta))
-    for key, gpus, ring in (("f2_4096_comm", 4096, _nccl_ring), ("f2_8192_comm", 8192, _nccl_ring),
-                            ("f2_single_4096", 4096, lambda q, n: single(q))):
-        assert g[key] == f"{100 * share(gpus, ring(gpus, layer)):.1f} %"
-    assert g["f2_single_4096"] == "83.9 %"
-    assert g["f2_4096_alpha"] == "1.31 s" and round(80 * 2 * 4095 * ib.alpha, 2) == 1.31
+    for key, gpus, ring in (("f2_comm4096_frac", 4096, _nccl_ring), ("f2_comm8192_frac", 8192, _nccl_ring),
+                            ("f2_single_comm4096_frac", 4096, lambda q, n: single(q))):
+        assert g[key] == f"{100 * share(gpus, ring(gpus, layer)):.1f}%"
+    assert g["f2_single_comm4096_frac"] == "83.9%"
+    assert g["f2_alpha4096_s"] == "1.31 s" and round(80 * 2 * 4095 * ib.alpha, 2) == 1.31
 
 
 def test_energy_ranges_compare_like_with_like():
