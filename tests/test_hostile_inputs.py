@@ -59,7 +59,8 @@ _CL = Cluster("H100", 2, 8, 8, 400.0)
 # non-empty sequence of numbers).
 BASE: dict[str, dict] = {
     "units.fmt_bytes": dict(n=123456), "units.fmt_time": dict(t=1.5e-3), "units.fmt_rate": dict(bytes_per_s=5e10),
-    "units.check_size": dict(n=8), "units.fmt_ratio": dict(x=2.0), "units.fmt_pct": dict(fraction=0.25), "units.fmt_count": dict(n=3), "units.fmt_number": dict(x=2.5),
+    "units.check_size": dict(n=8), "units.fmt_ratio": dict(x=2.0), "units.fmt_pct": dict(fraction=0.25),
+    "units.fmt_count": dict(n=3), "units.fmt_number": dict(x=2.5),
     "units.fmt_number": dict(x=1440.0), "units.fmt_ratio": dict(x=10.5), "units.fmt_pct": dict(fraction=0.25),
     "units.fmt_count": dict(n=16384),
     "hardware.Link": dict(name="l", alpha=2e-6, beta=5e10, source="s", alpha_range=(1e-6, 3e-6)),
