@@ -20,7 +20,7 @@ from .parallelism_numbers import (BF16_BYTES, DEF_1_1_GPUS, EFFICIENCY_60, FIG2_
 
 __all__ = ["D11", "d11_facts", "Q11", "q11_facts", "Physics", "physics_facts", "Energy", "energy_facts",
            "Estimate", "estimate_facts", "NM11", "nm11_facts", "Sync", "sync_facts", "StepTimes", "step_times",
-           "Fig2", "fig2_facts"]
+           "Fig2", "fig2_facts", "Purpose", "purpose_facts"]
 
 
 def _billions(x: float) -> str:
@@ -324,3 +324,34 @@ def fig2_facts(M: StepModel = FIG2_MODEL) -> Fig2:
         ill[n64]["comm"], ill[nmax]["comm"], ill[nmax]["compute"], ill[nmax]["stall"],
         ILLUSTRATIVE_TEXT_COMM_PLUS_STALL, ILLUSTRATIVE_NVLINK_BIDIR, M.intra.beta,
         ILLUSTRATIVE_NVLINK_BIDIR / M.inter.beta, M.intra.beta / M.inter.beta)
+
+
+@dataclass(frozen=True)
+class Purpose:
+    """§1.0: ordered pairs N(N−1) and the ring's 2(N−1)/N on the smallest and largest cluster
+    of the connections table, how much each grows between them; and the quiz's ``q_n`` GPUs."""
+
+    small: int
+    small_pairs: int
+    large: int
+    large_pairs: int
+    grow_n: int
+    grow_pairs: int
+    ring_small: float
+    ring_large: float
+    q_n: int
+    q_pairs: int
+    q_ring: float
+    q_ring_msgs: int
+
+
+def purpose_facts(table, q_n: int = 64) -> Purpose:
+    """Read :func:`.parallelism_tables.connections_table`."""
+    from .parallelism_numbers import logical_connections
+
+    sizes = [r["n"] for r in table.rows]
+    small, large = sizes[0], sizes[-1]
+    return Purpose(small, logical_connections(small), large, logical_connections(large), round(table.meta["grow_n"]),
+                   round(table.meta["grow_pairs"]), physics.ring_traffic_factor(small),
+                   physics.ring_traffic_factor(large), q_n, logical_connections(q_n), physics.ring_traffic_factor(q_n),
+                   2 * (q_n - 1))
