@@ -339,6 +339,10 @@ def test_one_formatter_family(name):
     assert not found, f"{name} formats numbers itself: {found}"
 
 
+def test_known_formatting_names_modules_that_exist():
+    assert set(KNOWN_FORMATTING) <= set(MODULES), sorted(set(KNOWN_FORMATTING) - set(MODULES))
+
+
 def test_the_formatting_scan_sees_what_it_should():
     tree = ast.parse('def fmt_x(v):\n    return f"{v:.2f}×"\n'
                      'a, b, c = f"{p}×{q}", f"{s:.1f}%", f"{s:.0%}"\nd = f"{n}× faster"\n')
