@@ -427,3 +427,16 @@ def test_energy_table_is_physics_energy():
     assert [(r["figure"], r["low"], r["high"]) for r in t.rows] == [
         (physics.ENERGY[k].figure_pj, physics.ENERGY[k].low_pj, physics.ENERGY[k].high_pj) for k in s1.ENERGY_ORDER]
     assert "NVLink-C2C" in t.to_html("en") and "NVLink-C2C" in t.to_html("zh")
+
+
+def test_fig2_facts_the_page_glues():
+    """The α every layer's ring pays at 4,096 GPUs (80 layers × 2·4095 steps × α_IB) is part of,
+    and less than, the all-reduce time of the step."""
+    from commbook.book.ch1 import parallelism_facts as pf
+    f = pf.fig2_facts()
+    assert f.alpha4096_s == pytest.approx(80 * 2 * 4095 * IB_NDR_CHAPTER.alpha) and f.alpha4096_s < f.tar4096_s
+    assert (f.n8, f.n4096, f.layers, f.bwd) == (8, 4096, 80, "2/3")
+    assert f.ill_ratio_one == pytest.approx(450 / 50) and f.ill_ratio_bidir == pytest.approx(900 / 50)
+    p = pf.purpose_facts(s1.connections_table(s1.PURPOSE_SIZES))
+    assert (p.small_pairs, p.large_pairs, p.q_pairs) == (8 * 7, 10_000 * 9_999, 64 * 63)
+    assert p.ring_large == pytest.approx(2 * 9_999 / 10_000) and p.q_ring_msgs == 126
