@@ -87,6 +87,7 @@ BASE: dict[str, dict] = {
     "physics.bandwidth_delay_product": dict(bytes_per_s=5e10, meters=100.0, speed=2e8),
     "physics.fiber_speed": dict(group_index=1.4682),
     "collectives.all_reduce": dict(cluster=_SW, nbytes=64.0),
+    "collectives.versus_closed_forms": dict(topology=Switch(4, NVLINK4), collective="all_reduce", nbytes=1e6),
     "collectives.broadcast": dict(cluster=_SW, nbytes=64.0, root=0),
     "collectives.reduce": dict(cluster=_SW, nbytes=64.0, root=0),
     "collectives.reduce_scatter": dict(cluster=_SW, nbytes=64.0),
