@@ -1,226 +1,37 @@
 """The book's words in both languages: figure labels, and the one list of terms.
 
-Algorithm names are not here: they live once, in the algorithm registry
-(:mod:`commbook.collectives.registry`), and :func:`commbook.book.plots.label` reads them
-from there (keys ``algo_<name>``).
+The words themselves live in ``book/texts/common.toml`` (``labels.term.*``,
+``labels.not_zh.*``, ``labels.box.*``, ``labels.fig.*``), read here once into the dicts
+every chapter's code uses.  Algorithm names are not here: they live once, in the same file
+(``algorithm_*``), read by :mod:`commbook.book.names`.
 """
 from __future__ import annotations
 
-TERMS: dict[str, dict[str, str]] = {
-    # key: {"en": English, "zh": the Chinese the book uses, "not_zh": Chinese it must not use}
-    "collective": {"en": "collective communication", "zh": "集合通信"},
-    "all_reduce": {"en": "all-reduce", "zh": "all-reduce"},
-    "reduce_scatter": {"en": "reduce-scatter", "zh": "reduce-scatter"},
-    "all_gather": {"en": "all-gather", "zh": "all-gather"},
-    "all_to_all": {"en": "all-to-all", "zh": "all-to-all"},
-    "binomial_tree": {"en": "binomial tree", "zh": "二项树"},
-    "double_binary_tree": {"en": "double binary tree", "zh": "双二叉树"},
-    "recursive_doubling": {"en": "recursive doubling", "zh": "递归倍增"},
-    "recursive_halving": {"en": "recursive halving", "zh": "递归减半"},
-    "latency": {"en": "latency", "zh": "延迟"},
-    "bandwidth": {"en": "bandwidth", "zh": "带宽"},
-    "bisection": {"en": "bisection bandwidth", "zh": "对分带宽"},
-    "n_half": {"en": "half-bandwidth point", "zh": "半带宽点"},
-    "rail": {"en": "rail", "zh": "轨道"},
-    "in_network": {"en": "in-network reduction", "zh": "交换机内归约"},
-    "communicator": {"en": "communicator", "zh": "通信器", "not_zh": "通信子"},
-    "oversubscription": {"en": "oversubscription", "zh": "超额订阅", "not_zh": "超配"},
-    "worker": {"en": "worker", "zh": "工作进程", "not_zh": "worker"},
-}
-"""Bilingual terms; ``tests/test_terms.py`` checks that the Chinese pages call the binomial
-tree 二项树 (a binomial tree is not a binary tree: 二叉树 is reserved for the double binary tree)
-and never write a term's ``not_zh`` form in their prose."""
+from .text import texts
 
-BOXES: dict[str, dict[str, str]] = {
-    # the boxes of chapter 1 and the exercises, by kind: English title word -> Chinese
-    "check": {"en": "Check yourself", "zh": "自测"},
-    "answer": {"en": "Answer", "zh": "答案"},
-    "napkin": {"en": "Napkin math", "zh": "估算"},
-    "example": {"en": "Example", "zh": "示例"},
-    "definition": {"en": "Definition", "zh": "定义"},
-    "checkpoint": {"en": "Checkpoint", "zh": "检查点"},
-    "original": {"en": "About the original text", "zh": "关于原文"},
-    "original_p5": {"en": "About the original notes", "zh": "关于原讲义"},
-    "systems": {"en": "Systems perspective", "zh": "系统视角"},
-    "story": {"en": "War story", "zh": "实战故事"},
-}
-"""One name per kind of box; ``tests/test_terms.py`` checks every Chinese admonition title
-starts with one of them."""
+__all__ = ["TERMS", "BOXES", "LABELS"]
 
-LABELS: dict[str, dict[str, str]] = {
-    "en": {
-        "size": "message size n (decimal units)",
-        "effbw": "effective bandwidth n/T(n) (GB/s)",
-        "effbw_title": "Effective bandwidth in the α–β model",
-        "n_half": "n½ = αβ: exactly half of β",
-        # ---- lecture P5 figures (commbook.book.p5.figures)
-        "time": "time T",
-        "ar_time": "all-reduce time",
-        "devices": "number of devices p",
-        "xover_rd_ring": "recursive doubling = ring at {n}",
-        "xover_tree_ring": "tree = ring at {n}",
-        "ar_size_title": "All-reduce on p = {p} ({link})",
-        "ar_p_title": "All-reduce, n = {n} ({link})",
-        "topo_title": "Topologies at p = 16",
-        "topo_switch": "Switch",
-        "topo_ring": "Ring",
-        "topo_torus": "2D torus {dims}",
-        "topo_twolevel": "Two-level: {nodes} nodes × {gpus} GPUs",
-        "topo_metrics": "ports {ports} · diameter {diam} · bisection {bis}",
-        "node_switch": "switch",
-        "node_spine": "spine",
-        "node_leaf": "rail {g}",
-        "node_nvswitch": "NVSwitch",
-        "coll_title": "Six collectives on 4 devices: device d holds [10d, 10d+1, 10d+2, 10d+3]",
-        "coll_broadcast": "broadcast (root d0)",
-        "coll_reduce": "reduce (root d0)",
-        "coll_all_reduce": "all-reduce",
-        "coll_reduce_scatter": "reduce-scatter",
-        "coll_all_gather": "all-gather",
-        "coll_all_to_all": "all-to-all",
-        "coll_key": "colour: device the value comes from · grey: a sum · blank: no output",
-        "before": "before",
-        "after": "after",
-        "trace_title": "Example 1.1: ring all-reduce on 4 GPUs (reduce-scatter, then all-gather)",
-        "trace_initial": "initial",
-        "trace_rs": "round {r}: reduce-scatter",
-        "trace_ag": "round {r}: all-gather",
-        "trace_key_reduce": "received and added this round",
-        "trace_key_copy": "received (copied) this round",
-        "trace_key_sent": "sent this round",
-        "trace_cols": "columns: chunks 0–3 of each GPU's buffer",
-        "bcast_title": "Chain broadcast of {n} on p = {p} ({link})",
-        "bcast_chunks": "number of chunks k",
-        "bcast_time": "broadcast time",
-        "bcast_chain": "chain, k chunks",
-        "bcast_binomial": "binomial tree",
-        "bcast_flat": "flat (root sends p−1 copies)",
-        "bcast_bound": "lower bound n/β",
-        "bcast_opt": "optimum k* = {k:.1f}, T* = {t}",
-        "map_title": "Ring all-reduce of {n} on a {dims} torus ({link}): ring order over the links",
-        "map_snake": "snake",
-        "map_row_major": "row-major",
-        "map_random": "random (seed {seed})",
-        "map_ratio": "{name}: T / ideal = {r:.2f}",
-        "map_bytes": "bytes carried per directed link (MB)",
-        "hier_title": "Hierarchical all-reduce vs the ring: {gpus} GPUs per node, {links}",
-        "hier_nodes": "number of nodes N",
-        "hier_speedup": "speedup T(ring) / T(hierarchical)",
-        "hier_vs_single": "solid: over the single flat ring",
-        "hier_vs_nccl": "dashed: over NCCL's ring (one channel per NIC)",
-        "tp_title": "{model}, TP = {tp} decode: communication share of a step (no overlap)",
-        "tp_batch": "batch size B",
-        "tp_share": "communication / (compute + communication)",
-        "tp_line": "{algo}, α = {alpha}",
-        "kv_title": "{model}: KV-cache transfer vs prefill ({link})",
-        "kv_tokens": "prompt length (tokens)",
-        "kv_time": "time",
-        "kv_prefill": "prefill compute (TP = {tp})",
-        "kv_nics": "KV transfer, {k} NIC(s)",
-        "kv_layer": "exposed with layer-by-layer sending, 8 NICs",
-        "size_n": "n = {n}",
-        # ---- page "Measuring collectives", across nodes (commbook.book.measuring_cluster)
-        "mc_size": "size (bytes)",
-        "mc_busbw": "bus bandwidth (GB/s)",
-        "mc_measured": "measured",
-        "mc_model": "NCCL {v} model",
-        "mc_pick": "band: NCCL's pick",
-        "mc_pick_fmt": "{algo} · {proto}",
-        "mc_ring": "ring",
-        "mc_tree": "tree",
-        "mc_nvls": "NVLS",
-        "mc_nvls_tree": "NVLS-Tree",
-        "mc_collnet_chain": "CollNet chain",
-        "mc_collnet_direct": "CollNet direct",
-        "mc_pat": "PAT",
-    },
-    "zh": {
-        "size": "消息大小 n（十进制单位）",
-        "effbw": "有效带宽 n/T(n)（GB/s）",
-        "effbw_title": "α–β 模型下的有效带宽",
-        "n_half": "半带宽点 n½ = αβ：恰好得到 β 的一半",
-        # ---- 第 5 讲的图（commbook.book.p5.figures）
-        "time": "时间 T",
-        "ar_time": "all-reduce 时间",
-        "devices": "设备数 p",
-        "xover_rd_ring": "递归倍增 = ring：{n}",
-        "xover_tree_ring": "二项树 = ring：{n}",
-        "ar_size_title": "p = {p} 的 all-reduce（{link}）",
-        "ar_p_title": "all-reduce，n = {n}（{link}）",
-        "topo_title": "p = 16 时的拓扑",
-        "topo_switch": "交换机",
-        "topo_ring": "环",
-        "topo_torus": "二维 torus {dims}",
-        "topo_twolevel": "两级网络：{nodes} 节点 × {gpus} GPU",
-        "topo_metrics": "端口 {ports} · 直径 {diam} · 对分带宽 {bis}",
-        "node_switch": "交换机",
-        "node_spine": "脊",
-        "node_leaf": "轨道 {g}",
-        "node_nvswitch": "NVSwitch",
-        "coll_title": "4 个设备上的六种集合操作：设备 d 持有 [10d, 10d+1, 10d+2, 10d+3]",
-        "coll_broadcast": "broadcast（根 d0）",
-        "coll_reduce": "reduce（根 d0）",
-        "coll_all_reduce": "all-reduce",
-        "coll_reduce_scatter": "reduce-scatter",
-        "coll_all_gather": "all-gather",
-        "coll_all_to_all": "all-to-all",
-        "coll_key": "颜色：数值来自哪个设备 · 灰色：求和结果 · 空白：没有输出",
-        "before": "之前",
-        "after": "之后",
-        "trace_title": "示例 1.1：4 卡 ring all-reduce（先 reduce-scatter，再 all-gather）",
-        "trace_initial": "初始",
-        "trace_rs": "第 {r} 轮：reduce-scatter",
-        "trace_ag": "第 {r} 轮：all-gather",
-        "trace_key_reduce": "本轮收到并累加",
-        "trace_key_copy": "本轮收到（复制）",
-        "trace_key_sent": "本轮发出",
-        "trace_cols": "列：每块 GPU 缓冲区的第 0–3 块",
-        "bcast_title": "{n} 的链式广播，p = {p}（{link}）",
-        "bcast_chunks": "分块数 k",
-        "bcast_time": "广播时间",
-        "bcast_chain": "链式，k 块",
-        "bcast_binomial": "二项树",
-        "bcast_flat": "扁平（根发出 p−1 份）",
-        "bcast_bound": "下界 n/β",
-        "bcast_opt": "最优 k* = {k:.1f}，T* = {t}",
-        "map_title": "{dims} torus 上 {n} 的 ring all-reduce（{link}）：环的顺序与链路",
-        "map_snake": "蛇形",
-        "map_row_major": "行优先",
-        "map_random": "随机（种子 {seed}）",
-        "map_ratio": "{name}：T / 理想 = {r:.2f}",
-        "map_bytes": "每条有向链路承载的字节（MB）",
-        "hier_title": "分层 all-reduce 与环的对比：每节点 {gpus} GPU，{links}",
-        "hier_nodes": "节点数 N",
-        "hier_speedup": "加速比 T(环) / T(分层)",
-        "hier_vs_single": "实线：相对单个扁平环",
-        "hier_vs_nccl": "虚线：相对 NCCL 的环（每张网卡一个 channel）",
-        "tp_title": "{model}，TP = {tp} 的 decode：通信占一步的比例（不重叠）",
-        "tp_batch": "批大小 B",
-        "tp_share": "通信 /（计算 + 通信）",
-        "tp_line": "{algo}，α = {alpha}",
-        "kv_title": "{model}：KV cache 搬运与 prefill 的对比（{link}）",
-        "kv_tokens": "提示长度（token）",
-        "kv_time": "时间",
-        "kv_prefill": "prefill 计算（TP = {tp}）",
-        "kv_nics": "KV 搬运，{k} 块网卡",
-        "kv_layer": "逐层发送后暴露的部分，8 块网卡",
-        "size_n": "n = {n}",
-        # ---- 《测量集合通信》跨节点一节（commbook.book.measuring_cluster）
-        "mc_size": "大小（字节）",
-        "mc_busbw": "总线带宽（GB/s）",
-        "mc_measured": "实测",
-        "mc_model": "NCCL {v} 模型",
-        "mc_pick": "色带：NCCL 的选择",
-        "mc_pick_fmt": "{algo} · {proto}",
-        "mc_ring": "环",
-        "mc_tree": "树",
-        "mc_nvls": "NVLS",
-        "mc_nvls_tree": "NVLS 树",
-        "mc_collnet_chain": "CollNet 链式",
-        "mc_collnet_direct": "CollNet 直连",
-        "mc_pat": "PAT",
-    },
-}
+
+def _group(prefix: str) -> dict[str, dict[str, str]]:
+    entries = texts("common").entries
+    return {k[len(prefix):]: dict(v) for k, v in entries.items() if k.startswith(prefix)}
+
+
+TERMS: dict[str, dict[str, str]] = _group("labels.term.")
+for _key, _pair in _group("labels.not_zh.").items():
+    TERMS[_key]["not_zh"] = _pair["zh"]
+"""Bilingual terms, ``{key: {"en": English, "zh": the Chinese the book uses, "not_zh": the
+Chinese it must not use}}``; ``tests/test_terms.py`` checks that the Chinese pages call the
+binomial tree by its ``zh`` (a binomial tree is not a binary tree: the Chinese word for a
+binary tree is reserved for the double binary tree) and never write a term's ``not_zh`` form
+in their prose."""
+
+BOXES: dict[str, dict[str, str]] = _group("labels.box.")
+"""One name per kind of box of chapter 1 and the exercises, ``{kind: {"en": ..., "zh": ...}}``;
+``tests/test_terms.py`` checks every Chinese admonition title starts with one of them."""
+
+_FIG = _group("labels.fig.")
+LABELS: dict[str, dict[str, str]] = {lang: {k: v[lang] for k, v in _FIG.items()} for lang in ("en", "zh")}
 """Figure labels by language; every figure function looks its text up here.
 
 No mathtext (``$...$``) in labels: matplotlib draws a whole string containing
