@@ -10,8 +10,23 @@ from __future__ import annotations
 from ...hardware import IB_HDR, IB_NDR_CHAPTER, NVLINK4_CHAPTER, PCIE_GEN5, ROCE_100G, Link
 from ...units import GB
 from ..tables import bilingual
+from ..text import texts
 
 __all__ = ["BOX_LINKS", "BOX_NAMES", "LINK_NAMES", "link_name"]
+
+T = texts("ch1")
+K = "boxes."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return T(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return T.pairs(*(K + k for k in keys), **fields)
+
 
 _CH = "Scaling Machine Learning Systems, Vol. II, ch. 06 'Collective Communication'"
 
@@ -71,24 +86,24 @@ BOX_LINKS: dict[str, Link] = {
 """The link each worked box of the chapter prices its example with, by box id."""
 
 BOX_NAMES: dict[str, dict[str, str]] = {
-    "def1.1": bilingual("Definition 1.1 (§1.1)", "定义 1.1（§1.1）"),
-    "nm1.1": bilingual("Napkin math 1.1 (§1.1)", "估算 1.1（§1.1）"),
-    "def1.2": bilingual("Definition 1.2 (§1.2)", "定义 1.2（§1.2）"),
-    "nm1.2": bilingual("Napkin math 1.2 (§1.2)", "估算 1.2（§1.2）"),
-    "cp1.1": bilingual("Checkpoint 1.1 (§1.2)", "检查点 1.1（§1.2）"),
-    "nm1.4": bilingual("Napkin math 1.4 (§1.3)", "估算 1.4（§1.3）"),
-    "nm1.5": bilingual("Napkin math 1.5 (§1.4)", "估算 1.5（§1.4）"),
-    "s1.4": bilingual("Switch-point example (§1.4)", "切换点示例（§1.4）"),
-    "cp1.3": bilingual("Checkpoint 1.3 (§1.4)", "检查点 1.3（§1.4）"),
-    "lb1.4": bilingual("Lower-bound example (§1.4)", "下界示例（§1.4）"),
-    "lb1.4-nvl": bilingual("Lower-bound example at NVLink rate (§1.4)", "下界示例，按 NVLink 速率（§1.4）"),
-    "tree1.4": bilingual("Tree example, 8 GPUs (§1.4)", "树形示例，8 块 GPU（§1.4）"),
-    "fig7": bilingual("Crossover figure (§1.4)", "算法交叉图（§1.4）"),
-    "cp1.2": bilingual("Checkpoint 1.2 (§1.4)", "检查点 1.2（§1.4）"),
-    "nm1.6": bilingual("Napkin math 1.6 (§1.5)", "估算 1.6（§1.5）"),
-    "nm1.8": bilingual("Napkin math 1.8 (§1.8)", "估算 1.8（§1.8）"),
-    "nm1.8-nvl": bilingual("Napkin math 1.8, intra-node (§1.8)", "估算 1.8，节点内（§1.8）"),
-    "sn1.8": bilingual("Single-node check (§1.8)", "单节点核算（§1.8）"),
+    "def1.1": _tx("definition_1_1_1"),
+    "nm1.1": _tx("napkin_math_1_1"),
+    "def1.2": _tx("definition_1_2_1"),
+    "nm1.2": _tx("napkin_math_1_2"),
+    "cp1.1": _tx("checkpoint_1_1_1"),
+    "nm1.4": _tx("napkin_math_1_4"),
+    "nm1.5": _tx("napkin_math_1_5"),
+    "s1.4": _tx("switch_point_example_1"),
+    "cp1.3": _tx("checkpoint_1_3_1"),
+    "lb1.4": _tx("lower_bound_example_1"),
+    "lb1.4-nvl": _tx("lower_bound_example_at"),
+    "tree1.4": _tx("tree_example_8_gpus"),
+    "fig7": _tx("crossover_figure_1_4"),
+    "cp1.2": _tx("checkpoint_1_2_1"),
+    "nm1.6": _tx("napkin_math_1_6"),
+    "nm1.8": _tx("napkin_math_1_8"),
+    "nm1.8-nvl": _tx("napkin_math_1_8_2"),
+    "sn1.8": _tx("single_node_check_1"),
 }
 """Display name of each box in both languages."""
 
@@ -98,16 +113,16 @@ def _gbit(link: Link) -> str:
 
 
 LINK_NAMES: dict[str, dict[str, str]] = {
-    NVLINK4_CHAPTER.name: bilingual("NVLink 4.0 (intra-node)", "NVLink 4.0（节点内）"),
+    NVLINK4_CHAPTER.name: _tx("nvlink_4_0_intra"),
     IB_NDR_CHAPTER.name: bilingual(f"InfiniBand NDR {_gbit(IB_NDR_CHAPTER)} (per port)",
                                    f"InfiniBand NDR {_gbit(IB_NDR_CHAPTER)}（每端口）"),
     IB_HDR.name: bilingual(f"InfiniBand HDR {_gbit(IB_HDR)}", f"InfiniBand HDR {_gbit(IB_HDR)}"),
-    PCIE_GEN5.name: bilingual("PCIe Gen5 (GPU↔CPU)", "PCIe Gen5（GPU↔CPU）"),
+    PCIE_GEN5.name: _tx("pcie_gen5_gpu_cpu"),
     ROCE_100G.name: bilingual(f"Ethernet {_gbit(ROCE_100G)} (RoCE)", f"以太网 {_gbit(ROCE_100G)}（RoCE）"),
-    "InfiniBand NDR": bilingual("InfiniBand NDR", "InfiniBand NDR"),
-    "generic link": bilingual("generic teaching link", "教学用的通用链路"),
-    "ring link": bilingual("ring link", "环上的链路"),
-    "bandwidth only": bilingual("link, bandwidth term only", "链路（只计带宽项）"),
+    "InfiniBand NDR": _tx("infiniband_ndr"),
+    "generic link": _tx("generic_teaching_link"),
+    "ring link": _tx("ring_link"),
+    "bandwidth only": _tx("link_bandwidth_term_only"),
 }
 """Display names of the chapter's links (Table 1's presets and the boxes' links), by ``Link.name``."""
 

@@ -20,10 +20,25 @@ from ...compression import training as tr
 from ...hardware import IB_NDR_CHAPTER
 from ..plots import PALETTE, book_style, log_axis
 from ..tables import Table, bilingual, bilingual_notes
+from ..text import texts
 from .compression_numbers import DECISION
 
 __all__ = ["RUN_SETTINGS", "RUN_KEYS", "runs", "runs_table", "fig_convergence", "FLOOR",
            "WHEN_P", "WHEN_RATIOS", "fig_when"]
+
+T = texts("ch1")
+K = "compression_figures."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return T(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return T.pairs(*(K + k for k in keys), **fields)
+
 
 RUN_SETTINGS = {"workers": tr.WORKERS, "dim": tr.DIM, "rows": tr.ROWS, "heterogeneity": tr.HETEROGENEITY,
                 "lr": tr.LR, "steps": tr.STEPS, "adam_lr": tr.ADAM_LR, "adam_steps": tr.ADAM_STEPS,
@@ -52,12 +67,7 @@ def runs() -> dict:
     return out
 
 
-_NAMES = {
-    "en": {"fp32": "uncompressed (FP32)", "top1": "top-1%", "top10": "top-10%", "randk10": "random-10%",
-           "sign": "1-bit sign", "int8": "INT8", "adam": "Adam", "1bit": "1-bit Adam"},
-    "zh": {"fp32": "不压缩（FP32）", "top1": "top-1%", "top10": "top-10%", "randk10": "random-10%",
-           "sign": "1 位符号", "int8": "INT8", "adam": "Adam", "1bit": "1 位 Adam"},
-}
+_NAMES = {lang: {k: T.get(K + "names." + k, lang) for k in ('fp32', 'top1', 'top10', 'randk10', 'sign', 'int8', 'adam', '1bit',)} for lang in ("en", "zh")}
 
 
 def _name(key: str, lang: str) -> str:
@@ -82,12 +92,9 @@ def runs_table() -> Table:
                      "ratio": base / per_step})
     return Table(
         key="ch1-runs",
-        title=bilingual("The runs of the convergence figure", "收敛图中的各次训练"),
+        title=_tx("the_runs_of_the"),
         columns=["run", "steps", "final", "bytes", "ratio"],
-        headers={"en": ["Run", "Steps", "Final (L − L*)/(L₀ − L*)", "Bytes per worker per step",
-                        "Less traffic than FP32"],
-                 "zh": ["训练", "步数", "最终 (L − L*)/(L₀ − L*)", "每个工作节点每步发送的字节",
-                        "流量比 FP32 少"]},
+        headers=_txs("run", "steps", "final_l_l_l", "bytes_per_worker_per", "less_traffic_than_fp32"),
         rows=rows,
         formats={"final": lambda x: f"{x:.2e}", "bytes": lambda b: f"{b:,.4g} B", "ratio": lambda x: f"{x:.3g}×"},
         labels={lang: {k: _name(k, lang) for k in RUN_KEYS} for lang in ("en", "zh")},
@@ -110,24 +117,7 @@ def _settings_note() -> tuple[str, str]:
             f"{S['adam_steps']:,} 步，其中 {100 * S['warmup']:g}% 用于预热。")
 
 
-_LAB = {
-    "en": {"a": "(a) Sparsification", "b": "(b) Quantization", "c": "(c) Adam and 1-bit Adam",
-           "step": "step", "excess": "relative excess loss (L − L*)/(L₀ − L*)", "warm": "end of warm-up",
-           "when_a": "(a) Time to train", "when_b": "(b) Ring all-reduce, {p} GPUs, {link}",
-           "tcomm": "communication per step (ms)", "ttt": "time to train (s)",
-           "base": "uncompressed", "comp": "INT8 + EF: {r:g}×, {x:.0%} more steps",
-           "even": "break-even {t:.1f} ms", "case": "{t:g} ms",
-           "size": "gradient size n (bytes)", "speedup": "all-reduce speed-up from compression",
-           "ratio": "{r:g}× compression", "nstar": "n* = αβ", "pnstar": "p·αβ"},
-    "zh": {"a": "(a) 稀疏化", "b": "(b) 量化", "c": "(c) Adam 与 1 位 Adam",
-           "step": "步", "excess": "相对超额损失 (L − L*)/(L₀ − L*)", "warm": "预热结束",
-           "when_a": "(a) 训练总时间", "when_b": "(b) 环形 all-reduce，{p} 块 GPU，{link}",
-           "tcomm": "每步通信时间（ms）", "ttt": "训练总时间（s）",
-           "base": "不压缩", "comp": "INT8 + 误差反馈：{r:g}×，步数多 {x:.0%}",
-           "even": "持平点 {t:.1f} ms", "case": "{t:g} ms",
-           "size": "梯度大小 n（字节）", "speedup": "压缩带来的 all-reduce 加速",
-           "ratio": "压缩 {r:g}×", "nstar": "n* = αβ", "pnstar": "p·αβ"},
-}
+_LAB = {lang: {k: T.get(K + "lab." + k, lang) for k in ('a', 'b', 'c', 'step', 'excess', 'warm', 'when_a', 'when_b', 'tcomm', 'ttt', 'base', 'comp', 'even', 'case', 'size', 'speedup', 'ratio', 'nstar', 'pnstar',)} for lang in ("en", "zh")}
 
 _COLOR = {"fp32": "0.15", "top1": PALETTE[0], "top10": PALETTE[2], "randk10": PALETTE[4],
           "sign": PALETTE[3], "int8": PALETTE[1], "adam": PALETTE[0], "1bit": PALETTE[3]}

@@ -29,12 +29,27 @@ from ...compression.feedback import ErrorFeedback
 from .inputs import CHAPTER_COMPRESSION_TABLE, NM17, compression_table, napkin_math_1_7  # noqa: F401 (NM17, napkin_math_1_7: for the page)
 from ...units import fmt_bytes, fmt_ratio
 from ..tables import Table, bilingual, bilingual_notes
+from ..text import texts
 from .perf_numbers import LLAMA
 
 __all__ = ["SETTING", "QUANT_D", "BLOCK_D", "quant_table", "int8_levels", "block_table", "heavy_tail_table",
            "SPARSE_CASES", "sparse_table", "persistent_small", "EF_INPUT", "table3", "table4",
            "example_1_2", "def14", "CHECKPOINT_1_4", "DECISION", "CHAPTER_DECISION",
            "CHAPTER_ONEBIT", "methods_table"]
+
+T = texts("ch1")
+K = "compression_numbers."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return T(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return T.pairs(*(K + k for k in keys), **fields)
+
 
 SETTING = {"wan_gap": (10, 100), "reduction": (4, 1000)}
 """The chapter's opening ranges: WAN links 10–100× slower than InfiniBand, and compression
@@ -71,15 +86,11 @@ def quant_table(d: int = QUANT_D) -> Table:
         title=bilingual(f"One gradient of {d:,} FP32 values, quantized",
                         f"一个 {d:,} 元素的 FP32 梯度，量化之后"),
         columns=["op", "values", "scales", "total", "ratio", "stated"],
-        headers={"en": ["Format", "Values", "Scales", "On the wire", "Ratio to FP32", "Nominal"],
-                 "zh": ["格式", "数值", "缩放因子", "实际发送", "相对 FP32 的压缩比", "名义值"]},
+        headers=_txs("format", "values", "scales", "on_the_wire", "ratio_to_fp32", "nominal"),
         rows=rows,
         formats={"values": fmt_bytes, "scales": lambda b: f"{b:,} B", "total": fmt_bytes,
                  "ratio": lambda r: f"{r:.6g}×", "stated": lambda r: f"{r:g}×"},
-        labels={"en": {"fp32": "FP32 (baseline)", "fp16": "FP16", "int8": "INT8, one scale",
-                       "int8b": "INT8, a scale per 128", "sign": "1-bit sign, one scale"},
-                "zh": {"fp32": "FP32（基准）", "fp16": "FP16", "int8": "INT8，整个张量一个缩放因子",
-                       "int8b": "INT8，每 128 个一个缩放因子", "sign": "1 位符号，一个缩放因子"}},
+        labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('fp32', 'fp16', 'int8', 'int8b', 'sign',)} for lang in ("en", "zh")},
         notes=bilingual_notes(
             ("Sizes are the bytes of the encoded arrays; scales are FP32. The 1-bit row reaches "
              f"{sign['ratio']:.6g}×, not 32×, because its one scale is sent too.",
@@ -107,10 +118,9 @@ def block_table(blocks=(32, 64, 128, 256, 512), d: int = BLOCK_D) -> Table:
         rows.append({"b": b, "per_elem": p.nbytes / d, "ratio": p.ratio, "closed": 4 * b / (b + 4)})
     return Table(
         key="ch1-blocks",
-        title=bilingual("INT8 with a scale per block", "每块一个缩放因子的 INT8"),
+        title=_tx("int8_with_a_scale"),
         columns=["b", "per_elem", "ratio", "closed"],
-        headers={"en": ["Block b", "Bytes per element", "Ratio (payload)", "4b/(b + 4)"],
-                 "zh": ["块大小 b", "每个元素的字节数", "压缩比（按载荷）", "4b/(b + 4)"]},
+        headers=_txs("block_b", "bytes_per_element", "ratio_payload", "4b_b_4"),
         rows=rows,
         formats={"per_elem": lambda x: f"{x:.5g}", "ratio": (lambda v: fmt_ratio(v, 4)), "closed": (lambda v: fmt_ratio(v, 4))},
         notes=bilingual_notes((f"Payload of a {d:,}-element gradient: d INT8 values and d/b FP32 scales.",
@@ -170,17 +180,13 @@ def sparse_table(cases=SPARSE_CASES) -> Table:
                      "int32": sparse_ratio(d, k)})
     return Table(
         key="ch1-sparse",
-        title=bilingual("Top-k on the wire: values and their indices", "Top-k 实际发送的内容：数值加索引"),
+        title=_tx("top_k_on_the"),
         columns=["d", "share", "k", "values", "indices", "index_bits", "ratio", "nominal", "int32"],
-        headers={"en": ["d", "Kept", "K", "Values", "Indices", "Index bits", "Ratio", "d/K (values only)",
-                        "d/(2K) (32-bit indices)"],
-                 "zh": ["d", "保留比例", "K", "数值", "索引", "索引位数", "压缩比", "d/K（只算数值）",
-                        "d/(2K)（32 位索引）"]},
+        headers=_txs("d", "kept", "k", "values_2", "indices", "index_bits", "ratio", "d_k_values_only", "d_2k_32_bit"),
         rows=rows,
         formats={"d": lambda x: f"{x:,}", "share": lambda s: f"{100 * s:g}%", "values": fmt_bytes,
                  "indices": fmt_bytes, "ratio": fmt_ratio, "nominal": fmt_ratio, "int32": fmt_ratio},
-        notes=bilingual_notes(("Values are FP32; indices are 16-bit when d ≤ 65,536, else 32-bit.",
-                               "数值为 FP32；d ≤ 65,536 时索引用 16 位，否则用 32 位。")))
+        notes=_txs("values_are_fp32_indices"))
 
 
 def persistent_small(steps: int = 1000, big: float = 1.0, small: float = 0.01) -> dict:
@@ -214,13 +220,11 @@ def table3(grads=EF_INPUT) -> Table:
             for r in ef_trace(list(grads), feedback=False)]
     return Table(
         key="ch1-table3",
-        title=bilingual("Table 3: compression without error feedback", "表 3：不带误差反馈的压缩"),
+        title=_tx("table_3_compression_without"),
         columns=["step", "g", "sum_g", "v", "sum_v"],
-        headers={"en": ["Step", "True gradient g_t", "Running true sum", "Sent v_t", "Running sent sum"],
-                 "zh": ["步", "真实梯度 g_t", "真实梯度累计", "发送 v_t", "发送累计"]},
+        headers=_txs("step", "true_gradient_g_t", "running_true_sum", "sent_v_t", "running_sent_sum"),
         rows=rows, formats={k: _DEC for k in ("g", "sum_g", "v", "sum_v")},
-        notes=bilingual_notes(("The compressor sends one unit when its input reaches 0.5, else nothing.",
-                               "压缩器在输入达到 0.5 时发送一个单位，否则什么也不发。")))
+        notes=_txs("the_compressor_sends_one"))
 
 
 def table4(grads=EF_INPUT) -> Table:
@@ -229,15 +233,11 @@ def table4(grads=EF_INPUT) -> Table:
              "sum_v": r.sum_v, "sum_g": r.sum_g} for r in ef_trace(list(grads))]
     return Table(
         key="ch1-table4",
-        title=bilingual("Table 4: the same steps with error feedback", "表 4：同样几步，带误差反馈"),
+        title=_tx("table_4_the_same"),
         columns=["step", "g", "e", "acc", "v", "e_next", "sum_v", "sum_g"],
-        headers={"en": ["Step", "gₜ", "eₜ", "gₜ + eₜ", "vₜ", "eₜ₊₁ = gₜ + eₜ − vₜ", "Running Σv",
-                        "Running Σg"],
-                 "zh": ["步", "gₜ", "eₜ", "gₜ + eₜ", "vₜ", "eₜ₊₁ = gₜ + eₜ − vₜ", "Σv 累计",
-                        "Σg 累计"]},
+        headers=_txs("step_2", "g", "e", "g_e", "v", "e_g_e_v", "running_v", "running_g"),
         rows=rows, formats={k: _DEC for k in ("g", "e", "acc", "v", "e_next", "sum_v", "sum_g")},
-        notes=bilingual_notes(("In every row Σv = Σg − eₜ₊₁: what has not been sent is in the residual.",
-                               "每一行都有 Σv = Σg − eₜ₊₁：没发出去的部分都留在残差里。")))
+        notes=_txs("in_every_row_v"))
 
 
 def example_1_2(grads=EF_INPUT) -> dict:
@@ -285,11 +285,7 @@ def methods_table(d: int = QUANT_D) -> Table:
     """The chapter's table of methods: its ratio beside the ratio each encoding reaches on a
     ``d``-element gradient (values, indices and scales counted), the convergence cost and
     the setting it suits, as the chapter gives them."""
-    impact = {"en": {"negligible": "negligible", "~5-10% slower": "slightly slower (~5–10%)",
-                     "~10-20% slower": "moderately slower (~10–20%)",
-                     "~20-30% slower": "markedly slower (~20–30%)"},
-              "zh": {"negligible": "可以忽略", "~5-10% slower": "略慢（约 5–10%）",
-                     "~10-20% slower": "明显变慢（约 10–20%）", "~20-30% slower": "慢得多（约 20–30%）"}}
+    impact = {lang: {k: T.get(K + "impact." + k, lang) for k in ('negligible', '~5-10% slower', '~10-20% slower', '~20-30% slower',)} for lang in ("en", "zh")}
     use = {"en": ("the usual accelerator baseline", "clusters short of bandwidth",
                   "training across data centres", "the tightest bandwidth limits"),
            "zh": ("加速器训练的常规起点", "带宽吃紧的集群", "跨数据中心训练", "带宽极度受限的场合")}
@@ -308,7 +304,7 @@ def methods_table(d: int = QUANT_D) -> Table:
     sign = next(r for r in rows if r["method"].startswith("1-bit"))
     return Table(
         key="ch1-methods",
-        title=bilingual("Gradient compression methods", "梯度压缩方法"),
+        title=_tx("gradient_compression_methods"),
         columns=["method", "stated", "encoded", "impact", "use"],
         headers={"en": ["Method", "Nominal ratio", f"Encoded ratio (d = {d:,})", "Convergence",
                         "Suits"],

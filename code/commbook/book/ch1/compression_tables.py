@@ -10,9 +10,24 @@ from __future__ import annotations
 from ... import compression as cz
 from ...units import fmt_pct, fmt_time
 from ..tables import Table, bilingual, bilingual_notes
+from ..text import texts
 from . import compression_numbers as cn
 
 __all__ = ["decision_table"]
+
+T = texts("ch1")
+K = "compression_tables."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return T(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return T.pairs(*(K + k for k in keys), **fields)
+
 
 def decision_table() -> Table:
     """One training run on two networks: steps, step time and time to train."""
@@ -35,10 +50,9 @@ def decision_table() -> Table:
             ("Change", "变化", "change", lambda v: f"{'+' if v > 0 else '−'}{fmt_pct(abs(v))}")]
     return Table(
         key="ch1-comp-decision",
-        title=bilingual("One training run on two networks, without and with compression",
-                        "同一次训练在两种网络上：压缩与不压缩"),
+        title=_tx("one_training_run_on"),
         columns=["what", "slow", "fast"],
-        headers={"en": ["", "Slower network", "Faster network"], "zh": ["", "较慢的网络", "较快的网络"]},
+        headers=_txs("blank", "slower_network", "faster_network"),
         rows=[{"what": en, "slow": f(cols[0][k]), "fast": f(cols[1][k]), "raw": (cols[0][k], cols[1][k])}
               for en, _, k, f in spec],
         formats={"what": str, "slow": str, "fast": str},

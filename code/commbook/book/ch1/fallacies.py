@@ -34,6 +34,7 @@ from ...topology import Switch, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_time
 from ..names import display_name
 from ..tables import Table, bilingual, bilingual_notes
+from ..text import texts
 from .boxes import BOX_LINKS, link_name
 from .perf_numbers import NM13
 
@@ -43,6 +44,20 @@ __all__ = [
     "EF", "ef_runs", "TIME_TO_TRAIN", "time_to_train_example", "ASYNC_COMPUTE", "async_example",
     "SDC", "bit_flips", "fleet_bits_per_day", "FLAT", "flat_hier_table", "nic_load", "INTRA", "intra_node_table",
     "PLACEMENT", "placement_ranks", "placement_table", "CONTEXT_LOG", "SHARP_OFF", "benchmark_context"]
+
+T = texts("ch1")
+K = "fallacies."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return T(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return T.pairs(*(K + k for k in keys), **fields)
+
 
 CHAPTER = {"bubble_m": 32, "tree_bw": 1000e-6, "flat_traffic_cut": 8, "flat_speedup": 4.8,
            "nvlink_bidirectional": 900e9, "mapping_share": (0.5, 0.6)}
@@ -170,8 +185,7 @@ def ring_tree_table(p: int = RING_TREE["p"], sizes=RING_TREE["sizes"], link=RING
         key="ch1-fall-ring",
         title=bilingual(f"Ring against tree on {p} GPUs ({given})", f"{p} 块 GPU 上的环形与树形（{given}）"),
         columns=["n", "ring", "tree", "best"],
-        headers={"en": ["All-reduce of", "ring", "binomial tree", "faster"],
-                 "zh": ["all-reduce 大小", "环形", "二项树", "更快的"]},
+        headers=_txs("all_reduce_of", "ring", "binomial_tree", "faster"),
         rows=rows, formats={"n": fmt_bytes, "ring": _t3, "tree": _t3},
         labels={lang: {a: display_name("all_reduce", a, lang) for a in ("ring", "tree")} for lang in ("en", "zh")},
         notes=bilingual_notes((f"The two cross at {cross}.", f"两者在 {cross} 处持平。")),
@@ -321,8 +335,7 @@ def intra_node_table(p: int = INTRA["p"], sizes=INTRA["sizes"], link=INTRA["link
         rows.append({"algo": a, **{f"t{k}": x for k, x in enumerate(t)},
                      **{f"x{k}": x / p2p_time(n, link.alpha, link.beta) for k, (x, n) in enumerate(zip(t, sizes))}})
     cols = [c for k in range(len(sizes)) for c in (f"t{k}", f"x{k}")]
-    hop = bilingual("one crossbar hop α + n/β (= reduction in the switch)",
-                    "一次交叉开关跳转 α + n/β（= 交换机内归约）")
+    hop = _tx("one_crossbar_hop_n")
     return Table(
         key="ch1-fall-intra",
         title=bilingual(f"All-reduce inside one node of {p} GPUs, link {link_name(link, 'en')}",
@@ -343,10 +356,10 @@ PLACEMENT = {"nodes": 4, "gpn": 8, "n": 1 * GB, "intra": NVLINK4_CHAPTER, "inter
 """Four 8-GPU nodes: one NIC per GPU, two or four GPUs per NIC, a 2:1 spine."""
 
 _CLUSTER_NAMES = {
-    "rails": bilingual("one NIC per GPU, full spine", "每块 GPU 一张网卡，脊层无超额订阅"),
-    "nic2": bilingual("2 GPUs share a NIC", "2 块 GPU 共用一张网卡"),
-    "nic4": bilingual("4 GPUs share a NIC", "4 块 GPU 共用一张网卡"),
-    "spine2": bilingual("one NIC per GPU, spine 2:1", "每块 GPU 一张网卡，脊层 2:1 超额订阅"),
+    "rails": _tx("one_nic_per_gpu"),
+    "nic2": _tx("2_gpus_share_a"),
+    "nic4": _tx("4_gpus_share_a"),
+    "spine2": _tx("one_nic_per_gpu_2"),
 }
 
 
@@ -370,8 +383,7 @@ def placement_table(nodes: int = PLACEMENT["nodes"], gpn: int = PLACEMENT["gpn"]
         title=bilingual(f"A flat ring all-reduce of {fmt_bytes(n)} on {nodes} × {gpn} GPUs, by rank placement",
                         f"{nodes} × {gpn} 块 GPU 上 {fmt_bytes(n)} 的扁平环形 all-reduce，按 rank 摆放方式"),
         columns=["cluster", *orders, "spread"],
-        headers={"en": ["cluster", "block (0–7 on node 0)", "round-robin", "snake", "slowest / fastest"],
-                 "zh": ["集群", "成块（0–7 在节点 0）", "轮转", "蛇形", "最慢 / 最快"]},
+        headers=_txs("cluster", "block_0_7_on", "round_robin", "snake", "slowest_fastest"),
         rows=rows, formats={**{k: _t3 for k in orders}, "spread": _x},
         labels={lang: {k: v[lang] for k, v in _CLUSTER_NAMES.items()} for lang in ("en", "zh")},
         notes={"en": [f"Simulated (commbook.collectives.all_reduce, TwoLevel); links: {link_name(intra, 'en')} "

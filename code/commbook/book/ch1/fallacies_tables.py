@@ -13,10 +13,25 @@ from __future__ import annotations
 
 from ...units import fmt_bytes, fmt_pct, fmt_time
 from ..tables import Table, bilingual, bilingual_notes
+from ..text import texts
 from . import fallacies as fa
 from .overlap_tables import quantity_table
 
 __all__ = ["alltoall_table", "ring_tree_parts_table", "ef_table", "train_table", "nic_table"]
+
+T = texts("ch1")
+K = "fallacies_tables."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return T(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return T.pairs(*(K + k for k in keys), **fields)
+
 
 
 def _t(x: float) -> str:
@@ -37,13 +52,10 @@ def alltoall_table() -> Table:
         key="ch1-fall-a2a", title=bilingual(f"Routing {fmt_bytes(ar['n'])} per rank on {ar['p']} ranks",
                                             f"{ar['p']} 个 rank、每个 rank 分发 {fmt_bytes(ar['n'])}"),
         columns=["how", "buffer", "sent", "time"],
-        headers={"en": ["", "Buffer per rank", "Sent per rank", "Time"],
-                 "zh": ["", "每个 rank 的缓冲区", "每个 rank 发出", "用时"]},
+        headers=_txs("blank", "buffer_per_rank", "sent_per_rank", "time"),
         rows=rows, formats={"buffer": fmt_bytes, "sent": fmt_bytes, "time": _t},
-        labels={"en": {"a2a": "all-to-all", "ar": "all-reduce of a zero-padded buffer"},
-                "zh": {"a2a": "all-to-all", "ar": "对补零缓冲区做 all-reduce"}},
-        notes=bilingual_notes(("Simulated on one switch of Table 1's InfiniBand NDR; both deliver the same outputs.",
-                               "在表 1 的 InfiniBand NDR 交换机上模拟；两者交付的结果完全相同。")),
+        labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('a2a', 'ar',)} for lang in ("en", "zh")},
+        notes=_txs("simulated_on_one_switch"),
         meta=ar)
 
 
@@ -59,8 +71,7 @@ def ring_tree_parts_table() -> Table:
         title=bilingual(f"One all-reduce of {fmt_bytes(rt['n'])} on {rt['p']} GPUs, term by term",
                         f"{rt['p']} 块 GPU 上一次 {fmt_bytes(rt['n'])} 的 all-reduce，逐项拆开"),
         columns=["algo", "lat", "bw", "total"],
-        headers={"en": ["", "Start-ups (β → ∞)", "Bandwidth (α = 0)", "Total"],
-                 "zh": ["", "启动（β → ∞）", "带宽（α = 0）", "合计"]},
+        headers=_txs("blank_2", "start_ups", "bandwidth_0", "total"),
         rows=rows, formats={"lat": us, "bw": us, "total": us},
         labels={"en": {"ring": "ring", "tree": f"binomial tree ({rt['tree_steps']} steps)"},
                 "zh": {"ring": "环形", "tree": f"二项树（{rt['tree_steps']} 步）"}},
@@ -119,12 +130,9 @@ def nic_table() -> Table:
         title=bilingual(f"All-reduce of {fmt_bytes(nl['n'])} on {nl['nodes']} × {nl['gpn']} GPUs, NIC by NIC",
                         f"{nl['nodes']} × {nl['gpn']} 块 GPU 上 {fmt_bytes(nl['n'])} 的 all-reduce：逐张网卡看"),
         columns=["algo", "time", "nic_max", "nic_total", "per_node"],
-        headers={"en": ["", "Time", "Busiest NIC sends", "All NICs send", "Per node"],
-                 "zh": ["", "用时", "最忙的网卡发出", "全部网卡发出", "每个节点"]},
+        headers=_txs("blank_3", "time_2", "busiest_nic_sends", "all_nics_send", "per_node"),
         rows=rows, formats={"time": _t, "nic_max": fmt_bytes, "nic_total": fmt_bytes, "per_node": fmt_bytes},
-        labels={"en": {"ring": "one flat ring", "hierarchical": "hierarchical (§1.5)",
-                       "nccl": "NCCL's rings, one channel per NIC"},
-                "zh": {"ring": "单个扁平环", "hierarchical": "分层（§1.5）", "nccl": "NCCL 的环，每张网卡一个通道"}},
+        labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('ring', 'hierarchical', 'nccl',)} for lang in ("en", "zh")},
         notes=bilingual_notes((f"Simulated (TwoLevel, one NIC per GPU). With one NIC per node the hierarchical "
                                f"all-reduce is only {one:.3g}× faster than the single ring.",
                                f"模拟（TwoLevel，每块 GPU 一张网卡）。若每个节点只有一张网卡，分层只比单环快 "

@@ -29,6 +29,7 @@ from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import SwitchTree, Torus, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_time
 from ..p5.allreduce import sharp_gain
+from ..text import texts
 from ..diagrams import (blank_axes as _blank, curve as _curve, draw_nodes as _draw_nodes,
                         grid_positions as _grid_pos, torus_links as _torus_links, wrap_bulge as _wrap_bulge)
 from ..plots import PALETTE, book_style, log_axis
@@ -37,40 +38,10 @@ from .hierarchy_routing import TORUS, TORUS_VARIANTS, torus_runs
 
 __all__ = ["FIG8", "fig8_data", "fig_hierarchical", "FIG9", "fig9_runs", "fig_in_network", "fig_torus"]
 
-_LAB = {
-    "en": {
-        "f8_a": "(a) {N} nodes × {G} GPUs, one NIC per GPU on {G} rails", "node": "node {a}",
-        "rail": "rail {g}\n{b}", "nvswitch": "NVSwitch: {b} out per GPU in ① and in ③",
-        "f8_b": "(b) Bytes each GPU sends, by phase", "ph_node reduce-scatter": "① reduce-scatter\nin the node",
-        "ph_rail all-reduce": "② all-reduce\non each rail", "ph_node all-gather": "③ all-gather\nin the node",
-        "nvlink": "NVLink", "nic": "NIC", "mb": "MB per GPU", "f8_c": "(c) NIC bytes in node 0",
-        "rails": "rails: {t}", "leader": "leader only: {t}", "gpu": "GPU of node 0",
-        "f9_a": "(a) Software: every gradient to GPU 0 and back\n{t}",
-        "f9_b": "(b) In-switch reduction\n{t}", "reducer": "adds", "switch": "adds", "fwd": "forwards",
-        "f9_c": "(c) In-switch reduction vs software, p = {p}", "size": "buffer per GPU",
-        "x": "time of software ÷ in-switch", "measured": "measured (+{g:.0f}%)",
-        "ring": "ring", "tree": "binomial tree", "naive": "star (all to one GPU)",
-        "f10_flat": "(a) One ring of {p} (snake)", "f10_torus": "(b) By dimension (RS, RS, AG, AG)",
-        "f10_torus_rings": "(c) Full ring per dimension", "f10_sub": "{s} steps · {b:.4g}·M sent per chip",
-        "f10_bar": "bytes on the link (× M)",
-    },
-    "zh": {
-        "f8_a": "(a) {N} 个节点 × {G} 块 GPU，每块 GPU 一张网卡，{G} 条轨道", "node": "节点 {a}",
-        "rail": "轨道 {g}\n{b}", "nvswitch": "NVSwitch：① 和 ③ 中每块 GPU 各发出 {b}",
-        "f8_b": "(b) 各阶段每块 GPU 发出的字节", "ph_node reduce-scatter": "① 节点内\nreduce-scatter",
-        "ph_rail all-reduce": "② 每条轨道上\nall-reduce", "ph_node all-gather": "③ 节点内\nall-gather",
-        "nvlink": "NVLink", "nic": "网卡", "mb": "每块 GPU 的 MB 数", "f8_c": "(c) 节点 0 各网卡的字节",
-        "rails": "按轨道：{t}", "leader": "只经主卡：{t}", "gpu": "节点 0 的 GPU",
-        "f9_a": "(a) 软件归约：梯度都送到 GPU 0 再发回\n{t}",
-        "f9_b": "(b) 交换机内归约\n{t}", "reducer": "求和", "switch": "求和", "fwd": "转发",
-        "f9_c": "(c) 交换机内归约与软件算法之比，p = {p}", "size": "每块 GPU 的缓冲区",
-        "x": "软件用时 ÷ 交换机内用时", "measured": "实测（+{g:.0f}%）",
-        "ring": "环形", "tree": "二项树", "naive": "星形（全部发给一块 GPU）",
-        "f10_flat": "(a) {p} 块芯片一个环（蛇形）", "f10_torus": "(b) 按维度（RS、RS、AG、AG）",
-        "f10_torus_rings": "(c) 每个维度一个完整的环", "f10_sub": "{s} 步 · 每块芯片发出 {b:.4g}·M",
-        "f10_bar": "链路上的字节（M 的倍数）",
-    },
-}
+T = texts("ch1")
+K = "hierarchy_figures."
+
+_LAB = {lang: {k: T.get(K + "lab." + k, lang) for k in ('f8_a', 'node', 'rail', 'nvswitch', 'f8_b', 'ph_node reduce-scatter', 'ph_rail all-reduce', 'ph_node all-gather', 'nvlink', 'nic', 'mb', 'f8_c', 'rails', 'leader', 'gpu', 'f9_a', 'f9_b', 'reducer', 'switch', 'fwd', 'f9_c', 'size', 'x', 'measured', 'ring', 'tree', 'naive', 'f10_flat', 'f10_torus', 'f10_torus_rings', 'f10_sub', 'f10_bar',)} for lang in ("en", "zh")}
 
 
 def _per(res: RunResult, suffix: str) -> dict[str, float]:

@@ -26,12 +26,27 @@ from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch, TwoLevel
 from ...units import GB, MB, fmt_bytes, fmt_rate, fmt_ratio, fmt_time, ms
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
+from ..text import texts
 from .boxes import BOX_LINKS, link_name
 
 __all__ = ["CHAPTER_STATED", "TIERS", "Tiers", "tier_numbers", "tier_table", "nm16", "nm16_table",
            "three_tier", "three_tier_table", "WHERE_CASES", "where_cases", "where_table", "OVERTAKE_SIZES",
            "overtake", "overtake_table", "SHARP_SETTING", "sharp_curves", "sharp_sim"]
+
+T = texts("ch1")
+K = "hierarchy_numbers."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return T(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return T.pairs(*(K + k for k in keys), **fields)
+
 
 CHAPTER_STATED = {
     "tier_bw": 900e9,             # the tier table's bandwidth column for NVLink 4.0 (both directions)
@@ -87,20 +102,17 @@ def tier_table() -> Table:
     rows = [{"tier": "intra", "link": TIERS[0].name, "one": t.nv_one_Bps, "both": t.nv_both_Bps,
              "ratio": t.ratio_x},
             {"tier": "inter", "link": TIERS[1].name, "one": t.ib_one_Bps, "both": t.ib_both_Bps, "ratio": 1.0}]
-    tiers = {"intra": bilingual("in the node", "节点内"), "inter": bilingual("between nodes", "节点间")}
+    tiers = {"intra": _tx("in_the_node"), "inter": _tx("between_nodes")}
     return Table(
         key="ch1-tiers",
-        title=bilingual("Bandwidth tiers of a GPU cluster", "GPU 集群的带宽层级"),
+        title=_tx("bandwidth_tiers_of_a"),
         columns=["tier", "link", "one", "both", "ratio"],
-        headers={"en": ["Tier", "Link", "One direction", "Both directions", "Ratio (either column)"],
-                 "zh": ["层级", "链路", "单向", "双向合计", "倍数（两列相同）"]},
+        headers=_txs("tier", "link", "one_direction", "both_directions", "ratio_either_column"),
         rows=rows,
         formats={"one": lambda v: fmt_rate(v, 3), "both": lambda v: fmt_rate(v, 3), "ratio": fmt_ratio},
         labels={lang: {**{k: v[lang] for k, v in tiers.items()},
                        **{l.name: link_name(l, lang) for l in TIERS}} for lang in ("en", "zh")},
-        notes=bilingual_notes((
-            "Datasheets give NVLink's total of both directions; a ratio compares like with like.",
-            "NVLink 的数据手册给的是两个方向的合计；求倍数时两边要用同一种口径。")),
+        notes=_txs("datasheets_give_nvlink_s"),
         meta=t,
     )
 
@@ -131,12 +143,12 @@ def nm16() -> dict:
 
 
 _NM16_ROWS = {
-    "ring": bilingual("NCCL's ring: 8 channels, one per NIC", "NCCL 的环：8 个通道，每张网卡一个"),
-    "reduce_scatter": bilingual("1. reduce-scatter in the node (NVLink)", "1. 节点内 reduce-scatter（NVLink）"),
-    "inter": bilingual("2. all-reduce across nodes on each rail (InfiniBand)", "2. 各条轨道上的跨节点 all-reduce（InfiniBand）"),
-    "all_gather": bilingual("3. all-gather in the node (NVLink)", "3. 节点内 all-gather（NVLink）"),
-    "total": bilingual("hierarchical, total", "分层方案合计"),
-    "slower": bilingual("hierarchy ÷ NCCL's ring", "分层方案 ÷ NCCL 的环"),
+    "ring": _tx("nccl_s_ring_8"),
+    "reduce_scatter": _tx("1_reduce_scatter_in"),
+    "inter": _tx("2_all_reduce_across"),
+    "all_gather": _tx("3_all_gather_in"),
+    "total": _tx("hierarchical_total"),
+    "slower": _tx("hierarchy_nccl_s_ring"),
 }
 
 
@@ -152,19 +164,13 @@ def nm16_table(d: dict | None = None) -> Table:
     fmt = lambda v: f"{v:.2f}×" if v > 1 else f"{v / ms:.3f} ms"
     return Table(
         key="ch1-nm16",
-        title=bilingual("Napkin math 1.6 counted two ways (8 nodes × 8 GPUs, 1 GB)",
-                        "估算 1.6 的两种算法（8 个节点 × 8 块 GPU，1 GB）"),
+        title=_tx("napkin_math_1_6"),
         columns=["what", "chapter", "consistent"],
-        headers={"en": ["", "Box's count: ring's bandwidth term, no NVLink α", "Every term counted (= simulator)"],
-                 "zh": ["", "框内算法：环只计带宽项，不计 NVLink 的 α", "每一项都计入（= 模拟器）"]},
+        headers=_txs("blank", "box_s_count_ring", "every_term_counted_simulator"),
         rows=rows,
         formats={"chapter": fmt, "consistent": fmt},
         labels={lang: {k: v[lang] for k, v in _NM16_ROWS.items()} for lang in ("en", "zh")},
-        notes=bilingual_notes((
-            f"NVLink 4.0: 450 GB/s one way, α = {fmt_time(d['nv_alpha'], 3)} where counted; InfiniBand NDR: "
-            f"50 GB/s, α = {fmt_time(d['inter'].alpha, 3)} in both columns.",
-            f"NVLink 4.0：单向 450 GB/s，计入时 α = {fmt_time(d['nv_alpha'], 3)}；InfiniBand NDR：50 GB/s，"
-            f"两列的 α 都是 {fmt_time(d['inter'].alpha, 3)}。")),
+        notes=_txs("nm16_note", nv=fmt_time(d["nv_alpha"], 3), ib=fmt_time(d["inter"].alpha, 3)),
         meta=d,
     )
 
@@ -188,17 +194,15 @@ def three_tier(n: float = 1 * GB) -> dict:
 
 
 _TIER_PHASE = {
-    "node reduce-scatter": bilingual("1. reduce-scatter in the node (NVLink)", "1. 节点内 reduce-scatter（NVLink）"),
-    "rail reduce-scatter": bilingual("2. reduce-scatter across the rack's nodes, per rail",
-                                     "2. 机架内跨节点 reduce-scatter，按轨道"),
-    "cross-rack all-reduce": bilingual("3. all-reduce across racks, per rail (2:1 spine)",
-                                       "3. 跨机架 all-reduce，按轨道（2:1 脊交换层）"),
-    "rail all-gather": bilingual("4. all-gather across the rack's nodes", "4. 机架内跨节点 all-gather"),
-    "node all-gather": bilingual("5. all-gather in the node", "5. 节点内 all-gather"),
-    "total_model": bilingual("multi-level, total (closed form)", "多级方案合计（闭式）"),
-    "total_sim": bilingual("multi-level, total (simulator)", "多级方案合计（模拟器）"),
-    "ring": bilingual("NCCL's ring, 8 channels, PXN (closed form = simulator)", "NCCL 的环，8 个通道，PXN（闭式 = 模拟器）"),
-    "ring_no_pxn": bilingual("the same 8 channels without PXN", "同样 8 个通道，不用 PXN"),
+    "node reduce-scatter": _tx("1_reduce_scatter_in_2"),
+    "rail reduce-scatter": _tx("2_reduce_scatter_across"),
+    "cross-rack all-reduce": _tx("3_all_reduce_across"),
+    "rail all-gather": _tx("4_all_gather_across"),
+    "node all-gather": _tx("5_all_gather_in"),
+    "total_model": _tx("multi_level_total_closed"),
+    "total_sim": _tx("multi_level_total_simulator"),
+    "ring": _tx("nccl_s_ring_8_2"),
+    "ring_no_pxn": _tx("the_same_8_channels"),
 }
 
 
@@ -211,12 +215,10 @@ def three_tier_table(d: dict | None = None) -> Table:
     topo = d["topology"]
     return Table(
         key="ch1-three-tier",
-        title=bilingual(f"All-reduce of {d['n'] / GB:g} GB on {topo.racks} racks × {topo.nodes_per_rack} nodes × "
-                        f"{topo.gpus_per_node} GPUs, 2:1 between racks",
-                        f"{topo.racks} 个机架 × {topo.nodes_per_rack} 个节点 × {topo.gpus_per_node} 块 GPU"
-                        f"（机架之间 2:1）上 {d['n'] / GB:g} GB 的 all-reduce"),
+        title=_tx("three_tier_title", n=fmt_bytes(d["n"]), racks=topo.racks, nodes=topo.nodes_per_rack,
+                 g=topo.gpus_per_node),
         columns=["what", "time"],
-        headers={"en": ["Phase or schedule", "Time"], "zh": ["阶段或方案", "用时"]},
+        headers=_txs("phase_or_schedule", "time"),
         rows=rows,
         formats={"time": fmt_time},
         labels={lang: {k: v[lang] for k, v in _TIER_PHASE.items()} for lang in ("en", "zh")},
@@ -259,12 +261,12 @@ def where_cases(n: float = 1 * GB) -> dict[str, dict]:
 
 
 _WHERE_NAMES = {
-    "plain": bilingual("8 × 8, one NIC per GPU", "8 × 8，每块 GPU 一张网卡"),
-    "one_nic": bilingual("8 × 8, one NIC per node", "8 × 8，每个节点一张网卡"),
-    "spine": bilingual("8 × 8, 2:1 spine, no PXN", "8 × 8，脊交换层 2:1，不用 PXN"),
-    "spine_pxn": bilingual("8 × 8, 2:1 spine, PXN", "8 × 8，脊交换层 2:1，用 PXN"),
-    "racks": bilingual("4 racks × 4 × 8, 2:1 between racks, PXN", "4 个机架 × 4 × 8，机架间 2:1，用 PXN"),
-    "racks_no_pxn": bilingual("4 racks × 4 × 8, 2:1 between racks, no PXN", "4 个机架 × 4 × 8，机架间 2:1，不用 PXN"),
+    "plain": _tx("8_8_one_nic"),
+    "one_nic": _tx("8_8_one_nic_2"),
+    "spine": _tx("8_8_2_1"),
+    "spine_pxn": _tx("8_8_2_1_2"),
+    "racks": _tx("4_racks_4_8"),
+    "racks_no_pxn": _tx("4_racks_4_8_2"),
 }
 
 
@@ -275,19 +277,13 @@ def where_table(cases: dict | None = None, n: float = 1 * GB) -> Table:
             for k, v in cases.items()]
     return Table(
         key="ch1-where",
-        title=bilingual(f"NCCL's ring against the hierarchy, all-reduce of {fmt_bytes(n)}",
-                        f"{fmt_bytes(n)} 的 all-reduce：NCCL 的环与分层方案"),
+        title=_tx("where_title", n=fmt_bytes(n)),
         columns=["case", "channels", "ring", "hier", "ratio"],
-        headers={"en": ["Cluster", "Ring channels", "NCCL's ring", "Hierarchy", "Hierarchy ÷ ring"],
-                 "zh": ["集群", "环的通道数", "NCCL 的环", "分层方案", "分层 ÷ 环"]},
+        headers=_txs("cluster", "ring_channels", "nccl_s_ring", "hierarchy", "hierarchy_ring"),
         rows=rows,
         formats={"ring": fmt_time, "hier": fmt_time, "ratio": fmt_ratio},
         labels={lang: {k: v[lang] for k, v in _WHERE_NAMES.items()} for lang in ("en", "zh")},
-        notes=bilingual_notes((
-            "Simulator. 8 × 8: NVLink 4.0 α = 1.5 µs, InfiniBand 50 GB/s α = 3 µs (napkin math 1.6); racks: "
-            "Table 1's links, the five-phase schedule. Above 1×: the ring is faster.",
-            "模拟器结果。8 × 8：NVLink 4.0 的 α = 1.5 µs，InfiniBand 50 GB/s、α = 3 µs（估算 1.6）；机架："
-            "表 1 的链路，五阶段方案。大于 1× 表示环更快。")),
+        notes=_txs("simulator_8_8_nvlink"),
         meta=cases,
     )
 
@@ -322,20 +318,12 @@ def overtake_table(d: dict | None = None) -> Table:
              "alpha_ring": v["alpha_ring"], "alpha_hier": v["alpha_hier"]} for n, v in d.items()]
     return Table(
         key="ch1-overtake",
-        title=bilingual("Where the hierarchy overtakes NCCL's ring (8 GPUs per node, one NIC each, PXN)",
-                        "分层方案从多少个节点起超过 NCCL 的环（每节点 8 块 GPU、各一张网卡、PXN）"),
+        title=_tx("where_the_hierarchy_overtakes"),
         columns=["n", "nodes", "ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier"],
-        headers={"en": ["Buffer", "Nodes N", "Ring, N − 1", "Hierarchy, N − 1", "Ring, N", "Hierarchy, N",
-                        "Ring's start-ups, N", "Hierarchy's start-ups, N"],
-                 "zh": ["缓冲区", "节点数 N", "环，N − 1", "分层，N − 1", "环，N", "分层，N",
-                        "环的启动开销，N", "分层的启动开销，N"]},
+        headers=_txs("buffer", "nodes_n", "ring_n_1", "hierarchy_n_1", "ring_n", "hierarchy_n", "ring_s_start_ups", "hierarchy_s_start_ups"),
         rows=rows,
         formats={k: fmt_time for k in ("ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier")},
-        notes=bilingual_notes((
-            "Times from the simulator; start-ups 2(p−1)α_IB for the ring, 2(G−1)α_NV + 2(N−1)α_IB for the hierarchy "
-            "(α_NV = 1.5 µs, α_IB = 3 µs, napkin math 1.6's links).",
-            "用时取自模拟器；启动开销：环为 2(p−1)α_IB，分层方案为 2(G−1)α_NV + 2(N−1)α_IB"
-            "（α_NV = 1.5 µs，α_IB = 3 µs，即估算 1.6 的链路）。")),
+        notes=_txs("times_from_the_simulator"),
         meta=d,
     )
 

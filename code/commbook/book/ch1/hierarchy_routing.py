@@ -21,10 +21,25 @@ from ...hardware import IB_NDR_CHAPTER, ICI_V5E, NVLINK4_CHAPTER, Link
 from ...topology import Torus, TwoLevel, ring_order
 from ...units import GB, KB, MB, fmt_bytes, fmt_ratio, fmt_time, ms
 from ..tables import Table, bilingual, bilingual_notes
+from ..text import texts
 
 __all__ = ["TORUS", "V5E_WRAP_AXIS", "TORUS_VARIANTS", "torus_runs", "torus_table", "RAILS", "rail_rows", "rail_table",
            "snake", "rotated", "nic_cases", "nic_table", "PLACEMENTS", "CLUSTERS", "placements",
            "placement_table"]
+
+T = texts("ch1")
+K = "hierarchy_routing."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return T(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return T.pairs(*(K + k for k in keys), **fields)
+
 
 # ============================================================================ torus
 TORUS = {"dims": (4, 4), "link": ICI_V5E, "sizes": (64 * KB, 64 * MB)}
@@ -64,9 +79,9 @@ def torus_runs(dims=TORUS["dims"], link: Link = TORUS["link"], sizes=TORUS["size
 
 
 _TORUS_NAMES = {
-    "flat": bilingual("one ring of all 16 chips (snake order)", "16 块芯片连成一个环（蛇形顺序）"),
-    "torus": bilingual("by dimension: reduce-scatter, then all-gather", "按维度：先 reduce-scatter，后 all-gather"),
-    "torus_rings": bilingual("a full ring all-reduce per dimension", "每个维度各做一次完整的环形 all-reduce"),
+    "flat": _tx("one_ring_of_all"),
+    "torus": _tx("by_dimension_reduce_scatter"),
+    "torus_rings": _tx("a_full_ring_all"),
 }
 
 
@@ -81,11 +96,11 @@ def torus_table(runs: dict | None = None, sizes=TORUS["sizes"], mesh: dict | Non
         m = mesh["torus"]
         rows.append({"what": "mesh", "steps": m["steps"], "bytes": m["bytes"],
                      **{f"t{i}": t for i, t in enumerate(m["times"])}})
-        names["mesh"] = bilingual("by dimension, no wraparound links", "按维度，没有回绕链路")
+        names["mesh"] = _tx("by_dimension_no_wraparound")
     size_cols = [f"t{i}" for i in range(len(sizes))]
     return Table(
         key="ch1-torus",
-        title=bilingual("All-reduce on a 4 × 4 torus of TPU v5e chips", "TPU v5e 芯片组成的 4 × 4 环面上的 all-reduce"),
+        title=_tx("all_reduce_on_a"),
         columns=["what", "steps", "bytes", *size_cols],
         headers={"en": ["Schedule", "Steps", "Bytes sent per chip", *(f"Time, {fmt_bytes(n)}" for n in sizes)],
                  "zh": ["方案", "步数", "每块芯片发出的字节", *(f"用时，{fmt_bytes(n)}" for n in sizes)]},
@@ -131,9 +146,7 @@ def rail_table(rows: list[dict] | None = None) -> Table:
                         f"{fmt_bytes(RAILS['n'])}",
                         f"{N} 个节点 × {RAILS['gpus_per_node']} 块 GPU 的轨道：{fmt_bytes(RAILS['n'])} 的分层 all-reduce"),
         columns=["rail", "members", "payload", "bytes", "share"],
-        headers={"en": ["Rail", "Members", "Payload all-reduced on the rail", "Bytes through its leaf switch",
-                        "Share of cross-node bytes"],
-                 "zh": ["轨道", "成员", "这条轨道上 all-reduce 的数据量", "经过其叶交换机的字节", "占跨节点字节的比例"]},
+        headers=_txs("rail", "members", "payload_all_reduced_on", "bytes_through_its_leaf", "share_of_cross_node"),
         rows=body,
         formats={"payload": fmt_bytes, "bytes": fmt_bytes, "share": lambda s: f"{100 * s:.1f}%"},
         labels=members,
@@ -187,12 +200,12 @@ def nic_cases() -> dict[str, dict]:
 
 
 _NIC_NAMES = {
-    "aligned": bilingual("one NIC per GPU, ranks on their rails", "每块 GPU 一张网卡，rank 各在自己的轨道上"),
-    "one_nic": bilingual("one NIC for the whole node", "整个节点只有一张网卡"),
-    "two_per_nic": bilingual("two GPUs per NIC (4 NICs per node)", "两块 GPU 共用一张网卡（每节点 4 张）"),
-    "misaligned_spine": bilingual("ranks ignore rails, 2:1 spine", "rank 不理会轨道，脊交换层 2:1"),
-    "affinity2": bilingual("wrong GPU→NIC affinity, 2 GPUs on a NIC", "GPU 与网卡的对应关系错了，一张网卡上 2 块 GPU"),
-    "affinity4": bilingual("wrong GPU→NIC affinity, 4 GPUs on a NIC", "GPU 与网卡的对应关系错了，一张网卡上 4 块 GPU"),
+    "aligned": _tx("one_nic_per_gpu"),
+    "one_nic": _tx("one_nic_for_the"),
+    "two_per_nic": _tx("two_gpus_per_nic"),
+    "misaligned_spine": _tx("ranks_ignore_rails_2"),
+    "affinity2": _tx("wrong_gpu_nic_affinity"),
+    "affinity4": _tx("wrong_gpu_nic_affinity_2"),
 }
 
 
@@ -207,9 +220,7 @@ def nic_table(cases: dict | None = None) -> Table:
                         f"{RAILS['nodes']} × {RAILS['gpus_per_node']} 块 GPU 上 {fmt_bytes(RAILS['n'])} 的分层 "
                         "all-reduce：跨节点的字节走哪里"),
         columns=["case", "inter", "x_bw", "whole", "x_whole"],
-        headers={"en": ["Case", "Inter-node phase", "Its bandwidth term, × aligned", "Whole all-reduce",
-                        "× aligned"],
-                 "zh": ["情形", "跨节点阶段", "其带宽项，相对对齐情形", "整个 all-reduce", "相对对齐情形"]},
+        headers=_txs("case", "inter_node_phase", "its_bandwidth_term_aligned", "whole_all_reduce", "aligned"),
         rows=rows,
         formats={"inter": fmt_time, "whole": fmt_time,
                  "x_bw": fmt_ratio, "x_whole": fmt_ratio},
@@ -242,9 +253,9 @@ def placements() -> dict[str, dict[str, float]]:
 
 
 _PLACE_NAMES = {
-    "plain": bilingual("one NIC per GPU, non-blocking spine", "每块 GPU 一张网卡，脊交换层无阻塞"),
-    "shared": bilingual("two GPUs per NIC", "两块 GPU 共用一张网卡"),
-    "spine": bilingual("one NIC per GPU, 2:1 spine", "每块 GPU 一张网卡，脊交换层 2:1"),
+    "plain": _tx("one_nic_per_gpu_2"),
+    "shared": _tx("two_gpus_per_nic_2"),
+    "spine": _tx("one_nic_per_gpu_3"),
 }
 
 
@@ -258,9 +269,7 @@ def placement_table(t: dict | None = None) -> Table:
                         f"{RAILS['nodes']} × {RAILS['gpus_per_node']} 块 GPU 上 {fmt_bytes(RAILS['n'])} 的扁平环 "
                         "all-reduce，四种 rank 摆放"),
         columns=["cluster", *PLACEMENTS],
-        headers={"en": ["Cluster", "Rank order", "Snake (rail-aligned)", "Round-robin over nodes",
-                        "Random (seed 0)"],
-                 "zh": ["集群", "按 rank 顺序", "蛇形（对齐轨道）", "按节点轮流", "随机（种子 0）"]},
+        headers=_txs("cluster", "rank_order", "snake_rail_aligned", "round_robin_over_nodes", "random_seed_0"),
         rows=rows,
         formats={pk: (lambda v: fmt_time(v, 3)) for pk in PLACEMENTS},
         labels={lang: {k: v[lang] for k, v in _PLACE_NAMES.items()} for lang in ("en", "zh")},

@@ -17,12 +17,27 @@ from ...measure import fitting as _fit
 from ...measure import load_log
 from ...units import MiB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
 from ..tables import Table, bilingual, bilingual_notes
+from ..text import texts
 from .libraries_protocols import NCCL_TUNING_VERSION, PROTOCOLS, Protocol, protocol_table
 
 __all__ = ["SOURCES", "AXES", "LIBRARY_AXES", "TABLE5", "Protocol", "PROTOCOLS", "MPIVersion", "MPI_VERSIONS",
            "CHAPTER_MPI_CITATION_YEAR", "GLOO_TRANSPORTS", "PYTORCH_GLOO_DEFAULT", "DGX_H100_NICS", "A100_LOG",
            "NCCL_TUNING_VERSION", "DIAGNOSIS", "nic_ceiling", "fmt_date", "axes_table",
            "table5", "protocol_table", "mpi_table", "flat_region", "flat_table", "diagnosis"]
+
+T = texts("ch1")
+K = "libraries."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return T(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return T.pairs(*(K + k for k in keys), **fields)
+
 
 SOURCES: dict[str, str] = {
     "nccl_env": "NVIDIA, NCCL User Guide: 'Environment Variables' (NCCL_ALGO, NCCL_PROTO = LL, LL128, "
@@ -54,10 +69,10 @@ SOURCES: dict[str, str] = {
 
 # ============================================================================ the four axes
 AXES: dict[str, dict[str, str]] = {
-    "memory": bilingual("Device memory path", "设备内存路径"),
-    "topology": bilingual("Topology awareness", "拓扑感知"),
-    "portability": bilingual("Portability", "可移植性"),
-    "observability": bilingual("Observability", "可观测性"),
+    "memory": _tx("device_memory_path"),
+    "topology": _tx("topology_awareness"),
+    "portability": _tx("portability"),
+    "observability": _tx("observability"),
 }
 """The four axes on which a production library realises the chapter's cost models."""
 
@@ -99,8 +114,7 @@ def axes_table() -> Table:
     labels = {lang: {k: v[lang] for k, v in AXES.items()} for lang in ("en", "zh")}
     for lang, i in (("en", 0), ("zh", 1)):
         labels[lang].update({k + "|" + lib: LIBRARY_AXES[lib][k][i] for k in AXES for lib in libs})
-    return Table(key="ch1-lib-axes", title=bilingual("Three libraries on the four decision axes",
-                                                     "三个库在四个决策轴上的位置"),
+    return Table(key="ch1-lib-axes", title=_tx("three_libraries_on_the"),
                  columns=["axis"] + libs, headers={"en": ["Axis"] + libs, "zh": ["决策轴"] + libs}, rows=rows, labels=labels)
 
 
@@ -138,11 +152,9 @@ def table5() -> Table:
     nccl_rows = sum("NCCL" in r["library"][0] for r in TABLE5)
     return Table(
         key="ch1-table5",
-        title=bilingual("Table 5: choosing a communication library by hardware and workload",
-                        "表 5：按硬件与负载选通信库"),
+        title=_tx("table_5_choosing_a"),
         columns=["scenario", "library", "reason", "axis"],
-        headers={"en": ["Scenario", "Library", "Why", "Deciding axis"],
-                 "zh": ["场景", "选用的库", "理由", "起决定作用的轴"]},
+        headers=_txs("scenario", "library", "why", "deciding_axis"),
         rows=rows, labels=labels,
         notes=bilingual_notes(
             (f"NCCL is in {nccl_rows} of {len(TABLE5)} rows, the NVIDIA GPU ones; Gloo is the portable "
@@ -205,12 +217,10 @@ def mpi_table() -> Table:
             for v in MPI_VERSIONS]
     labels = {lang: {k + v.version: (v.feature[i] if k == "f" else fmt_date(v.released, lang))
                      for v in MPI_VERSIONS for k in "fd"} for lang, i in (("en", 0), ("zh", 1))}
-    return Table(key="ch1-lib-mpi", title=bilingual("MPI versions and what they added", "MPI 各版本及其新增内容"),
+    return Table(key="ch1-lib-mpi", title=_tx("mpi_versions_and_what"),
                  columns=["version", "released", "feature"],
-                 headers={"en": ["Version", "Released", "Added (as used on this page)"],
-                          "zh": ["版本", "发布日期", "新增（本页用到的部分）"]}, rows=rows, labels=labels,
-                 notes=bilingual_notes(("Dates: the history in the front matter of the MPI 4.0 standard.",
-                                        "日期取自 MPI 4.0 标准前言中的版本沿革。")))
+                 headers=_txs("version", "released", "added_as_used_on"), rows=rows, labels=labels,
+                 notes=_txs("dates_the_history_in"))
 
 
 # ============================================================================ Gloo
@@ -273,9 +283,7 @@ def flat_table(fr: dict | None = None, before: int = 2, after: int = 2) -> Table
         key="ch1-lib-flat",
         title=bilingual(f"{fr['p']}×A100 all-reduce around the flat stretch", f"{fr['p']} 卡 A100 all-reduce：平台段前后"),
         columns=["n", "t", "pred", "ratio", "bus", "ll"],
-        headers={"en": ["Size", "Measured", "Ring line from below", "Measured / line", "Bus bandwidth",
-                        "Bus bw / LL ceiling"],
-                 "zh": ["大小", "实测", "按下方拟合的环形直线", "实测 / 直线", "总线带宽", "总线带宽 / LL 上限"]},
+        headers=_txs("size", "measured", "ring_line_from_below", "measured_line", "bus_bandwidth", "bus_bw_ll_ceiling"),
         rows=rows,
         formats={"n": lambda x: fmt_bytes(x, binary=True), "t": lambda x: fmt_time(x, 4),
                  "pred": lambda x: fmt_time(x, 4), "ratio": lambda x: f"{x:.2f}", "bus": lambda v: fmt_rate(v, 3),

@@ -22,9 +22,24 @@ from ...measure import nccl_model as M
 from ...measure import nccl_tuning as T
 from ...units import fmt_bytes, fmt_pct, fmt_rate, fmt_time, us
 from ..tables import Table, bilingual, bilingual_notes
+from ..text import texts
 
 __all__ = ["NCCL_TUNING_VERSION", "Protocol", "PROTOCOLS", "H100_NO_NVLS", "NODES", "protocol_table",
            "ring_busbw", "switches", "picks_table", "channel_rule", "A100_RING_BUSBW"]
+
+TX = texts("ch1")
+K = "libraries_protocols."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return TX(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return TX.pairs(*(K + k for k in keys), **fields)
+
 
 NCCL_TUNING_VERSION = T.NCCL_RELEASE
 """The NCCL release whose tuning model the numbers come from (2.29.2)."""
@@ -100,8 +115,7 @@ H100_NO_NVLS = M.Node("H100", 4, 18, nvswitch=True, nvls=False, nics=8)
 NODES = {"h100": M.H100_8, "h100_no_nvls": H100_NO_NVLS, "a100": M.A100_8}
 NODE_NAMES = {"en": {"h100": "8×H100", "h100_no_nvls": "8×H100, NCCL_NVLS_ENABLE=0", "a100": "8×A100"},
               "zh": {"h100": "8×H100", "h100_no_nvls": "8×H100，NCCL_NVLS_ENABLE=0", "a100": "8×A100"}}
-ALGO_NAMES = {"en": {"ring": "ring", "tree": "tree", "nvls": "NVLS"},
-              "zh": {"ring": "环", "tree": "树", "nvls": "NVLS"}}
+ALGO_NAMES = {lang: {k: TX.get(K + "algo_names." + k, lang) for k in ('ring', 'tree', 'nvls',)} for lang in ("en", "zh")}
 
 
 def ring_busbw(node: M.Node, proto: str) -> float:
@@ -133,8 +147,7 @@ def protocol_table(node: M.Node = M.H100_8) -> Table:
     v = NCCL_TUNING_VERSION
     return Table(
         key="ch1-lib-protocols",
-        title=bilingual("NCCL's three protocols: what a line carries and what that costs",
-                        "NCCL 的三种协议：每行装了什么，代价几何"),
+        title=_tx("nccl_s_three_protocols"),
         columns=["proto", "line", "payload", "share", "sync", "nv4", "nv3", "factor", "model", "lat"],
         headers={"en": ["Protocol", "Line (B)", "Data (B)", "Payload share", "Synchronisation",
                         "Ceiling, NVLink 4", "Ceiling, NVLink 3", "Ring factor",
@@ -213,17 +226,10 @@ def picks_table(nodes: dict[str, M.Node] | None = None) -> Table:
         title=bilingual(f"NCCL {NCCL_TUNING_VERSION}'s all-reduce pick by message size on one node",
                         f"NCCL {NCCL_TUNING_VERSION} 在单个节点上按消息大小为 all-reduce 作的选择"),
         columns=["node", "start", "end", "algo", "proto", "lat", "bus"],
-        headers={"en": ["Node", "From", "Below", "Algorithm", "Protocol", "Model latency", "Model bus bandwidth"],
-                 "zh": ["节点", "从", "到（不含）", "算法", "协议", "模型延迟", "模型总线带宽"]},
+        headers=_txs("node", "from", "below", "algorithm", "protocol", "model_latency", "model_bus_bandwidth"),
         rows=rows, labels=labels,
         formats={"start": fmt_bytes, "end": fmt_bytes, "lat": lambda t: fmt_time(t, 3), "bus": lambda v: fmt_rate(v, 3)},
-        notes=bilingual_notes(
-            ("For every algorithm and protocol NCCL's model has a latency and a bandwidth; the time is "
-             "latency + size / bandwidth (tuning.cc:586-603) and the least time wins (src/enqueue.cc:1935-1947). "
-             "Tree is considered and never wins here. Ranges found to the byte; sizes decimal.",
-             "NCCL 的模型为每种算法和协议各给一个延迟和一个带宽，时间 = 延迟 + 大小 / 带宽（tuning.cc:586-603），"
-             "用时最少者胜出（src/enqueue.cc:1935-1947）。树也在候选之列，但这里从未胜出。各区间精确到字节；大小用十进制单位。"),
-        ),
+        notes=_txs("for_every_algorithm_and"),
     )
 
 

@@ -11,37 +11,16 @@ from matplotlib.patches import Rectangle
 from ...overlap import MANY_SMALL_LAYERS
 from ...parallelism import DDP_BUCKET_CAP_BYTES
 from ...units import MB, MiB, fmt_bytes, fmt_time, ms
+from ..text import texts
 from ..plots import PALETTE, book_style, log_axis
 from .overlap_numbers import SHAPE_NAMES, SHAPES, TIMELINE_SHAPE, bucket_plans, layers_of, sweep_summary
 
 __all__ = ["fig_bucket_timeline", "fig_bucket_sweep"]
 
-_LAB = {
-    "en": {
-        "compute": "compute", "network": "network", "time": "time (ms)",
-        "panel": "({k}) cap {cap}: {n} buckets, step {step}",
-        "default": " (PyTorch's default)", "best": " (best of the sweep)", "largest": " (largest swept)",
-        "backward_end": "backward ends", "wait": "waiting for the network",
-        "key_backward": "backward of one tensor (layers alternate)",
-        "key_wire": "all-reduce of one bucket (buckets alternate)",
-        "cap": "bucket cap (decimal units)", "step": "step time (ms)",
-        "sweep_title": "({k}) {name}", "compute_only": "backward alone ({t})",
-        "best_mark": "best: {cap} → {t}", "range": "recommended {lo}–{hi}",
-        "default_line": "PyTorch default 25 MiB",
-    },
-    "zh": {
-        "compute": "计算", "network": "网络", "time": "时间（ms）",
-        "panel": "({k}) 上限 {cap}：{n} 个桶，一步 {step}",
-        "default": "（PyTorch 默认值）", "best": "（扫描中最好）", "largest": "（扫描中最大）",
-        "backward_end": "反向结束", "wait": "等待网络",
-        "key_backward": "一个张量的反向计算（相邻层深浅交替）",
-        "key_wire": "一个桶的 all-reduce（相邻桶深浅交替）",
-        "cap": "桶上限（十进制单位）", "step": "一步用时（ms）",
-        "sweep_title": "({k}) {name}", "compute_only": "仅反向计算（{t}）",
-        "best_mark": "最好：{cap} → {t}", "range": "常被推荐的 {lo}–{hi}",
-        "default_line": "PyTorch 默认 25 MiB",
-    },
-}
+T = texts("ch1")
+K = "overlap_figures."
+
+_LAB = {lang: {k: T.get(K + "lab." + k, lang) for k in ('compute', 'network', 'time', 'panel', 'default', 'best', 'largest', 'backward_end', 'wait', 'key_backward', 'key_wire', 'cap', 'step', 'sweep_title', 'compute_only', 'best_mark', 'range', 'default_line',)} for lang in ("en", "zh")}
 
 _BACKWARD = (PALETTE[1], "#F3C870")            # alternate layers
 _WIRE = (PALETTE[4], "#E3B3CF")                # alternate buckets

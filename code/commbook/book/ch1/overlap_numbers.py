@@ -29,6 +29,7 @@ from ...overlap import (DDP_FIRST_BUCKET_BYTES, FEW_LARGE_LAYERS, MANY_SMALL_LAY
 from ...parallelism import DDP_BUCKET_CAP_BYTES, zero_memory_per_gpu
 from ...units import MB, KiB, MiB, fmt_bytes, fmt_pct, fmt_time, ms, us
 from ..tables import Table, bilingual, bilingual_notes
+from ..text import texts
 from .boxes import BOX_LINKS
 from .inputs import SINGLE_NODE
 from .perf_numbers import NM13
@@ -39,6 +40,20 @@ __all__ = ["EXAMPLE_LINK", "RESIDUAL", "residual_example", "RING_TREE", "ring_vs
            "sweep", "sweep_summary", "bucket_plans", "OVERHEAD", "overhead_example", "HIDDEN_LAYERS",
            "CHAPTER_HIDDEN", "hidden_fractions", "in_flight", "NM18", "CHAPTER_NM18", "nm18", "nm18_check",
            "nm18_table", "CHAPTER_SINGLE_NODE", "single_node"]
+
+T = texts("ch1")
+K = "overlap_numbers."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return T(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return T.pairs(*(K + k for k in keys), **fields)
+
 
 EXAMPLE_LINK = IB_NDR
 """The link of the page's own examples (the residual, ring against tree, the bucket sweep):
@@ -133,17 +148,11 @@ def bucket_table(params=SYNTHETIC_PARAMS, cap: int = DDP_BUCKET_CAP_BYTES,
         title=bilingual(f"DDP's buckets for a synthetic model (cap {c}, first bucket {f})",
                         f"一个合成模型在 DDP 中的分桶（上限 {c}，首桶 {f}）"),
         columns=["order", "bucket", "params", "size", "limit"],
-        headers={"en": ["Walk", "Bucket (reduction order)", "Parameters", "Size", "Limit reached"],
-                 "zh": ["遍历顺序", "桶（归约顺序）", "参数", "大小", "达到的上限"]},
+        headers=_txs("walk", "bucket_reduction_order", "parameters", "size", "limit_reached"),
         rows=rows,
         formats={"bucket": lambda v: f"{v}", "size": lambda v: fmt_bytes(v, binary=True),
                  "limit": lambda v: fmt_bytes(v, binary=True)},
-        labels={"en": {"first": "default, 1st iteration (one bucket)",
-                       "construction": "find_unused_parameters=True (definition order, kept)",
-                       "rebuilt": "default, from the 2nd iteration (gradient-ready order)"},
-                "zh": {"first": "默认模式第 1 轮（只有一个桶）",
-                       "construction": "find_unused_parameters=True（定义顺序，一直沿用）",
-                       "rebuilt": "默认模式第 2 轮起（梯度就绪顺序）"}},
+        labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('first', 'construction', 'rebuilt',)} for lang in ("en", "zh")},
         notes=bilingual_notes(
             (f"A tensor is added first and the bucket closes once it holds at least its limit ({f} for the "
              f"first bucket walked, {c} after), so {len(over)} of the {len(rows)} buckets exceed {c} (the "
@@ -165,8 +174,8 @@ TIMELINE_SHAPE = FEW_LARGE_LAYERS
 SWEEP_GRID = tuple(int(x * MiB) for x in (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50,
                                           60, 80, 100, 120, 150, 200, 250, 300, 400, 500, 600, 800, 1000))
 """Bucket caps of the sweep, 1 MiB to 1,000 MiB (PyTorch's 25 MiB among them)."""
-SHAPE_NAMES = {MANY_SMALL_LAYERS.name: bilingual("many small layers", "许多小层"),
-               FEW_LARGE_LAYERS.name: bilingual("few large layers", "少数大层")}
+SHAPE_NAMES = {MANY_SMALL_LAYERS.name: _tx("many_small_layers"),
+               FEW_LARGE_LAYERS.name: _tx("few_large_layers")}
 CHAPTER_CAP_RANGES = {MANY_SMALL_LAYERS.name: (5 * MB, 10 * MB), FEW_LARGE_LAYERS.name: (50 * MB, 100 * MB)}
 """The bucket sizes the chapter recommends for many small layers and for few large ones."""
 
@@ -337,13 +346,9 @@ def nm18_table() -> Table:
     gb = fmt_bytes(chk["bytes"], digits=3)
     return Table(
         key="ch1-nm18",
-        title=bilingual("Napkin math 1.8 with three per-layer all-reduces",
-                        "估算 1.8：三种每层 all-reduce 用时"),
+        title=_tx("napkin_math_1_8"),
         columns=["variant", "allreduce", "sequential", "pipelined", "saving", "hidden", "in_flight"],
-        headers={"en": ["Per-layer all-reduce", "Time", "Sequential", "Pipelined", "Saved", "Comm. hidden",
-                        "Still in flight when backward ends"],
-                 "zh": ["每层 all-reduce", "用时", "顺序执行", "流水执行", "节省", "被隐藏的通信",
-                        "反向结束时仍在途"]},
+        headers=_txs("per_layer_all_reduce", "time", "sequential", "pipelined", "saved", "comm_hidden", "still_in_flight_when"),
         rows=rows,
         formats={"allreduce": t_ms, "sequential": t_ms, "pipelined": t_ms, "saving": fmt_pct,
                  "hidden": fmt_pct, "in_flight": lambda v: f"{v}"},

@@ -15,10 +15,25 @@ from __future__ import annotations
 from ...parallelism import DDP_BUCKET_CAP_BYTES
 from ...units import GB, MB, MiB, fmt_bytes, fmt_pct, fmt_time
 from ..tables import Table, bilingual, bilingual_notes
+from ..text import texts
 from . import overlap_numbers as ov
 
 __all__ = ["quantity_table", "residual_table", "ring_tree_table", "plans_table", "shapes_table",
            "overhead_table", "hidden_table"]
+
+T = texts("ch1")
+K = "overlap_tables."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return T(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return T.pairs(*(K + k for k in keys), **fields)
+
 
 
 def _t(x: float) -> str:
@@ -32,7 +47,7 @@ def quantity_table(key: str, title: tuple[str, str], rows: list[tuple[str, str, 
     ``rows``: (English label, Chinese label, raw value, shown text)."""
     return Table(
         key=key, title=bilingual(*title), columns=["what", "value"],
-        headers={"en": ["Quantity", "Value"], "zh": ["量", "数值"]},
+        headers=_txs("quantity", "value"),
         rows=[{"what": en, "value": shown, "raw": raw} for en, _, raw, shown in rows],
         formats={"what": str, "value": str},
         labels={"zh": {en: zh for en, zh, _, _ in rows}},
@@ -69,14 +84,11 @@ def ring_tree_table() -> Table:
              f"{rt['layers']} 层，每层梯度 {fmt_bytes(rt['bytes'])}、反向 {_t(rt['backward'])}，"
              f"{rt['gpus']} 块 GPU，InfiniBand NDR；交叉点 {fmt_bytes(rt['crossover'])}。")
     return Table(
-        key="ch1-ovl-ring-tree", title=bilingual("Ring and binomial tree, blocking and overlapped",
-                                                 "环形与二项树：阻塞与重叠"),
+        key="ch1-ovl-ring-tree", title=_tx("ring_and_binomial_tree"),
         columns=["algo", "allreduce", "blocking", "overlapped"],
-        headers={"en": ["", "One all-reduce", "Step, blocking", "Step, layer-wise overlap"],
-                 "zh": ["", "一次 all-reduce", "一步（阻塞）", "一步（逐层重叠）"]},
+        headers=_txs("blank", "one_all_reduce", "step_blocking", "step_layer_wise_overlap"),
         rows=rows, formats={c: _t for c in ("allreduce", "blocking", "overlapped")},
-        labels={"en": {"ring": "ring", "tree": "binomial tree", "penalty": "ring − tree"},
-                "zh": {"ring": "环形", "tree": "二项树", "penalty": "环形 − 二项树"}},
+        labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('ring', 'tree', 'penalty',)} for lang in ("en", "zh")},
         notes=bilingual_notes(setup), meta={"rt": rt})
 
 
@@ -92,8 +104,7 @@ def plans_table() -> Table:
         key="ch1-ovl-plans", title=bilingual(f"Three bucket caps on the “{name['en']}” model",
                                              f"“{name['zh']}”模型上的三种桶上限"),
         columns=["cap", "buckets", "startups", "wait", "step"],
-        headers={"en": ["Cap", "Buckets", "Start-ups in all", "GPU waits after its last block", "Step"],
-                 "zh": ["上限", "桶数", "起步开销合计", "最后一个反向块之后的等待", "一步"]},
+        headers=_txs("cap", "buckets", "start_ups_in_all", "gpu_waits_after_its", "step"),
         rows=rows, formats={"cap": lambda c: f"{c / MiB:,g} MiB", "buckets": str, "startups": _t,
                             "wait": _t, "step": _t},
         notes=bilingual_notes((f"Backward alone: {_t(sum(shape.backward))}; default cap "
@@ -128,7 +139,7 @@ def shapes_table() -> Table:
     names = {k: ov.SHAPE_NAMES[x.name] for k, x in (("small", ov.SHAPES[0]), ("large", ov.SHAPES[1]))}
     sm_t, fb = ov.layer_tensors(ov.SHAPES[0]), ov.FEW_LARGE_BASIS
     return Table(
-        key="ch1-ovl-shapes", title=bilingual("The two model shapes of the sweep", "扫描用的两种模型形态"),
+        key="ch1-ovl-shapes", title=_tx("the_two_model_shapes"),
         columns=["what", "small", "large"],
         headers={"en": ["", names["small"]["en"], names["large"]["en"]],
                  "zh": ["", names["small"]["zh"], names["large"]["zh"]]},
@@ -172,9 +183,8 @@ def hidden_table() -> Table:
     """(L − 1)/L for the layer counts of :data:`~.overlap_numbers.HIDDEN_LAYERS`."""
     hf = ov.hidden_fractions()
     return Table(
-        key="ch1-ovl-hidden", title=bilingual("Hidden share of the communication, L equal layers",
-                                              "L 个等长层时被隐藏的通信比例"),
+        key="ch1-ovl-hidden", title=_tx("hidden_share_of_the"),
         columns=["layers", "hidden"],
-        headers={"en": ["Layers L", "Hidden (L − 1)/L"], "zh": ["层数 L", "被隐藏 (L − 1)/L"]},
+        headers=_txs("layers_l", "hidden_l_1_l"),
         rows=[{"layers": L, "hidden": h} for L, h in hf.items()],
         formats={"layers": str, "hidden": fmt_pct})

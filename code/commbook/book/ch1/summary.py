@@ -15,29 +15,43 @@ from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER
 from ...overlap import hidden_fraction_equal_layers, layerwise_timeline
 from ...units import fmt_pct
 from ..tables import Table, bilingual
+from ..text import texts
 from . import fallacies as fa
 from .primitives_moe import flow_counts
 
 __all__ = ["ARCHETYPES", "archetype_figures", "lighthouse_table", "exposed_share", "RECAP", "STATED_RESIDUAL", "Recap",
            "recap_numbers", "Takeaways", "takeaway_numbers"]
 
+T = texts("ch1")
+K = "summary."
+
+
+def _tx(key: str, **fields) -> dict[str, str]:
+    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
+    return T(K + key, **fields)
+
+
+def _txs(*keys: str, **fields) -> dict[str, list[str]]:
+    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
+    return T.pairs(*(K + k for k in keys), **fields)
+
+
 ARCHETYPES: tuple[dict, ...] = (
     {"key": "A",
-     "name": bilingual("A: dense language model (GPT-4, Llama 3)", "A：稠密语言模型（GPT-4、Llama 3）"),
-     "collective": bilingual("all-reduce", "all-reduce"),
-     "limit": bilingual("bandwidth (β)", "带宽（β）"),
-     "technique": bilingual("hierarchical all-reduce; rail-optimized routing", "分层 all-reduce；按轨道优化路由")},
+     "name": _tx("a_dense_language_model"),
+     "collective": _tx("all_reduce"),
+     "limit": _tx("bandwidth"),
+     "technique": _tx("hierarchical_all_reduce_rail")},
     {"key": "B",
-     "name": bilingual("B: large recommendation model (DLRM)", "B：大规模推荐模型（DLRM）"),
-     "collective": bilingual("all-to-all", "all-to-all"),
-     "limit": bilingual("message granularity, fabric capacity or skew", "消息粒度、网络容量或访问倾斜"),
-     "technique": bilingual("message coalescing; topology-aware routing; shard balancing",
-                            "合并消息；感知拓扑的路由；均衡分片")},
+     "name": _tx("b_large_recommendation_model"),
+     "collective": _tx("all_to_all"),
+     "limit": _tx("message_granularity_fabric_capacity"),
+     "technique": _tx("message_coalescing_topology_aware")},
     {"key": "C",
-     "name": bilingual("C: federated learning (MobileNet on devices)", "C：联邦学习（设备上的 MobileNet）"),
-     "collective": bilingual("point-to-point, asynchronous", "点对点，异步"),
-     "limit": bilingual("connectivity and latency", "连通性与延迟"),
-     "technique": bilingual("aggressive quantization; error feedback", "激进量化；误差反馈")},
+     "name": _tx("c_federated_learning_mobilenet"),
+     "collective": _tx("point_to_point_asynchronous"),
+     "limit": _tx("connectivity_and_latency"),
+     "technique": _tx("aggressive_quantization_error_feedback")},
 )
 """The three archetypes: main collective, the limit that tends to bind, the techniques."""
 
@@ -78,11 +92,9 @@ def lighthouse_table(gradient_dim: int = 10**6) -> Table:
             labels[lang][f"fig_{a['key']}"] = figs[a["key"]][lang]
     return Table(
         key="ch1-lighthouse",
-        title=bilingual("Lighthouse 1.1: each archetype, its collective and its bottleneck",
-                        "灯塔 1.1：每种原型的集合操作与瓶颈"),
+        title=_tx("lighthouse_1_1_each"),
         columns=["name", "collective", "limit", "technique", "figure"],
-        headers={"en": ["Archetype", "Main collective", "Limit that tends to bind", "Techniques", "In numbers"],
-                 "zh": ["原型", "主要集合操作", "常见的限制项", "应对手段", "算一算"]},
+        headers=_txs("archetype", "main_collective", "limit_that_tends_to", "techniques", "in_numbers"),
         rows=rows, labels=labels,
         notes={"en": ["The figures come from this chapter's examples: A from §1.9 (flat against hierarchical), "
                       f"B from §1.3 (all-to-all schedules), C from §1.6's operators on a {gradient_dim:,}-value "
