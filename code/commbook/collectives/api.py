@@ -3,7 +3,8 @@
 
 Each takes either real per-rank arrays (``data=[...]``: the result's ``outputs`` hold what
 every rank ends with, checked against the independent numpy reference of
-:mod:`commbook.collectives.reference` unless ``check=False``) or a size (``nbytes=``: a
+:mod:`commbook.collectives.reference` unless ``check=False``, floats within the tolerance
+:func:`~commbook.collectives.reference.check_reduction` states) or a size (``nbytes=``: a
 size-only run without payloads).  The result is a :class:`~commbook.comm_sim.RunResult`.
 """
 from __future__ import annotations
