@@ -363,9 +363,8 @@ def test_fig10_colours_every_link_by_its_simulated_bytes(torus):
     names = topo.resource_names
     want = {v: np.zeros(len(names)) for v in hr.TORUS_VARIANTS}
     for i, name in enumerate(names):
-        dev, rest = name.split(".")
-        if rest.endswith("+"):
-            want["torus"][i] = 1.5 if rest == "d0+" else 0.375
+        if name.endswith(", +)"):                                # "gpu5->gpu9 (dim 0, +)"
+            want["torus"][i] = 1.5 if "(dim 0," in name else 0.375
             want["torus_rings"][i] = 1.5
     order = ring_order((4, 4), "snake")
     for r in range(16):
@@ -376,7 +375,7 @@ def test_fig10_colours_every_link_by_its_simulated_bytes(torus):
         dw = topo.coords(w)
         dim = int(np.flatnonzero(du != dw)[0])
         step = (dw[dim] - du[dim]) % 4
-        want["flat"][names.index(f"{u}.d{dim}{'+' if step == 1 else '-'}")] = 2 * 15 / 16
+        want["flat"][names.index(f"gpu{u}->gpu{w} (dim {dim}, {'+' if step == 1 else '-'})")] = 2 * 15 / 16
     for v in hr.TORUS_VARIANTS:
         got = torus[v]["run"].link_bytes / torus[v]["n"]
         np.testing.assert_allclose(got, want[v], rtol=1e-12, atol=1e-15)
