@@ -12,7 +12,7 @@ of the same name in :mod:`commbook.collectives` under the timing model of
 bytes); :mod:`commbook.collectives.registry` pairs each schedule with its closed form.
 Each takes ``(p, n, alpha, beta)``, checks them, and costs nothing for ``p == 1``.
 
-Modules: :mod:`.base` (point to point, LogP, the :func:`~.base.closed_form` decorator),
+Modules: :mod:`.base` (point to point, LogP, the :func:`~commbook.cost.base.closed_form` decorator),
 :mod:`.allreduce`, :mod:`.rooted` (broadcast, reduce, scatter, gather, reduce-scatter,
 all-gather, all-to-all) and :mod:`.bounds` (lower bounds, crossovers, the chain optimum),
 re-exported here: ``from commbook.cost import allreduce_ring``.
