@@ -12,10 +12,14 @@ from ...collectives import all_reduce, all_to_all, t_allreduce_tiers, t_formula
 from ...collectives.channels import ring_time_two_level
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
+from ..text import texts
 from ...topology import Ring, Switch, Torus, TwoLevel, ring_order
 from ...units import KB, MB, fmt_bytes, fmt_ratio, fmt_time
 from .common import balanced_dims, original_note, span
+
+T = texts("p5")
+LANGS = ("en", "zh")
 
 ORIGINAL_04_1 = {"dims": (4, 4), "n": 64 * MB, "link": ICI_V5E, "pct": 2}
 """The original notes' rank-mapping example (dims, n, link) and how much slower (in %)
@@ -29,7 +33,7 @@ times slower they say the ring is than the switch (demo 04-2 reconciles it)."""
 def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = ICI_V5E,
               seeds: Sequence[int] = (0, 1, 2, 3, 4), median_seeds: int = 20,
               small: float = 64 * KB, extra_hop_alpha: float = 2.0) -> Table:
-    """Demo 04-1 (lecture §6.1 "映射：逻辑环放在哪里"): ring all-reduce of 64 MB on a
+    """Demo 04-1 (lecture §6.1, mapping: where the logical ring goes): ring all-reduce of 64 MB on a
     4×4 ICI torus under different rank → chip mappings.
 
     Anchors, rows: snake (ideal 2,696.7 µs = the ring formula), row-major (+1.11 % with h·α per
@@ -56,31 +60,23 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
 
     x = f"{extra_hop_alpha:g}α"
     rows = [run(c, "snake"), run(c, "row_major"),
-            run(c2, "row_major", label=f"row-major, {x} per extra hop")]
+            run(c2, "row_major", label=T.get("topology.map_row_x", "en", x=x))]
     rows += [run(c, "random", s) for s in seeds]
     med = float(np.median([run(c, "random", s)["vs_ideal"] for s in range(median_seeds)]))
 
     pct1, pct2 = rows[1]["vs_ideal"] - 1, rows[2]["vs_ideal"] - 1
-    notes = [(f"Ideal = ring formula 2(p−1)(α + n/(pβ)) = {fmt_time(ideal, 5)}. Row-major (longest ring "
-              f"edge {rows[1]['max_hops']} hops) costs {pct1:.2%} more with α per hop and {pct2:.2%} "
-              f"with {x} per extra hop. Random mappings: median {med:.2f}× over seeds 0–{median_seeds - 1}.",
-              f"理想 = ring 公式 2(p−1)(α + n/(pβ)) = {fmt_time(ideal, 5)}。按行映射（环上最远一段 "
-              f"{rows[1]['max_hops']} 跳）在每跳付 α 时慢 {pct1:.2%}，每多一跳付 {x} 时慢 {pct2:.2%}。"
-              f"随机映射：种子 0–{median_seeds - 1} 的中位数是 {med:.2f}×。")]
+    pcts = dict(pct1=f"{pct1:.2%}", pct2=f"{pct2:.2%}", x=x)
+    notes = [tuple(T.get("topology.04_1_note", lang, ideal=fmt_time(ideal, 5), hops=rows[1]["max_hops"],
+                         med=f"{med:.2f}×", last=median_seeds - 1, **pcts) for lang in LANGS)]
     o = ORIGINAL_04_1
     if (tuple(dims), n, link) == (o["dims"], o["n"], o["link"]):
-        fits = [(en, zh) for en, zh, v in (("one α per hop", "每跳一个 α", pct1),
-                                           (f"{x} per extra hop", f"每多一跳 {x}", pct2))
+        fits = [key for key, v in (("topology.rule_one", pct1), ("topology.rule_extra", pct2))
                 if round(100 * v) == o["pct"]]
-        notes.append(original_note(
-            (f"row-major ≈{o['pct']} % slower than the snake",
-             f"{pct1:.2%} with one α per hop, {pct2:.2%} with {x} per extra hop",
-             f"only the rule “{fits[0][0]}” rounds to {o['pct']} %" if len(fits) == 1 else
-             f"{'both rules round' if fits else 'neither rule rounds'} to {o['pct']} %"),
-            (f"按行映射比蛇形慢约 {o['pct']}%",
-             f"每跳一个 α 时慢 {pct1:.2%}，每多一跳 {x} 时慢 {pct2:.2%}",
-             f"只有“{fits[0][1]}”这条规则取整后是 {o['pct']}%" if len(fits) == 1 else
-             f"两条规则取整后{'都' if fits else '都不'}是 {o['pct']}%")))
+        why = "topology.o1_one" if len(fits) == 1 else "topology.o1_both" if fits else "topology.o1_neither"
+        notes.append(original_note(*(
+            (T.get("topology.o1_said", lang, pct=o["pct"]), T.get("topology.o1_here", lang, **pcts),
+             T.get(why, lang, pct=o["pct"], rule=T.get(fits[0], lang, x=x) if len(fits) == 1 else ""))
+            for lang in LANGS)))
 
     snake = ring_order(dims, "snake")
     frows = []
@@ -92,39 +88,33 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
     dims_s = "×".join(map(str, dims))
     flat2d = Table(
         key="04-1b",
-        title=bilingual(f"flat ring vs 2D all-reduce on the {dims_s} torus",
-                     f"{dims_s} torus 上单环对比二维 all-reduce"),
+        title=T("topology.04_1b_title", dims=dims_s),
         columns=["n", "flat", "flat_rounds", "two_d", "two_d_rounds", "speedup"],
-        headers={"en": ["n", "flat ring (snake)", "rounds", "2D (rows, then columns)", "rounds", "speedup"],
-                 "zh": ["n", "单环（蛇形）", "步数", "二维（先行后列）", "步数", "加速"]},
+        headers=T.pairs("topology.h_n", "topology.h_flat_snake", "topology.h_rounds", "topology.h_two_d",
+                        "topology.h_rounds", "topology.h_speedup"),
         rows=frows,
         formats={"n": fmt_bytes, "flat": lambda v: fmt_time(v, 5), "two_d": lambda v: fmt_time(v, 5),
                  "speedup": fmt_ratio},
-        notes=bilingual_notes(
-            (f"Same bytes, fewer rounds: 2(p−1) = {frows[0]['flat_rounds']} → 2(a−1) + 2(b−1) = "
-             f"{frows[0]['two_d_rounds']}.",
-             f"字节一样，步数从 2(p−1) = {frows[0]['flat_rounds']} 降到 2(a−1) + 2(b−1) = "
-             f"{frows[0]['two_d_rounds']}。")),
+        notes=T.pairs("topology.04_1b_note", flat=frows[0]["flat_rounds"], two=frows[0]["two_d_rounds"]),
     )
     return Table(
         key="04-1",
-        title=bilingual(f"ring all-reduce of {fmt_bytes(n)} on a {dims_s} {link.name} torus: rank mapping",
-                     f"{dims_s} {link.name} torus 上 {fmt_bytes(n)} 的 ring all-reduce：编号映射"),
+        title=T("topology.04_1_title", n=fmt_bytes(n), dims=dims_s, link=link.name),
         columns=["mapping", "seed", "time", "vs_ideal", "max_hops", "max_link"],
-        headers={"en": ["mapping", "seed", "time", "/ ideal", "max hops", "max link load"],
-                 "zh": ["映射", "种子", "时间", "/ 理想", "最远跳数", "最忙链路字节"]},
+        headers=T.pairs("topology.h_mapping", "topology.h_seed", "topology.h_time", "topology.h_vs_ideal",
+                        "topology.h_max_hops", "topology.h_max_link"),
         rows=rows,
         formats={"time": lambda v: fmt_time(v, 5), "vs_ideal": (lambda v: fmt_ratio(v, 4)), "max_link": fmt_bytes},
-        labels={"zh": {"snake": "蛇形", "row-major": "按行", "random": "随机",
-                       f"row-major, {x} per extra hop": f"按行，每多一跳 {x}"}},
-        notes=bilingual_notes(*notes),
+        labels={"zh": {T.get(k, "en", x=x): T.get(k, "zh", x=x) for k in
+                       ("topology.map_snake", "topology.map_row_major", "topology.map_random", "topology.map_row_x")}},
+        notes={lang: [nt[i] for nt in notes] for i, lang in enumerate(LANGS)},
         meta={"ideal": ideal, "random_median": med},
         parts=[flat2d],
     )
 
 
 def demo_04_2(p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, check_p16: bool = True) -> Table:
-    """Demo 04-2 (lecture §6.2 "all-to-all 与对分带宽"): direct all-to-all of ``n`` =
+    """Demo 04-2 (lecture §6.2, all-to-all and bisection bandwidth): direct all-to-all of ``n`` =
     16 MB per device on a switch, a bidirectional ring and a 2D torus (all ``link``).
 
     Bounds (:func:`commbook.cost.all_to_all_bounds`): egress (p−1)/p·n/β and bisection
@@ -134,8 +124,9 @@ def demo_04_2(p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, check_p16: 
     notes" note, :data:`ORIGINAL_04_2`).
     """
     d2 = balanced_dims(p, 2)
-    topos = [("switch", Switch(p, link)), ("ring (bidirectional)", Ring(p, link)),
-             (f"2D torus {d2[0]}×{d2[1]}", Torus(d2, link))]
+    names = [("links.topo_switch", {}), ("topology.t_ring_bidir", {}), ("links.topo_2d", {"dims": f"{d2[0]}×{d2[1]}"})]
+    zh_name = {T.get(k, "en", **f): T.get(k, "zh", **f) for k, f in names}
+    topos = list(zip(zh_name, (Switch(p, link), Ring(p, link), Torus(d2, link))))
     rows = []
     for name, t in topos:
         r = all_to_all(VirtualCluster(t), nbytes=n)
@@ -144,22 +135,23 @@ def demo_04_2(p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, check_p16: 
                      "vs_bound": r.time / max(eg, bi)})
     for r in rows:
         r["vs_switch"] = r["time"] / rows[0]["time"]
-    zh_name = {"switch": "交换机", "ring (bidirectional)": "环（双向）",
-               f"2D torus {d2[0]}×{d2[1]}": f"二维 torus {d2[0]}×{d2[1]}"}
     by = {"egress": [r["topology"] for r in rows if r["egress"] >= r["bisection"]],
           "bisection": [r["topology"] for r in rows if r["egress"] < r["bisection"]]}
     others = rows[1:]
     gap = span([r["vs_bound"] for r in others], lambda v: f"{v:.1f}")
     sp = lambda text: text + " " if text[-1:].isascii() else text   # a space before Chinese after Latin
-    bind_en = "; ".join(f"{k} on the {' and the '.join(v)}" for k, v in by.items() if v)
-    bind_zh = "；".join(f"{sp('、'.join(zh_name[t] for t in v))}受{'出口' if k == 'egress' else '对分带宽'}限制"
-                       for k, v in by.items() if v)
-    notes = [(f"The larger bound binds: {bind_en}. The direct algorithm (p−1 = {p - 1} shift rounds) "
-              f"stays {gap}× above it on the {' and the '.join(r['topology'] for r in others)}: rounds are "
-              "synchronous and their loads uneven.",
-              f"取两个下界中较大的一个：{bind_zh}。直接算法（p−1 = {p - 1} 步移位）在"
-              f"{sp('和'.join(zh_name[r['topology']] for r in others))}上比它高 {gap} 倍："
-              "各步之间要同步，而各步的流量并不均匀。")]
+    name = lambda t, lang: t if lang == "en" else zh_name[t]
+    cjk = lambda text, lang: sp(text) if lang == "zh" else text
+
+    def note(lang: str) -> str:
+        bind = T.get("topology.bind_sep", lang).join(
+            T.get("topology.bind", lang, kind=T.get(f"topology.kind_{k}", lang),
+                  names=cjk(T.get("topology.bind_names_sep", lang).join(name(t, lang) for t in v), lang))
+            for k, v in by.items() if v)
+        return T.get("topology.04_2_note", lang, bind=bind, pm1=p - 1, gap=gap, others=cjk(
+            T.get("topology.others_sep", lang).join(name(r["topology"], lang) for r in others), lang))
+
+    notes = [tuple(note(lang) for lang in LANGS)]
     meta = {}
     o = ORIGINAL_04_2
     if check_p16:
@@ -169,29 +161,24 @@ def demo_04_2(p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, check_p16: 
         if n == o["n"] and link == o["link"]:
             here = {p: rows[1]["vs_switch"], 16: rg / sw}
             fits = [q for q, v in here.items() if round(v) == o["ratio"]]
-            here_en = ", ".join(f"{v:.1f}× at p = {q}" for q, v in here.items())
-            here_zh = "，".join(f"p = {q} 时 {v:.1f} 倍" for q, v in here.items())
-            notes.append(original_note(
-                (f"the ring ≈{o['ratio']}× slower than the switch, p not given", here_en,
-                 "the ring's time grows with p while the switch's does not, and "
-                 + (f"≈{o['ratio']}× needs p = {fits[0]}" if fits else f"neither p gives ≈{o['ratio']}×")),
-                (f"环比交换机慢约 {o['ratio']} 倍，没有给出 p", here_zh,
-                 "环的时间随 p 增长而交换机的不变，"
-                 + (f"约 {o['ratio']} 倍要 p = {fits[0]} 才对得上" if fits else
-                    f"两个 p 都得不到约 {o['ratio']} 倍"))))
+            notes.append(original_note(*(
+                (T.get("topology.o2_said", lang, r=o["ratio"]),
+                 T.get("topology.o2_item_sep", lang).join(T.get("topology.o2_item", lang, v=f"{v:.1f}", q=q)
+                                                          for q, v in here.items()),
+                 T.get("topology.o2_fits", lang, r=o["ratio"], q=fits[0]) if fits else
+                 T.get("topology.o2_nofit", lang, r=o["ratio"])) for lang in LANGS)))
     ms = lambda v: fmt_time(v, 4)
     return Table(
         key="04-2",
-        title=bilingual(f"all-to-all, {fmt_bytes(n)} per device, p = {p}, {link.name} links",
-                     f"all-to-all，每设备 {fmt_bytes(n)}，p = {p}，{link.name} 链路"),
+        title=T("topology.04_2_title", n=fmt_bytes(n), p=p, link=link.name),
         columns=["topology", "time", "egress", "bisection", "vs_bound", "vs_switch"],
-        headers={"en": ["topology", "simulated", "egress bound", "bisection bound", "/ larger bound", "/ switch"],
-                 "zh": ["拓扑", "模拟时间", "出口下界", "对分下界", "/ 较大下界", "/ 交换机"]},
+        headers=T.pairs("topology.h_topology", "topology.h_simulated", "topology.h_egress", "topology.h_bisection",
+                        "topology.h_vs_bound", "topology.h_vs_switch"),
         rows=rows,
         formats={"time": ms, "egress": ms, "bisection": ms, "vs_bound": fmt_ratio,
                  "vs_switch": fmt_ratio},
         labels={"zh": zh_name},
-        notes=bilingual_notes(*notes),
+        notes={lang: [nt[i] for nt in notes] for i, lang in enumerate(LANGS)},
         meta=meta,
     )
 
@@ -226,7 +213,7 @@ def nccl_ring_crossover(topology: TwoLevel, hi: float = 1e13) -> float | None:
 def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
               sizes: Sequence[float] = (64 * KB, 256 * MB), intra: Link = NVLINK4,
               inter: Link = IB_NDR) -> Table:
-    """Demo 04-3 (lecture §6.3 "层次化 all-reduce"): flat ring vs hierarchical all-reduce
+    """Demo 04-3 (lecture §6.3, hierarchical all-reduce): flat ring vs hierarchical all-reduce
     (NVLink reduce-scatter, per-rail IB ring, NVLink all-gather) on N nodes × 8 GPUs.
 
     The flat ring is the single ring of the original notes (``channels=1``: one NIC per
@@ -258,72 +245,45 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
     def trend(n: float, lang: str = "en") -> str:
         sp = [r["speedup"] for r in rows if r["n"] == n]
         rng = span(sp, lambda v: f"{v:.2f}×")
-        if len(sp) > 1 and all(b > a for a, b in zip(sp, sp[1:])):
-            return f"grows with N, {rng}" if lang == "en" else f"随 N 增大，{rng}"
-        return f"{rng}" if lang == "en" else f"在 {rng} 之间"
+        grows = len(sp) > 1 and all(b > a for a, b in zip(sp, sp[1:]))
+        return T.get("topology.trend_grows" if grows else "topology.trend_flat", lang, rng=rng)
 
     cross = []
     for N in nodes:
         row = {"nodes": N, "p": N * g}
         for key, nics in (("per_gpu", None), ("per_node", 1)):
             x = nccl_ring_crossover(TwoLevel(N, g, intra, inter, nics_per_node=nics, pxn=True))
-            row[key] = "never" if x is None else x
+            row[key] = T.get("topology.never", "en") if x is None else x
         cross.append(row)
-    never = any(r[k] == "never" for r in cross for k in ("per_gpu", "per_node"))
+    never = any(r[k] == T.get("topology.never", "en") for r in cross for k in ("per_gpu", "per_node"))
     crossover = Table(
         key="04-3b",
-        title=bilingual(f"NCCL's ring against the hierarchy, N nodes × {g} GPUs: the size above which "
-                        "the ring is faster",
-                        f"NCCL 的环对比层次化，N 个节点 × {g} 块 GPU：消息大于多少时环更快"),
+        title=T("topology.04_3b_title", g=g),
         columns=["nodes", "p", "per_gpu", "per_node"],
-        headers={"en": ["nodes N", "GPUs", f"{g} NICs per node ({g} channels)", "1 NIC per node (1 channel)"],
-                 "zh": ["节点数 N", "GPU 数", f"每节点 {g} 张网卡（{g} 个 channel）", "每节点 1 张网卡（1 个 channel）"]},
+        headers={lang: [T.get(k, lang, g=g) for k in ("topology.h_nodes", "topology.h_gpus", "topology.h_per_gpu",
+                                                      "topology.h_per_node")] for lang in LANGS},
         rows=cross,
         formats={"per_gpu": fmt_bytes, "per_node": fmt_bytes},
-        labels={"zh": {"never": "不会"}},
-        notes=bilingual_notes(
-            ("Below the size given the hierarchical all-reduce is faster, above it NCCL's ring. The ring "
-             "pays 2(GN−1) α of the network against the hierarchy's 2(N−1), so the size grows with N. With "
-             "one NIC per node the hierarchy also sends fewer bytes through it, 2(N−1)/N·n against "
-             "2(GN−1)/(GN)·n" + ("; where that outweighs its two phases inside the node it is faster at every size "
-                                 "(“never”)." if never else "."),
-             "消息小于表中的大小时层次化 all-reduce 更快，大于它时 NCCL 的环更快。环要付 2(GN−1) 次网络的 α，"
-             "层次化只付 2(N−1) 次，所以这个大小随 N 增大。每节点只有一张网卡时，层次化经过这张网卡的字节也更少："
-             "2(N−1)/N·n，环则是 2(GN−1)/(GN)·n" + ("；这笔节省超过它两段节点内阶段的开销时，"
-                                                  "任何大小都是层次化更快（“不会”）。" if never else "。"))),
+        labels={"zh": {T.get("topology.never", "en"): T.get("topology.never", "zh")}},
+        notes={lang: [T.get("topology.04_3b_note", lang, tail=T.get(
+            "topology.04_3b_tail_never" if never else "topology.04_3b_tail_end", lang))] for lang in LANGS},
     )
+    ratios = span([r["nccl_vs_hier"] for r in rows if r["n"] == max(sizes)], lambda v: f"{v:.2f}×")
+    words = dict(g=g, gm1=g - 1, intra=intra.name, inter=inter.name, small=fmt_bytes(min(sizes)),
+                 big=fmt_bytes(max(sizes)), ratios=ratios)
     return Table(
         key="04-3",
-        title=bilingual(f"hierarchical vs flat ring all-reduce, N nodes × {gpus_per_node} GPUs "
-                     f"({intra.name} + {inter.name})",
-                     f"层次化对比扁平 ring all-reduce，N 个节点 × {gpus_per_node} 块 GPU"
-                     f"（{intra.name} + {inter.name}）"),
+        title=T("topology.04_3_title", g=gpus_per_node, intra=intra.name, inter=inter.name),
         columns=["n", "nodes", "p", "flat", "flat_rounds", "hier", "hier_rounds", "speedup", "nccl",
                  "nccl_vs_hier"],
-        headers={"en": ["n", "nodes N", "GPUs", "flat ring", "rounds", "hierarchical", "rounds", "speedup",
-                        "NCCL's ring", "NCCL's ring / hier."],
-                 "zh": ["n", "节点数 N", "GPU 数", "扁平 ring", "步数", "层次化", "步数", "加速",
-                        "NCCL 的环", "NCCL 的环 / 层次化"]},
+        headers=T.pairs("topology.h_n", "topology.h_nodes", "topology.h_gpus", "topology.h_flat", "topology.h_rounds",
+                        "topology.h_hier", "topology.h_rounds", "topology.h_speedup", "topology.h_nccl",
+                        "topology.h_nccl_vs_hier"),
         rows=rows,
         formats={"n": fmt_bytes, "flat": t, "hier": t, "speedup": fmt_ratio, "nccl": t,
                  "nccl_vs_hier": fmt_ratio},
-        notes=bilingual_notes(
-            (f"Flat: every one of the 2({g}N−1) rounds waits for a NIC hop. Hierarchical: "
-             f"2×{g - 1} {intra.name} rounds plus 2(N−1) {inter.name} rounds on n/{g} per rail, "
-             f"{g} NICs at once. Speedup at {fmt_bytes(min(sizes))}: {trend(min(sizes))}; at "
-             f"{fmt_bytes(max(sizes))}: {trend(max(sizes))}.",
-             f"扁平：2({g}N−1) 步每一步都要等一次网卡。层次化：2×{g - 1} 步走 {intra.name}，"
-             f"再加 2(N−1) 步走 {inter.name}，每条轨道只传 n/{g}，{g} 块网卡同时工作。"
-             f"{fmt_bytes(min(sizes))} 的加速：{trend(min(sizes), 'zh')}；"
-             f"{fmt_bytes(max(sizes))}：{trend(max(sizes), 'zh')}。"),
-            (f"NCCL's ring: the same 2({g}N−1) rounds, but one channel per NIC ({g} rings on n/{g} "
-             f"each, PXN), so every NIC and every {intra.name} port works in every round. Its time over "
-             f"the hierarchy's (> 1: the hierarchy is faster) at {fmt_bytes(max(sizes))}: "
-             f"{span([r['nccl_vs_hier'] for r in rows if r['n'] == max(sizes)], lambda v: f'{v:.2f}×')}.",
-             f"NCCL 的环：同样是 2({g}N−1) 步，但每张网卡一个 channel（{g} 个环，各管 n/{g}，开启 PXN），"
-             f"所以每一步里每张网卡、每个 {intra.name} 端口都在干活。它与层次化的时间之比（> 1 表示层次化更快），"
-             f"{fmt_bytes(max(sizes))} 时为 "
-             f"{span([r['nccl_vs_hier'] for r in rows if r['n'] == max(sizes)], lambda v: f'{v:.2f}×')}。"),
-        ),
+        notes={lang: [T.get("topology.04_3_flat", lang, t_small=trend(min(sizes), lang), t_big=trend(max(sizes), lang),
+                            **words),
+                      T.get("topology.04_3_nccl", lang, **words)] for lang in LANGS},
         parts=[crossover],
     )
