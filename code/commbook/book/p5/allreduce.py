@@ -12,9 +12,13 @@ from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
 from ...measure.points import Measurement, Point, load
 from ..tables import algorithm_labels, Table, bilingual, bilingual_notes
+from ..text import texts
 from ...topology import Switch
 from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_ratio, fmt_time, us
 from .common import US2, original_note
+
+T = texts("p5")
+LANGS = ("en", "zh")
 
 
 _SIX = ("ring", "rd", "rabenseifner", "tree", "naive", "innet")
@@ -32,7 +36,7 @@ def _where_cross(find, *args) -> float | None:
 def demo_03_1(p: int = 8, link: Link = NVLINK4,
               sizes: Sequence[float] = (4 * KB, 64 * KB, 256 * KB, 1 * MB, 4 * MB, 16 * MB, 256 * MB)
               ) -> Table:
-    """Demo 03-1 (lecture §5.3 "谁最快：看消息大小"): all-reduce time of six algorithms
+    """Demo 03-1 (lecture §5.3, who wins depends on the message size): all-reduce time of six algorithms
     vs message size, p = 8 on an NVLink switch (α = 2 µs, β = 450 GB/s), simulated.
 
     Anchors (µs): 4 KB ring 28.02, RD 6.03, Rab 12.02, tree 12.05, naive 4.12,
@@ -52,62 +56,44 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
     ab = link.alpha * link.beta
     rounds = {a: all_reduce(c, nbytes=sizes[0], algorithm=a).rounds for a in ("ring", "rabenseifner")}
     ring_lat, rab_lat = (t_formula(a, p, 0, link.alpha, link.beta) for a in ("ring", "rabenseifner"))
-    xs = [("naive → RD", _where_cross(crossover, "naive", "rd", p, link.alpha, link.beta),
+    xs = [(T.get("allreduce.x_naive_rd", "en"), _where_cross(crossover, "naive", "rd", p, link.alpha, link.beta),
            "2α + 2(p−1)n/β = log₂p·(α + n/β)"),
-          ("RD → Rabenseifner", _where_cross(crossover, "rd", "rabenseifner", p, link.alpha, link.beta),
+          (T.get("allreduce.x_rd_rab", "en"), _where_cross(crossover, "rd", "rabenseifner", p, link.alpha, link.beta),
            "log₂p·(α + n/β) = 2log₂p·α + 2(p−1)/p·n/β"),
-          ("RD ↔ ring", _where_cross(cost.crossover_rd_ring, p, link.alpha, link.beta),
+          (T.get("allreduce.x_rd_ring", "en"), _where_cross(cost.crossover_rd_ring, p, link.alpha, link.beta),
            "[2(p−1) − log₂p]·αβ / [log₂p − 2(p−1)/p]")]
     cross = Table(
         key="03-1b",
-        title=bilingual(f"where the winner changes (p = {p}, {link.name})",
-                     f"赢家在哪里换人（p = {p}，{link.name}）"),
+        title=T("allreduce.03_1b_title", p=p, link=link.name),
         columns=["boundary", "n", "in_nhalf", "equation"],
-        headers={"en": ["boundary", "n", "n / αβ", "equal times"],
-                 "zh": ["分界", "n", "n / αβ", "两者时间相等"]},
+        headers=T.pairs("allreduce.h_boundary", "allreduce.h_n", "allreduce.h_in_nhalf", "allreduce.h_equation"),
         rows=[{"boundary": b, "n": x, "in_nhalf": None if x is None else x / ab, "equation": eq}
               for b, x, eq in xs],
         formats={"n": fmt_bytes, "in_nhalf": lambda v: f"{v:.3g}"},
-        labels={"zh": {"naive → RD": "朴素 → 递归倍增", "RD → Rabenseifner": "递归倍增 → Rabenseifner",
-                       "RD ↔ ring": "递归倍增 ↔ ring"}},
-        notes=bilingual_notes(
-            (f"Ring never beats Rabenseifner at p = {p}: their bytes are equal and ring takes "
-             f"{rounds['ring']} rounds to Rabenseifner's {rounds['rabenseifner']}.",
-             f"p = {p} 时 ring 始终赢不了 Rabenseifner：两者字节相同，ring 要 {rounds['ring']} 步，"
-             f"Rabenseifner 只要 {rounds['rabenseifner']} 步。") if ring_lat > rab_lat * (1 + 1e-12) else
-            (f"At p = {p} ring and Rabenseifner take the same time: equal bytes and "
-             f"{rounds['ring']} rounds each.",
-             f"p = {p} 时 ring 与 Rabenseifner 用时相同：字节相同，都是 {rounds['ring']} 步。")),
+        labels={"zh": {T.get(k, "en"): T.get(k, "zh") for k in
+                       ("allreduce.x_naive_rd", "allreduce.x_rd_rab", "allreduce.x_rd_ring")}},
+        notes=T.pairs("allreduce.03_1b_never" if ring_lat > rab_lat * (1 + 1e-12) else "allreduce.03_1b_same",
+                      p=p, ring=rounds["ring"], rab=rounds["rabenseifner"]),
         meta={"naive_rd": xs[0][1], "rd_rab": xs[1][1], "rd_ring": xs[2][1]},
     )
     return Table(
         key="03-1",
-        title=bilingual(f"all-reduce time vs message size, p = {p}, {link.name} switch (µs)",
-                     f"all-reduce 时间随消息大小的变化，p = {p}，{link.name} 交换机（µs）"),
+        title=T("allreduce.03_1_title", p=p, link=link.name),
         columns=["n"] + list(_SIX) + ["best"],
-        headers={"en": ["n", "ring", "RD", "Rabenseifner", "tree", "naive", "in-network",
-                        "best (excl. in-network)"],
-                 "zh": ["n", "ring", "递归倍增", "Rabenseifner", "二叉树", "朴素", "交换机内归约",
-                        "最快（不含交换机内）"]},
+        headers=T.pairs("allreduce.h_n", *(f"allreduce.h_{a}" for a in _SIX), "allreduce.h_best"),
         rows=rows,
         formats={"n": fmt_bytes, **{a: US2 for a in _SIX}},
         labels=algorithm_labels("all_reduce"),
-        notes=bilingual_notes(
-            (f"Ring's {rounds['ring']} rounds cost {fmt_time(rounds['ring'] * link.alpha)} of latency "
-             "alone. In-network reduction (α + n/β) "
-             + ("is fastest at every size, so" if innet_best else "needs a switch that reduces;")
-             + " the winner column leaves it out.",
-             f"ring 的 {rounds['ring']} 步光延迟就是 {fmt_time(rounds['ring'] * link.alpha)}。交换机内归约（α + n/β）"
-             + ("在所有大小上都最快，所以" if innet_best else "要靠能做归约的交换机，")
-             + "“最快”一列不算它。"),
-        ),
+        notes={lang: [T.get("allreduce.03_1_note", lang, rounds=rounds["ring"], lat=fmt_time(rounds["ring"] * link.alpha),
+                            innet=T.get("allreduce.03_1_innet_best" if innet_best else "allreduce.03_1_innet_switch",
+                                        lang))] for lang in LANGS},
         parts=[cross],
     )
 
 
 def demo_03_2(ps: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
               sizes: Sequence[float] = (64 * KB, 256 * MB), link: Link = IB_NDR) -> Table:
-    """Demo 03-2 (lecture §5.4 "设备变多"): ring, recursive doubling and Rabenseifner
+    """Demo 03-2 (lecture §5.4, more devices): ring, recursive doubling and Rabenseifner
     all-reduce time and rounds vs p on an InfiniBand switch (α = 5 µs, β = 50 GB/s).
 
     Anchors: 64 KB ring 0.072, 0.152, 0.313, 0.633, 1.273, 2.553, 5.113 ms (1022 rounds at
@@ -130,33 +116,23 @@ def demo_03_2(ps: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
     p_hi = ps[-1]
     small = next(r for r in rows if r["n"] == min(sizes) and r["p"] == p_hi)
     lat_hi = small["ring_rounds"] * link.alpha
-    notes = [(f"Small messages ({fmt_bytes(min(sizes))}): each of ring's 2(p−1) rounds pays "
-              f"α = {fmt_time(link.alpha)}, {small['ring_rounds']} rounds = {fmt_time(lat_hi)} at "
-              f"p = {p_hi}. Large messages ({fmt_bytes(max(sizes))}): from p = {ps[0]} to p = {p_hi} "
-              f"ring grows {growth:.0%}, Rabenseifner {rab_growth:.0%}.",
-              f"小消息（{fmt_bytes(min(sizes))}）：ring 的 2(p−1) 步每步付 α = {fmt_time(link.alpha)}，"
-              f"p = {p_hi} 时共 {small['ring_rounds']} 步，合 {fmt_time(lat_hi)}。大消息（{fmt_bytes(max(sizes))}）："
-              f"从 p = {ps[0]} 到 p = {p_hi}，ring 变慢 {growth:.0%}，Rabenseifner 变慢 {rab_growth:.0%}。")]
+    words = dict(small=fmt_bytes(min(sizes)), alpha=fmt_time(link.alpha), rounds=small["ring_rounds"],
+                 lat=fmt_time(lat_hi), p_hi=p_hi, big=fmt_bytes(max(sizes)), p_lo=ps[0], growth=f"{growth:.0%}",
+                 rab_growth=f"{rab_growth:.0%}")
+    notes = [tuple(T.get("allreduce.03_2_note", lang, **words) for lang in LANGS)]
     if growth >= 0.01:
         big_lat = big[-1]["ring_rounds"] * link.alpha
-        notes.append(original_note(
-            ("for large messages ring's time does not depend on p",
-             f"at {fmt_bytes(max(sizes))} it grows {growth:.0%} from p = {ps[0]} to p = {p_hi}",
-             f"each of its 2(p−1) rounds still pays α: {fmt_time(big_lat)} of its "
-             f"{fmt_time(big[-1]['ring'])} at p = {p_hi}"),
-            ("大消息下 ring 的时间与 p 无关",
-             f"{fmt_bytes(max(sizes))} 时从 p = {ps[0]} 到 p = {p_hi} 变慢 {growth:.0%}",
-             f"它的 2(p−1) 步每步仍要付 α，p = {p_hi} 时 {fmt_time(big[-1]['ring'])} 里有 "
-             f"{fmt_time(big_lat)} 是延迟")))
+        why = dict(lat=fmt_time(big_lat), time=fmt_time(big[-1]["ring"]), p_hi=p_hi)
+        notes.append(original_note(*((T.get("allreduce.o2_said", lang), T.get("allreduce.o2_here", lang, **words),
+                                      T.get("allreduce.o2_why", lang, **why)) for lang in LANGS)))
     cols = ["n", "p"] + [k for a in algos for k in (a, f"{a}_rounds")]
     t = lambda v: fmt_time(v, 4)
     return Table(
         key="03-2",
-        title=bilingual(f"all-reduce vs number of devices, {link.name} switch",
-                     f"设备变多时的 all-reduce，{link.name} 交换机"),
+        title=T("allreduce.03_2_title", link=link.name),
         columns=cols,
-        headers={"en": ["n", "p", "ring", "rounds", "RD", "rounds", "Rabenseifner", "rounds"],
-                 "zh": ["n", "p", "ring", "步数", "递归倍增", "步数", "Rabenseifner", "步数"]},
+        headers=T.pairs("allreduce.h_n", "allreduce.h_p", *(k for a in algos for k in (f"allreduce.h_{a}",
+                                                                                     "allreduce.h_rounds"))),
         rows=rows,
         formats={"n": fmt_bytes, **{a: t for a in algos}},
         notes=bilingual_notes(*notes),
@@ -200,7 +176,7 @@ def _measurement(measured: Measurement | Sequence[tuple[float, float]] | None) -
 def demo_03_3(p: int = 8, link: Link = NVLINK4,
               sizes: Sequence[float] = (1 * MB, 8 * MB, 256 * MB, 1 * GB, 10 * GB),
               measured: Measurement | Sequence[tuple[float, float]] | None = None) -> Table:
-    """Demo 03-3 (§5.6 "模型 vs 实测"): ring all-reduce model (p = 8, NVLink) algbw and
+    """Demo 03-3 (§5.6, model vs measurement): ring all-reduce model (p = 8, NVLink) algbw and
     busbw vs a measured busbw (default: the data set :data:`HTSYM`, read by
     :func:`commbook.measure.points.load`).
 
@@ -291,7 +267,7 @@ the best (demo 03-4 reconciles it)."""
 def demo_03_4(p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
               chunks: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128),
               nv_n: float = 4 * MB, nv_link: Link = NVLINK4) -> Table:
-    """Demo 03-4 (lecture §5.5 "广播与切块流水"): broadcast of ``n`` = 8 MB (decimal) to
+    """Demo 03-4 (lecture §5.5, broadcast and pipelining by chunks): broadcast of ``n`` = 8 MB (decimal) to
     p−1 = 7 devices over ICI: flat (naive), binomial tree, pipelined chain with k chunks.
 
     Anchors (µs): flat 1,245.44; binomial 536.33; chain k = 1…128: 1251.44, 719.11, 454.44,
