@@ -26,7 +26,7 @@ from . import full_buffer
 from . import tiers
 
 __all__ = ["Algorithm", "ALGORITHMS", "COLLECTIVES", "algorithm", "names", "predict", "coefficients",
-           "Coefficients", "crossover", "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
+           "crossover", "t_formula", "t_broadcast", "t_reduce", "t_reduce_scatter", "t_all_gather",
            "t_allreduce_hierarchical", "t_allreduce_tiers"]
 
 
