@@ -19,7 +19,10 @@ from ..measure import fitting as _fit
 from ..measure import load_log
 from ..measure.points import DATA_DIR, load
 from ..units import MiB, fmt_bytes, fmt_pct, fmt_rate, fmt_ratio, fmt_time
-from .tables import Table, bilingual, bilingual_notes
+from .tables import Table
+from .text import texts
+
+T = texts("measure")
 
 __all__ = ["H100_LOG", "A100_LOG", "AZURE_LOG", "NVIDIA", "GLOO", "GLOO_P", "GLOO_OPS", "GLOO_FIT_MAX",
            "Curve", "curve", "log_run", "system_name", "coll_name", "size_text", "wire_rate", "gloo_repeats",
@@ -40,13 +43,6 @@ GLOO_FIT_MAX = 16 * MiB
 (copies and allocations of the whole buffer; PROVENANCE.md of the gloo set)."""
 
 _WIRE = {"h100": "NVLink 4.0", "azure": "NVLink 4.0", "a100": "NVLink 3.0"}
-_NAMES = {
-    "h100": ("8×H100, NVSwitch, NCCL {v}", "8×H100，NVSwitch，NCCL {v}"),
-    "azure": ("Azure ND H100 v5 (8×H100), NCCL {v}", "Azure ND H100 v5（8×H100），NCCL {v}"),
-    "a100": ("8×A100, NVSwitch", "8×A100，NVSwitch"),
-    "gloo16": ("gloo, 16 idle cores", "gloo，16 个空闲核"),
-    "gloo2": ("gloo, 2 shared cores", "gloo，2 个共享核"),
-}
 _COLL = {"all_reduce": "all-reduce", "all_gather": "all-gather", "reduce_scatter": "reduce-scatter",
          "all_to_all": "all-to-all", "broadcast": "broadcast", "send_recv": "send/recv"}
 
@@ -92,8 +88,7 @@ class Curve:
 
 def system_name(system: str, lang: str, version: str | None = None) -> str:
     """The system's name in ``lang``; NVIDIA names carry the NCCL version of their log."""
-    en, zh = _NAMES[system]
-    text = en if lang == "en" else zh
+    text = T.get(f"measuring.name.{system}", lang)
     if "{v}" in text:
         if version is None:
             version = log_run(system, "all_reduce").nccl_version
@@ -201,28 +196,15 @@ def gloo_table() -> Table:
     x = lambda r: fmt_ratio(r, 3)
     return Table(
         key="measure-gloo",
-        title=bilingual("Our gloo runs: one host, p CPU processes, float32",
-                        "我们的 gloo 实测：一台主机，p 个 CPU 进程，float32"),
+        title=T("measuring.gloo.title"),
         columns=["op", "p", "t_small16", "t_small2", "t_mid16", "t_mid2", "bus16", "bus2"],
-        headers={"en": ["Collective", "p", "1 KiB, 16 cores", "1 KiB, 2 cores", "1 MiB, 16 cores",
-                        "1 MiB, 2 cores", "busbw 64 MiB, 16 cores", "busbw 64 MiB, 2 cores"],
-                 "zh": ["集合操作", "p", "1 KiB，16 核", "1 KiB，2 核", "1 MiB，16 核", "1 MiB，2 核",
-                        "64 MiB 的 busbw，16 核", "64 MiB 的 busbw，2 核"]},
+        headers=T.pairs("measuring.col.op", "measuring.col.p",
+                        *(f"measuring.gloo.{c}" for c in ("t_small16", "t_small2", "t_mid16", "t_mid2", "bus16", "bus2"))),
         rows=rows,
         formats={"t_small16": t, "t_small2": t, "t_mid16": t, "t_mid2": t, "bus16": lambda v: fmt_rate(v, 3), "bus2": lambda v: fmt_rate(v, 3)},
-        notes=bilingual_notes(
-            ("Times: median of 5 repeats of 10 calls, mean over ranks. Sizes as nccl-tests prints them; "
-             "for p = 3 the whole-buffer collectives (all-gather, reduce-scatter, all-to-all) round each "
-             "rank's share down to 16 bytes (1,008 B instead of 1 KiB).",
-             "时间：每次 10 个调用、重复 5 次取中位数，再对各 rank 取平均。大小沿用 nccl-tests 的写法；p = 3 时，"
-             "按整个缓冲区计大小的操作（all-gather、reduce-scatter、all-to-all）把每个 rank 的份额向下取到 16 字节的"
-             "整数倍（1 KiB 变成 1,008 B）。"),
-            (f"Slowest over fastest of the 5 repeats, median over all {s16['n']} points: "
-             f"{x(s16['median'])} on 16 idle cores, {x(s2['median'])} on 2 shared cores "
-             f"(90th percentile {x(s16['p90'])} and {x(s2['p90'])}).",
-             f"5 次重复里最慢与最快之比，全部 {s16['n']} 个点的中位数：16 个空闲核上 {x(s16['median'])}，"
-             f"2 个共享核上 {x(s2['median'])}（第 90 百分位分别为 {x(s16['p90'])} 和 {x(s2['p90'])}）。"),
-        ),
+        notes={lang: [T.get("measuring.gloo.note_times", lang),
+                      T.get("measuring.gloo.note_spread", lang, n=s16["n"], med16=x(s16["median"]), med2=x(s2["median"]),
+                            p90_16=x(s16["p90"]), p90_2=x(s2["p90"]))] for lang in ("en", "zh")},
         meta={"spread": spread},
     )
 
@@ -242,24 +224,14 @@ def logs_table() -> Table:
                          "peak_wire": float(c.busbw.max()) / wire, "placement": c.placement})
     return Table(
         key="measure-logs",
-        title=bilingual("Public nccl-tests logs of one node of 8 GPUs", "公开的 nccl-tests 日志：单节点 8 卡"),
+        title=T("measuring.logs.title"),
         columns=["system", "op", "count", "range", "bus_small", "bus_big", "peak", "peak_wire"],
-        headers={"en": ["System", "Collective", "Sizes", "Range", "busbw, smallest", "busbw, largest",
-                        "Peak busbw", "Peak / NVLink rate"],
-                 "zh": ["系统", "集合操作", "大小个数", "范围", "最小尺寸的 busbw", "最大尺寸的 busbw",
-                        "busbw 峰值", "峰值 / NVLink 速率"]},
+        headers=T.pairs("measuring.col.system", "measuring.col.op",
+                        *(f"measuring.logs.{c}" for c in ("count", "range", "bus_small", "bus_big", "peak", "peak_wire"))),
         rows=rows,
         formats={"bus_small": lambda v: fmt_rate(v, 3), "bus_big": lambda v: fmt_rate(v, 3), "peak": lambda v: fmt_rate(v, 3), "peak_wire": fmt_pct},
         labels=_sys_labels(),
-        notes=bilingual_notes(
-            (f"NVLink rate: one direction per GPU, {fmt_rate(wire_rate('h100'), 3)} for NVLink 4.0 (H100) and "
-             f"{fmt_rate(wire_rate('a100'), 3)} for NVLink 3.0 (A100). The 8×H100 log prints out-of-place and "
-             "in-place (out-of-place shown); the Azure table has in-place busbw only; the A100 table does "
-             "not say which placement it kept.",
-             f"NVLink 速率：每块 GPU 单向，NVLink 4.0（H100）为 {fmt_rate(wire_rate('h100'), 3)}，NVLink 3.0（A100）为 "
-             f"{fmt_rate(wire_rate('a100'), 3)}。8×H100 日志同时打印 out-of-place 和 in-place（表中取 out-of-place）；"
-             "Azure 的表只有 in-place 的 busbw；A100 的表没说保留的是哪一种。"),
-        ),
+        notes=T.pairs("measuring.logs.note", h100=fmt_rate(wire_rate("h100"), 3), a100=fmt_rate(wire_rate("a100"), 3)),
     )
 
 
@@ -274,23 +246,13 @@ def fit_table(fitted: dict | None = None) -> Table:
                      "alpha": f.alpha, "beta": f.beta, "n_half": f.n_half, "rms": f.rms_rel, "max": f.max_rel})
     return Table(
         key="measure-fits",
-        title=bilingual("Effective α and β: the ring's closed form fitted to each sweep",
-                        "有效 α 与 β：用环形算法的闭式拟合每一组测量"),
+        title=T("measuring.fits.title"),
         columns=["system", "op", "p", "range", "alpha", "beta", "n_half", "rms", "max"],
-        headers={"en": ["System", "Collective", "p", "Fitted sizes", "α", "β", "αβ", "RMS residual",
-                        "Largest residual"],
-                 "zh": ["系统", "集合操作", "p", "拟合的大小", "α", "β", "αβ", "残差均方根", "最大残差"]},
+        headers=T.pairs("measuring.col.system", "measuring.col.op", "measuring.col.p",
+                        *(f"measuring.fits.{c}" for c in ("range", "alpha", "beta", "n_half", "rms", "max"))),
         rows=rows,
         formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda v: fmt_rate(v, 3), "n_half": fmt_bytes,
                  "rms": fmt_pct, "max": fmt_pct},
         labels=_sys_labels(),
-        notes=bilingual_notes(
-            ("commbook.measure.fit(sizes, times, collective, 'ring', p): least squares on relative "
-             "errors of T = a(p, n)·α + b(p, n)/β with the ring's coefficients (all-reduce 2(p−1) and "
-             f"2(p−1)/p·n; all-gather and reduce-scatter p−1 and (p−1)/p·n). gloo sweeps up to "
-             f"{size_text(GLOO_FIT_MAX)}, logs over every size.",
-             "commbook.measure.fit(sizes, times, collective, 'ring', p)：对 T = a(p, n)·α + b(p, n)/β "
-             "按相对误差做最小二乘，系数取环形算法的（all-reduce 为 2(p−1) 与 2(p−1)/p·n；all-gather 和 "
-             f"reduce-scatter 为 p−1 与 (p−1)/p·n）。gloo 只拟合到 {size_text(GLOO_FIT_MAX)}，日志用全部大小。"),
-        ),
+        notes=T.pairs("measuring.fits.note", upto=size_text(GLOO_FIT_MAX)),
     )

@@ -23,7 +23,10 @@ from ..measure.nccl_model import TARGETS, WORST_TARGET
 from ..units import MiB, fmt_pct, fmt_time
 from .measuring import NVIDIA, coll_name, system_name
 from .measuring_models import COMPARED, NODES, comparisons as node_comparisons
-from .tables import Table, bilingual, bilingual_notes
+from .tables import Table
+from .text import texts
+
+T = texts("measure")
 
 __all__ = ["LOGS", "CLUSTERS", "cluster_name", "cluster_comparisons", "all_comparisons", "log_name",
            "accuracy_table", "LINE_BANDS", "line", "cluster_lines", "picks", "log_release", "cluster_misses", "racks",
@@ -42,20 +45,11 @@ page's order; each has one preset in :data:`commbook.measure.nccl_cluster.LOG_PR
 CLUSTERS = {s: NC.PRESETS[NC.LOG_PRESETS[log]] for s, log in LOGS.items()}
 """The preset :class:`commbook.measure.nccl_cluster.Cluster` of each multi-node log."""
 
-_WHAT = {"tcpxo": ("A3 Mega, TCPXO", "A3 Mega，TCPXO"),
-         "a100_sharp": ("InfiniBand + SHARP", "InfiniBand + SHARP"),
-         "h100_sharp": ("InfiniBand + SHARP", "InfiniBand + SHARP"),
-         "gb1": ("{n} NVL72 rack", "{n} 个 NVL72 机柜"),
-         "gb2": ("{n} NVL72 racks", "{n} 个 NVL72 机柜"),
-         "gb20": ("{n} NVL72 racks", "{n} 个 NVL72 机柜")}
-
-
 def cluster_name(system: str, lang: str = "en") -> str:
     """``2×8 H100, A3 Mega, TCPXO``: the preset's nodes × GPUs and network, in ``lang``."""
     c = CLUSTERS[system]
-    what = _WHAT[system][lang == "zh"].format(n=c.nodes)
-    sep = "，" if lang == "zh" else ", "
-    return f"{c.nodes}×{c.gpus_per_node} {c.gpu}{sep}{what}"
+    what = T.get(f"measuring_cluster.what.{system}", lang, n=c.nodes)
+    return T.get("measuring_cluster.name", lang, nodes=c.nodes, g=c.gpus_per_node, gpu=c.gpu, what=what)
 
 
 def cluster_comparisons() -> dict:
@@ -81,7 +75,7 @@ def log_name(system: str) -> str:
 
 
 _BANDS = {">= 1 MiB": "≥ 1 MiB", "< 1 MiB": "< 1 MiB"}
-_STATUS = {"en": {"PASS": "PASS", "MISS": "MISS"}, "zh": {"PASS": "达标", "MISS": "未达标"}}
+_STATUS = {lang: {s: T.get(f"measuring_cluster.status.{s}", lang) for s in ("PASS", "MISS")} for lang in ("en", "zh")}
 
 
 def accuracy_table(comps: dict | None = None) -> Table:
@@ -105,29 +99,14 @@ def accuracy_table(comps: dict | None = None) -> Table:
     big, small, w = (f"{100 * x:.0f} %" for x in (TARGETS[">= 1 MiB"], TARGETS["< 1 MiB"], WORST_TARGET))
     return Table(
         key="measure-accuracy",
-        title=bilingual("|Relative error| of bus bandwidth by log and size band: NCCL's model on every recorded log",
-                        "各日志、各大小段的总线带宽相对误差绝对值：NCCL 模型对全部记录日志"),
+        title=T("measuring_cluster.acc.title"),
         columns=["system", "op", "band", "count", "model", "worst", "fit", "nccl", "overhead", "status"],
-        headers={"en": ["Log", "Collective", "Sizes", "Points", "Predictor median", "Predictor worst",
-                        "α–β ring fit median", "NCCL's cost table alone", "Overhead read", "Targets"],
-                 "zh": ["日志", "集合操作", "大小", "点数", "预测器中位数", "预测器最差点", "α–β 环形拟合中位数",
-                        "仅用 NCCL 代价表", "读出的额外开销", "目标"]},
+        headers=T.pairs(*(f"measuring_cluster.acc.{c}" for c in ["system", "op", "band", "count", "model", "worst", "fit", "nccl", "overhead", "status"])),
         rows=rows,
         formats={"model": fmt_pct, "worst": fmt_pct, "fit": fmt_pct, "nccl": fmt_pct,
                  "overhead": lambda t: fmt_time(t, 3)},
         labels=labels,
-        notes=bilingual_notes(
-            (f"Targets of the predictor: median ≤ {big} at ≥ 1 MiB and ≤ {small} below, and no size ≥ 1 MiB "
-             f"off by more than {w}; PASS when a band meets them. Error = measured time / model time − 1, from "
-             "commbook.measure.nccl_model.compare (one node) and commbook.measure.nccl_cluster.compare (many "
-             "nodes, one preset per log), the rows benchmarks/accuracy.py prints (bands without sizes left out). "
-             "The overhead is read at a log's smallest size when that is below 1 MiB, and that size is left out.",
-             f"预测器的目标：≥ 1 MiB 时中位数不超过 {big}，1 MiB 以下不超过 {small}，且 ≥ 1 MiB 的任何一个大小误差都"
-             f"不超过 {w}；一段全部满足即为“达标”。误差 = 实测用时 / 模型用时 − 1，单节点由 commbook.measure.nccl_model"
-             ".compare 算出，多节点由 commbook.measure.nccl_cluster.compare 算出（每份日志对应一个预设），"
-             "与 benchmarks/accuracy.py 打印的各行相同（不含没有数据点的段）。若日志最小尺寸低于 1 MiB，"
-             "就在该尺寸读出额外开销，并把它排除在统计之外。"),
-        ),
+        notes=T.pairs("measuring_cluster.acc.note", big=big, small=small, w=w),
         meta={"comparisons": comps},
     )
 

@@ -13,27 +13,13 @@ from ..collectives import predict
 from ..units import GB, fmt_rate
 from .measuring import GLOO_FIT_MAX, GLOO_P, coll_name, curve, fit_curve, system_name, wire_rate
 from .plots import PALETTE, book_style, log_axis
+from .text import texts
 
 __all__ = ["PANELS", "fit_busbw", "fig_model_vs_measured", "fig_gloo_noise", "fig_p5_curve"]
 
-_LAB = {
-    "en": {"size": "size (bytes)", "busbw": "bus bandwidth (GB/s)", "time": "time per call",
-           "measured": "measured", "fit": "α–β fit (ring)", "nccl": "NCCL-style predictor",
-           "wire": "NVLink {b}", "not_fitted": "not fitted (> {n})", "p": "p = {p}",
-           "noise_a": "(a) 16 idle cores", "noise_b": "(b) 2 shared cores",
-           "p5_h100": "8×H100, NCCL {v} ({pl})", "p5_azure": "Azure ND H100 v5, NCCL {v} ({pl})",
-           "p5_model": "ring model, α = {a}, β = {b}", "p5_beta": "β = {b} (NVLink 4)",
-           "p5_blog": "SHARP off, stated in words (How to Scale Your Model)",
-           "p5_title": "All-reduce on one node of 8 H100: the ring model and two logs"},
-    "zh": {"size": "大小（字节）", "busbw": "总线带宽（GB/s）", "time": "每次调用的用时",
-           "measured": "实测", "fit": "α–β 拟合（环形）", "nccl": "仿 NCCL 的预测器",
-           "wire": "NVLink {b}", "not_fitted": "未参与拟合（> {n}）", "p": "p = {p}",
-           "noise_a": "(a) 16 个空闲核", "noise_b": "(b) 2 个共享核",
-           "p5_h100": "8×H100，NCCL {v}（{pl}）", "p5_azure": "Azure ND H100 v5，NCCL {v}（{pl}）",
-           "p5_model": "环形模型，α = {a}，β = {b}", "p5_beta": "β = {b}（NVLink 4）",
-           "p5_blog": "关闭 SHARP，文中给出的约数（How to Scale Your Model）",
-           "p5_title": "单节点 8 块 H100 的 all-reduce：环形模型与两份日志"},
-}
+_LAB = {lang: {k[len("measuring_figures."):]: v[lang] for k, v in texts("measure").entries.items()
+               if k.startswith("measuring_figures.")} for lang in ("en", "zh")}
+"""The labels, by language, from book/texts/measure.toml (measuring_figures.*)."""
 
 PANELS: tuple[tuple[str, tuple[str, ...], int | None], ...] = (
     ("h100", ("all_reduce",), None), ("h100", ("all_gather",), None), ("h100", ("reduce_scatter",), None),

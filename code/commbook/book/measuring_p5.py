@@ -13,7 +13,10 @@ from ..hardware import NVLINK4, Link
 from ..measure.points import load
 from ..units import fmt_bytes, fmt_pct, fmt_rate, fmt_time
 from .measuring import curve
-from .tables import Table, bilingual, bilingual_notes
+from .tables import Table
+from .text import texts
+
+T = texts("measure")
 
 __all__ = ["BLOG", "alpha_eff", "p5_curve", "p5_table"]
 
@@ -56,22 +59,13 @@ def p5_table(d: dict | None = None) -> Table:
             for n, t, b, m, r, a in zip(h.sizes, h.times, h.busbw, d["model_busbw"], d["ratio"], d["alpha_eff"])]
     return Table(
         key="p5-measured-curve",
-        title=bilingual(f"ring all-reduce, p = {p}, {link.name}: model vs the 8×H100 log (NCCL {h.version})",
-                        f"ring all-reduce，p = {p}，{link.name}：模型对比 8×H100 日志（NCCL {h.version}）"),
+        title=T("measuring_p5.title", p=p, link=link.name, v=h.version),
         columns=["n", "time", "busbw", "model", "ratio", "alpha_eff"],
-        headers={"en": ["n", "measured time", "measured busbw", "model busbw", "measured / model",
-                        "implied α_eff"],
-                 "zh": ["n", "实测用时", "实测 busbw", "模型 busbw", "实测 / 模型", "推出的有效 α"]},
+        headers=T.pairs(*(f"measuring_p5.{c}" for c in ("n", "time", "busbw", "model", "ratio", "alpha_eff"))),
         rows=rows,
         formats={"n": lambda v: fmt_bytes(v, binary=True), "time": lambda v: fmt_time(v, 4), "busbw": lambda v: fmt_rate(v, 3),
                  "model": lambda v: fmt_rate(v, 3), "ratio": fmt_pct, "alpha_eff": lambda v: fmt_time(v, 3)},
-        notes=bilingual_notes(
-            (f"Measured: nccl-tests all_reduce_perf, {h.placement.replace('_', '-')}, code/commbook/data/measured/nccl-tests/"
-             f"{h.source}. Model: ring closed form with α = {fmt_time(link.alpha)} and β = {fmt_rate(link.beta, 3)}. "
-             "Implied α_eff = n/p·(1/busbw − 1/β); negative where the measured busbw passes β.",
-             f"实测：nccl-tests 的 all_reduce_perf，{h.placement.replace('_', '-')}，文件 code/commbook/data/measured/nccl-tests/"
-             f"{h.source}。模型：环形闭式，α = {fmt_time(link.alpha)}，β = {fmt_rate(link.beta, 3)}。"
-             "推出的有效 α = n/p·(1/busbw − 1/β)；实测 busbw 超过 β 时它是负数。"),
-        ),
+        notes=T.pairs("measuring_p5.note", placement=h.placement.replace("_", "-"), source=h.source,
+                      alpha=fmt_time(link.alpha), beta=fmt_rate(link.beta, 3)),
         meta={"data": d},
     )
