@@ -58,6 +58,14 @@ class Texts:
         both = [self(k, **fields) for k in keys]
         return {lang: [b[lang] for b in both] for lang in LANGS}
 
+    def labels(self, prefix: str) -> dict[str, dict[str, str]]:
+        """Every key that starts with ``prefix``, as ``{"en": {rest: text}, "zh": {...}}`` (a
+        figure's labels, unformatted)."""
+        found = {k[len(prefix):]: e for k, e in self.entries.items() if k.startswith(prefix)}
+        if not found:
+            raise KeyError(f"prefix: no key starts with {prefix!r} in book/texts/{self.chapter}.toml")
+        return {lang: {k: e[lang] for k, e in found.items()} for lang in LANGS}
+
     def _entry(self, key: str) -> dict[str, str]:
         try:
             return self.entries[key]

@@ -16,54 +16,18 @@ from ...comm_sim import VirtualCluster
 from ...topology import Switch
 from ...units import GB, fmt_bytes, fmt_time
 from ..plots import PALETTE, book_style, log_axis
+from ..text import texts
 from .allreduce_choice import ORDERS, Figure7, figure7_data
 from .allreduce_numbers import EXAMPLE_1_1, ring_trace, trace_facts
 from .boxes import BOX_LINKS
 
+T = texts("ch1")
 __all__ = ["FIG_LABELS", "fig_ring_phases", "butterfly_rounds", "fig_butterfly", "fig_crossover"]
 
 SHARDS = "ABCDEFGH"
 GREEN, BLUE, RED = PALETTE[2], PALETTE[0], PALETTE[3]
 
-FIG_LABELS = {
-    "en": {
-        "rs": "Phase 1: reduce-scatter ({k} steps): each GPU finishes one shard",
-        "ag": "Phase 2: all-gather ({k} steps): every GPU receives every finished shard",
-        "gpu": "GPU {g}", "wrap": "ring closes: GPU {last} → GPU 0",
-        "foot": "each GPU sends {sent} M = 2(N−1)/N · M, the lower bound · {steps} steps, each "
-                "using all {links} links of the ring",
-        "key": "ΣX: shard X summed over all GPUs",
-        "bf_title": "({tag}) {order}", "near_first": "near partners first (i xor 1, 2, 4)",
-        "far_first": "far partners first (i xor 4, 2, 1)",
-        "round": "{phase} {r}", "rs_short": "RS", "ag_short": "AG",
-        "node": "node {j}", "boundary": "node boundary",
-        "cross": "crosses nodes", "local": "inside a node", "size": "{s} each way",
-        "fig7_title": "All-reduce on N = {p} GPUs, α = {a}, β = {b} ({gbps} Gb/s)",
-        "size_axis": "message size M per GPU", "time_axis": "time",
-        "ring": "ring", "tree": "binomial tree", "envelope": "double tree, 2log₂N·α + 2M/β (envelope)",
-        "double_tree": "double binary tree, pipelined, best chunk count",
-        "x_tree": "ring = tree\n{n}", "x_dtree": "ring = pipelined\ndouble tree\n{n}",
-        "x_env": "ring = envelope\n{n}",
-    },
-    "zh": {
-        "rs": "阶段 1：reduce-scatter（{k} 步），每块 GPU 完成一个分片",
-        "ag": "阶段 2：all-gather（{k} 步），每块 GPU 拿到全部完成的分片",
-        "gpu": "GPU {g}", "wrap": "环在此闭合：GPU {last} → GPU 0",
-        "foot": "每块 GPU 发送 {sent} M = 2(N−1)/N · M，正是下界 · 共 {steps} 步，每步环上 {links} 条链路全部在用",
-        "key": "ΣX：分片 X 在所有 GPU 上的总和",
-        "bf_title": "({tag}) {order}", "near_first": "先近后远（i xor 1、2、4）",
-        "far_first": "先远后近（i xor 4、2、1）",
-        "round": "{phase} {r}", "rs_short": "RS", "ag_short": "AG",
-        "node": "节点 {j}", "boundary": "节点边界",
-        "cross": "跨节点", "local": "节点内", "size": "每个方向 {s}",
-        "fig7_title": "N = {p} 块 GPU 上的 all-reduce，α = {a}，β = {b}（{gbps} Gb/s）",
-        "size_axis": "每块 GPU 的消息大小 M", "time_axis": "时间",
-        "ring": "ring", "tree": "二项树", "envelope": "双二叉树 2log₂N·α + 2M/β（包络）",
-        "double_tree": "双二叉树，流水，最佳块数",
-        "x_tree": "ring = 树\n{n}", "x_dtree": "ring = 流水双二叉树\n{n}",
-        "x_env": "ring = 包络\n{n}",
-    },
-}
+FIG_LABELS = T.labels("allreduce_figures.fig.")
 """Labels of the three figures."""
 
 

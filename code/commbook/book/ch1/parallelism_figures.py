@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from ... import physics
 from ...checks import check_p
 from ..plots import PALETTE, book_style, log_axis
+from ..text import texts
 from .inputs import CHAPTER_ENERGY_ESTIMATE
 from .parallelism_numbers import *  # noqa: F401,F403 (re-exported for the pages)
 from .parallelism_numbers import FIG2_MODEL, FIG2_SIZES, ILLUSTRATIVE_SHARES, StepModel, step_breakdown
@@ -30,58 +31,12 @@ from .parallelism_numbers import __all__ as _numbers_all
 from .parallelism_tables import *  # noqa: F401,F403
 from .parallelism_tables import __all__ as _tables_all
 
+T = texts("ch1")
 __all__ = ["FIG_LABELS", "fig_label", "ENERGY_ORDER", "fig_energy", "fig_step_shares",
            *_numbers_all, *_tables_all]
 
 # ============================================================================ labels
-FIG_LABELS: dict[str, dict[str, str]] = {
-    "en": {
-        "energy_title": "Energy to move one bit grows with distance",
-        "energy_x": "energy per bit (pJ/bit, log scale)",
-        "tier_SRAM": "SRAM\non-chip, ~0–1 mm",
-        "tier_HBM": "HBM / DRAM\nnext to the die, ~1–10 mm",
-        "tier_NVLink": "NVLink 4.0\nin the node, ~0.5–1 m",
-        "tier_IB": "InfiniBand NDR\nbetween nodes, ~10–100 m",
-        "energy_value": "high-end estimate (links, switches, transceivers)",
-        "energy_range": "range in the cited sources",
-        "energy_ratio": "{ratio:,.0f}× SRAM",
-        "energy_outside": "{times:.0f}× above the range",
-        "energy_estimate": "{pj:g} pJ/bit: the all-reduce estimate",
-        "shares_title": "Where a training step goes: 70B, data parallel, NCCL's ring",
-        "shares_y": "share of step time (%)",
-        "shares_x": "cluster size",
-        "compute": "compute",
-        "comm": "exposed communication",
-        "stall": "stall on the last layer's all-reduce",
-        "bar_model": "model",
-        "bar_illustrative": "illustrative",
-        "gpus_node": "{n:,} GPUs\n1 node",
-        "gpus_nodes": "{n:,} GPUs\n{nodes:,} nodes",
-    },
-    "zh": {
-        "energy_title": "搬动一个比特的能量随距离上升",
-        "energy_x": "每比特能量（pJ/bit，对数坐标）",
-        "tier_SRAM": "SRAM\n片上，约 0–1 mm",
-        "tier_HBM": "HBM / DRAM\n紧挨芯片，约 1–10 mm",
-        "tier_NVLink": "NVLink 4.0\n节点内，约 0.5–1 m",
-        "tier_IB": "InfiniBand NDR\n节点之间，约 10–100 m",
-        "energy_value": "偏高的估计（含链路、交换机、收发器）",
-        "energy_range": "所引资料给出的范围",
-        "energy_ratio": "SRAM 的 {ratio:,.0f} 倍",
-        "energy_outside": "高出范围 {times:.0f} 倍",
-        "energy_estimate": "{pj:g} pJ/bit：全归约能耗估算所用",
-        "shares_title": "一个训练步的时间花在哪里：70B、数据并行、NCCL 的环",
-        "shares_y": "占单步时间的比例（%）",
-        "shares_x": "集群规模",
-        "compute": "计算",
-        "comm": "暴露在外的通信",
-        "stall": "等待最后一层 all-reduce 的停顿",
-        "bar_model": "模型",
-        "bar_illustrative": "示意",
-        "gpus_node": "{n:,} 块 GPU\n1 个节点",
-        "gpus_nodes": "{n:,} 块 GPU\n{nodes:,} 个节点",
-    },
-}
+FIG_LABELS: dict[str, dict[str, str]] = T.labels("parallelism_figures.fig.")
 """Figure text of this module in each language (kept here, not in book/labels.py)."""
 
 

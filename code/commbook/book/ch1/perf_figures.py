@@ -16,58 +16,15 @@ from ...cost import p2p_time
 from ...overlap import Timeline
 from ...units import GB, fmt_rate, fmt_ratio, fmt_time, us
 from ..plots import PALETTE, book_style, log_axis
+from ..text import texts
 from .perf_calibration import calibration
 from .boxes import link_name
 from .perf_numbers import FIG4, NM13, figure4_timelines, gap_ratios
 
+T = texts("ch1")
 __all__ = ["fig_bandwidth_gap", "fig_overlap", "fig_calibration"]
 
-_LAB = {
-    "en": {
-        "year": "year", "beta": "bandwidth per direction (GB/s)",
-        "gap_a": "(a) One-direction bandwidth by generation",
-        "gap_b": "(b) Intra-node over inter-node bandwidth",
-        "ratio": "intra / inter (×)", "claimed": "claimed: ~{x:g}× throughout",
-        "pair_newest": "{fam} ÷ newest InfiniBand of its year",
-        "pair_dgx": "NVLink 5.0 ÷ NDR (NIC of the DGX B200)",
-        "compute": "compute stream", "network": "network stream",
-        "backward": "backward {l}", "allreduce": "all-reduce {l}", "stall": "wait",
-        "optimizer": "optimizer", "launch": "o", "complete": "o", "idle": "",
-        "next": "next layer's backward", "wire": "on the wire: L",
-        "ov_a": "(a) Four layers: the last all-reduce is exposed",
-        "ov_b": "(b) One transfer beside {t} of compute",
-        "time_units": "time (arbitrary units; one backward block = {b:g})", "time_us": "time (µs)",
-        "step": "step = {t}", "hidden": "hidden: {t}", "exposed": "exposed: {t}",
-        "tail": "exposed tail {t}",
-        "cal_a": "(a) Time of one all-reduce", "cal_b": "(b) Bus bandwidth",
-        "size": "buffer per rank (bytes)", "time": "time", "busbw": "bus bandwidth (GB/s)",
-        "measured": "measured ({p} × H100, {placement})", "fit_ring": "ring closed form, fitted",
-        "fit_p2p": "α + n/β, fitted", "nominal": "ring closed form, nominal {link}",
-        "nominal_beta": "nominal β = {b}", "fit_beta": "fitted β = {b}",
-    },
-    "zh": {
-        "year": "年份", "beta": "单向带宽（GB/s）",
-        "gap_a": "(a) 各代互连的单向带宽",
-        "gap_b": "(b) 节点内带宽与节点间带宽之比",
-        "ratio": "节点内 / 节点间（倍）", "claimed": "说法：始终约 {x:g} 倍",
-        "pair_newest": "{fam} ÷ 同年最新的 InfiniBand",
-        "pair_dgx": "NVLink 5.0 ÷ NDR（DGX B200 的网卡）",
-        "compute": "计算流", "network": "网络流",
-        "backward": "反向 {l}", "allreduce": "all-reduce {l}", "stall": "等待",
-        "optimizer": "优化器", "launch": "o", "complete": "o", "idle": "",
-        "next": "下一层的反向计算", "wire": "在途：L",
-        "ov_a": "(a) 四层：最后一次 all-reduce 暴露在外",
-        "ov_b": "(b) 一次传输与 {t} 的计算并行",
-        "time_units": "时间（任意单位；一个反向块 = {b:g}）", "time_us": "时间（µs）",
-        "step": "一步 = {t}", "hidden": "被隐藏：{t}", "exposed": "暴露：{t}",
-        "tail": "暴露的尾巴 {t}",
-        "cal_a": "(a) 一次 all-reduce 的用时", "cal_b": "(b) 总线带宽",
-        "size": "每个 rank 的缓冲区（字节）", "time": "时间", "busbw": "总线带宽（GB/s）",
-        "measured": "实测（{p} 块 H100，{placement}）", "fit_ring": "环形闭式，拟合",
-        "fit_p2p": "α + n/β，拟合", "nominal": "环形闭式，标称 {link}",
-        "nominal_beta": "标称 β = {b}", "fit_beta": "拟合 β = {b}",
-    },
-}
+_LAB = T.labels("perf_figures.fig.")
 
 _FAMILY_COLOR = {"PCIe": PALETTE[0], "NVLink": PALETTE[2], "InfiniBand": PALETTE[3]}
 

@@ -43,9 +43,11 @@ from ...topology import Switch
 from ...units import GB, MB, fmt_bytes, fmt_time
 from ..names import display_name
 from ..plots import PALETTE, book_style
+from ..text import texts
 from ..tables import Table
 from .boxes import BOX_LINKS, link_name
 
+T = texts("ch1")
 __all__ = [
     "CHAPTER_STATED", "NM_1_4_LINK", "link_name", "FIG5_OPS", "FIG5_LABELS", "figure5_inputs",
     "figure5_runs", "fig5_text", "fig_primitives", "naive_ring_ratio", "PRIMITIVE_ROWS",
@@ -76,51 +78,7 @@ SUBSCRIPTS = "₀₁₂₃₄₅₆₇₈₉"
 FIG5_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
 """The four panels of Figure 5, in reading order."""
 
-FIG5_LABELS: dict[str, dict[str, str]] = {
-    "en": {
-        "title": "Four core collectives on 4 ranks G0–G3 (drawn from simulator runs)",
-        "key": "blue: what each rank holds before · green: after · violet: blocks redistributed "
-               "by all-to-all",
-        "use": "Typical use: ",
-        "all_reduce": "all-reduce (sum)",
-        "all_reduce_head": "every rank holds the total",
-        "all_reduce_desc": "Arrays are added element-wise; every rank gets the same sum.",
-        "all_reduce_use": "data-parallel gradient sync (DDP)",
-        "all_gather": "all-gather (concatenate)",
-        "all_gather_head": "every rank holds the whole tensor",
-        "all_gather_desc": "Each rank's shard is collected into the full tensor.",
-        "all_gather_use": "un-sharding parameters in FSDP / ZeRO-3",
-        "reduce_scatter": "reduce-scatter",
-        "reduce_scatter_head": "one reduced shard each",
-        "reduce_scatter_desc": "Sum across ranks, then give each rank a different slice of the sum.",
-        "reduce_scatter_use": "sharded gradient reduction in FSDP / ZeRO",
-        "all_to_all": "all-to-all (transpose)",
-        "all_to_all_head": "pairwise shuffle",
-        "all_to_all_desc": "Rank i sends its block j to rank j: the block matrix is transposed.",
-        "all_to_all_use": "MoE token dispatch and combine",
-    },
-    "zh": {
-        "title": "四个核心集合操作，4 个 rank（G0–G3），图中数值取自模拟器的运行结果",
-        "key": "蓝：操作前各 rank 所持 · 绿：操作后 · 紫：all-to-all 重新分配的块",
-        "use": "常见用途：",
-        "all_reduce": "all-reduce（求和）",
-        "all_reduce_head": "人人拿到总和",
-        "all_reduce_desc": "各 rank 的数组逐元素相加，每个 rank 得到同一个和。",
-        "all_reduce_use": "数据并行（DDP）的梯度同步",
-        "all_gather": "all-gather（拼接）",
-        "all_gather_head": "人人拿到完整张量",
-        "all_gather_desc": "散在各 rank 上的分片被拼回完整张量。",
-        "all_gather_use": "FSDP / ZeRO-3 还原分片参数",
-        "reduce_scatter": "reduce-scatter",
-        "reduce_scatter_head": "各得一片归约结果",
-        "reduce_scatter_desc": "先跨 rank 求和，再把和切开，每个 rank 领走不同的一片。",
-        "reduce_scatter_use": "FSDP / ZeRO 的分片梯度归约",
-        "all_to_all": "all-to-all（转置）",
-        "all_to_all_head": "成对交换",
-        "all_to_all_desc": "rank i 的第 j 块送往 rank j：块矩阵被转置。",
-        "all_to_all_use": "MoE 的 token 分发与合并",
-    },
-}
+FIG5_LABELS: dict[str, dict[str, str]] = T.labels("primitives.fig5.")
 """Figure 5's words in both languages."""
 
 OPERATOR = {"all_reduce": "all-reduce Σ", "all_gather": "all-gather ⊞",
@@ -263,40 +221,7 @@ PRIMITIVE_ROWS: tuple[_Prim, ...] = (
 form for broadcast and all-reduce, the ring for the others, the direct shift exchange
 for all-to-all."""
 
-_PRIM_TEXT = {
-    "en": {
-        "broadcast": "broadcast", "reduce": "reduce", "all_reduce": "all-reduce",
-        "all_gather": "all-gather", "reduce_scatter": "reduce-scatter", "all_to_all": "all-to-all",
-        "broadcast_does": "one root sends its buffer to every rank",
-        "reduce_does": "combine every rank's buffer (sum, min, max) onto one root",
-        "all_reduce_does": "every rank ends with y = Σ_j x_j",
-        "all_gather_does": "x_i → [x_0, …, x_{N−1}] on every rank; resident data grows from M/N to M",
-        "reduce_scatter_does": "rank i ends with block i of Σ_j x_j (the inverse of all-gather)",
-        "all_to_all_does": "rank i sends its own block j to rank j: a distributed transpose",
-        "broadcast_use": "initial weights from rank 0 at start-up",
-        "reduce_use": "validation loss and accuracy onto the logging rank",
-        "all_reduce_use": "data parallelism: identical gradient on every GPU",
-        "all_gather_use": "FSDP / ZeRO: gather sharded parameters before forward or backward",
-        "reduce_scatter_use": "FSDP / ZeRO: reduce gradients and keep only the shard",
-        "all_to_all_use": "MoE token routing; DLRM embedding exchange",
-    },
-    "zh": {
-        "broadcast": "broadcast", "reduce": "reduce", "all_reduce": "all-reduce",
-        "all_gather": "all-gather", "reduce_scatter": "reduce-scatter", "all_to_all": "all-to-all",
-        "broadcast_does": "根把自己的缓冲区发给所有 rank",
-        "reduce_does": "把所有 rank 的数据合成一份（求和、最小、最大），只放在根上",
-        "all_reduce_does": "每个 rank 最终都有 y = Σ_j x_j",
-        "all_gather_does": "x_i → 每个 rank 都得到 [x_0, …, x_{N−1}]；驻留数据从 M/N 变成 M",
-        "reduce_scatter_does": "rank i 只拿到 Σ_j x_j 的第 i 块（all-gather 的逆操作）",
-        "all_to_all_does": "rank i 把自己的第 j 块交给 rank j，相当于分布式转置",
-        "broadcast_use": "启动时由 rank 0 下发初始权重",
-        "reduce_use": "把验证集损失、准确率汇到负责记日志的 rank",
-        "all_reduce_use": "数据并行：让每块 GPU 拿到相同的梯度",
-        "all_gather_use": "FSDP / ZeRO：前向或反向之前取回分片参数",
-        "reduce_scatter_use": "FSDP / ZeRO：归约梯度，只留自己那一片",
-        "all_to_all_use": "MoE 的 token 路由；DLRM 的嵌入交换",
-    },
-}
+_PRIM_TEXT = T.labels("primitives.prim.")
 
 
 def primitives_table(p: int = 64, n: float = 100 * MB, link: Link = IB_NDR_CHAPTER) -> Table:

@@ -25,10 +25,12 @@ from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch, TwoLevel
 from ...units import fmt_bytes, fmt_pct, fmt_time
 from ..plots import PALETTE, book_style
+from ..text import texts
 from ..tables import Table
 from .inputs import NM_1_4
 from .primitives import NM_1_4_LINK, link_name
 
+T = texts("ch1")
 __all__ = [
     "napkin_1_4", "capacity_table", "expert_max_monte_carlo", "FIG_LOAD_LABELS", "fig_expert_load",
     "SKEWS", "skew_table", "oversubscribed_bisection", "HIER_TOKENS", "hierarchical_table",
@@ -147,16 +149,7 @@ def expert_max_monte_carlo(config: moe.MoEConfig = NM_1_4, batches: int = 400,
             "independent": config.load().expected_max(config.experts)}
 
 
-FIG_LOAD_LABELS = {
-    "en": {"title": "Tokens routed to one expert: {n} tokens, {e} experts, top-{k}, uniform",
-           "x": "tokens routed to one expert", "y": "probability",
-           "pmf": "exact: Binomial({n}, {k}/{e})", "mc": "simulated, {b} batches × {e} experts",
-           "cap": "capacity at C = {c:g}: {cap}", "max": "busiest of the {e}, simulated mean: {m:.1f}"},
-    "zh": {"title": "单个专家收到的 token 数：{n} 个 token、{e} 个专家、top-{k}、均匀路由",
-           "x": "路由到某一专家的 token 数", "y": "概率",
-           "pmf": "精确值：Binomial({n}, {k}/{e})", "mc": "模拟：{b} 批 × {e} 个专家",
-           "cap": "C = {c:g} 时的容量：{cap}", "max": "{e} 个专家里最忙者，模拟均值：{m:.1f}"},
-}
+FIG_LOAD_LABELS = T.labels("primitives_moe.fig_load.")
 
 
 def fig_expert_load(lang: str = "en", config: moe.MoEConfig = NM_1_4,
