@@ -11,7 +11,7 @@ from ...collectives import all_reduce, broadcast, crossover, t_formula
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
 from ...measure.points import Measurement, Point, load
-from ..tables import algorithm_labels, Table, bilingual, bilingual_notes
+from ..tables import algorithm_labels, Table, bilingual_notes
 from ..text import texts
 from ...topology import Switch
 from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_ratio, fmt_time, us
@@ -204,53 +204,34 @@ def demo_03_3(p: int = 8, link: Link = NVLINK4,
     mid, top = with_meas[0], with_meas[-1]
     sy, sharp = data.system, data.conditions.get("sharp")
     machine = f"{sy.gpus}×{sy.gpu}"
-    cond = {"en": {False: "SHARP off", True: "SHARP on", None: ""}[sharp],
-            "zh": {False: "关闭 SHARP", True: "开启 SHARP", None: ""}[sharp]}
-    setup = {"en": f"{machine}, {cond['en']}" if cond["en"] else machine,
-             "zh": f"{machine}，{cond['zh']}" if cond["zh"] else machine}
+    cond = {lang: "" if sharp is None else T.get("allreduce.sharp_on" if sharp else "allreduce.sharp_off", lang)
+            for lang in LANGS}
+    setup = {lang: T.get("allreduce.setup", lang, machine=machine, cond=cond[lang]) if cond[lang] else machine
+             for lang in LANGS}
     approx = all(pt.approximate for pt in meas.values())
     src = data.source
-    chap = {"en": f", ch. {src.chapter}" if src.chapter else "", "zh": f" 第 {src.chapter} 章" if src.chapter else ""}
-    notes = [
-        (f"Measured: {data.collective.replace('_', '-')} bus bandwidth ({setup['en']}), "
-         + ("values stated approximately in the text of " if approx else "from ")
-         + f"{src.title}{chap['en']} ({src.url}).",
-         f"实测：{data.collective.replace('_', '-')} 的 busbw（{setup['zh']}），"
-         + ("取自" if not approx else "是")
-         + f" {src.title}{chap['zh']}（{src.url}）" + ("正文里给出的约数。" if approx else "。")),
-        (f"Implied α_eff solves 2(p−1)α + 2(p−1)/p·n/β = 2(p−1)/p·n/busbw: at {fmt_bytes(mid['n'])} "
-         f"it is {fmt_time(mid['alpha_eff'], 3)} per round, {mid['alpha_eff'] / link.alpha:.0f}× the link's "
-         f"{fmt_time(link.alpha)}. At {fmt_bytes(top['n'])} the model already reaches "
-         f"{top['busbw'] / link.beta:.1%} of β, so the measured {top['measured'] / link.beta:.0%} of β is "
-         "bandwidth lost, not latency.",
-         "有效 α 由 2(p−1)α + 2(p−1)/p·n/β = 2(p−1)/p·n/busbw 解出："
-         f"{fmt_bytes(mid['n'])} 时每步 {fmt_time(mid['alpha_eff'], 3)}，是链路 {fmt_time(link.alpha)} 的 "
-         f"{mid['alpha_eff'] / link.alpha:.0f} 倍。{fmt_bytes(top['n'])} 时模型已达到 β 的 "
-         f"{top['busbw'] / link.beta:.1%}，实测只有 β 的 {top['measured'] / link.beta:.0%}，"
-         "差的是带宽，不是延迟。"),
-    ]
+    chap = {lang: T.get("allreduce.chapter", lang, n=src.chapter) if src.chapter else "" for lang in LANGS}
+    alpha_words = dict(mid=fmt_bytes(mid["n"]), a=fmt_time(mid["alpha_eff"], 3), x=f"{mid['alpha_eff'] / link.alpha:.0f}",
+                       alpha=fmt_time(link.alpha), top=fmt_bytes(top["n"]), model_pct=f"{top['busbw'] / link.beta:.1%}",
+                       meas_pct=f"{top['measured'] / link.beta:.0%}")
+    notes = [tuple(T.get("allreduce.03_3_src_approx" if approx else "allreduce.03_3_src", lang,
+                         coll=data.collective.replace("_", "-"), setup=setup[lang], title=src.title, chap=chap[lang],
+                         url=src.url) for lang in LANGS),
+             tuple(T.get("allreduce.03_3_alpha", lang, **alpha_words) for lang in LANGS)]
     for pt in meas.values():
         if (p, link) == (ORIGINAL_03_3["p"], ORIGINAL_03_3["link"]) and pt.stated_bytes not in (None, pt.bytes):
             a_stated, a_exact = alpha_eff(pt.stated_bytes, pt.busbw), alpha_eff(pt.bytes, pt.busbw)
-            what = pt.label or fmt_bytes(pt.bytes)
-            notes.append(original_note(
-                (f"{what} taken as {fmt_bytes(pt.stated_bytes)}, which gives α_eff = {fmt_time(a_stated, 3)}",
-                 f"its exact size, {pt.bytes:,.0f} B ({fmt_bytes(pt.bytes, digits=4)}), gives "
-                 f"α_eff = {fmt_time(a_exact, 3)}",
-                 f"the source rounds the size of {what} to {fmt_bytes(pt.stated_bytes)}"),
-                (f"把 {what} 按 {fmt_bytes(pt.stated_bytes)} 算，得 α_eff = {fmt_time(a_stated, 3)}",
-                 f"按它的确切大小 {pt.bytes:,.0f} B（{fmt_bytes(pt.bytes, digits=4)}）算，"
-                 f"α_eff = {fmt_time(a_exact, 3)}",
-                 f"出处把 {what} 的大小取整成了 {fmt_bytes(pt.stated_bytes)}")))
+            w = dict(what=pt.label or fmt_bytes(pt.bytes), stated=fmt_bytes(pt.stated_bytes),
+                     a_stated=fmt_time(a_stated, 3), a_exact=fmt_time(a_exact, 3), bytes=f"{pt.bytes:,.0f}",
+                     bytes4=fmt_bytes(pt.bytes, digits=4))
+            notes.append(original_note(*((T.get("allreduce.o3_said", lang, **w), T.get("allreduce.o3_here", lang, **w),
+                                          T.get("allreduce.o3_why", lang, **w)) for lang in LANGS)))
     return Table(
         key="03-3",
-        title=bilingual(f"ring all-reduce, p = {p}, {link.name}: model vs measurement ({setup['en']})",
-                        f"ring all-reduce，p = {p}，{link.name}：模型对比实测（{setup['zh']}）"),
+        title={lang: T.get("allreduce.03_3_title", lang, p=p, link=link.name, setup=setup[lang]) for lang in LANGS},
         columns=["n", "time", "algbw", "busbw", "measured", "ratio", "alpha_eff"],
-        headers={"en": ["n", "model time", "model algbw", "model busbw", "measured busbw",
-                        "measured / model", "implied α_eff"],
-                 "zh": ["n", "模型时间", "模型 algbw", "模型 busbw", "实测 busbw", "实测 / 模型",
-                        "推出的有效 α"]},
+        headers=T.pairs("allreduce.h_n", "allreduce.h_model_time", "allreduce.h_model_algbw", "allreduce.h_model_busbw",
+                        "allreduce.h_measured", "allreduce.h_ratio", "allreduce.h_alpha_eff"),
         rows=rows,
         formats={"n": fmt_bytes, "time": lambda v: fmt_time(v, 4), "algbw": fmt_rate,
                  "busbw": fmt_rate, "measured": fmt_rate, "ratio": fmt_pct, "alpha_eff": lambda v: fmt_time(v, 3)},
@@ -296,27 +277,17 @@ def demo_03_4(p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
     t_best = min(t_up, t_int)
     pow2 = [r for r in rows if r["k"] is not None and r["k"] & (r["k"] - 1) == 0]
     best_pow2 = min(pow2, key=lambda r: r["time"])["k"] if pow2 else None
-    notes = [(f"k* = √((p−2)n/(αβ)) = {k_star:.2f}, T* = (√((p−2)α) + √(n/β))² = {t_star / us:.2f} µs. "
-              f"The best whole number of chunks is k = {k_best} ({t_best / us:.3f} µs); the row "
-              f"“chain, k = int(k*)” has k = {k_int}"
-              + ("." if k_best == k_int else f", {(t_int - t_best) / us:.3f} µs slower."),
-              f"k* = √((p−2)n/(αβ)) = {k_star:.2f}，T* = (√((p−2)α) + √(n/β))² = {t_star / us:.2f} µs。"
-              f"块数取整数时最好的是 k = {k_best}（{t_best / us:.3f} µs）；“流水线链，k = int(k*)”一行用的是 "
-              f"k = {k_int}" + ("。" if k_best == k_int else f"，慢 {(t_int - t_best) / us:.3f} µs。"))]
+    tail = lambda lang: (T.get("allreduce.03_4_tail_same", lang) if k_best == k_int else
+                         T.get("allreduce.03_4_tail_slower", lang, d=f"{(t_int - t_best) / us:.3f}"))
+    w = dict(ks=f"{k_star:.2f}", ts=f"{t_star / us:.2f}", kb=k_best, tb=f"{t_best / us:.3f}", ki=k_int)
+    notes = [tuple(T.get("allreduce.03_4_note", lang, tail=tail(lang), **w) for lang in LANGS)]
     o = ORIGINAL_03_4
     if (p, n, link) == (o["p"], o["n"], o["link"]) and k_best != o["k"]:
         t_o = chain_t(o["k"])
-        pow2_en = f"; {o['k']} is only the best power of two" if best_pow2 == o["k"] else ""
-        pow2_zh = f"；{o['k']} 只是 2 的幂里最好的" if best_pow2 == o["k"] else ""
-        notes.append(original_note(
-            (f"k = {o['k']} chunks is the best",
-             f"k = {k_best} takes {t_best / us:.3f} µs, {(t_o - t_best) / us:.3f} µs less than "
-             f"k = {o['k']} ({t_o / us:.3f} µs)",
-             f"k* = {k_star:.2f} lies nearer {round(k_star)}{pow2_en}"),
-            (f"k = {o['k']} 块最好",
-             f"k = {k_best} 要 {t_best / us:.3f} µs，比 k = {o['k']}（{t_o / us:.3f} µs）少 "
-             f"{(t_o - t_best) / us:.3f} µs",
-             f"k* = {k_star:.2f} 更靠近 {round(k_star)}{pow2_zh}")))
+        w.update(k=o["k"], d=f"{(t_o - t_best) / us:.3f}", to=f"{t_o / us:.3f}", r=round(k_star))
+        pow2 = lambda lang: T.get("allreduce.o4_pow2", lang, k=o["k"]) if best_pow2 == o["k"] else ""
+        notes.append(original_note(*((T.get("allreduce.o4_said", lang, **w), T.get("allreduce.o4_here", lang, **w),
+                                      T.get("allreduce.o4_why", lang, pow2=pow2(lang), **w)) for lang in LANGS)))
 
     cn = VirtualCluster(Switch(p, nv_link))
     nk, nt = cost.chain_broadcast_optimum(p, nv_n, nv_link.alpha, nv_link.beta)
@@ -327,37 +298,30 @@ def demo_03_4(p: int = 8, n: float = 8 * MB, link: Link = ICI_V5E,
     t_nb = nrows[0]["time"]
     t_nc = min(r["time"] for r in nrows[1:])
     nrows.append({"schedule": "lower bound n/β", "k": None, "time": nv_n / nv_link.beta})
-    zh = {"flat (naive)": "朴素（根直接发）", "binomial tree": "二项树", "chain": "流水线链",
-          "chain, k = int(k*)": "流水线链，k = int(k*)", "lower bound n/β": "下界 n/β"}
+    zh = {T.get(f"allreduce.s_{k}", "en"): T.get(f"allreduce.s_{k}", "zh")
+          for k in ("flat", "binomial", "chain", "chain_int", "bound")}
+    x = f"{nv_n / nv_link.n_half:.3g}"
+    verdict = dict(tb=fmt_time(t_nb, 4), tc=fmt_time(t_nc, 4))
     nv = Table(
         key="03-4b",
-        title=bilingual(f"the same on {nv_link.name}, n = {fmt_bytes(nv_n)} = {nv_n / nv_link.n_half:.3g} n½",
-                     f"同样的算法放在 {nv_link.name} 上，n = {fmt_bytes(nv_n)} = {nv_n / nv_link.n_half:.3g} n½"),
+        title=T("allreduce.03_4b_title", link=nv_link.name, n=fmt_bytes(nv_n), x=x),
         columns=["schedule", "k", "time"],
-        headers={"en": ["schedule", "chunks k", "time (µs)"], "zh": ["算法", "块数 k", "时间（µs）"]},
+        headers=T.pairs("allreduce.h_schedule", "allreduce.h_chunks", "allreduce.h_time_us"),
         rows=nrows, formats={"time": US2}, labels={"zh": zh},
-        notes=bilingual_notes(
-            (f"k* = {nk:.2f}, T* = {nt / us:.2f} µs: at {nv_n / nv_link.n_half:.3g} n½ "
-             + (f"pipelining gains nothing, the binomial tree ({fmt_time(t_nb, 4)}) beats the best chain "
-                f"({fmt_time(t_nc, 4)})." if t_nb < t_nc else
-                f"the best chain ({fmt_time(t_nc, 4)}) beats the binomial tree ({fmt_time(t_nb, 4)})."),
-             f"k* = {nk:.2f}，T* = {nt / us:.2f} µs：消息只有 {nv_n / nv_link.n_half:.3g} 个 n½ 时，"
-             + (f"流水线占不到便宜，二项树（{fmt_time(t_nb, 4)}）比最好的链（{fmt_time(t_nc, 4)}）快。"
-                if t_nb < t_nc else
-                f"最好的链（{fmt_time(t_nc, 4)}）比二项树（{fmt_time(t_nb, 4)}）快。"))),
+        notes={lang: [T.get("allreduce.03_4b_note", lang, ks=f"{nk:.2f}", ts=f"{nt / us:.2f}", x=x, verdict=T.get(
+            "allreduce.03_4b_tree" if t_nb < t_nc else "allreduce.03_4b_chain", lang, **verdict))] for lang in LANGS},
         meta={"k_star": nk, "t_star": nt},
     )
     return Table(
         key="03-4",
-        title=bilingual(f"broadcast {fmt_bytes(n)} to {p - 1} devices over {link.name} (n½ = {fmt_bytes(link.n_half)})",
-                     f"把 {fmt_bytes(n)} 广播给 {p - 1} 个设备，{link.name}（n½ = {fmt_bytes(link.n_half)}）"),
+        title=T("allreduce.03_4_title", n=fmt_bytes(n), to=p - 1, link=link.name, nh=fmt_bytes(link.n_half)),
         columns=["schedule", "k", "time", "vs_binomial", "vs_bound"],
-        headers={"en": ["schedule", "chunks k", "time (µs)", "/ binomial", "/ lower bound"],
-                 "zh": ["算法", "块数 k", "时间（µs）", "/ 二项树", "/ 下界"]},
+        headers=T.pairs("allreduce.h_schedule", "allreduce.h_chunks", "allreduce.h_time_us", "allreduce.h_vs_binomial",
+                        "allreduce.h_vs_bound"),
         rows=rows,
         formats={"time": US2, "vs_binomial": fmt_pct, "vs_bound": fmt_ratio},
         labels={"zh": zh},
-        notes=bilingual_notes(*notes),
+        notes={lang: [nt_[i] for nt_ in notes] for i, lang in enumerate(LANGS)},
         meta={"k_star": k_star, "t_star": t_star, "lower_bound": lb, "t_k_plus_1": t_up, "k_best": k_best},
         parts=[nv],
     )
