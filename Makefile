@@ -2,7 +2,8 @@
 #   make book   install into .venv, execute every page, build _build/html
 #   make test   unit tests + bilingual parity + CJK figure test, nbval on exercises/,
 #               then the full book build with warnings as errors, then the built
-#               pages in a real browser (tests/browser)
+#               pages in a real browser (tests/browser), then the PDFs (make pdf) and their check
+#   make pdf    one PDF per language from the built book: _build/pdf/commbook-{zh,en}.pdf
 
 PYTHON  ?= $(shell command -v python3.11 || command -v python3)
 VENV    := .venv
@@ -12,7 +13,7 @@ STAMP   := $(VENV)/.commbook-installed
 # --all: rebuild every page, so warnings from unchanged pages are not hidden.
 JB_FLAGS := --warningiserror --keep-going --all
 
-.PHONY: venv fonts browser book test clean
+.PHONY: venv fonts browser book pdf test clean
 
 venv: $(STAMP) fonts browser
 
@@ -69,13 +70,20 @@ book: venv
 	@echo "Book: $(CURDIR)/_build/html/index.html"
 	@echo "Package: $$(ls $(DIST))"
 
+# One PDF per language from the built site (tools/pdf_book.py: Chromium prints every page in
+# _toc.yml order; title page, contents, bookmarks, page numbers): _build/pdf/commbook-{zh,en}.pdf.
+pdf: venv
+	$(PY) tools/pdf_book.py _build/html
+
 # pytest exits with 5 when it collects nothing; that is accepted only while exercises/zh
 # and exercises/en hold no notebook at all (otherwise nbval must have run them).
 test: venv
 	$(PY) -m pytest tests
 	if [ -d exercises ]; then $(PY) -m pytest --nbval exercises/ || { rc=$$?; if [ $$rc -eq 5 ] && [ -z "$$(find exercises/zh exercises/en -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' 2>/dev/null)" ]; then echo "nbval: no exercise notebooks yet"; else echo "nbval failed (exit $$rc)"; exit $$rc; fi; }; fi
 	$(MAKE) --no-print-directory book
-	COMMBOOK_SITE=_build/html $(PY) -m pytest tests/browser -q
+	COMMBOOK_SITE=_build/html $(PY) -m pytest tests/browser -q --deselect tests/browser/test_pdf.py
+	$(MAKE) --no-print-directory pdf
+	COMMBOOK_SITE=_build/html $(PY) -m pytest tests/browser/test_pdf.py -q
 	$(PY) _ext/commbook_notebooks.py _build/html --run chapters/en/p5/02-links --run exercises/zh/p5
 
 clean:
