@@ -1,4 +1,4 @@
-r"""Chapter §1.4, all-reduce algorithms (AllReduce 算法), first half: the numbers of the
+r"""Chapter §1.4, all-reduce algorithms, first half: the numbers of the
 naive scheme and the parameter server, the bandwidth lower bound, the ring (Example 1.1's
 trace, its step counts, a straggler) and the binomial tree, for
 ``chapters/{zh,en}/ch1/04-allreduce-algorithms.md`` and the notebooks of Checkpoint 1.2.
@@ -28,8 +28,19 @@ from ...hardware import NVLINK4_CHAPTER, Link
 from ...topology import Switch
 from ...units import GB, MB, fmt_bytes, fmt_number, fmt_ratio, fmt_time
 from ..p5.steps import EXAMPLE_1_1
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
+from ..text import texts
 from .boxes import BOX_LINKS
+
+T, K, LANGS = texts("ch1"), "allreduce_numbers.", ("en", "zh")
+
+
+def _t(key: str, **fields) -> dict[str, str]:
+    return T(K + key, **fields)
+
+
+def _heads(*keys: str, **fields) -> dict[str, list[str]]:
+    return T.pairs(*(K + k for k in keys), **fields)
 
 __all__ = [
     "CHAPTER_STATED", "EXAMPLE_1_1", "alpha_steps", "run", "PSRow", "Ceiling", "ceiling", "ps_table",
@@ -40,12 +51,12 @@ __all__ = [
 ]
 
 CHAPTER_STATED = {
-    "ceiling_gpus": 1000, "ceiling_bytes": 1 * GB,   # "全部 1,000 张 GPU … 1,000 个 1 吉字节梯度"
-    "lb_gpus": 64, "lb_bytes": 1 * GB,               # "64 GPU 集群上同步 1 GB 梯度 … 数毫秒"
+    "ceiling_gpus": 1000, "ceiling_bytes": 1 * GB,   # "all 1,000 GPUs … 1,000 gradients of 1 GB"
+    "lb_gpus": 64, "lb_bytes": 1 * GB,               # "1 GB of gradients on 64 GPUs … several ms"
     "lb_difference_ms": (2, 9),                      # "several ms": read as 2 to 9 ms
-    "ring_nodes": 10_000, "ring_hops": 20_000,       # "10,000 个节点 … 20,000 次顺序跳数"
+    "ring_nodes": 10_000, "ring_hops": 20_000,       # "10,000 nodes … 20,000 sequential hops"
     "tree_nodes": 1024, "tree_ring_steps": 2046, "tree_steps": 20, "tree_step_ratio": 100,
-    "tree_small_gpus": 8, "tree_small_bytes": 1 * MB,   # "8 GPU 组 … 1 MB … 14α … 6α"
+    "tree_small_gpus": 8, "tree_small_bytes": 1 * MB,   # "a group of 8 GPUs … 1 MB … 14α … 6α"
     "tree_small_ring_alpha": 14, "tree_small_tree_alpha": 6,
     "tree_big_bytes": 140 * GB, "tree_big_gpus": 1000,
 }
@@ -133,23 +144,15 @@ def ps_table(c: Ceiling | None = None) -> Table:
     beta = f"{c.beta_Bps / GB:g} GB/s"
     return Table(
         key="ch1-ps",
-        title=bilingual(f"All-reduce of {fmt_bytes(c.n_bytes)} on {c.p:,} GPUs: parameter server on K "
-                        f"servers against the ring ({beta}, bandwidth terms only)",
-                        f"在 {c.p:,} 块 GPU 上对 {fmt_bytes(c.n_bytes)} 做 all-reduce：K 台服务器的参数服务器"
-                        f"对比 ring（{beta}，只计带宽项）"),
+        title=_t("ps_title", n=fmt_bytes(c.n_bytes), p=f"{c.p:,}", beta=beta),
         columns=["algo", "time", "per_server", "all_servers", "x_ring"],
-        headers={"en": ["Algorithm", "Time", "Into one server (push)", "Into all servers", "× ring"],
-                 "zh": ["算法", "用时", "推送时流入一台服务器", "流入全部服务器", "是 ring 的几倍"]},
+        headers=_heads("h_algorithm", "h_time", "h_into_one", "h_into_all", "h_x_ring"),
         rows=rows,
         formats={"time": lambda t: fmt_time(t, 4), "per_server": fmt_bytes, "all_servers": fmt_bytes,
                  "x_ring": lambda x: fmt_ratio(x, 3)},
-        labels={"en": {"ring": "ring", **{r["algo"]: f"parameter server, {r['algo']}" for r in rows[:-1]}},
-                "zh": {"ring": "ring", **{r["algo"]: f"参数服务器，{r['algo']}" for r in rows[:-1]}}},
-        notes=bilingual_notes((
-            "K = 1 is the naive star: every GPU sends its whole buffer to rank 0 and gets the sum back. "
-            "With K servers each holds 1/K of the parameters; times from the simulator.",
-            "K = 1 就是朴素的星形：每块 GPU 把整个缓冲区发给 0 号，再把总和取回。K 台服务器各管 1/K 的参数；"
-            "用时由模拟器算出。")),
+        labels={lang: {"ring": "ring", **{r["algo"]: T.get(K + "ps_label", lang, k=r["algo"]) for r in rows[:-1]}}
+                for lang in LANGS},
+        notes=_heads("ps_note"),
     )
 
 
@@ -215,18 +218,13 @@ def lower_bound_table(lb: LowerBoundExample | None = None) -> Table:
     hours = in_hours
     return Table(
         key="ch1-lower-bound",
-        title=bilingual("The bandwidth lower bound against the binomial tree (bandwidth terms only)",
-                        "带宽下界对比二项树（只计带宽项）"),
+        title=_t("lb_title"),
         columns=["beta", "bound", "tree", "diff", "over"],
-        headers={"en": ["Link β", "Lower bound (= ring)", "Binomial tree", "Lost per step",
-                        f"Lost over {steps:,} steps"],
-                 "zh": ["链路 β", "下界（= ring）", "二项树", "每步多花", f"{steps:,} 步累计多花"]},
+        headers=_heads("h_link_beta", "h_bound", "h_tree", "h_lost_step", "h_lost_run", steps=f"{steps:,}"),
         rows=out,
         formats={"beta": lambda b: f"{b / GB:g} GB/s", "bound": lambda t: fmt_time(t, 5),
                  "tree": lambda t: fmt_time(t, 4), "diff": lambda t: fmt_time(t, 4), "over": hours},
-        notes=bilingual_notes((
-            "Closed forms; the simulator gives the same times for the ring and the tree.",
-            "闭式计算；模拟器给出的 ring 与树的用时与之相同。")),
+        notes=_heads("lb_note"),
     )
 
 
@@ -281,20 +279,14 @@ def trace_table(res: RunResult | None = None, data=EXAMPLE_1_1) -> Table:
     gpus = [f"GPU {g}" for g in range(p)]
     return Table(
         key="ch1-ex1.1",
-        title=bilingual(f"Example 1.1: ring all-reduce on {p} GPUs, step by step (simulator trace)",
-                        f"示例 1.1：{p} 块 GPU 上的 ring all-reduce，逐步记录（模拟器）"),
+        title=_t("trace_title", p=p),
         columns=["step", "msgs"] + [f"g{g}" for g in range(p)],
-        headers={"en": ["Step", "Messages (sender → receiver: chunk)"] + gpus,
-                 "zh": ["步骤", "消息（发送方 → 接收方：块号）"] + gpus},
+        headers={lang: h + gpus for lang, h in _heads("h_step", "h_msgs").items()},
         rows=rows,
-        labels={"en": {"start": "input"}, "zh": {"start": "输入",
-                                                  **{f"RS {k}": f"RS 第 {k} 步" for k in range(1, p)},
-                                                  **{f"AG {k}": f"AG 第 {k} 步" for k in range(1, p)}}},
-        notes=bilingual_notes((
-            "RS: reduce-scatter, the receiver adds the chunk to its own; AG: all-gather, it copies it. "
-            f"Chunk c is element c of the {n}-element buffer.",
-            "RS 为 reduce-scatter，接收方把收到的块加到自己的那一块上；AG 为 all-gather，接收方直接复制。"
-            f"块 c 就是 {n} 个元素的缓冲区中的第 c 个元素。")),
+        labels={lang: {"start": T.get(K + "start", lang),
+                       **{f"{ph} {k}": T.get(f"{K}{ph.lower()}_step", lang, k=k) for ph in ("RS", "AG")
+                          for k in range(1, p)}} for lang in LANGS},
+        notes=_heads("trace_note", n=n),
     )
 
 
@@ -349,17 +341,13 @@ def tree_example_table(te: TreeExample | None = None) -> Table:
             for a, t in (("ring", te.ring), ("tree", te.tree))]
     return Table(
         key="ch1-tree-small",
-        title=bilingual(f"Ring against binomial tree: {fmt_bytes(te.n_bytes)} on {te.p} GPUs of a node "
-                        f"(α = {fmt_time(te.alpha_s, 3)}, β = {te.beta_Bps / GB:g} GB/s)",
-                        f"ring 对比二项树：一个节点里 {te.p} 块 GPU 归约 {fmt_bytes(te.n_bytes)}"
-                        f"（α = {fmt_time(te.alpha_s, 3)}，β = {te.beta_Bps / GB:g} GB/s）"),
+        title=_t("te_title", n=fmt_bytes(te.n_bytes), p=te.p, a=fmt_time(te.alpha_s, 3), b=f"{te.beta_Bps / GB:g} GB/s"),
         columns=["algo", "rounds", "latency", "bandwidth", "time"],
-        headers={"en": ["Algorithm", "α steps (simulator)", "Latency term", "Bandwidth term", "Total"],
-                 "zh": ["算法", "α 步数（模拟器）", "延迟项", "带宽项", "合计"]},
+        headers=_heads("h_algorithm", "h_alpha_steps_sim", "h_latency", "h_bandwidth", "h_total"),
         rows=rows,
         formats={"rounds": str, "latency": lambda t: fmt_time(t, 3), "bandwidth": lambda t: fmt_time(t, 3),
                  "time": lambda t: fmt_time(t, 3)},
-        labels={"en": {"ring": "ring", "tree": "binomial tree"}, "zh": {"ring": "ring", "tree": "二项树"}},
+        labels={lang: {a: T.get(K + a, lang) for a in ("ring", "tree")} for lang in LANGS},
     )
 
 

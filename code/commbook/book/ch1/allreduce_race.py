@@ -16,7 +16,10 @@ from ...comm_sim import VirtualCluster
 from ...hardware import IB_HDR, NVLINK4, Link
 from ...topology import ThreeTier, Topology, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_time
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
+from ..text import texts
+
+T, K = texts("ch1"), "allreduce_race."
 
 __all__ = ["RACE_SIZES", "RACE_ALGORITHMS", "RaceCluster", "race_clusters", "race_table"]
 
@@ -41,12 +44,9 @@ class RaceCluster:
 def race_clusters(intra: Link = NVLINK4, inter: Link = IB_HDR) -> tuple[RaceCluster, ...]:
     """32 nodes × 8 GPUs (256, a power of two), 12 × 8 (96, not one), and 4 racks × 8 nodes
     × 8 GPUs with 2:1 between the racks; a NIC per GPU and PXN throughout."""
-    return (
-        RaceCluster("pow2", "32 nodes × 8 GPUs", "32 节点 × 8 GPU", TwoLevel(32, 8, intra, inter, pxn=True)),
-        RaceCluster("npow2", "12 nodes × 8 GPUs", "12 节点 × 8 GPU", TwoLevel(12, 8, intra, inter, pxn=True)),
-        RaceCluster("racks", "4 racks × 8 nodes × 8 GPUs, 2:1", "4 机架 × 8 节点 × 8 GPU，2:1",
-                    ThreeTier(4, 8, 8, intra, inter, rack_oversubscription=2.0, pxn=True)),
-    )
+    topos = {"pow2": TwoLevel(32, 8, intra, inter, pxn=True), "npow2": TwoLevel(12, 8, intra, inter, pxn=True),
+             "racks": ThreeTier(4, 8, 8, intra, inter, rack_oversubscription=2.0, pxn=True)}
+    return tuple(RaceCluster(k, *T(f"{K}cluster.{k}").values(), topo) for k, topo in topos.items())
 
 
 def _key(name: str, params: dict) -> str:
@@ -68,27 +68,18 @@ def race_table(sizes=RACE_SIZES, clusters: tuple[RaceCluster, ...] | None = None
             row["fastest"] = min(times, key=times.get)
             rows.append(row)
     keys = [_key(a, p) for a, p in RACE_ALGORITHMS]
-    names = {"en": {"ring": "ring (channel per NIC)", "rabenseifner_near_first": "Rabenseifner, near first",
-                    "rabenseifner_far_first": "Rabenseifner, far first", "tree": "binomial tree"},
-             "zh": {"ring": "ring（每块网卡一个通道）", "rabenseifner_near_first": "Rabenseifner，先近后远",
-                    "rabenseifner_far_first": "Rabenseifner，先远后近", "tree": "二项树"}}
+    names = T.labels(K + "algo.")
     labels = {lang: {**{c.key: getattr(c, lang) for c in clusters}, **names[lang]} for lang in ("en", "zh")}
     fmt = {k: (lambda t: fmt_time(t, 3)) for k in keys}
     return Table(
         key="ch1-ar-race",
-        title=bilingual("The race on clusters of real shape (simulator, size only)",
-                        "换到真实形状的集群上再比一次（模拟器，只计大小）"),
+        title=T(K + "title"),
         columns=["cluster", "p", "n", *keys, "fastest"],
-        headers={"en": ["Cluster", "GPUs", "Size", *(names["en"][k] for k in keys), "Fastest"],
-                 "zh": ["集群", "GPU 数", "大小", *(names["zh"][k] for k in keys), "最快"]},
+        headers={lang: [*T.pairs(K + "h_cluster", K + "h_gpus", K + "h_size")[lang], *(names[lang][k] for k in keys),
+                        T.get(K + "h_fastest", lang)] for lang in ("en", "zh")},
         rows=rows,
         formats={"p": lambda v: f"{v}", "n": fmt_bytes, **fmt},
         labels=labels,
-        notes=bilingual_notes((
-            f"NVLink 4 inside a node, InfiniBand HDR ({fmt_time(IB_HDR.alpha)}, one NIC per GPU) between "
-            "nodes, PXN; the ring runs a channel per NIC, as NCCL does; Rabenseifner folds the ranks "
-            "beyond a power of two as MPICH does.",
-            f"节点内为 NVLink 4，节点间为 InfiniBand HDR（{fmt_time(IB_HDR.alpha)}，每块 GPU 一块网卡），启用 PXN；"
-            "ring 像 NCCL 那样每块网卡跑一个通道；GPU 数不是 2 的幂时，Rabenseifner 像 MPICH 那样先把多出的 rank 折叠进来。")),
+        notes=T.pairs(K + "note", ib_alpha=fmt_time(IB_HDR.alpha)),
         meta={"clusters": clusters, "keys": keys},
     )
