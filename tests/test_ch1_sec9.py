@@ -283,7 +283,7 @@ def test_lighthouse_table_renders_every_cell_in_both_languages():
     assert f"{nl['ring'] / nl['hierarchical']:.2f}×" in figs["A"]["en"]
     assert "3,584 → 448" in figs["B"]["en"] and "3,584 → 448" in figs["B"]["zh"]   # p(p−G) and N(N−1)G
     assert 8 * 8 * (8 * 8 - 8) == 3584 and 8 * 7 * 8 == 448
-    assert "4.00×" in figs["C"]["en"] and "32.0×" in figs["C"]["en"]
+    assert "4× (INT8) to 32× (1-bit)" in figs["C"]["en"] and "1/4（INT8）到 1/32" in figs["C"]["zh"]   # 4d/(d+4), 32d/(d+32)
 
 
 def test_recap_numbers():

@@ -114,11 +114,10 @@ def _gbit(link: Link) -> str:
 
 LINK_NAMES: dict[str, dict[str, str]] = {
     NVLINK4_CHAPTER.name: _tx("nvlink_4_0_intra"),
-    IB_NDR_CHAPTER.name: bilingual(f"InfiniBand NDR {_gbit(IB_NDR_CHAPTER)} (per port)",
-                                   f"InfiniBand NDR {_gbit(IB_NDR_CHAPTER)}（每端口）"),
-    IB_HDR.name: bilingual(f"InfiniBand HDR {_gbit(IB_HDR)}", f"InfiniBand HDR {_gbit(IB_HDR)}"),
+    IB_NDR_CHAPTER.name: _tx("infiniband_ndr_per_port", ib_ndr_chapter=_gbit(IB_NDR_CHAPTER)),
+    IB_HDR.name: _tx("infiniband_hdr", ib_hdr=_gbit(IB_HDR)),
     PCIE_GEN5.name: _tx("pcie_gen5_gpu_cpu"),
-    ROCE_100G.name: bilingual(f"Ethernet {_gbit(ROCE_100G)} (RoCE)", f"以太网 {_gbit(ROCE_100G)}（RoCE）"),
+    ROCE_100G.name: _tx("ethernet_roce", roce_100g=_gbit(ROCE_100G)),
     "InfiniBand NDR": _tx("infiniband_ndr"),
     "generic link": _tx("generic_teaching_link"),
     "ring link": _tx("ring_link"),

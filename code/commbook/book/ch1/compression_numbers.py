@@ -83,19 +83,14 @@ def quant_table(d: int = QUANT_D) -> Table:
     sign = rows[-1]
     return Table(
         key="ch1-quant",
-        title=bilingual(f"One gradient of {d:,} FP32 values, quantized",
-                        f"一个 {d:,} 元素的 FP32 梯度，量化之后"),
+        title=_tx("one_gradient_of_fp32", d=d),
         columns=["op", "values", "scales", "total", "ratio", "stated"],
         headers=_txs("format", "values", "scales", "on_the_wire", "ratio_to_fp32", "nominal"),
         rows=rows,
         formats={"values": fmt_bytes, "scales": lambda b: f"{b:,} B", "total": fmt_bytes,
                  "ratio": lambda r: f"{r:.6g}×", "stated": lambda r: f"{r:g}×"},
         labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('fp32', 'fp16', 'int8', 'int8b', 'sign',)} for lang in ("en", "zh")},
-        notes=bilingual_notes(
-            ("Sizes are the bytes of the encoded arrays; scales are FP32. The 1-bit row reaches "
-             f"{sign['ratio']:.6g}×, not 32×, because its one scale is sent too.",
-             f"字节数取自编码后的数组本身；缩放因子为 FP32。1 位那一行是 {sign['ratio']:.6g}× 而不是 32×，"
-             "因为那一个缩放因子也要发送。")),
+        notes=_txs("sizes_are_the_bytes", ratio=fmt_ratio(sign['ratio'], 6)),
         meta={"d": d})
 
 
@@ -123,8 +118,7 @@ def block_table(blocks=(32, 64, 128, 256, 512), d: int = BLOCK_D) -> Table:
         headers=_txs("block_b", "bytes_per_element", "ratio_payload", "4b_b_4"),
         rows=rows,
         formats={"per_elem": lambda x: f"{x:.5g}", "ratio": (lambda v: fmt_ratio(v, 4)), "closed": (lambda v: fmt_ratio(v, 4))},
-        notes=bilingual_notes((f"Payload of a {d:,}-element gradient: d INT8 values and d/b FP32 scales.",
-                               f"载荷取自一个 {d:,} 元素的梯度：d 个 INT8 数值加 d/b 个 FP32 缩放因子。")),
+        notes=_txs("payload_of_a_element", d=d),
         meta={"d": d})
 
 
@@ -145,8 +139,7 @@ def heavy_tail_table(block: int = 128, d: int = 2**16, nus=(None, 8, 5, 4, 3), s
     sci = lambda x: f"{x:.3g}"
     return Table(
         key="ch1-heavy",
-        title=bilingual(f"INT8 error, one scale against a scale per {block}",
-                        f"INT8 的误差：整个张量一个缩放因子，对比每 {block} 个一个"),
+        title=_tx("int8_error_one_scale", block=block),
         columns=["dist", "peak", "rms_tensor", "rms_block", "gain", "max_tensor", "max_block"],
         headers={"en": ["Gradient values", "max|g| / σ", "RMS error, one scale", f"RMS error, b = {block}",
                         "Error cut", "Worst error, one scale", f"Worst error, b = {block}"],
@@ -157,8 +150,7 @@ def heavy_tail_table(block: int = 128, d: int = 2**16, nus=(None, 8, 5, 4, 3), s
                  "gain": fmt_ratio, "max_tensor": sci, "max_block": sci},
         labels={"en": {"normal": "normal", **{f"t{n}": f"Student t, ν = {n}" for n in nus if n}},
                 "zh": {"normal": "正态", **{f"t{n}": f"学生 t 分布，ν = {n}" for n in nus if n}}},
-        notes=bilingual_notes((f"{d:,} values per gradient, seed {seed}; unit scale (σ of the normal law = 1).",
-                               f"每个梯度 {d:,} 个值，随机种子 {seed}；正态分布的 σ = 1。")),
+        notes=_txs("values_per_gradient_seed", d=d, seed=seed),
         meta={"block": block, "d": d})
 
 
@@ -312,13 +304,6 @@ def methods_table(d: int = QUANT_D) -> Table:
         rows=rows,
         formats={"stated": lambda r: f"{r:g}×", "encoded": lambda r: f"{r:.6g}×"},
         labels=labels,
-        notes=bilingual_notes(
-            (f"Top-k keeps 1% as FP32 values with 32-bit indices: {topk['encoded']:g}×; the "
-             f"{topk['stated']:g}× counts the values alone. 1-bit sends one FP32 scale with its bits: "
-             f"{sign['encoded']:.6g}×.",
-             f"Top-k 保留 1% 的 FP32 数值并附 32 位索引：{topk['encoded']:g}×；{topk['stated']:g}× "
-             f"只算了数值。1 位方案除了比特位还要发一个 FP32 缩放因子：{sign['encoded']:.6g}×。"),
-            ("The convergence column is the pattern reported across studies of each method, not a "
-             "measurement on one model.",
-             "“对收敛的影响”一栏是各类方法在文献中呈现的大致规律，并非在某个模型上的实测。")),
+        notes=_txs("top_k_keeps_1", "the_convergence_column_is", encoded=fmt_ratio(topk['encoded']),
+                     stated=fmt_ratio(topk['stated']), encoded2=fmt_ratio(sign['encoded'], 6)),
         meta={"d": d})

@@ -57,7 +57,5 @@ def decision_table() -> Table:
               for en, _, k, f in spec],
         formats={"what": str, "slow": str, "fast": str},
         labels={"zh": {en: zh for en, zh, _, _ in spec}},
-        notes=bilingual_notes((f"Compute {fmt_time(D['t_compute'], 3)} per step; compression costs "
-                               f"{100 * D['extra_steps']:g}% more steps.",
-                               f"每步计算 {fmt_time(D['t_compute'], 3)}；压缩让步数多出 {100 * D['extra_steps']:g}%。")),
+        notes=_txs("compute_per_step_compression", t_compute=fmt_time(D['t_compute'], 3), extra_steps=fmt_pct(D['extra_steps'])),
         meta={"columns": cols})

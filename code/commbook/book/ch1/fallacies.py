@@ -90,14 +90,12 @@ def bandwidth_table(alpha: float = BANDWIDTH["alpha"], rates_bps=BANDWIDTH["rate
     cols = [f"t{i}" for i in range(len(betas))]
     return Table(
         key="ch1-fall-bw",
-        title=bilingual(f"One message with α = {fmt_time(alpha, 3)}, on three line rates",
-                        f"α = {fmt_time(alpha, 3)} 时，同一条消息在三种线速下的用时"),
+        title=_tx("one_message_with_on", alpha=fmt_time(alpha, 3)),
         columns=["n", *cols, "gain", "gain_top"],
         headers={"en": ["Message", *names, *(f"gain {names[0]} → {x}" for x in (names[1], names[-1]))],
                  "zh": ["消息", *names, *(f"{names[0]} → {x} 的加速" for x in (names[1], names[-1]))]},
         rows=rows, formats={"n": fmt_bytes, **{c: _t3 for c in cols}, "gain": _x, "gain_top": _x},
-        notes=bilingual_notes((f"α + n/β; n* = αβ is {stars} on the three lines.",
-                               f"按 α + n/β 计算；三种线速下 n* = αβ 依次为 {stars}。")),
+        notes=_txs("n_n_is_on", stars=stars),
         meta={"n_star": [alpha * b for b in betas], "betas": betas},
     )
 
@@ -146,13 +144,12 @@ def bubble_table(p: int = BUBBLE["p"], ms=BUBBLE["ms"], target: float = BUBBLE["
             for m in ms]
     return Table(
         key="ch1-fall-bubble",
-        title=bilingual(f"Pipeline bubble with p = {p} stages", f"p = {p} 个流水级时的气泡"),
+        title=_tx("pipeline_bubble_with_p", p=p),
         columns=["m", "bubble", "below"],
         headers={"en": ["micro-batches m", "bubble (p − 1)/(m + p − 1)", f"below {fmt_pct(target)}"],
                  "zh": ["微批次数 m", "气泡 (p − 1)/(m + p − 1)", f"低于 {fmt_pct(target)}"]},
         rows=rows, formats={"bubble": fmt_pct},
-        notes=bilingual_notes((f"Smallest m below {fmt_pct(target)}: {min_microbatches(p, target)}.",
-                               f"低于 {fmt_pct(target)} 的最小 m：{min_microbatches(p, target)}。")),
+        notes=_txs("smallest_m_below", target=fmt_pct(target), p=min_microbatches(p, target)),
     )
 
 
@@ -183,12 +180,12 @@ def ring_tree_table(p: int = RING_TREE["p"], sizes=RING_TREE["sizes"], link=RING
     given, cross = f"α = {fmt_time(a, 3)}, β = {b / GB:g} GB/s", fmt_bytes(crossover("ring", "tree", p, a, b))
     return Table(
         key="ch1-fall-ring",
-        title=bilingual(f"Ring against tree on {p} GPUs ({given})", f"{p} 块 GPU 上的环形与树形（{given}）"),
+        title=_tx("ring_against_tree_on", p=p, given=given),
         columns=["n", "ring", "tree", "best"],
         headers=_txs("all_reduce_of", "ring", "binomial_tree", "faster"),
         rows=rows, formats={"n": fmt_bytes, "ring": _t3, "tree": _t3},
         labels={lang: {a: display_name("all_reduce", a, lang) for a in ("ring", "tree")} for lang in ("en", "zh")},
-        notes=bilingual_notes((f"The two cross at {cross}.", f"两者在 {cross} 处持平。")),
+        notes=_txs("the_two_cross_at", cross=cross),
     )
 
 
@@ -293,14 +290,11 @@ def flat_hier_table(nodes=FLAT["nodes"], gpn: int = FLAT["gpn"], sizes=FLAT["siz
     zh = [h for n in sizes for h in (f"扁平，{fmt_bytes(n)}", f"分层，{fmt_bytes(n)}", "倍数")]
     return Table(
         key="ch1-fall-flat",
-        title=bilingual(f"Flat ring against hierarchical all-reduce, {gpn} GPUs per node",
-                        f"扁平环形与分层 all-reduce，每节点 {gpn} 块 GPU"),
+        title=_tx("flat_ring_against_hierarchical", gpn=gpn),
         columns=["nodes", "gpus", *cols],
         headers={"en": ["nodes", "GPUs", *en], "zh": ["节点数", "GPU 数", *zh]},
         rows=rows, formats={c: (_x if c.startswith("x") else _t3) for c in cols},
-        notes=bilingual_notes((f"Closed forms; links: {link_name(intra, 'en')} and {link_name(inter, 'en')}, "
-                               "one NIC per GPU.",
-                               f"闭式计算；链路为 {link_name(intra, 'zh')} 与 {link_name(inter, 'zh')}，每块 GPU 一张网卡。")),
+        notes=_txs("closed_forms_links_and", intra=link_name(intra, 'en'), inter=link_name(inter, 'en'), intra2=link_name(intra, 'zh'), inter2=link_name(inter, 'zh')),
     )
 
 
@@ -338,8 +332,7 @@ def intra_node_table(p: int = INTRA["p"], sizes=INTRA["sizes"], link=INTRA["link
     hop = _tx("one_crossbar_hop_n")
     return Table(
         key="ch1-fall-intra",
-        title=bilingual(f"All-reduce inside one node of {p} GPUs, link {link_name(link, 'en')}",
-                        f"单节点 {p} 块 GPU 内的 all-reduce，链路为 {link_name(link, 'zh')}"),
+        title=_tx("all_reduce_inside_one", p=p, link=link_name(link, 'en'), link2=link_name(link, 'zh')),
         columns=["algo", *cols],
         headers={"en": ["model", *[h for n in sizes for h in (fmt_bytes(n), "× one hop")]],
                  "zh": ["模型", *[h for n in sizes for h in (fmt_bytes(n), "相对一跳")]]},
@@ -380,8 +373,7 @@ def placement_table(nodes: int = PLACEMENT["nodes"], gpn: int = PLACEMENT["gpn"]
         rows.append({"cluster": key, **t, "spread": max(t.values()) / min(t.values())})
     return Table(
         key="ch1-fall-place",
-        title=bilingual(f"A flat ring all-reduce of {fmt_bytes(n)} on {nodes} × {gpn} GPUs, by rank placement",
-                        f"{nodes} × {gpn} 块 GPU 上 {fmt_bytes(n)} 的扁平环形 all-reduce，按 rank 摆放方式"),
+        title=_tx("a_flat_ring_all", n=fmt_bytes(n), nodes=nodes, gpn=gpn),
         columns=["cluster", *orders, "spread"],
         headers=_txs("cluster", "block_0_7_on", "round_robin", "snake", "slowest_fastest"),
         rows=rows, formats={**{k: _t3 for k in orders}, "spread": _x},

@@ -11,7 +11,7 @@ module is at its size limit).
 """
 from __future__ import annotations
 
-from ...units import fmt_bytes, fmt_pct, fmt_time
+from ...units import fmt_bytes, fmt_pct, fmt_ratio, fmt_time
 from ..tables import Table, bilingual, bilingual_notes
 from ..text import texts
 from . import fallacies as fa
@@ -49,8 +49,7 @@ def alltoall_table() -> Table:
     rows = [{"how": "a2a", "buffer": ar["n"], "sent": ar["bytes_a2a"], "time": ar["t_a2a"]},
             {"how": "ar", "buffer": ar["buffer_ar"], "sent": ar["bytes_ar"], "time": ar["t_ar"]}]
     return Table(
-        key="ch1-fall-a2a", title=bilingual(f"Routing {fmt_bytes(ar['n'])} per rank on {ar['p']} ranks",
-                                            f"{ar['p']} 个 rank、每个 rank 分发 {fmt_bytes(ar['n'])}"),
+        key="ch1-fall-a2a", title=_tx("routing_per_rank_on", n=fmt_bytes(ar['n']), p=ar['p']),
         columns=["how", "buffer", "sent", "time"],
         headers=_txs("blank", "buffer_per_rank", "sent_per_rank", "time"),
         rows=rows, formats={"buffer": fmt_bytes, "sent": fmt_bytes, "time": _t},
@@ -68,15 +67,13 @@ def ring_tree_parts_table() -> Table:
     lk = rt["link"]
     return Table(
         key="ch1-fall-ring-parts",
-        title=bilingual(f"One all-reduce of {fmt_bytes(rt['n'])} on {rt['p']} GPUs, term by term",
-                        f"{rt['p']} 块 GPU 上一次 {fmt_bytes(rt['n'])} 的 all-reduce，逐项拆开"),
+        title=_tx("one_all_reduce_of", n=fmt_bytes(rt['n']), p=rt['p']),
         columns=["algo", "lat", "bw", "total"],
         headers=_txs("blank_2", "start_ups", "bandwidth_0", "total"),
         rows=rows, formats={"lat": us, "bw": us, "total": us},
         labels={"en": {"ring": "ring", "tree": f"binomial tree ({rt['tree_steps']} steps)"},
                 "zh": {"ring": "环形", "tree": f"二项树（{rt['tree_steps']} 步）"}},
-        notes=bilingual_notes((f"α = {_t(lk.alpha)}, β = {lk.beta / 1e9:g} GB/s.",
-                               f"α = {_t(lk.alpha)}，β = {lk.beta / 1e9:g} GB/s。")),
+        notes=_txs("gb_s", alpha=_t(lk.alpha), beta=lk.beta / 1e9),
         meta=rt)
 
 
@@ -127,14 +124,10 @@ def nic_table() -> Table:
     one = nl["ring_one_nic"] / nl["hierarchical_one_nic"]
     return Table(
         key="ch1-fall-nics",
-        title=bilingual(f"All-reduce of {fmt_bytes(nl['n'])} on {nl['nodes']} × {nl['gpn']} GPUs, NIC by NIC",
-                        f"{nl['nodes']} × {nl['gpn']} 块 GPU 上 {fmt_bytes(nl['n'])} 的 all-reduce：逐张网卡看"),
+        title=_tx("all_reduce_of_on", n=fmt_bytes(nl['n']), nodes=nl['nodes'], gpn=nl['gpn']),
         columns=["algo", "time", "nic_max", "nic_total", "per_node"],
         headers=_txs("blank_3", "time_2", "busiest_nic_sends", "all_nics_send", "per_node"),
         rows=rows, formats={"time": _t, "nic_max": fmt_bytes, "nic_total": fmt_bytes, "per_node": fmt_bytes},
         labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('ring', 'hierarchical', 'nccl',)} for lang in ("en", "zh")},
-        notes=bilingual_notes((f"Simulated (TwoLevel, one NIC per GPU). With one NIC per node the hierarchical "
-                               f"all-reduce is only {one:.3g}× faster than the single ring.",
-                               f"模拟（TwoLevel，每块 GPU 一张网卡）。若每个节点只有一张网卡，分层只比单环快 "
-                               f"{one:.3g}×。")),
+        notes=_txs("simulated_twolevel_one_nic", one=fmt_ratio(one)),
         meta=nl)

@@ -107,8 +107,7 @@ def torus_table(runs: dict | None = None, sizes=TORUS["sizes"], mesh: dict | Non
         rows=rows,
         formats={"bytes": lambda b: f"{b:.4g} · M", **{c: (lambda t: fmt_time(t, 4)) for c in size_cols}},
         labels={lang: {k: v[lang] for k, v in names.items()} for lang in ("en", "zh")},
-        notes=bilingual_notes((f"ICI: α = {fmt_time(TORUS['link'].alpha, 3)}, β = 45 GB/s per link and direction.",
-                               f"ICI：α = {fmt_time(TORUS['link'].alpha, 3)}，每条链路每个方向 β = 45 GB/s。")),
+        notes=_txs("ici_45_gb_s", alpha=fmt_time(TORUS['link'].alpha, 3)),
     )
 
 
@@ -142,9 +141,7 @@ def rail_table(rows: list[dict] | None = None) -> Table:
                "zh": {f"rail{r['index']}": f"节点 0–{N - 1} 的 {r['index']} 号 GPU" for r in rows}}
     return Table(
         key="ch1-rails",
-        title=bilingual(f"Rails of {N} nodes × {RAILS['gpus_per_node']} GPUs, hierarchical all-reduce of "
-                        f"{fmt_bytes(RAILS['n'])}",
-                        f"{N} 个节点 × {RAILS['gpus_per_node']} 块 GPU 的轨道：{fmt_bytes(RAILS['n'])} 的分层 all-reduce"),
+        title=_tx("rails_of_nodes_gpus", n=N, gpus_per_node=RAILS['gpus_per_node'], n2=fmt_bytes(RAILS['n'])),
         columns=["rail", "members", "payload", "bytes", "share"],
         headers=_txs("rail", "members", "payload_all_reduced_on", "bytes_through_its_leaf", "share_of_cross_node"),
         rows=body,
@@ -215,10 +212,7 @@ def nic_table(cases: dict | None = None) -> Table:
             for k, v in cases.items()]
     return Table(
         key="ch1-nics",
-        title=bilingual(f"Hierarchical all-reduce of {fmt_bytes(RAILS['n'])} on {RAILS['nodes']} × "
-                        f"{RAILS['gpus_per_node']} GPUs: where the cross-node bytes go",
-                        f"{RAILS['nodes']} × {RAILS['gpus_per_node']} 块 GPU 上 {fmt_bytes(RAILS['n'])} 的分层 "
-                        "all-reduce：跨节点的字节走哪里"),
+        title=_tx("hierarchical_all_reduce_of", n=fmt_bytes(RAILS['n']), nodes=RAILS['nodes'], gpus_per_node=RAILS['gpus_per_node']),
         columns=["case", "inter", "x_bw", "whole", "x_whole"],
         headers=_txs("case", "inter_node_phase", "its_bandwidth_term_aligned", "whole_all_reduce", "aligned"),
         rows=rows,
@@ -264,10 +258,7 @@ def placement_table(t: dict | None = None) -> Table:
     rows = [{"cluster": ck, **t[ck]} for ck in CLUSTERS]
     return Table(
         key="ch1-placement",
-        title=bilingual(f"Flat ring all-reduce of {fmt_bytes(RAILS['n'])} on {RAILS['nodes']} × "
-                        f"{RAILS['gpus_per_node']} GPUs under four rank placements",
-                        f"{RAILS['nodes']} × {RAILS['gpus_per_node']} 块 GPU 上 {fmt_bytes(RAILS['n'])} 的扁平环 "
-                        "all-reduce，四种 rank 摆放"),
+        title=_tx("flat_ring_all_reduce", n=fmt_bytes(RAILS['n']), nodes=RAILS['nodes'], gpus_per_node=RAILS['gpus_per_node']),
         columns=["cluster", *PLACEMENTS],
         headers=_txs("cluster", "rank_order", "snake_rail_aligned", "round_robin_over_nodes", "random_seed_0"),
         rows=rows,

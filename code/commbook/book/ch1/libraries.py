@@ -156,12 +156,7 @@ def table5() -> Table:
         columns=["scenario", "library", "reason", "axis"],
         headers=_txs("scenario", "library", "why", "deciding_axis"),
         rows=rows, labels=labels,
-        notes=bilingual_notes(
-            (f"NCCL is in {nccl_rows} of {len(TABLE5)} rows, the NVIDIA GPU ones; Gloo is the portable "
-             f"fallback. The last column names the axes of §1.7 that settle each row.",
-             f"{len(TABLE5)} 行里有 {nccl_rows} 行用到 NCCL，都是 NVIDIA GPU 的场景；Gloo 是可移植的后备。"
-             f"最后一列指出每一行由 §1.7 的哪几个轴决定。"),
-        ),
+        notes=_txs("nccl_is_in_of", nccl_rows=nccl_rows, table5=len(TABLE5)),
         meta={"nccl_rows": nccl_rows},
     )
 
@@ -281,22 +276,14 @@ def flat_table(fr: dict | None = None, before: int = 2, after: int = 2) -> Table
     small = (fmt_bytes(fr["sizes"][0], binary=True), fmt_bytes(fr["sizes"][i - 1], binary=True))
     return Table(
         key="ch1-lib-flat",
-        title=bilingual(f"{fr['p']}×A100 all-reduce around the flat stretch", f"{fr['p']} 卡 A100 all-reduce：平台段前后"),
+        title=_tx("a100_all_reduce_around", p=fr['p']),
         columns=["n", "t", "pred", "ratio", "bus", "ll"],
         headers=_txs("size", "measured", "ring_line_from_below", "measured_line", "bus_bandwidth", "bus_bw_ll_ceiling"),
         rows=rows,
         formats={"n": lambda x: fmt_bytes(x, binary=True), "t": lambda x: fmt_time(x, 4),
                  "pred": lambda x: fmt_time(x, 4), "ratio": lambda x: f"{x:.2f}", "bus": lambda v: fmt_rate(v, 3),
                  "ll": lambda x: f"{x:.2f}"},
-        notes=bilingual_notes(
-            (f"Line: ring closed form fitted to {small[0]}–{small[1]} (α = {fmt_time(b.alpha, 3)}, "
-             f"β = {fmt_rate(b.beta, 3)}, RMS residual {fmt_pct(b.rms_rel)}). LL ceiling: half of NVLink 3's "
-             f"{fmt_rate(fr['beta'], 3)} = {fmt_rate(fr['ll_cap'], 3)}. The log does not say which of its two time "
-             f"columns it kept.",
-             f"直线：对 {small[0]}–{small[1]} 拟合的环形闭式（α = {fmt_time(b.alpha, 3)}，β = {fmt_rate(b.beta, 3)}，"
-             f"相对残差均方根 {fmt_pct(b.rms_rel)}）。LL 上限：NVLink 3 的 {fmt_rate(fr['beta'], 3)} 的一半，"
-             f"即 {fmt_rate(fr['ll_cap'], 3)}。日志没有说明保留的是哪一列时间。"),
-        ),
+        notes=_txs("line_ring_closed_form", v=small[0], v2=small[1], alpha=fmt_time(b.alpha, 3), beta=fmt_rate(b.beta, 3), rms_rel=fmt_pct(b.rms_rel), beta2=fmt_rate(fr['beta'], 3), ll_cap=fmt_rate(fr['ll_cap'], 3)),
     )
 
 

@@ -158,23 +158,7 @@ def protocol_table(node: M.Node = M.H100_8) -> Table:
         rows=rows, labels=labels,
         formats={"share": fmt_pct, "nv4": lambda v: fmt_rate(v, 3), "nv3": lambda v: fmt_rate(v, 3), "factor": lambda f: f"{f:g}",
                  "model": lambda v: fmt_rate(v, 3), "lat": lambda t: fmt_time(t, 3)},
-        notes=bilingual_notes(
-            (f"Ceiling = payload share × the link's one-direction rate ({fmt_rate(nv4, 3)} for NVLink 4, "
-             f"{fmt_rate(nv3, 3)} for NVLink 3). Last three columns: NCCL {v}'s tuning model. Ring factor: "
-             f"tuning.cc:304-305. Bus bandwidth: {g[0]} channels × {g[1]:g} GB/s × the factor, LL capped "
-             f"at llMaxBw = {T.LL_MAX_BW[ci][0]:g} GB/s (tuning.cc:169-174), LL128 at "
-             f"{T.PER_CH_MAX_RING_LL128_BW[ci][0]:g} GB/s per channel (tuning.cc:175-180). Start-up: "
-             f"baseLat (tuning.cc:143-148) + 2({p} − 1) NVLink hops of hwLat (tuning.cc:149-168).",
-             f"上限 = 有效载荷占比 × 链路单向速率（NVLink 4 为 {fmt_rate(nv4, 3)}，NVLink 3 为 {fmt_rate(nv3, 3)}）。"
-             f"最后三列取自 NCCL {v} 的调优模型。环的带宽折扣：tuning.cc:304-305。总线带宽：{g[0]} 个 channel × "
-             f"{g[1]:g} GB/s × 折扣，LL 以 llMaxBw = {T.LL_MAX_BW[ci][0]:g} GB/s 封顶（tuning.cc:169-174），"
-             f"LL128 以每 channel {T.PER_CH_MAX_RING_LL128_BW[ci][0]:g} GB/s 封顶（tuning.cc:175-180）。"
-             f"启动开销：baseLat（tuning.cc:143-148）+ 2({p} − 1) 跳 NVLink 的 hwLat（tuning.cc:149-168）。"),
-            (f"Line layouts: src/include/device.h:70-83 (LL) and 105-107 (LL128) of NCCL {T.NCCL_TAG}; "
-             "S. Jeaugey, NVIDIA/nccl issues #281 and #903; Z. Hu et al., arXiv:2507.04786.",
-             f"每行的布局：NCCL v{v} 的 src/include/device.h:70-83（LL）和 105-107（LL128）；"
-             "S. Jeaugey 在 NVIDIA/nccl 第 281、903 号 issue 中的说明；Z. Hu 等，arXiv:2507.04786。"),
-        ),
+        notes=_txs("ceiling_payload_share_the", "line_layouts_src_include", nv4=fmt_rate(nv4, 3), nv3=fmt_rate(nv3, 3), v=v, v2=g[0], v3=g[1], v4=T.LL_MAX_BW[ci][0], v5=T.PER_CH_MAX_RING_LL128_BW[ci][0], p=p, nccl_tag=T.NCCL_TAG),
         meta={"nv4": nv4, "nv3": nv3, "p": p},
     )
 
@@ -223,8 +207,7 @@ def picks_table(nodes: dict[str, M.Node] | None = None) -> Table:
     labels = {lang: {**NODE_NAMES[lang], **ALGO_NAMES[lang]} for lang in ("en", "zh")}
     return Table(
         key="ch1-lib-picks",
-        title=bilingual(f"NCCL {NCCL_TUNING_VERSION}'s all-reduce pick by message size on one node",
-                        f"NCCL {NCCL_TUNING_VERSION} 在单个节点上按消息大小为 all-reduce 作的选择"),
+        title=_tx("nccl_s_all_reduce", nccl_tuning_version=NCCL_TUNING_VERSION),
         columns=["node", "start", "end", "algo", "proto", "lat", "bus"],
         headers=_txs("node", "from", "below", "algorithm", "protocol", "model_latency", "model_bus_bandwidth"),
         rows=rows, labels=labels,

@@ -145,25 +145,14 @@ def bucket_table(params=SYNTHETIC_PARAMS, cap: int = DDP_BUCKET_CAP_BYTES,
     c, f = fmt_bytes(cap, binary=True), fmt_bytes(first, binary=True)
     return Table(
         key="ch1-ddp-buckets",
-        title=bilingual(f"DDP's buckets for a synthetic model (cap {c}, first bucket {f})",
-                        f"一个合成模型在 DDP 中的分桶（上限 {c}，首桶 {f}）"),
+        title=_tx("ddp_s_buckets_for", c=c, f=f),
         columns=["order", "bucket", "params", "size", "limit"],
         headers=_txs("walk", "bucket_reduction_order", "parameters", "size", "limit_reached"),
         rows=rows,
         formats={"bucket": lambda v: f"{v}", "size": lambda v: fmt_bytes(v, binary=True),
                  "limit": lambda v: fmt_bytes(v, binary=True)},
         labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('first', 'construction', 'rebuilt',)} for lang in ("en", "zh")},
-        notes=bilingual_notes(
-            (f"A tensor is added first and the bucket closes once it holds at least its limit ({f} for the "
-             f"first bucket walked, {c} after), so {len(over)} of the {len(rows)} buckets exceed {c} (the "
-             "default mode's single first-iteration bucket among them); the largest holds "
-             f"{fmt_bytes(big['size'], binary=True)}. “—”: no limit, or still open when the walk ended. "
-             "Modes from torch 2.13, torch/nn/parallel/distributed.py:150-162 and 1410-1441.",
-             f"先把张量放进桶，桶内达到上限（遍历到的第一个桶为 {f}，之后为 {c}）才封桶，所以 {len(rows)} 个桶里"
-             f"有 {len(over)} 个超过 {c}（默认模式第 1 轮那唯一的桶也算在内），最大的一个有 "
-             f"{fmt_bytes(big['size'], binary=True)}。“—”表示没有上限，或遍历结束时这个桶仍未封上。"
-             "三种模式见 torch 2.13 的 torch/nn/parallel/distributed.py 第 150–162 行与第 1410–1441 行。"),
-        ),
+        notes=_txs("a_tensor_is_added", f=f, c=c, over=len(over), rows=len(rows), size=fmt_bytes(big['size'], binary=True)),
         meta={**meta, "over_cap": len(over), "largest": big["size"], "sizes": sizes, "names": names},
     )
 
@@ -357,18 +346,7 @@ def nm18_table() -> Table:
                        "flat": "flat ring over InfiniBand"},
                 "zh": {"given": "例题给定的值", "hierarchical": f"分层模型，{chk['buckets']} 个桶",
                        "flat": "跨节点的扁平环"}},
-        notes=bilingual_notes(
-            (f"{NM18['layers']} layers of {fmt_time(NM18['backward'], 3)} backward and {gb} of FP32 gradients, "
-             f"{NM18['nodes']} nodes × {NM18['gpus_per_node']} GPUs; NVLink 4.0 α = "
-             f"{fmt_time(chk['intra'].alpha, 3)}, β = {chk['intra'].beta / 1e9:g} GB/s; InfiniBand NDR α = "
-             f"{fmt_time(chk['inter'].alpha, 3)}, β = {chk['inter'].beta / 1e9:g} GB/s; buckets of "
-             f"{fmt_bytes(NM18['bucket'])}.",
-             f"{NM18['layers']} 层，每层反向 {fmt_time(NM18['backward'], 3)}，FP32 梯度 {gb}；"
-             f"{NM18['nodes']} 个节点 × {NM18['gpus_per_node']} 块 GPU；NVLink 4.0 α = "
-             f"{fmt_time(chk['intra'].alpha, 3)}，β = {chk['intra'].beta / 1e9:g} GB/s；InfiniBand NDR α = "
-             f"{fmt_time(chk['inter'].alpha, 3)}，β = {chk['inter'].beta / 1e9:g} GB/s；桶大小 "
-             f"{fmt_bytes(NM18['bucket'])}。"),
-        ),
+        notes=_txs("layers_of_backward_and", layers=NM18['layers'], backward=fmt_time(NM18['backward'], 3), gb=gb, nodes=NM18['nodes'], gpus_per_node=NM18['gpus_per_node'], alpha=fmt_time(chk['intra'].alpha, 3), beta=chk['intra'].beta / 1e9, alpha2=fmt_time(chk['inter'].alpha, 3), beta2=chk['inter'].beta / 1e9, bucket=fmt_bytes(NM18['bucket'])),
         meta={"check": chk},
     )
 

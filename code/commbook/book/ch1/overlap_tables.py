@@ -101,16 +101,12 @@ def plans_table() -> Table:
     shape = ov.TIMELINE_SHAPE
     name = ov.SHAPE_NAMES[shape.name]
     return Table(
-        key="ch1-ovl-plans", title=bilingual(f"Three bucket caps on the “{name['en']}” model",
-                                             f"“{name['zh']}”模型上的三种桶上限"),
+        key="ch1-ovl-plans", title=_tx("three_bucket_caps_on", en=name['en'], zh=name['zh']),
         columns=["cap", "buckets", "startups", "wait", "step"],
         headers=_txs("cap", "buckets", "start_ups_in_all", "gpu_waits_after_its", "step"),
         rows=rows, formats={"cap": lambda c: f"{c / MiB:,g} MiB", "buckets": str, "startups": _t,
                             "wait": _t, "step": _t},
-        notes=bilingual_notes((f"Backward alone: {_t(sum(shape.backward))}; default cap "
-                               f"{DDP_BUCKET_CAP_BYTES / MiB:g} MiB, then the sweep's best and its largest.",
-                               f"单是反向计算：{_t(sum(shape.backward))}；依次为默认上限 "
-                               f"{DDP_BUCKET_CAP_BYTES / MiB:g} MiB、扫描中最好的上限和最大的上限。")))
+        notes=_txs("backward_alone_default_cap", backward=_t(sum(shape.backward)), ddp_bucket_cap_bytes=DDP_BUCKET_CAP_BYTES / MiB))
 
 
 def shapes_table() -> Table:
@@ -146,19 +142,7 @@ def shapes_table() -> Table:
         rows=[{"what": en, "small": f(fn(s)), "large": f(fn(g)), "raw": (fn(s), fn(g))} for en, _, fn, f in rows],
         formats={"what": str, "small": str, "large": str},
         labels={"zh": {en: zh for en, zh, _, _ in rows}},
-        notes=bilingual_notes((f"Ring all-reduce on {ov.SWEEP_GPUS} GPUs over InfiniBand NDR: "
-                               f"{ns(s['net_per_byte'])} per byte and {_t(s['start_up'])} per call.",
-                               f"{ov.SWEEP_GPUS} 块 GPU 经 InfiniBand NDR 做环形 all-reduce：每字节 "
-                               f"{ns(s['net_per_byte'])}，每次调用另付 {_t(s['start_up'])}。"),
-                              (f"{names['small']['en'].capitalize()}: each layer one {fmt_bytes(max(sm_t), binary=True)} weight and "
-                               f"{len(sm_t) - 1} normalisation tensors of {fmt_bytes(min(sm_t), binary=True)}. "
-                               f"{names['large']['en'].capitalize()}: transformer blocks of width {fb['d_model']:,}; the backward "
-                               f"per byte is what a GPU sustaining {fb['flops'] / 1e12:g} TFLOP/s needs for "
-                               f"{fb['tokens']:,} tokens.",
-                               f"{names['small']['zh']}：每层一个 {fmt_bytes(max(sm_t), binary=True)} 的权重和 "
-                               f"{len(sm_t) - 1} 个 {fmt_bytes(min(sm_t), binary=True)} 的归一化张量。"
-                               f"{names['large']['zh']}：模型宽度 {fb['d_model']:,} 的 Transformer 块，每字节的反向计算"
-                               f"按一块持续跑 {fb['flops'] / 1e12:g} TFLOP/s 的 GPU 处理 {fb['tokens']:,} 个 token 计。")),
+        notes=_txs("ring_all_reduce_on", "each_layer_one_weight", sweep_gpus=ov.SWEEP_GPUS, net_per_byte=ns(s['net_per_byte']), start_up=_t(s['start_up']), v=names['small']['en'].capitalize(), sm_t=fmt_bytes(max(sm_t), binary=True), sm_t2=len(sm_t) - 1, sm_t3=fmt_bytes(min(sm_t), binary=True), v2=names['large']['en'].capitalize(), d_model=fb['d_model'], flops=fb['flops'] / 1e12, tokens=fb['tokens'], zh=names['small']['zh'], zh2=names['large']['zh']),
         meta={"small": s, "large": g})
 
 

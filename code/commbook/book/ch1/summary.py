@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ...compression import Int8, Sign, TopK
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER
 from ...overlap import hidden_fraction_equal_layers, layerwise_timeline
-from ...units import fmt_pct
+from ...units import fmt_bytes, fmt_number, fmt_pct, fmt_ratio
 from ..tables import Table, bilingual
 from ..text import texts
 from . import fallacies as fa
@@ -67,13 +67,10 @@ def archetype_figures(gradient_dim: int = 10**6) -> dict[str, dict[str, str]]:
     i8, s1 = Int8().ratio(gradient_dim), Sign().ratio(gradient_dim)
     a_gpus, b_gpus = f"{nl['nodes']} × {nl['gpn']}", f"{fl['nodes']} × {fl['gpus']}"
     return {
-        "A": bilingual(f"{x:.2f}× faster than a single ring, {y:.2f}× as long as NCCL's ring "
-                       f"({a_gpus} GPUs, {nl['n'] / 1e9:g} GB)",
-                       f"比单环快 {x:.2f} 倍，用时是 NCCL 的环的 {y:.2f} 倍（{a_gpus} 块 GPU，{nl['n'] / 1e9:g} GB）"),
-        "B": bilingual(f"cross-node flows {d:,} → {h:,} ({b_gpus} GPUs, hierarchical)",
-                       f"跨节点流 {d:,} → {h:,}（{b_gpus} 块 GPU，分层交换）"),
-        "C": bilingual(f"{i8:.2f}× (INT8) to {s1:.1f}× (1-bit) fewer bytes",
-                       f"字节数减为 1/{i8:.2f}（INT8）到 1/{s1:.1f}（1 位）"),
+        "A": _tx("faster_than_a_single", x=fmt_ratio(x), y=fmt_ratio(y), xn=fmt_number(x, 3), yn=fmt_number(y, 3),
+                 a_gpus=a_gpus, n=fmt_bytes(nl['n'])),
+        "B": _tx("cross_node_flows_gpus", d=d, h=h, b_gpus=b_gpus),
+        "C": _tx("int8_to_1_bit", i8=fmt_ratio(i8), s1=fmt_ratio(s1), i8n=fmt_number(i8, 3), s1n=fmt_number(s1, 3)),
     }
 
 
