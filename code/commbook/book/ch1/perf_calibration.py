@@ -12,8 +12,15 @@ from ...hardware import NVLINK4_CHAPTER, Link
 from ...measure import fitting as _fit_module
 from ...measure import fit_point_to_point, load_log
 from ...units import fmt_bytes, fmt_pct, fmt_rate, fmt_time
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
+from ..text import texts
 from .boxes import link_name
+
+T, K, LANGS = texts("ch1"), "perf_calibration.", ("en", "zh")
+
+
+def _heads(key: str) -> dict[str, list[str]]:
+    return {lang: text.split("|") for lang, text in T(K + key).items()}
 
 __all__ = ["CALIBRATION_LOG", "calibration", "calibration_table", "log_record_table"]
 
@@ -44,9 +51,7 @@ def calibration(log: str = CALIBRATION_LOG, collective: str = "all_reduce", algo
             "a_factor": 2 * (p - 1), "b_factor": p / (2 * (p - 1))}
 
 
-_MODEL = {"nominal": bilingual("ring closed form, nominal link", "环形闭式，标称链路"),
-          "ring": bilingual("ring closed form, fitted", "环形闭式，拟合"),
-          "p2p": bilingual("α + n/β, fitted", "α + n/β，拟合")}
+_MODEL = T.labels(K + "model.")
 
 
 def calibration_table(cal: dict | None = None) -> Table:
@@ -59,37 +64,21 @@ def calibration_table(cal: dict | None = None) -> Table:
     run = c["run"]
     return Table(
         key="ch1-calibration",
-        title=bilingual(f"Effective α and β of the {run.nranks}-GPU all-reduce log",
-                        f"{run.nranks} 卡 all-reduce 日志的有效 α 与 β"),
+        title=T(K + "cal_title", p=run.nranks),
         columns=["model", "alpha", "beta", "n_star", "rms"],
-        headers={"en": ["Model", "α", "β", "αβ", "RMS relative residual"],
-                 "zh": ["模型", "α", "β", "αβ", "相对残差的均方根"]},
+        headers=_heads("cal_heads"),
         rows=rows,
         formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda b: fmt_rate(b, 3), "n_star": fmt_bytes,
                  "rms": fmt_pct},
-        labels={lang: {k: v[lang] for k, v in _MODEL.items()} for lang in ("en", "zh")},
-        notes=bilingual_notes(
-            (f"Nominal link: {link_name(nom, 'en')} from Table 1. Fits: least squares on relative errors, "
-             f"{len(c['sizes'])} sizes from {fmt_bytes(c['sizes'].min(), binary=True)} to {fmt_bytes(c['sizes'].max(), binary=True)}, "
-             f"{c['placement'].replace('_', '-')} times.",
-             f"标称链路：表 1 的 {link_name(nom, 'zh')}。拟合：按相对误差做最小二乘，{len(c['sizes'])} 个大小，"
-             f"从 {fmt_bytes(c['sizes'].min(), binary=True)} 到 {fmt_bytes(c['sizes'].max(), binary=True)}，用 "
-             f"{c['placement'].replace('_', '-')} 的时间。"),
-        ),
+        labels=_MODEL,
+        notes={lang: [T.get(K + "cal_note", lang, link=link_name(nom, lang), count=len(c["sizes"]),
+                            lo=fmt_bytes(c["sizes"].min(), binary=True), hi=fmt_bytes(c["sizes"].max(), binary=True),
+                            placement=c["placement"].replace("_", "-"))] for lang in LANGS},
     )
 
 
-_RECORD = [
-    ("op", bilingual("collective", "集合操作")),
-    ("dtype", bilingual("reduction data type", "归约的数据类型")),
-    ("ranks", bilingual("ranks", "rank 数")),
-    ("sizes", bilingual("tensor sizes", "张量大小")),
-    ("algo", bilingual("algorithm and protocol", "算法与协议")),
-    ("topology", bilingual("topology", "拓扑")),
-    ("placement", bilingual("placement of the ranks", "rank 的布置")),
-    ("busbw", bilingual("achieved bus bandwidth", "实际达到的总线带宽")),
-    ("library", bilingual("library version", "通信库版本")),
-]
+_RECORD = [(k, T(f"{K}record.{k}"))
+           for k in ("op", "dtype", "ranks", "sizes", "algo", "topology", "placement", "busbw", "library")]
 
 
 def log_record_table(cal: dict | None = None) -> Table:
@@ -103,15 +92,11 @@ def log_record_table(cal: dict | None = None) -> Table:
     algo = run.parameters.get("NCCL_ALGO") or run.parameters.get("algo")
     one_to_one = bool(run.devices) and all(d.rank == d.device for d in run.devices)
     text = {
-        "v_topology": bilingual(f"{len(hosts)} host × {per_host} {', '.join(gpus)} (the links are not printed)",
-                              f"{len(hosts)} 台主机 × {per_host} 块 {', '.join(gpus)}（链路本身没有打印）"),
-        "v_placement": bilingual(f"rank r on device r of {', '.join(hosts)}" if one_to_one else
-                               "one line per rank (host, device, bus id)",
-                               f"rank r 在 {', '.join(hosts)} 的第 r 块设备上" if one_to_one else
-                               "每个 rank 一行（主机、设备、总线号）"),
-        "v_busbw": bilingual(f"per size; average {fmt_rate(run.avg_busbw, 3)}" if run.avg_busbw else "per size",
-                           f"逐个大小都有；平均 {fmt_rate(run.avg_busbw, 3)}" if run.avg_busbw else "逐个大小都有"),
-        "v_absent": bilingual("not recorded", "未记录"),
+        "v_topology": T(K + "v_topology", hosts=len(hosts), per_host=per_host, gpus=", ".join(gpus)),
+        "v_placement": T(K + "v_placement_one", hosts=", ".join(hosts)) if one_to_one else
+        T(K + "v_placement_lines"),
+        "v_busbw": T(K + "v_busbw_avg", avg=fmt_rate(run.avg_busbw, 3)) if run.avg_busbw else T(K + "v_busbw"),
+        "v_absent": T(K + "v_absent"),
     }
     values = {
         "op": run.test or run.collective,
@@ -128,11 +113,11 @@ def log_record_table(cal: dict | None = None) -> Table:
     rows = [{"field": k, "value": "v_absent" if values[k] is None else values[k]} for k, _ in _RECORD]
     return Table(
         key="ch1-record",
-        title=bilingual("What to record, and what the log holds", "该记录什么，日志里又记了什么"),
+        title=T(K + "rec_title"),
         columns=["field", "value"],
-        headers={"en": ["Field", "In the log"], "zh": ["字段", "日志中的记录"]},
+        headers=_heads("rec_heads"),
         rows=rows,
         labels={lang: {**{k: v[lang] for k, v in _RECORD}, **{k: v[lang] for k, v in text.items()}}
-                for lang in ("en", "zh")},
+                for lang in LANGS},
         meta={"missing": missing},
     )

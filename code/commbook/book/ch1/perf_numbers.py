@@ -14,9 +14,26 @@ from ...cost import LogP, p2p_time
 from ...hardware import IB_HDR, IB_NDR_CHAPTER, NVLINK4_CHAPTER, PCIE_GEN5, ROCE_100G, Link
 from ...overlap import Timeline, layerwise_timeline, transfer_beside_compute
 from ...units import KB, MB, fmt_bytes, fmt_number, fmt_pct, fmt_rate, fmt_time, ms, us
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
+from ..text import texts
 from .boxes import BOX_LINKS, BOX_NAMES, LINK_NAMES, link_name
 from .inputs import FIGURE3_CLAIMED_RATIO
+
+T, K, LANGS = texts("ch1"), "perf_numbers.", ("en", "zh")
+
+
+def _t(key: str, **fields) -> dict[str, str]:
+    return T(K + key, **fields)
+
+
+def _notes(*keys: str, **fields) -> dict[str, list[str]]:
+    return T.pairs(*(K + k for k in keys), **fields)
+
+
+def _heads(key: str) -> dict[str, list[str]]:
+    """A table's headers, kept in one entry separated by '|'."""
+    return {lang: text.split("|") for lang, text in T(K + key).items()}
+
 
 __all__ = [
     "fusion_table",
@@ -34,16 +51,14 @@ def box_link_table() -> Table:
     us_list = ", ".join(f"{a / us:g}" for a in ib)
     return Table(
         key="ch1-boxes",
-        title=bilingual("The link of each worked box", "各个例题框所用的链路"),
+        title=_t("boxes_title"),
         columns=["box", "link", "alpha", "beta", "n_star"],
-        headers={"en": ["Box", "Link", "α", "β", "n* = αβ"],
-                 "zh": ["例题框", "链路", "α", "β", "n* = αβ"]},
+        headers=_notes("h_box", "h_link", "h_alpha", "h_beta", "h_nstar"),
         rows=rows,
         formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda v: fmt_rate(v, 3), "n_star": fmt_bytes},
         labels={lang: {**{k: BOX_NAMES[k][lang] for k in BOX_LINKS},
                        **{k: v[lang] for k, v in LINK_NAMES.items()}} for lang in ("en", "zh")},
-        notes=bilingual_notes((f"InfiniBand NDR appears with α = {us_list} µs.",
-                               f"同为 InfiniBand NDR，α 取过 {us_list} µs 这几个值。")),
+        notes=_notes("boxes_note", alphas=us_list),
         meta={"ib_alphas": ib},
     )
 
@@ -92,15 +107,13 @@ def fusion_table(fu: Fusion) -> Table:
              "share": alpha / fu.t_fused_s}]
     return Table(
         key="ch1-def1.2-fusion",
-        title=bilingual("Fusing small messages (α–β model)", "合并小消息（α–β 模型）"),
+        title=_t("fusion_title"),
         columns=["how", "msgs", "each", "time", "alpha", "share"],
-        headers={"en": ["Sent", "Messages", "Each", "Time", "of it start-up", "start-up share"],
-                 "zh": ["发法", "条数", "每条", "用时", "其中启动延迟", "启动延迟占比"]},
+        headers=_heads("fusion_heads"),
         rows=rows,
         formats={"msgs": str, "each": fmt_bytes, "time": lambda t: fmt_time(t, 3),
                  "alpha": lambda t: fmt_time(t, 3), "share": lambda x: fmt_pct(x, 3)},
-        labels={"en": {"separate": "one by one", "fused": "fused into one"},
-                "zh": {"separate": "逐条发送", "fused": "合成一条"}},
+        labels={lang: {k: T.get(K + k, lang) for k in ("separate", "fused")} for lang in LANGS},
     )
 
 
@@ -154,27 +167,21 @@ def table1() -> Table:
             raise ValueError(f"{r.key}: alpha {r.link.alpha} is not the midpoint of {r.link.alpha_range}")
         rows.append({"link": r.key, "alpha_range": r.link.alpha_range, "alpha": r.link.alpha,
                      "beta": r.link.beta, "n_star": r.link.n_half})
-    mids = "; ".join(f"{r.name['en'].split(' (')[0]} {r.link.alpha / us:g} µs" for r in TABLE1)
-    mids_zh = "；".join(f"{r.name['zh'].split('（')[0]} {r.link.alpha / us:g} µs" for r in TABLE1)
+    mids = {lang: T.get(K + "list_sep", lang).join(
+        f"{r.name[lang].split(T.get(K + 'name_paren', lang))[0]} {fmt_number(r.link.alpha / us)} µs" for r in TABLE1)
+        for lang in LANGS}
     nv = NVLINK4_CHAPTER
+    note_alpha = {lang: T.get(K + "t1_note_alpha", lang, mids=mids[lang]) for lang in LANGS}
+    note_beta = _t("t1_note_beta", both=fmt_rate(2 * nv.beta, 3), one=fmt_rate(nv.beta, 3))
     return Table(
         key="ch1-table1",
-        title=bilingual("Table 1: interconnect parameters", "表 1：互连参数"),
+        title=_t("t1_title"),
         columns=["link", "alpha_range", "beta", "n_star"],
-        headers={"en": ["Interconnect", "α (start-up, per message)", "β (one direction)", "n* = αβ"],
-                 "zh": ["互连", "α（每条消息的启动延迟）", "β（单向）", "n* = αβ"]},
+        headers=_heads("t1_heads"),
         rows=rows,
         formats={"alpha_range": _us_range, "beta": lambda v: fmt_rate(v, 3), "n_star": lambda n: fmt_bytes(n, digits=4)},
         labels={lang: {r.key: r.name[lang] for r in TABLE1} for lang in ("en", "zh")},
-        notes=bilingual_notes(
-            ("α is the effective start-up latency of one message, software stack included; "
-             f"n* uses the midpoint of each range ({mids}).",
-             f"α 是一条消息的有效启动延迟，软件栈的开销也算在内；n* 取每个区间的中点计算（{mids_zh}）。"),
-            (f"β is one direction: the {fmt_rate(2 * nv.beta, 3)} of NVLink 4 datasheets counts both "
-             f"directions together, so β = {fmt_rate(nv.beta, 3)}.",
-             f"β 按单方向计：NVLink 4 数据表上的 {fmt_rate(2 * nv.beta, 3)} 是两个方向之和，单向 β = "
-             f"{fmt_rate(nv.beta, 3)}。"),
-        ),
+        notes={lang: [note_alpha[lang], note_beta[lang]] for lang in LANGS},
     )
 
 
@@ -207,11 +214,9 @@ def generations_table() -> Table:
              "beta": g.beta, "source": g.source} for g in gens]
     return Table(
         key="ch1-fig3-data",
-        title=bilingual("Data of the bandwidth-gap figure (one direction, computed as lanes × lane rate × "
-                        "line-code efficiency)", "带宽差距图的数据（单方向，按 通道数 × 每通道速率 × 编码效率 计算）"),
+        title=_t("gen_title"),
         columns=["name", "year", "scope", "beta", "source"],
-        headers={"en": ["Generation", "Year", "Scope", "β", "Source"],
-                 "zh": ["代次", "年份", "口径", "β", "出处"]},
+        headers=_heads("gen_heads"),
         rows=rows, formats={"year": str, "beta": lambda v: fmt_rate(v, 3)},
     )
 
@@ -243,7 +248,7 @@ LLAMA = {"params": 70e9, "bytes_per_value": 2, "nodes": 16, "gpus_per_node": 8}
 
 CHAPTER_LLAMA = {"flat": (5557 * ms, 0), "hier": (1200.8 * ms, 1)}
 """What the chapter prints for the budget: (seconds, decimals of the printed milliseconds) —
-"约 5,557 ms" for the flat ring and "约 1200.8 ms" for the hierarchical all-reduce."""
+"about 5,557 ms" for the flat ring and "about 1200.8 ms" for the hierarchical all-reduce."""
 
 
 @dataclass(frozen=True)
@@ -313,10 +318,6 @@ def llama_budget(nodes: int = LLAMA["nodes"], gpus_per_node: int = LLAMA["gpus_p
                        intra, inter)
 
 
-_PHASES = {"rs": bilingual("1. reduce-scatter in the node", "1. 节点内 reduce-scatter"),
-           "ar": bilingual("2. all-reduce across nodes, one rail per GPU", "2. 跨节点 all-reduce（每块 GPU 各走一条轨道）"),
-           "ag": bilingual("3. all-gather in the node", "3. 节点内 all-gather"),
-           "flat": bilingual("flat ring over all GPUs", "所有 GPU 连成一个扁平环")}
 
 
 def llama_budget_table(budget: LlamaBudget | None = None) -> Table:
@@ -328,25 +329,19 @@ def llama_budget_table(budget: LlamaBudget | None = None) -> Table:
               "steps": s, "time": t} for k, l, r, n, t, s in b.phases]
     rows.append({"phase": "hier", "link": "—", "ranks": b.p, "bytes": b.n_bytes,
                  "steps": sum(ph[5] for ph in b.phases), "time": b.hier_s})
-    labels = {lang: {**{k: v[lang] for k, v in _PHASES.items()},
-                     "hier": {"en": "hierarchical, total", "zh": "分层方案合计"}[lang],
-                     "intra": link_name(b.intra, lang), "inter": link_name(b.inter, lang)}
-              for lang in ("en", "zh")}
+    phases = T.labels(K + "phase.")
+    labels = {lang: {**phases[lang], "intra": link_name(b.intra, lang), "inter": link_name(b.inter, lang)}
+              for lang in LANGS}
     ni, nx = ({lang: link_name(getattr(b, k), lang) for lang in ("en", "zh")} for k in ("intra", "inter"))
     return Table(
         key="ch1-llama",
-        title=bilingual("All-reduce of the 70B model's BF16 gradients on 16 × 8 GPUs",
-                        "在 16 × 8 块 GPU 上对 70B 模型的 BF16 梯度做 all-reduce"),
+        title=_t("ll_title"),
         columns=["phase", "link", "ranks", "bytes", "steps", "time"],
-        headers={"en": ["Phase", "Link", "Ranks", "Buffer per rank", "α steps", "Time"],
-                 "zh": ["阶段", "链路", "参与 rank 数", "每个 rank 的缓冲区", "α 步数", "用时"]},
+        headers=_heads("ll_heads"),
         rows=rows,
         formats={"bytes": fmt_bytes, "time": (lambda v: fmt_time(v, 3))},
         labels=labels,
-        notes=bilingual_notes(
-            (f"{ni['en']}: α = {fmt_time(b.intra.alpha, 3)}, β = {fmt_rate(b.intra.beta, 3)}; "
-             f"{nx['en']}: α = {fmt_time(b.inter.alpha, 3)}, β = {fmt_rate(b.inter.beta, 3)}.",
-             f"{ni['zh']}：α = {fmt_time(b.intra.alpha, 3)}，β = {fmt_rate(b.intra.beta, 3)}；"
-             f"{nx['zh']}：α = {fmt_time(b.inter.alpha, 3)}，β = {fmt_rate(b.inter.beta, 3)}。"),
-        ),
+        notes={lang: [T.get(K + "ll_note", lang, ni=ni[lang], nx=nx[lang], ai=fmt_time(b.intra.alpha, 3),
+                            bi=fmt_rate(b.intra.beta, 3), ax=fmt_time(b.inter.alpha, 3), bx=fmt_rate(b.inter.beta, 3))]
+               for lang in LANGS},
     )
