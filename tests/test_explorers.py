@@ -136,7 +136,7 @@ def route_bytes(dims, kind, seed, n) -> dict[str, float]:
             cu, cv = topo.coords(u), topo.coords(v)
             d = int(np.flatnonzero(cu != cv)[0])
             sign = "+" if (cu[d] + 1) % dims[d] == cv[d] else "-"
-            name = f"{u}.d{d}{sign}"
+            name = f"gpu{u}->gpu{v} (dim {d}, {sign})"   # the directed link u -> v (commbook.topology.Torus)
             load[name] = load.get(name, 0.0) + 2 * (p - 1) * n / p
     return load
 

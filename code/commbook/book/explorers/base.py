@@ -31,6 +31,7 @@ from matplotlib.figure import Figure
 from ...hardware import LINKS
 from ..plots import figure_png
 from ..tables import LANGS, Table
+from ..text import texts
 
 __all__ = ["Explorer", "Result", "LIVE_NOTE", "choice", "log_slider", "int_slider", "steps", "checkbox",
            "link_choice"]
@@ -39,15 +40,7 @@ PNG_DPI = 100
 """Resolution of the inline figure (the page's own figures use 150; an explorer's image
 is redrawn on every change and embedded in the page, so it stays smaller)."""
 
-LIVE_NOTE = {
-    "en": "A static rendering at the values shown. To move the controls, download this page as a "
-          "notebook (<b>⬇ .ipynb</b> at the top of the page) and run it in Jupyter with commbook "
-          "installed (<code>pip install -e '.[book]'</code> in the repository): every change then "
-          "recomputes with commbook.",
-    "zh": "这是按所示取值算出的静态结果。想拖动控件，请把本页下载成 notebook（页面顶部的 "
-          "<b>⬇ .ipynb</b>），在装好 commbook 的 Jupyter 里运行（在仓库里执行 "
-          "<code>pip install -e '.[book]'</code>）：之后每动一次控件，commbook 都会重新计算。",
-}
+LIVE_NOTE = texts("common")("explorers.live_note")
 """How to run an explorer live, in each language (HTML; shown under the static rendering)."""
 
 

@@ -7,10 +7,13 @@ from ...cost import effective_bandwidth, half_bandwidth_point, p2p_time
 from ...hardware import LINKS, Link
 from ...units import GB, fmt_bytes, fmt_pct, fmt_rate, fmt_time, us
 from ..plots import book_style, fig_effective_bandwidth
-from ..tables import Table, bilingual
+from ..tables import Table
+from ..text import texts
 from .base import Explorer, Result, link_choice, log_slider
 
 __all__ = ["EffectiveBandwidthExplorer"]
+
+T = texts("common")
 
 
 class EffectiveBandwidthExplorer(Explorer):
@@ -27,10 +30,10 @@ class EffectiveBandwidthExplorer(Explorer):
     def _controls(self):
         start = LINKS["NVLINK4"]
         return {
-            "link": link_choice(self._text({"en": "link", "zh": "链路"}), "NVLINK4"),
+            "link": link_choice(self._text(T("explorers.effbw.link")), "NVLINK4"),
             "alpha_us": log_slider("α (µs)", 0.1, 100, start.alpha / us),
             "beta_gbps": log_slider("β (GB/s)", 1, 2000, start.beta / GB),
-            "n": log_slider(self._text({"en": "message n (B)", "zh": "消息 n（B）"}), 100, 1e9, 1e6,
+            "n": log_slider(self._text(T("explorers.message_n")), 100, 1e9, 1e6,
                             readout=".3s"),
         }
 
@@ -49,7 +52,7 @@ class EffectiveBandwidthExplorer(Explorer):
             links = [preset]
         else:
             a, b = fmt_time(alpha, 3), fmt_rate(beta, 3)
-            name = self._text({"en": f"set here: α = {a}, β = {b}", "zh": f"此处设定：α = {a}，β = {b}"})
+            name = self._text(T("explorers.effbw.set_here", a=a, b=b))
             links = [Link(name, alpha, beta, "moved in the explorer"), preset]
         fig = fig_effective_bandwidth(links, lang=self.lang)
         ax = fig.axes[0]
@@ -65,21 +68,15 @@ class EffectiveBandwidthExplorer(Explorer):
                          "time": p2p_time(n, lk.alpha, lk.beta), "eff_bw": bw, "share": bw / lk.beta})
         main = rows[0]
         ratio = n / main["n_half"] if main["n_half"] > 0 else math.inf
-        bound = {"en": "latency-bound" if ratio < 1 else "bandwidth-bound",
-                 "zh": "受延迟限制" if ratio < 1 else "受带宽限制"}
         how = f"{ratio:.3g} n½" if math.isfinite(ratio) else "∞ · n½"
-        note = {"en": f"At n = {fmt_bytes(n)} the link is {bound['en']}: n = {how}, so it gets "
-                      f"{fmt_pct(main['share'])} of β.",
-                "zh": f"n = {fmt_bytes(n)} 时这条链路{bound['zh']}：n = {how}，"
-                      f"只得到 β 的 {fmt_pct(main['share'])}。" if ratio < 1 else
-                      f"n = {fmt_bytes(n)} 时这条链路{bound['zh']}：n = {how}，能得到 β 的 "
-                      f"{fmt_pct(main['share'])}。"}
+        note = T("explorers.effbw.latency_note" if ratio < 1 else "explorers.effbw.bandwidth_note",
+                 n=fmt_bytes(n), how=how, share=fmt_pct(main["share"]))
         table = Table(
             key="explore-effbw",
-            title=bilingual(f"effective bandwidth at n = {fmt_bytes(n)}", f"n = {fmt_bytes(n)} 时的有效带宽"),
+            title=T("explorers.effbw.title", n=fmt_bytes(n)),
             columns=["link", "alpha", "beta", "n_half", "time", "eff_bw", "share"],
-            headers={"en": ["link", "α", "β", "n½ = αβ", "T(n) = α + n/β", "n/T(n)", "share of β"],
-                     "zh": ["链路", "α", "β", "n½ = αβ", "T(n) = α + n/β", "n/T(n)", "占 β"]},
+            headers=T.pairs(*(f"explorers.effbw.{c}" for c in ("link", "alpha", "beta", "n_half", "time", "eff_bw",
+                                                               "share"))),
             rows=rows,
             formats={"alpha": lambda v: fmt_time(v, 3), "beta": lambda v: fmt_rate(v, 3), "n_half": fmt_bytes,
                      "time": lambda v: fmt_time(v, 4), "eff_bw": lambda v: fmt_rate(v, 3), "share": fmt_pct},

@@ -8,16 +8,19 @@ from ...topology import TwoLevel
 from ...units import MB, fmt_bytes, fmt_ratio, fmt_time
 from ..p5.figures import fig_hierarchical_speedup
 from ..plots import book_style
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
+from ..text import texts
 from .base import Explorer, Result, choice, int_slider, link_choice, log_slider
 
 __all__ = ["HierarchyExplorer", "MAX_NODES"]
 
+T = texts("common")
+
 MAX_NODES = 32
 """The figure's last node count (and the slider's end)."""
 
-NAMES = {"en": {"single_ring": "single flat ring", "nccl_ring": "NCCL's ring", "hierarchical": "hierarchical"},
-         "zh": {"single_ring": "单个扁平环", "nccl_ring": "NCCL 的环", "hierarchical": "分层"}}
+NAMES = {lang: {a: T.get(f"explorers.hierarchy.{a}", lang) for a in ("single_ring", "nccl_ring", "hierarchical")}
+         for lang in ("en", "zh")}
 """The three all-reduces of the table, by language."""
 
 
@@ -41,15 +44,15 @@ class HierarchyExplorer(Explorer):
 
     def _controls(self):
         return {
-            "nodes": int_slider(self._text({"en": "nodes N", "zh": "节点数 N"}), 1, MAX_NODES, 8),
-            "gpus": choice(self._text({"en": "GPUs per node G", "zh": "每节点 GPU 数 G"}),
+            "nodes": int_slider(self._text(T("explorers.hierarchy.nodes")), 1, MAX_NODES, 8),
+            "gpus": choice(self._text(T("explorers.hierarchy.gpus")),
                            {g: str(g) for g in (2, 4, 8, 16)}, 8),
-            "nics": choice(self._text({"en": "NICs", "zh": "网卡"}),
-                           {"gpu": self._text({"en": "one per GPU", "zh": "每块 GPU 一张"}),
-                            "node": self._text({"en": "one per node", "zh": "每个节点一张"})}, "gpu"),
-            "intra": link_choice(self._text({"en": "inside a node", "zh": "节点内"}), "NVLINK4"),
-            "inter": link_choice(self._text({"en": "between nodes", "zh": "节点间"}), "IB_NDR"),
-            "n": log_slider(self._text({"en": "message n (B)", "zh": "消息 n（B）"}), 1e3, 1e9, 1 * MB,
+            "nics": choice(self._text(T("explorers.hierarchy.nics")),
+                           {"gpu": self._text(T("explorers.hierarchy.nic_gpu")),
+                            "node": self._text(T("explorers.hierarchy.nic_node"))}, "gpu"),
+            "intra": link_choice(self._text(T("explorers.hierarchy.intra")), "NVLINK4"),
+            "inter": link_choice(self._text(T("explorers.hierarchy.inter")), "IB_NDR"),
+            "n": log_slider(self._text(T("explorers.message_n")), 1e3, 1e9, 1 * MB,
                             readout=".3s"),
         }
 
@@ -77,35 +80,22 @@ class HierarchyExplorer(Explorer):
         best = min(r.time for r in runs.values())
         fastest = [a for a, r in runs.items() if r.time <= best * (1 + 1e-9)]
         if k > 1:
-            rings = (f"the single ring sends each step's chunk through one NIC per node, NCCL's ring runs {k} "
-                     f"channels (one per NIC), each on n/{k}",
-                     f"单个扁平环每一步的数据块只经每个节点的一张网卡，NCCL 的环开 {k} 个 channel"
-                     f"（每张网卡一个），各管 n/{k}")
+            rings = T("explorers.hierarchy.rings_many", k=k)
         else:
-            why = ("one node" if nodes == 1 else "one NIC per node", "只有一个节点" if nodes == 1 else "每节点只有一张网卡")
-            rings = (f"with {why[0]} NCCL's ring has one channel too, so the two rings are the same",
-                     f"{why[1]}，NCCL 的环也只有一个 channel，两种环完全相同")
-        best_en = " = ".join(NAMES["en"][a] for a in fastest)
-        best_zh = " = ".join(NAMES["zh"][a] for a in fastest)
+            rings = T("explorers.hierarchy.rings_one_node" if nodes == 1 else "explorers.hierarchy.rings_one_nic")
+        best = {lang: " = ".join(NAMES[lang][a] for a in fastest) for lang in ("en", "zh")}
         table = Table(
             key="explore-hierarchy",
-            title=bilingual(f"all-reduce of {fmt_bytes(n)} on {nodes} node{'s' * (nodes > 1)} × {gpus} GPUs, "
-                            f"{K} NIC{'s' * (K > 1)} per node ({fast.name} + {slow.name})",
-                            f"{nodes} 个节点 × {gpus} 块 GPU、每节点 {K} 张网卡上 {fmt_bytes(n)} 的 all-reduce"
-                            f"（{fast.name} + {slow.name}）"),
+            title=T("explorers.hierarchy.title", n=fmt_bytes(n), nodes=nodes, s_nodes="s" * (nodes > 1), gpus=gpus,
+                    k=K, s_nics="s" * (K > 1), fast=fast.name, slow=slow.name),
             columns=["algorithm", "time", "rounds", "channels", "vs_hier"],
-            headers={"en": ["algorithm", "simulated", "rounds", "channels", "/ hierarchical"],
-                     "zh": ["算法", "模拟时间", "步数", "channel 数", "/ 分层"]},
+            headers=T.pairs(*(f"explorers.hierarchy.{c}" for c in ("algorithm", "time", "rounds", "channels", "vs_hier"))),
             rows=rows,
             formats={"time": lambda v: fmt_time(v, 4), "vs_hier": fmt_ratio},
             labels=NAMES,
-            notes=bilingual_notes(
-                (f"Both rings: 2(p−1) = {2 * (p - 1)} rounds over all {p} GPUs; {rings[0]}. Hierarchical: "
-                 f"2(G−1) = {2 * (gpus - 1)} rounds on {fast.name}, then 2(N−1) = {2 * (nodes - 1)} on "
-                 f"{slow.name} with n/G = {fmt_bytes(n / gpus)} per cross-node ring. Fastest here: {best_en}.",
-                 f"两种环都是全部 {p} 块 GPU 走 2(p−1) = {2 * (p - 1)} 步；{rings[1]}。分层：先在 {fast.name} 上走 "
-                 f"2(G−1) = {2 * (gpus - 1)} 步，再在 {slow.name} 上走 2(N−1) = {2 * (nodes - 1)} 步，"
-                 f"每个跨节点环只传 n/G = {fmt_bytes(n / gpus)}。这里最快：{best_zh}。")),
+            notes={lang: [T.get("explorers.hierarchy.note", lang, steps=2 * (p - 1), p=p, rings=rings[lang],
+                                g_steps=2 * (gpus - 1), fast=fast.name, n_steps=2 * (nodes - 1), slow=slow.name,
+                                chunk=fmt_bytes(n / gpus), best=best[lang])] for lang in ("en", "zh")},
             meta={"speedup": speedup["single_ring"], "speedup_nccl": speedup["nccl_ring"], "channels": k,
                   "times": {a: r.time for a, r in runs.items()}},
         )

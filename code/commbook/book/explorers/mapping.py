@@ -10,16 +10,19 @@ from ...units import MB, fmt_bytes, fmt_ratio, fmt_time
 from ..p5.figures import fig_ring_mapping
 from ..labels import LABELS
 from ..plots import label
-from ..tables import LANGS, Table, bilingual, bilingual_notes
+from ..tables import LANGS, Table
+from ..text import texts
 from .base import Explorer, Result, choice, int_slider, log_slider
 
 __all__ = ["RingMappingExplorer", "LINK"]
+
+T = texts("common")
 
 LINK = ICI_V5E
 """The torus links: TPU v5e ICI, as in §6.1."""
 
 MAPPING_WORDS = {lang: {"snake": LABELS[lang]["map_snake"], "row_major": LABELS[lang]["map_row_major"],
-                        "random": {"en": "random", "zh": "随机"}[lang]} for lang in LANGS}
+                        "random": T.get("explorers.mapping.random", lang)} for lang in LANGS}
 """Names of the mappings in the drop-down and the table (the figure's, without a seed)."""
 
 
@@ -43,11 +46,11 @@ class RingMappingExplorer(Explorer):
     def _controls(self):
         words = self._text(MAPPING_WORDS)
         return {
-            "rows": int_slider(self._text({"en": "rows", "zh": "行数"}), 2, 8, 4),
-            "cols": int_slider(self._text({"en": "columns", "zh": "列数"}), 2, 8, 4),
-            "mapping": choice(self._text({"en": "mapping", "zh": "映射"}), words, "random"),
-            "seed": int_slider(self._text({"en": "seed", "zh": "种子"}), 0, 99, 0),
-            "n": log_slider(self._text({"en": "message n (B)", "zh": "消息 n（B）"}), 1e3, 1e9, 64 * MB,
+            "rows": int_slider(self._text(T("explorers.mapping.rows")), 2, 8, 4),
+            "cols": int_slider(self._text(T("explorers.mapping.cols")), 2, 8, 4),
+            "mapping": choice(self._text(T("explorers.mapping.mapping")), words, "random"),
+            "seed": int_slider(self._text(T("explorers.mapping.seed")), 0, 99, 0),
+            "n": log_slider(self._text(T("explorers.message_n")), 1e3, 1e9, 64 * MB,
                             readout=".3s"),
         }
 
@@ -82,21 +85,15 @@ class RingMappingExplorer(Explorer):
         k = runs[0]["max_link"] / (2 * (topo.p - 1) * n / topo.p)     # ring edges on the busiest link
         table = Table(
             key="explore-mapping",
-            title=bilingual(f"ring all-reduce of {fmt_bytes(n)} on a {rows}×{cols} {LINK.name} torus, {shown}",
-                            f"{rows}×{cols} {LINK.name} torus 上 {fmt_bytes(n)} 的 ring all-reduce，{shown}"),
+            title={lang: T.get("explorers.mapping.title", lang, n=fmt_bytes(n), rows=rows, cols=cols, link=LINK.name,
+                               shown=shown) for lang in LANGS},
             columns=["mapping", "time", "vs_ideal", "max_hops", "max_link", "links"],
-            headers={"en": ["mapping", "simulated", "/ ring formula", "longest ring edge (hops)",
-                            "busiest link", "links used"],
-                     "zh": ["映射", "模拟时间", "/ ring 公式", "环上最远一段（跳）", "最忙链路", "用到的链路"]},
+            headers=T.pairs(*(f"explorers.mapping.{c}" for c in ("mapping", "time", "vs_ideal", "max_hops", "max_link",
+                                                                 "links"))),
             rows=runs,
             formats={"time": lambda v: fmt_time(v, 5), "vs_ideal": (lambda v: fmt_ratio(v, 4)), "max_link": fmt_bytes},
             labels=MAPPING_WORDS,
-            notes=bilingual_notes(
-                (f"Ring formula 2(p−1)(α + n/(pβ)) = {fmt_time(ideal, 5)}; each of its steps moves one chunk "
-                 f"of {fmt_bytes(n / topo.p)} per ring edge, so a link that carries k ring edges makes the "
-                 f"bandwidth term of every step k times longer. Here k = {k:g} on the busiest link.",
-                 f"ring 公式 2(p−1)(α + n/(pβ)) = {fmt_time(ideal, 5)}；每一步在每段环边上传一块 "
-                 f"{fmt_bytes(n / topo.p)}，一条链路若要承载 k 段环边，每一步的带宽项就拉长到 k 倍。这里最忙的链路 k = {k:g}。")),
+            notes=T.pairs("explorers.mapping.note", ideal=fmt_time(ideal, 5), chunk=fmt_bytes(n / topo.p), k=f"{k:g}"),
             meta={"ideal": ideal, "runs": runs, "dims": dims},
         )
         return Result(fig, table)

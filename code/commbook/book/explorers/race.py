@@ -9,10 +9,13 @@ from ...hardware import NVLINK4, Link
 from ...units import GB, fmt_bytes, fmt_rate, fmt_ratio, fmt_time, us
 from ..p5.figures_algorithms import ALLREDUCE_LINES, fig_allreduce_vs_size
 from ..plots import book_style
-from ..tables import Table, algorithm_labels, bilingual, bilingual_notes
+from ..tables import Table, algorithm_labels
+from ..text import texts
 from .base import Explorer, Result, checkbox, log_slider, steps
 
 __all__ = ["AllReduceRaceExplorer", "SIZES"]
+
+T = texts("common")
 
 SIZES = np.logspace(3, 9, 121)
 """Message sizes of the figure and of the search for winner changes: 1 KB to 1 GB."""
@@ -37,19 +40,18 @@ class AllReduceRaceExplorer(Explorer):
 
     def _controls(self):
         return {
-            "p": steps(self._text({"en": "devices p", "zh": "设备数 p"}), [2 ** k for k in range(2, 11)], 8),
-            "n": log_slider(self._text({"en": "message n (B)", "zh": "消息 n（B）"}), 1e3, 1e9, 1e6,
+            "p": steps(self._text(T("explorers.race.p")), [2 ** k for k in range(2, 11)], 8),
+            "n": log_slider(self._text(T("explorers.message_n")), 1e3, 1e9, 1e6,
                             readout=".3s"),
             "alpha_us": log_slider("α (µs)", 0.1, 100, NVLINK4.alpha / us),
             "beta_gbps": log_slider("β (GB/s)", 1, 2000, NVLINK4.beta / GB),
-            "innet": checkbox(self._text({"en": "the switch reduces (in-network)",
-                                          "zh": "交换机能做归约（交换机内归约）"}), False),
+            "innet": checkbox(self._text(T("explorers.race.innet")), False),
         }
 
     def compute(self, p: int, n: float, alpha_us: float, beta_gbps: float, innet: bool) -> Result:
         alpha, beta = alpha_us * us, beta_gbps * GB
         a, b = fmt_time(alpha, 3), fmt_rate(beta, 3)
-        link = Link(self._text({"en": f"α = {a}, β = {b}", "zh": f"α = {a}，β = {b}"}), alpha, beta,
+        link = Link(self._text(T("explorers.alpha_beta", a=a, b=b)), alpha, beta,
                     "set in the explorer")
         racers = [a for a in ALLREDUCE_LINES if innet or a != "innet"]
         times = {a: t_formula(a, p, n, alpha, beta) for a in racers}
@@ -76,35 +78,28 @@ class AllReduceRaceExplorer(Explorer):
                 for i, a in enumerate(ranked)]
         names = algorithm_labels("all_reduce")
         gap = " " if names["zh"][winner][:1].isascii() else ""   # a space between Chinese and Latin
-        out = ("In-network reduction races: α + n/β, the switch adds the buffers.",
-               "交换机内归约也参赛：α + n/β，由交换机把各份缓冲区相加。") if innet else \
-              ("In-network reduction (drawn) is left out: it needs a switch that reduces; tick the box to let it race.",
-               "交换机内归约（图中画出）不参赛：它要靠能做归约的交换机；勾选方框就让它参赛。")
-        none = ("One algorithm wins at every size from 1 KB to 1 GB.",
-                "从 1 KB 到 1 GB，每个大小都是同一个算法最快。")
+        out = "explorers.race.innet_in" if innet else "explorers.race.innet_out"
         where = Table(
             key="explore-race-changes",
-            title=bilingual("where the winner changes (1 KB to 1 GB)", "赢家在哪里换人（1 KB 到 1 GB）"),
+            title=T("explorers.race.where_title"),
             columns=["from", "to", "n", "in_nhalf"],
-            headers={"en": ["winner below", "winner above", "at n", "n / αβ"],
-                     "zh": ["以下最快", "以上最快", "分界 n", "n / αβ"]},
+            headers=T.pairs(*(f"explorers.race.{c}" for c in ("from", "to", "at_n", "in_nhalf"))),
             rows=changes,
             formats={"n": fmt_bytes, "in_nhalf": lambda v: f"{v:.3g}"},
             labels=names,
-            notes=bilingual_notes(none) if not changes else {},
+            notes=T.pairs("explorers.race.none") if not changes else {},
         )
         table = Table(
             key="explore-race",
-            title=bilingual(f"all-reduce race at n = {fmt_bytes(n)}, p = {p}, {link.name}",
-                            f"all-reduce 赛跑：n = {fmt_bytes(n)}，p = {p}，{link.name}"),
+            title=T("explorers.race.title", n=fmt_bytes(n), p=p, link=link.name),
             columns=["place", "algorithm", "time", "vs_winner"],
-            headers={"en": ["place", "algorithm", "time", "/ winner"],
-                     "zh": ["名次", "算法", "时间", "/ 最快"]},
+            headers=T.pairs(*(f"explorers.race.{c}" for c in ("place", "algorithm", "time", "vs_winner"))),
             rows=rows,
             formats={"time": lambda v: fmt_time(v, 4), "vs_winner": fmt_ratio},
             labels=names,
-            notes=bilingual_notes((f"Winner at n = {fmt_bytes(n)}: {names['en'][winner]}.",
-                                   f"n = {fmt_bytes(n)} 时最快的是{gap}{names['zh'][winner]}。"), out),
+            notes={lang: [T.get("explorers.race.winner", lang, n=fmt_bytes(n),
+                                name=(gap if lang == "zh" else "") + names[lang][winner]), T.get(out, lang)]
+                   for lang in ("en", "zh")},
             meta={"times": times, "winner": winner, "racers": racers, "changes": changes},
             parts=[where],
         )

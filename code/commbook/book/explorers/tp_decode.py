@@ -7,10 +7,13 @@ from ...hardware import IB_NDR, LINKS
 from ...units import fmt_bytes, fmt_pct, fmt_time
 from ..p5.figures import fig_tp_decode_share
 from ..plots import book_style
-from ..tables import Table, algorithm_labels, bilingual, bilingual_notes
+from ..tables import Table, algorithm_labels
+from ..text import texts
 from .base import Explorer, Result, choice, int_slider, link_choice, steps
 
 __all__ = ["TPDecodeExplorer", "MODELS", "ALGORITHMS", "BATCHES", "GPUS_PER_NODE"]
+
+T = texts("common")
 
 MODELS = {"LLAMA31_70B": llm.LLAMA31_70B, "LLAMA31_8B": llm.LLAMA31_8B, "LLAMA31_70B_MHA": llm.LLAMA31_70B_MHA}
 """The dense models of :mod:`commbook.llm` offered, by constant name."""
@@ -43,11 +46,11 @@ class TPDecodeExplorer(Explorer):
 
     def _controls(self):
         return {
-            "model": choice(self._text({"en": "model", "zh": "模型"}),
+            "model": choice(self._text(T("explorers.tp_decode.model")),
                             {k: m.name for k, m in MODELS.items()}, "LLAMA31_70B"),
-            "batch": int_slider(self._text({"en": "batch B", "zh": "批大小 B"}), 1, BATCHES[-1], 1),
-            "tp": steps(self._text({"en": "TP degree", "zh": "TP 并行度"}), [2 ** k for k in range(7)], 8),
-            "link": link_choice(self._text({"en": "link in the node", "zh": "节点内链路"}), "NVLINK4"),
+            "batch": int_slider(self._text(T("explorers.tp_decode.batch")), 1, BATCHES[-1], 1),
+            "tp": steps(self._text(T("explorers.tp_decode.tp")), [2 ** k for k in range(7)], 8),
+            "link": link_choice(self._text(T("explorers.tp_decode.link")), "NVLINK4"),
         }
 
     def compute(self, model: str, batch: int, tp: int, link: str) -> Result:
@@ -67,33 +70,23 @@ class TPDecodeExplorer(Explorer):
 
         rows = [{"algorithm": a, "one": comm[a] / n_ar, "comm": comm[a], "step": step.time + comm[a],
                  "share": share[a]} for a in ALGORITHMS]
-        bound = ("memory-bound", "访存受限") if step.memory >= step.compute else ("compute-bound", "计算受限")
+        bound = T("explorers.tp_decode.memory_bound" if step.memory >= step.compute else "explorers.tp_decode.compute_bound")
         nodes = -(-tp // GPUS_PER_NODE)
-        span = ((f"TP = {tp} spans {nodes} nodes: each all-reduce is hierarchical, the named algorithm "
-                 f"running across nodes over {IB_NDR.name}.",
-                 f"TP = {tp} 跨 {nodes} 个节点：每次 all-reduce 走分层算法，表中的算法用在节点之间，"
-                 f"走 {IB_NDR.name}。"),) if nodes > 1 else \
-            (("TP = 1: one GPU holds the whole model and nothing is all-reduced.",
-              "TP = 1：一块 GPU 装下整个模型，不需要 all-reduce。"),) if tp == 1 else ()
+        span = [T("explorers.tp_decode.span", tp=tp, nodes=nodes, ib=IB_NDR.name)] if nodes > 1 else \
+            [T("explorers.tp_decode.tp1")] if tp == 1 else []
+        note = {lang: T.get("explorers.tp_decode.note", lang, n_ar=n_ar, msg=fmt_bytes(msg), time=fmt_time(step.time, 4),
+                            bound=bound[lang], memory=fmt_time(step.memory, 4), compute=fmt_time(step.compute, 4))
+                for lang in ("en", "zh")}
         table = Table(
             key="explore-tp",
-            title=bilingual(f"{m.name}, TP = {tp}, B = {batch}: one decode step on {lk.name} (no overlap)",
-                            f"{m.name}，TP = {tp}，B = {batch}：decode 一步，走 {lk.name}（不重叠）"),
+            title=T("explorers.tp_decode.title", model=m.name, tp=tp, batch=batch, link=lk.name),
             columns=["algorithm", "one", "comm", "step", "share"],
-            headers={"en": ["all-reduce", "one all-reduce", "all-reduces of a step", "step with them",
-                            "communication share"],
-                     "zh": ["all-reduce 算法", "一次 all-reduce", "一步的全部 all-reduce", "加上通信的一步", "通信占比"]},
+            headers=T.pairs(*(f"explorers.tp_decode.{c}" for c in ("algorithm", "one", "comm", "step", "share"))),
             rows=rows,
             formats={"one": lambda v: fmt_time(v, 4), "comm": lambda v: fmt_time(v, 4),
                      "step": lambda v: fmt_time(v, 4), "share": fmt_pct},
             labels=algorithm_labels("all_reduce"),
-            notes=bilingual_notes(
-                (f"{n_ar} all-reduces of B·d·2 = {fmt_bytes(msg)} per step. Roofline per GPU: "
-                 f"{fmt_time(step.time, 4)}, {bound[0]} (memory {fmt_time(step.memory, 4)}, "
-                 f"compute {fmt_time(step.compute, 4)}).",
-                 f"每步 {n_ar} 次 all-reduce，每次 B·d·2 = {fmt_bytes(msg)}。每块 GPU 的 roofline："
-                 f"{fmt_time(step.time, 4)}，{bound[1]}（访存 {fmt_time(step.memory, 4)}，"
-                 f"计算 {fmt_time(step.compute, 4)}）。"), *span),
+            notes={lang: [note[lang], *(s[lang] for s in span)] for lang in ("en", "zh")},
             meta={"step": step.time, "comm": comm, "share": share, "message": msg, "allreduces": n_ar},
         )
         return Result(fig, table)
