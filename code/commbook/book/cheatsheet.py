@@ -30,7 +30,10 @@ from ..hardware import NVLINK4, Link
 from ..topology import Switch
 from ..units import GB, MB, fmt_bytes, fmt_rate, fmt_time
 from .names import algorithm_labels
-from .tables import Table, bilingual, bilingual_notes
+from .tables import Table
+from .text import texts
+
+T = texts("p5")
 
 __all__ = ["Cost", "affine_fit", "measure", "best_time", "fastest_ranges", "cheatsheet",
            "FIT_SIZES", "FIT_CHUNKS"]
@@ -184,9 +187,9 @@ def _ranges_text(spans: list[tuple[float, float]], sweep: tuple[float, float]) -
     return ", ".join(parts)
 
 
-WORDS = {"zh": {"never": "从不", "all sizes": "所有大小", "not compared": "未参与比较",
-                "not at this p": "此 p 不适用"}}
-"""Chinese for the words of the "fastest" column (English is the key)."""
+_WORD_KEYS = {"never": "never", "all sizes": "all_sizes", "not compared": "not_compared", "not at this p": "not_at_p"}
+WORDS = {"zh": {en: T.get(f"cheatsheet.{k}", "zh") for en, k in _WORD_KEYS.items()}}
+"""Chinese for the words of the "fastest" column (English is the key), from book/texts/p5.toml."""
 
 
 def cheatsheet(p: int = 8, link: Link = NVLINK4, sweep: tuple[float, float] = (1.0, 1 * GB),
@@ -228,31 +231,17 @@ def cheatsheet(p: int = 8, link: Link = NVLINK4, sweep: tuple[float, float] = (1
     names["zh"].update(WORDS["zh"])
     alpha, beta = fmt_time(link.alpha), fmt_rate(link.beta)
     dropped = [f"{c}:{x}" for c in ALGORITHMS for x in exclude if x in ALGORITHMS[c]]
-    left_out = {lang: (", " if lang == "en" else "、").join(dict.fromkeys(names[lang][d] for d in dropped))
+    left_out = {lang: T.get("cheatsheet.list_sep", lang).join(dict.fromkeys(names[lang][d] for d in dropped))
                 or "—" for lang in ("en", "zh")}
     return Table(
         key="cost-cheatsheet",
-        title=bilingual(f"What every collective costs: p = {p} devices on a switch, {link.name} "
-                        f"(α = {alpha}, β = {beta})",
-                        f"各集合操作的代价：交换机上 p = {p} 台设备，{link.name}"
-                        f"（α = {alpha}，β = {beta}）"),
+        title=T("cheatsheet.title", p=p, link=link.name, alpha=alpha, beta=beta),
         columns=["collective", "algorithm", "rounds", "sent", "time", "wins"],
-        headers={"en": ["collective", "algorithm", "rounds", "sent by busiest device (× n)",
-                        "time T(n)", "fastest for n"],
-                 "zh": ["集合操作", "算法", "轮数", "发送最多的设备（× n）", "时间 T(n)",
-                        "最快的 n 范围"]},
+        headers=T.pairs(*(f"cheatsheet.{c}" for c in ("collective", "algorithm", "rounds", "sent", "time", "wins"))),
         rows=rows,
         labels=names,
-        notes=bilingual_notes(
-            ("n: the bytes each device holds (all-gather: the gathered output); k: the chunk "
-             "count of a pipelined algorithm.",
-             "n：每台设备持有的字节数（all-gather 指收集后的输出）；k：流水线算法的分块数。"),
-            ("Rounds and bytes are measured: size-only simulator runs at two sizes fit "
-             "T(n) = a·α + b·n/β.",
-             "轮数和字节数都是测出来的：在两个消息大小上跑只计大小的模拟，拟合 T(n) = a·α + b·n/β。"),
-            (f"Fastest: the closed forms compared for n from {fmt_bytes(sweep[0])} to "
-             f"{fmt_bytes(sweep[1])}, pipelined algorithms at their best k; not compared: {left_out['en']}.",
-             f"最快：在 n = {fmt_bytes(sweep[0])} 到 {fmt_bytes(sweep[1])} 之间比较各闭式，"
-             f"流水线算法取最优的 k；未参与比较：{left_out['zh']}。")),
+        notes={lang: [T.get("cheatsheet.note_n", lang), T.get("cheatsheet.note_measured", lang),
+                      T.get("cheatsheet.note_fastest", lang, lo=fmt_bytes(sweep[0]), hi=fmt_bytes(sweep[1]),
+                            left_out=left_out[lang])] for lang in ("en", "zh")},
         meta={"p": p, "link": link, "sweep": tuple(sweep), "exclude": tuple(exclude)},
     )
