@@ -1,5 +1,5 @@
 """P5 §5.6 "Model vs measurement" as one typed result: the ring model on the nominal
-NVLink link beside the two recorded 8×H100 all-reduce curves (:func:`..measuring.curve`)
+NVLink link beside the two recorded 8×H100 all-reduce curves (:func:`commbook.book.measuring.curve`)
 and the two values How to Scale Your Model states in words (data set ``HTSYM``), with the
 effective α each measured point implies, α_eff = n/p·(1/busbw − 1/β)."""
 from __future__ import annotations
