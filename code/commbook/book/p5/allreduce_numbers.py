@@ -175,7 +175,7 @@ def sharp(p: int, big_p: int = 1024) -> Sharp:
 @dataclass(frozen=True)
 class SimCheck:
     """The simulator against the closed forms, six algorithms on random data: the worst
-    |simulated / formula − 1| and output error over ``sizes`` buffers split into equal
+    ``|simulated / formula − 1|`` and output error over ``sizes`` buffers split into equal
     chunks (float64), and the worst time error with ``odd_n`` float32 values (unequal
     chunks), which algorithm has it; ``algorithms`` and the per-algorithm worst errors
     (in the order of ``names``) make the printed table."""

@@ -78,7 +78,7 @@ def demo_02_2(p: int = 8, elements: int = 64, seed: int = 2,
     """Demo 02-2 (lecture §4.2, identities): three identities checked on ``p`` devices with
     real data, and the broadcast timing that motivates the third.
 
-    Identities (int64 data from ``numpy.random.default_rng(seed)``, max |diff| = 0):
+    Identities (int64 data from ``numpy.random.default_rng(seed)``, ``max |diff| = 0``):
     all-reduce == reduce-scatter then all-gather; all-to-all twice == identity;
     broadcast == scatter then all-gather (composed from the two real collectives).
     Part "02-2b": broadcast of ``sizes`` on a ``link`` switch, scatter + all-gather vs
