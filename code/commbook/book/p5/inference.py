@@ -12,11 +12,14 @@ from typing import Sequence
 from ... import llm
 from ...hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Chip, Link
 from ...llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
+from ..text import texts
 from ...units import fmt_bytes, fmt_number, fmt_pct, fmt_ratio, fmt_time
 from .common import original_note, span
 
 __all__ = ["demo_05_1", "demo_05_2", "demo_05_3", "demo_05_4", "demo_05_5"]
+
+T = texts("p5")
 
 
 def _ms(v: float) -> str:
@@ -49,24 +52,14 @@ def demo_05_1(model: DenseModel = LLAMA31_70B, batches: Sequence[int] = (1, 8, 1
     a = f"{slow_alpha * 1e6:g}"
     return Table(
         key="05-1",
-        title=bilingual(f"{model.name}, TP = {tp} decode: {llm.tp_allreduces_per_step(model)} all-reduces "
-                     f"per step on {link.name} (share = comm / (compute + comm), no overlap)",
-                     f"{model.name}，TP = {tp} 的 decode：每步 {llm.tp_allreduces_per_step(model)} 次 "
-                     f"all-reduce，走 {link.name}（占比 = 通信 /（计算 + 通信），不重叠）"),
+        title=T("inference.1.title", model=model.name, tp=tp, n_ar=llm.tp_allreduces_per_step(model), link=link.name),
         columns=["batch", "msg", "compute", "ring", "ring_share", "rd", "rd_share", "rd_slow", "rd_slow_share"],
-        headers={"en": ["B", "message", "compute/memory", "ring", "share", "RD", "share",
-                        f"RD, α = {a} µs", "share"],
-                 "zh": ["B", "消息", "计算 / 访存", "ring", "占比", "递归倍增", "占比",
-                        f"递归倍增，α = {a} µs", "占比"]},
+        headers=T.pairs(*(f"inference.1.{c}" for c in ("batch", "msg", "compute", "ring", "share", "rd", "share",
+                                                       "rd_slow", "share")), a=a),
         rows=rows,
         formats={"msg": fmt_bytes, "compute": _ms, "ring": _ms, "rd": _ms, "rd_slow": _ms,
                  "ring_share": fmt_pct, "rd_share": fmt_pct, "rd_slow_share": fmt_pct},
-        notes={"en": [f"Compute/memory: decode roofline per GPU, all weights but the input embedding "
-                      f"plus a {llm.DEFAULT_CONTEXT}-token KV cache per sequence, read at "
-                      f"{chip.hbm_bandwidth / 1e12:g} TB/s ({chip.name})."],
-               "zh": [f"计算 / 访存：每块 GPU 的 decode roofline，读除输入 embedding 外的全部权重，"
-                      f"加每条序列 {llm.DEFAULT_CONTEXT} 个 token 的 KV cache，"
-                      f"HBM {chip.hbm_bandwidth / 1e12:g} TB/s（{chip.name}）。"]},
+        notes=T.pairs("inference.1.note", ctx=llm.DEFAULT_CONTEXT, hbm=f"{chip.hbm_bandwidth / 1e12:g}", chip=chip.name),
     )
 
 
@@ -85,16 +78,12 @@ def demo_05_2(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (512, 10
                      "ratio": k / c})
     return Table(
         key="05-2",
-        title=bilingual(f"{model.name}, TP = {tp} prefill of one prompt: ring all-reduces on {link.name}",
-                     f"{model.name}，TP = {tp}，prefill 一条提示：ring all-reduce 走 {link.name}"),
+        title=T("inference.2.title", model=model.name, tp=tp, link=link.name),
         columns=["tokens", "msg", "compute", "comm", "ratio"],
-        headers={"en": ["prompt tokens", "message", "compute", "communication", "comm / compute"],
-                 "zh": ["提示 token 数", "消息", "计算", "通信", "通信 / 计算"]},
+        headers=T.pairs(*(f"inference.2.{c}" for c in ("tokens", "msg", "compute", "comm", "ratio"))),
         rows=rows,
         formats={"msg": fmt_bytes, "compute": _ms, "comm": _ms, "ratio": fmt_pct},
-        notes={"en": ["Compute: 2 FLOPs per weight and token, plus attention 4·n²·d per layer "
-                      "(no causal saving)."],
-               "zh": ["计算：每个权重每个 token 2 次浮点运算，另加每层注意力 4·n²·d（不计因果掩码的节省）。"]},
+        notes=T.pairs("inference.2.note"),
     )
 
 
@@ -111,28 +100,22 @@ def demo_05_3(model: DenseModel = LLAMA31_70B, batch: int = 64, chip: Chip = H10
         x = llm.decode_step(model, batch, chip=chip, tp=tp).time
         k = llm.tp_comm_time(model, batch, tp, "ring", intra=intra, inter=inter, gpus_per_node=g)
         rows.append({"tp": tp, "nodes": max(1, tp // g), "compute": x, "comm": k, "total": x + k})
-    where = {"en": lambda r: f"TP {r['tp']} on {r['nodes']} node" + ("s" if r["nodes"] > 1 else ""),
-             "zh": lambda r: f"TP {r['tp']} 占 {r['nodes']} 个节点"}
+    where = {lang: T.get("inference.3.vs", lang).join(
+        T.get("inference.3.where", lang, tp=r["tp"], nodes=r["nodes"], s="s" * (r["nodes"] > 1)) for r in rows)
+        for lang in ("en", "zh")}
     wide = [r for r in rows if r["tp"] > g]
-    notes = [(f"TP {r['tp']} spans {r['nodes']} nodes and runs the hierarchical all-reduce: "
-              f"{intra.name} reduce-scatter, a ring over the {r['nodes']} nodes on each rail "
-              f"({inter.name}), {intra.name} all-gather.",
-              f"TP {r['tp']} 跨 {r['nodes']} 个节点，用层次化 all-reduce：先在 {intra.name} 内 "
-              f"reduce-scatter，再在每条轨道上跨 {r['nodes']} 个节点做 ring（{inter.name}），"
-              f"最后在 {intra.name} 内 all-gather。") for r in wide]
+    notes = [T("inference.3.note_wide", tp=r["tp"], nodes=r["nodes"], intra=intra.name, inter=inter.name) for r in wide]
     if len(wide) < len(rows):
-        notes.insert(0, (f"Up to {g} GPUs the TP group is one {intra.name} switch and runs a ring.",
-                         f"不超过 {g} 块 GPU 时，TP 组就在一台 {intra.name} 交换机上，用 ring。"))
+        notes.insert(0, T("inference.3.note_node", g=g, intra=intra.name))
     return Table(
         key="05-3",
-        title=bilingual(f"{model.name} decode at B = {batch}: " + " vs ".join(map(where["en"], rows)),
-                        f"{model.name} decode，B = {batch}：" + " 对比 ".join(map(where["zh"], rows))),
+        title={lang: T.get("inference.3.title", lang, model=model.name, batch=batch, where=where[lang])
+               for lang in ("en", "zh")},
         columns=["tp", "nodes", "compute", "comm", "total"],
-        headers={"en": ["TP", "nodes", "compute/memory", "communication", "total"],
-                 "zh": ["TP", "节点数", "计算 / 访存", "通信", "合计"]},
+        headers=T.pairs(*(f"inference.3.{c}" for c in ("tp", "nodes", "compute", "comm", "total"))),
         rows=rows,
         formats={"compute": _ms, "comm": _ms, "total": _ms},
-        notes=bilingual_notes(*notes),
+        notes={lang: [n[lang] for n in notes] for lang in ("en", "zh")},
     )
 
 
@@ -158,20 +141,15 @@ def demo_05_4(model: MoEModel = DEEPSEEK_V3, tokens_per_gpu: int = 256,
                          "vs_intra": t / base, "step": model.n_moe_layers * (t + combine)})
     return Table(
         key="05-4",
-        title=bilingual(f"{model.name} all-to-all per MoE layer, {tokens_per_gpu} tokens per GPU, top-{model.top_k}",
-                     f"{model.name} 每个 MoE 层的 all-to-all，每块 GPU {tokens_per_gpu} 个 token，top-{model.top_k}"),
+        title=T("inference.4.title", model=model.name, tokens=tokens_per_gpu, k=model.top_k),
         columns=["ep", "where", "dtype", "bytes", "time", "vs_intra", "step"],
-        headers={"en": ["EP", "network", "dispatch", "bytes sent per GPU", "dispatch time", f"vs EP {eps[0]} BF16",
-                        f"per step ({model.n_moe_layers} layers, dispatch + BF16 combine)"],
-                 "zh": ["EP", "网络", "分发精度", "每块 GPU 发出", "分发耗时", f"相对 EP {eps[0]} BF16",
-                        f"每步（{model.n_moe_layers} 层，分发 + BF16 合并）"]},
+        headers=T.pairs(*(f"inference.4.{c}" for c in ("ep", "where", "dtype", "bytes", "time", "vs_intra", "step")),
+                        ep=eps[0], layers=model.n_moe_layers),
         rows=rows,
         formats={"bytes": fmt_bytes, "time": fmt_time, "vs_intra": fmt_ratio, "step": _ms},
-        notes=bilingual_notes(
-            (f"Uniform routing assumed. H800 NVLink ({NVLINK_H800.beta / 1e9:g} GB/s) is "
-             f"{fmt_ratio(NVLINK_H800.beta / inter.beta, 2)} {inter.name} ({inter.beta / 1e9:g} GB/s).",
-             f"假设专家选择均匀。H800 的 NVLink（{NVLINK_H800.beta / 1e9:g} GB/s）是 {inter.name}"
-             f"（{inter.beta / 1e9:g} GB/s）的 {fmt_number(NVLINK_H800.beta / inter.beta, 2)} 倍。")),
+        notes=T.pairs("inference.4.note", h800=f"{NVLINK_H800.beta / 1e9:g}", inter=inter.name,
+                      ib=f"{inter.beta / 1e9:g}", ratio_x=fmt_ratio(NVLINK_H800.beta / inter.beta, 2),
+                      ratio=fmt_number(NVLINK_H800.beta / inter.beta, 2)),
     )
 
 
@@ -194,33 +172,26 @@ def demo_05_5(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (1024, 2
         rows.append({"tokens": n, "kv": llm.kv_bytes(model, n), "prefill": pre, "t8": t8,
                      "share8": t8 / pre, "t1": t1, "share1": t1 / pre, "ratio": t1 / t8})
     ratio = span([r["ratio"] for r in rows], lambda v: fmt_ratio(v, 3))
-    ratio_zh = span([r["ratio"] for r in rows], lambda v: fmt_number(v, 3)) + " 倍"
-    notes = [(f"Time = α + KV bytes / (NICs · β): one NIC is {ratio} slower than {nics}, tending to "
-              f"{fmt_ratio(nics)} as the KV grows and α matters less.",
-              f"时间 = α + KV 字节 /（网卡数 · β）：一块网卡比 {nics} 块慢 {ratio_zh}，KV 越大 α 越不"
-              f"要紧，比值越接近 {nics} 倍。")]
+    ratio_zh = T.get("inference.5.times", "zh", n=span([r["ratio"] for r in rows], lambda v: fmt_number(v, 3)))
+    ratios = {"en": ratio, "zh": ratio_zh}
+    notes = [{lang: T.get("inference.5.ratio_note", lang, ratio=ratios[lang], nics=nics, nics_x=fmt_ratio(nics))
+              for lang in ("en", "zh")}]
     o = ORIGINAL_05_5
     if nics == o["nics"]:
-        notes.append(original_note(
-            (f"one NIC {fmt_ratio(o['ratio'])} slower than {nics}", ratio,
-             f"the bytes split evenly over the {nics} NICs and α is paid once either way, so the "
-             f"ratio stays below {nics}"),
-            (f"一块网卡比 {nics} 块慢 {o['ratio']} 倍", ratio_zh,
-             f"字节平均分到 {nics} 块网卡上，α 两边都只付一次，所以比值不会超过 {nics}")))
-    cards = {"en": f"{nics} NIC" + ("s" if nics > 1 else ""), "zh": f"{nics} 块网卡"}
+        en, zh = (tuple(T.get(k, lang, orig=fmt_ratio(o["ratio"]) if lang == "en" else o["ratio"], nics=nics)
+                        if k else ratios[lang] for k in ("inference.5.orig_what", None, "inference.5.orig_why"))
+                  for lang in ("en", "zh"))
+        notes.append(dict(zip(("en", "zh"), original_note(en, zh))))
+    cards = T("inference.5.cards", nics=nics, s="s" * (nics > 1))
     return Table(
         key="05-5",
-        title=bilingual(f"{model.name}: moving a prompt's KV cache ({fmt_bytes(model.kv_bytes_per_token())} "
-                     f"per token, BF16) over {link.name}",
-                     f"{model.name}：搬运一条提示的 KV cache（每 token {fmt_bytes(model.kv_bytes_per_token())}，"
-                     f"BF16），走 {link.name}"),
+        title=T("inference.5.title", model=model.name, per_token=fmt_bytes(model.kv_bytes_per_token()), link=link.name),
         columns=["tokens", "kv", "prefill", "t8", "share8", "t1", "share1", "ratio"],
-        headers={"en": ["prompt tokens", "KV size", "prefill", cards["en"], "of prefill", "1 NIC",
-                        "of prefill", f"1 NIC / {cards['en']}"],
-                 "zh": ["提示 token 数", "KV 大小", "prefill", cards["zh"], "占 prefill", "1 块网卡",
-                        "占 prefill", f"1 块 / {nics} 块"]},
+        headers={lang: [T.get(f"inference.5.{c}", lang, nics=nics, cards=cards[lang]) if c != "cards" else cards[lang]
+                        for c in ("tokens", "kv", "prefill", "cards", "of_prefill", "one_nic", "of_prefill", "ratio")]
+                 for lang in ("en", "zh")},
         rows=rows,
         formats={"kv": fmt_bytes, "prefill": _ms, "t8": _ms, "t1": _ms, "share8": fmt_pct,
                  "share1": fmt_pct, "ratio": fmt_ratio},
-        notes=bilingual_notes(*notes),
+        notes={lang: [n[lang] for n in notes] for lang in ("en", "zh")},
     )
