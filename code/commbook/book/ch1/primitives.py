@@ -1,4 +1,4 @@
-r"""Chapter §1.3, "collective primitives" (集合操作原语): the numbers, tables and figures of
+r"""Chapter §1.3, "collective primitives": the numbers, tables and figures of
 the first half of ``chapters/{zh,en}/ch1/03-primitives.md``; the MoE half is
 :mod:`commbook.book.ch1.primitives_moe`, the schedule tables and FSDP
 :mod:`commbook.book.ch1.primitives_use`.
@@ -243,21 +243,13 @@ def primitives_table(p: int = 64, n: float = 100 * MB, link: Link = IB_NDR_CHAPT
     size = fmt_bytes(n)
     return Table(
         key="ch1-primitives",
-        title={"en": f"The six collective primitives, narrowest first; times for N = {p}, M = {size}, "
-                     f"{link.name} (α = {fmt_time(link.alpha)}, β = {link.beta / GB:g} GB/s)",
-               "zh": f"六种集合原语，由窄到宽；耗时按 N = {p}、M = {size} 计算，链路为 {link_name(link, 'zh')}："
-                     f"α = {fmt_time(link.alpha)}，β = {link.beta / GB:g} GB/s"},
+        title={lang: T.get("primitives.table_title", lang, p=p, size=size,
+                           link=link.name if lang == "en" else link_name(link, lang), a=fmt_time(link.alpha),
+                           b=f"{link.beta / GB:g} GB/s") for lang in ("en", "zh")},
         columns=["prim", "does", "use", "algo", "formula", "time"],
-        headers={"en": ["primitive", "what it computes", "main use", "algorithm", "α–β cost", "time"],
-                 "zh": ["原语", "算的是什么", "主要用途", "算法", "α–β 成本", "耗时"]},
+        headers={lang: text.split("|") for lang, text in T("primitives.table_heads").items()},
         rows=rows, formats={"time": lambda t: fmt_time(t, 3)}, labels=labels,
-        notes={"en": ["M is the bytes each rank holds; for all-gather it is the gathered output, for "
-                      "all-to-all each rank's whole buffer (its own block included).",
-                      "Times are the closed forms of the book's simulator (commbook.collectives.predict), "
-                      "without overlap or protocol overheads."],
-               "zh": ["M 指每个 rank 持有的字节数；all-gather 取拼好之后的大小，all-to-all 取每个 rank "
-                      "的整个缓冲区（含留给自己的那块）。",
-                      "耗时取自本书模拟器的闭式公式（commbook.collectives.predict），不含重叠与协议开销。"]},
+        notes=T.pairs("primitives.note_m", "primitives.note_times"),
         meta={"p": p, "n": n, "link": link},
     )
 
