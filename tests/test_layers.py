@@ -313,12 +313,10 @@ def _formatting(tree: ast.Module) -> list[str]:
 KNOWN_FORMATTING: dict[str, str] = {
     "commbook.book.ch1.compression_figures": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
     "commbook.book.ch1.compression_numbers": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
-    "commbook.book.ch1.compression_tables": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
     "commbook.book.ch1.fallacies": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
     "commbook.book.ch1.hierarchy_numbers": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
     "commbook.book.ch1.hierarchy_routing": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
     "commbook.book.ch1.libraries": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
-    "commbook.book.ch1.parallelism_tables": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
     "commbook.book.ch1.primitives_moe": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
     "commbook.book.ch1.primitives_use": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
     "commbook.book.p5.allreduce": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",

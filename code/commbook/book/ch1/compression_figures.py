@@ -40,6 +40,12 @@ def _txs(*keys: str, **fields) -> dict[str, list[str]]:
     return T.pairs(*(K + k for k in keys), **fields)
 
 
+def _two(key: str, **fields) -> tuple[str, str]:
+    """The (English, Chinese) pair of ``key``, as a tuple."""
+    t = _tx(key, **fields)
+    return t["en"], t["zh"]
+
+
 RUN_SETTINGS = {"workers": tr.WORKERS, "dim": tr.DIM, "rows": tr.ROWS, "heterogeneity": tr.HETEROGENEITY,
                 "lr": tr.LR, "steps": tr.STEPS, "adam_lr": tr.ADAM_LR, "adam_steps": tr.ADAM_STEPS,
                 "warmup": tr.ONEBIT_WARMUP, "seed": 0}
@@ -99,22 +105,14 @@ def runs_table() -> Table:
         formats={"final": lambda x: f"{x:.2e}", "bytes": lambda b: f"{b:,.4g} B", "ratio": lambda x: f"{x:.3g}×"},
         labels={lang: {k: _name(k, lang) for k in RUN_KEYS} for lang in ("en", "zh")},
         notes=bilingual_notes(
-            ("1-bit Adam's bytes are averaged over the run: full precision during warm-up, then bits "
-             "and one scale. Adam's final loss is at the optimum to rounding.",
-             "1 位 Adam 的字节数是整个训练的平均：预热阶段发全精度，之后发比特位加一个缩放因子。"
-             "Adam 的最终损失在舍入误差范围内已到最优点。"),
+            _two("1_bit_adam_s"),
             _settings_note()))
 
 
 def _settings_note() -> tuple[str, str]:
     """The settings of the runs (:data:`RUN_SETTINGS`), as the figure's caption used to give them."""
     S = RUN_SETTINGS
-    return (f"Settings: {S['workers']:,} workers × {S['rows']:,} rows, d = {S['dim']:,}, learning rate {S['lr']:g}, "
-            f"{S['steps']:,} steps, seed {S['seed']}; Adam and 1-bit Adam: learning rate {S['adam_lr']:g}, "
-            f"{S['adam_steps']:,} steps, {100 * S['warmup']:g}% of them warm-up.",
-            f"设置：{S['workers']:,} 个工作节点 × {S['rows']:,} 行，d = {S['dim']:,}，学习率 {S['lr']:g}，"
-            f"{S['steps']:,} 步，随机种子 {S['seed']}；Adam 与 1 位 Adam：学习率 {S['adam_lr']:g}，"
-            f"{S['adam_steps']:,} 步，其中 {100 * S['warmup']:g}% 用于预热。")
+    return _two("settings_workers_rows_d", workers=S['workers'], rows=S['rows'], dim=S['dim'], lr=S['lr'], steps=S['steps'], seed=S['seed'], adam_lr=S['adam_lr'], adam_steps=S['adam_steps'], warmup=100 * S['warmup'])
 
 
 _LAB = {lang: {k: T.get(K + "lab." + k, lang) for k in ('a', 'b', 'c', 'step', 'excess', 'warm', 'when_a', 'when_b', 'tcomm', 'ttt', 'base', 'comp', 'even', 'case', 'size', 'speedup', 'ratio', 'nstar', 'pnstar',)} for lang in ("en", "zh")}

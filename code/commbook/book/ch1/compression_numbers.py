@@ -51,6 +51,12 @@ def _txs(*keys: str, **fields) -> dict[str, list[str]]:
     return T.pairs(*(K + k for k in keys), **fields)
 
 
+def _two(key: str, **fields) -> tuple[str, str]:
+    """The (English, Chinese) pair of ``key``, as a tuple."""
+    t = _tx(key, **fields)
+    return t["en"], t["zh"]
+
+
 SETTING = {"wan_gap": (10, 100), "reduction": (4, 1000)}
 """The chapter's opening ranges: WAN links 10–100× slower than InfiniBand, and compression
 that cuts the traffic 4–1000× (INT8's 4× to top-0.1 %'s nominal 1000×)."""
@@ -280,7 +286,7 @@ def methods_table(d: int = QUANT_D) -> Table:
     impact = {lang: {k: T.get(K + "impact." + k, lang) for k in ('negligible', '~5-10% slower', '~10-20% slower', '~20-30% slower',)} for lang in ("en", "zh")}
     use = {"en": ("the usual accelerator baseline", "clusters short of bandwidth",
                   "training across data centres", "the tightest bandwidth limits"),
-           "zh": ("加速器训练的常规起点", "带宽吃紧的集群", "跨数据中心训练", "带宽极度受限的场合")}
+           "zh": (*_two("text"), "跨数据中心训练", "带宽极度受限的场合")}
     enc = {name: (got, op) for name, _, got, op in compression_table(d)}
     rows = []
     for i, (name, stated, imp) in enumerate(CHAPTER_COMPRESSION_TABLE):

@@ -29,6 +29,12 @@ def _txs(*keys: str, **fields) -> dict[str, list[str]]:
     return T.pairs(*(K + k for k in keys), **fields)
 
 
+def _two(key: str, **fields) -> tuple[str, str]:
+    """The (English, Chinese) pair of ``key``, as a tuple."""
+    t = _tx(key, **fields)
+    return t["en"], t["zh"]
+
+
 def decision_table() -> Table:
     """One training run on two networks: steps, step time and time to train."""
     D = cn.DECISION
@@ -41,13 +47,13 @@ def decision_table() -> Table:
                      "change": d.change})
     s = lambda v: f"{v:,.0f} s"
     t4 = lambda v: fmt_time(v, 4)
-    spec = [("Communication per step", "每步通信", "comm", lambda v: fmt_time(v, 3)),
-            (f"… with INT8 + EF ({D['ratio']}× less)", f"… INT8 加误差反馈（缩小 {D['ratio']}×）", "comm_c",
+    spec = [(*_two("communication_per_step"), "comm", lambda v: fmt_time(v, 3)),
+            (*_two("with_int8_ef_less", ratio=D['ratio']), "comm_c",
              lambda v: fmt_time(v, 3)),
-            ("Step", "一步", "step", t4), ("Step with INT8 + EF", "一步（INT8 加误差反馈）", "step_c", t4),
-            (f"Time to train, {D['steps']:,} steps", f"训练总时长（{D['steps']:,} 步）", "base", s),
-            (f"… compressed, {steps_c:,} steps", f"… 压缩后（{steps_c:,} 步）", "comp", s),
-            ("Change", "变化", "change", lambda v: f"{'+' if v > 0 else '−'}{fmt_pct(abs(v))}")]
+            (*_two("step"), "step", t4), (*_two("step_with_int8_ef"), "step_c", t4),
+            (*_two("time_to_train_steps", steps=D['steps']), "base", s),
+            (*_two("compressed_steps", steps_c=steps_c), "comp", s),
+            (*_two("change"), "change", lambda v: f"{'+' if v > 0 else '−'}{fmt_pct(abs(v))}")]
     return Table(
         key="ch1-comp-decision",
         title=_tx("one_training_run_on"),

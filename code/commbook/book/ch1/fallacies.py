@@ -59,6 +59,12 @@ def _txs(*keys: str, **fields) -> dict[str, list[str]]:
     return T.pairs(*(K + k for k in keys), **fields)
 
 
+def _two(key: str, **fields) -> tuple[str, str]:
+    """The (English, Chinese) pair of ``key``, as a tuple."""
+    t = _tx(key, **fields)
+    return t["en"], t["zh"]
+
+
 CHAPTER = {"bubble_m": 32, "tree_bw": 1000e-6, "flat_traffic_cut": 8, "flat_speedup": 4.8,
            "nvlink_bidirectional": 900e9, "mapping_share": (0.5, 0.6)}
 """What the chapter prints where the page differs or quotes it: m ≥ 32 micro-batches for p ≥ 8;
@@ -287,7 +293,7 @@ def flat_hier_table(nodes=FLAT["nodes"], gpn: int = FLAT["gpn"], sizes=FLAT["siz
         rows.append(row)
     cols = [c for k in range(len(sizes)) for c in (f"flat{k}", f"hier{k}", f"x{k}")]
     en = [h for n in sizes for h in (f"flat, {fmt_bytes(n)}", f"hierarchical, {fmt_bytes(n)}", "ratio")]
-    zh = [h for n in sizes for h in (f"扁平，{fmt_bytes(n)}", f"分层，{fmt_bytes(n)}", "倍数")]
+    zh = [h for n in sizes for h in (*_two("text", n=fmt_bytes(n)), "倍数")]
     return Table(
         key="ch1-fall-flat",
         title=_tx("flat_ring_against_hierarchical", gpn=gpn),

@@ -33,6 +33,12 @@ def _txs(*keys: str, **fields) -> dict[str, list[str]]:
     return T.pairs(*(K + k for k in keys), **fields)
 
 
+def _two(key: str, **fields) -> tuple[str, str]:
+    """The (English, Chinese) pair of ``key``, as a tuple."""
+    t = _tx(key, **fields)
+    return t["en"], t["zh"]
+
+
 
 def _t(x: float) -> str:
     return fmt_time(x, 3)
@@ -80,20 +86,19 @@ def ring_tree_parts_table() -> Table:
 def ef_table() -> Table:
     """The run of :func:`~.fallacies.ef_runs`."""
     ef = fa.ef_runs()
-    return quantity_table("ch1-fall-ef", ("Top-k on a seeded least-squares problem", "固定种子的最小二乘问题上的 top-k"), [
-        ("Workers", "worker 数", ef["workers"], f"{ef['workers']}"),
-        ("Parameters", "参数个数", ef["dim"], f"{ef['dim']}"),
-        ("Values sent per worker and step", "每个 worker 每步发出的值", ef["kept"], f"{ef['kept']}"),
-        (f"Relative excess loss after {ef['steps']:,} steps, with error feedback",
-         f"{ef['steps']:,} 步后的相对超额损失（带误差反馈）", ef["ef"], _sci(ef["ef"])),
-        (f"… without error feedback", f"… 不带误差反馈", ef["plain"], fmt_pct(ef["plain"])),
-        (f"… without, after {ef['steps_long']:,} steps", f"… 不带，跑到 {ef['steps_long']:,} 步",
+    return quantity_table("ch1-fall-ef", _two("top_k_on_a"), [
+        (*_two("workers"), ef["workers"], f"{ef['workers']}"),
+        (*_two("parameters"), ef["dim"], f"{ef['dim']}"),
+        (*_two("values_sent_per_worker"), ef["kept"], f"{ef['kept']}"),
+        (*_two("relative_excess_loss_after", steps=ef['steps']), ef["ef"], _sci(ef["ef"])),
+        (*_two("without_error_feedback"), ef["plain"], fmt_pct(ef["plain"])),
+        (*_two("without_after_steps", steps_long=ef['steps_long']),
          ef["plain_end"], fmt_pct(ef["plain_end"])),
-        (f"Its change over the last {ef['window']:,} steps", f"最后 {ef['window']:,} 步里的变化",
+        (*_two("its_change_over_the", window=ef['window']),
          ef["plain_change"], fmt_pct(ef["plain_change"])),
-        ("Mean decoded update at the optimum, top-k", "最优点处解码后的平均更新（top-k）",
+        (*_two("mean_decoded_update_at"),
          ef["drift_topk"], f"{ef['drift_topk']:.2g}"),
-        ("… uncompressed", "… 不压缩", ef["drift_none"], _sci(ef["drift_none"], 1)),
+        (*_two("uncompressed"), ef["drift_none"], _sci(ef["drift_none"], 1)),
     ])
 
 
@@ -101,18 +106,17 @@ def train_table() -> Table:
     """The run of :func:`~.fallacies.time_to_train_example`."""
     tt = fa.time_to_train_example()
     s = lambda v: f"{v:,.0f} s"
-    return quantity_table("ch1-fall-train", ("Time to train with and without the compressor",
-                                             "用与不用压缩时的训练总时长"), [
-        ("Steps without compression", "不压缩时的步数", tt["steps"], f"{tt['steps']:,}"),
-        ("Compute per step", "每步计算", tt["t_compute"], _t(tt["t_compute"])),
-        ("Communication per step", "每步通信", tt["t_comm"], _t(tt["t_comm"])),
-        ("… compressed", "… 压缩后", tt["comm_after"], _t(tt["comm_after"])),
-        ("Steps with compression", "压缩后的步数", tt["steps"] * (1 + tt["extra_steps"]),
+    return quantity_table("ch1-fall-train", _two("time_to_train_with"), [
+        (*_two("steps_without_compression"), tt["steps"], f"{tt['steps']:,}"),
+        (*_two("compute_per_step"), tt["t_compute"], _t(tt["t_compute"])),
+        (*_two("communication_per_step"), tt["t_comm"], _t(tt["t_comm"])),
+        (*_two("compressed"), tt["comm_after"], _t(tt["comm_after"])),
+        (*_two("steps_with_compression"), tt["steps"] * (1 + tt["extra_steps"]),
          f"{tt['steps'] * (1 + tt['extra_steps']):,.0f}"),
-        ("Time to train, uncompressed", "训练总时长（不压缩）", tt["baseline"], s(tt["baseline"])),
-        ("Time to train, compressed", "训练总时长（压缩）", tt["compressed"], s(tt["compressed"])),
-        ("Change", "变化", tt["change"], fmt_pct(tt["change"])),
-        ("Communication per step at break-even", "压缩开始划算的每步通信", tt["break_even"], _t(tt["break_even"])),
+        (*_two("time_to_train_uncompressed"), tt["baseline"], s(tt["baseline"])),
+        (*_two("time_to_train_compressed"), tt["compressed"], s(tt["compressed"])),
+        (*_two("change"), tt["change"], fmt_pct(tt["change"])),
+        (*_two("communication_per_step_at"), tt["break_even"], _t(tt["break_even"])),
     ])
 
 

@@ -39,6 +39,12 @@ def _txs(*keys: str, **fields) -> dict[str, list[str]]:
     return T.pairs(*(K + k for k in keys), **fields)
 
 
+def _two(key: str, **fields) -> tuple[str, str]:
+    """The (English, Chinese) pair of ``key``, as a tuple."""
+    t = _tx(key, **fields)
+    return t["en"], t["zh"]
+
+
 SOURCES: dict[str, str] = {
     "nccl_env": "NVIDIA, NCCL User Guide: 'Environment Variables' (NCCL_ALGO, NCCL_PROTO = LL, LL128, "
                 "Simple; listed under Debugging) and 'Troubleshooting: Logging' (NCCL_DEBUG = VERSION, "
@@ -78,30 +84,22 @@ AXES: dict[str, dict[str, str]] = {
 
 LIBRARY_AXES: dict[str, dict[str, tuple[str, str]]] = {
     "NCCL": {
-        "memory": ("GPU kernels move and reduce; GPUDirect RDMA to the NIC",
-                   "数据由 GPU 内核搬运、顺带归约；经 GPUDirect RDMA 进出网卡"),
-        "topology": ("detects NVLink, NVSwitch, PCIe and NICs; picks ring, tree or NVLS",
-                     "启动时识别 NVLink、NVSwitch、PCIe 与网卡，据此选环、树或 NVLS"),
-        "portability": ("NVIDIA GPUs only", "只支持 NVIDIA GPU"),
-        "observability": ("NCCL_DEBUG logs; NCCL_ALGO, NCCL_PROTO to pin a choice",
-                          "NCCL_DEBUG 日志；NCCL_ALGO、NCCL_PROTO 可钉死选择"),
+        "memory": _two("gpu_kernels_move_and"),
+        "topology": _two("detects_nvlink_nvswitch_pcie"),
+        "portability": _two("nvidia_gpus_only"),
+        "observability": _two("nccl_debug_logs_nccl"),
     },
     "MPI": {
-        "memory": ("host buffers; CUDA-aware builds take GPU pointers",
-                   "以主机缓冲区为本；CUDA 感知的版本接受 GPU 指针"),
-        "topology": ("process topologies with rank reordering; tuned per HPC fabric",
-                     "进程拓扑可重排 rank；各实现针对 HPC 网络调优"),
-        "portability": ("vendor-neutral standard, many implementations", "厂商中立的标准，实现众多"),
-        "observability": ("request handles (MPI_Test); PMPI profiling layer",
-                          "请求句柄（MPI_Test）；PMPI 剖析接口"),
+        "memory": _two("host_buffers_cuda_aware"),
+        "topology": _two("process_topologies_with_rank"),
+        "portability": _two("vendor_neutral_standard_many"),
+        "observability": _two("request_handles_mpi_test"),
     },
     "Gloo": {
-        "memory": ("host memory; GPU data staged through the host",
-                   "主机内存；GPU 数据要经主机中转"),
-        "topology": ("flat ring and halving-doubling over TCP", "在 TCP 上跑扁平的环与减半-倍增"),
-        "portability": ("Linux, macOS, Windows; no CUDA needed", "Linux、macOS、Windows 均可，无需 CUDA"),
-        "observability": ("torch.distributed's checks; no protocol to inspect",
-                          "依靠 torch.distributed 的检查；没有协议可查"),
+        "memory": _two("host_memory_gpu_data"),
+        "topology": _two("flat_ring_and_halving"),
+        "portability": _two("linux_macos_windows_no"),
+        "observability": _two("torch_distributed_s_checks"),
     },
 }
 """Each library on each axis (``nccl_env``, ``nccl_redop``, ``switch``, ``gloo``, ``torch``)."""
@@ -120,19 +118,18 @@ def axes_table() -> Table:
 
 # ============================================================================ Table 5
 TABLE5: tuple[dict, ...] = (
-    {"scenario": ("Multi-GPU training (NVIDIA)", "多 GPU 训练（NVIDIA）"), "library": ("NCCL", "NCCL"),
-     "reason": ("GPUDirect, kernel fusion, NVLink-aware", "GPUDirect、内核融合、认得 NVLink"),
+    {"scenario": _two("multi_gpu_training_nvidia"), "library": ("NCCL", "NCCL"),
+     "reason": _two("gpudirect_kernel_fusion_nvlink"),
      "axes": ("memory", "topology")},
-    {"scenario": ("CPU-only distributed training", "纯 CPU 的分布式训练"), "library": ("Gloo or MPI", "Gloo 或 MPI"),
-     "reason": ("mature CPU optimisation", "CPU 端优化成熟"), "axes": ("memory",)},
-    {"scenario": ("Development and debugging", "开发与调试"), "library": ("Gloo", "Gloo"),
-     "reason": ("cross-platform, no CUDA dependency", "跨平台，不依赖 CUDA"),
+    {"scenario": _two("cpu_only_distributed_training"), "library": _two("gloo_or_mpi"),
+     "reason": _two("mature_cpu_optimisation"), "axes": ("memory",)},
+    {"scenario": _two("development_and_debugging"), "library": ("Gloo", "Gloo"),
+     "reason": _two("cross_platform_no_cuda"),
      "axes": ("portability", "observability")},
-    {"scenario": ("GPUs of mixed vendors", "混用多家厂商的 GPU"), "library": ("Gloo (fallback)", "Gloo（回退）"),
-     "reason": ("NCCL runs on NVIDIA only", "NCCL 只能跑在 NVIDIA 上"), "axes": ("portability",)},
-    {"scenario": ("HPC integration", "接入 HPC 设施"), "library": ("MPI + NCCL", "MPI + NCCL"),
-     "reason": ("MPI launches the job, NCCL runs the GPU collectives",
-                "MPI 负责拉起作业，NCCL 负责 GPU 上的集合通信"), "axes": ("portability", "memory")},
+    {"scenario": _two("gpus_of_mixed_vendors"), "library": _two("gloo_fallback"),
+     "reason": _two("nccl_runs_on_nvidia"), "axes": ("portability",)},
+    {"scenario": _two("hpc_integration"), "library": ("MPI + NCCL", "MPI + NCCL"),
+     "reason": _two("mpi_launches_the_job"), "axes": ("portability", "memory")},
 )
 """Table 5 of the chapter, row by row, in both languages, with the axes that decide each row."""
 
@@ -185,15 +182,10 @@ class MPIVersion:
 
 
 MPI_VERSIONS: tuple[MPIVersion, ...] = (
-    MPIVersion("1.0", date(1994, 5, 5), ("collectives (MPI_Allreduce, MPI_Bcast, MPI_Scatter), "
-                                         "communicators, point-to-point",
-                                         "集合操作（MPI_Allreduce、MPI_Bcast、MPI_Scatter）、通信器、点对点")),
-    MPIVersion("2.0", date(1997, 7, 18), ("one-sided: MPI_Put, MPI_Get, MPI_Accumulate",
-                                          "单边通信：MPI_Put、MPI_Get、MPI_Accumulate")),
-    MPIVersion("3.0", date(2012, 9, 21), ("non-blocking collectives: MPI_Iallreduce",
-                                          "非阻塞集合操作：MPI_Iallreduce")),
-    MPIVersion("4.0", date(2021, 6, 9), ("persistent collectives: MPI_Allreduce_init",
-                                         "持久化集合操作：MPI_Allreduce_init")),
+    MPIVersion("1.0", date(1994, 5, 5), _two("collectives_mpi_allreduce_mpi")),
+    MPIVersion("2.0", date(1997, 7, 18), _two("one_sided_mpi_put")),
+    MPIVersion("3.0", date(2012, 9, 21), _two("non_blocking_collectives_mpi")),
+    MPIVersion("4.0", date(2021, 6, 9), _two("persistent_collectives_mpi_allreduce")),
 )
 """The MPI versions this page names, with the standard's own dates (``mpi``)."""
 
@@ -220,9 +212,9 @@ def mpi_table() -> Table:
 
 # ============================================================================ Gloo
 GLOO_TRANSPORTS: dict[str, tuple[str, str]] = {
-    "tcp": ("sockets, any IP network including loopback", "套接字，任何 IP 网络，包括回环接口"),
-    "ibverbs": ("InfiniBand / RoCE; GPUDirect for its CUDA algorithms", "InfiniBand / RoCE；其 CUDA 算法可用 GPUDirect"),
-    "uv": ("libuv sockets, the macOS and Windows path", "基于 libuv 的套接字，macOS 与 Windows 走这条路"),
+    "tcp": _two("sockets_any_ip_network"),
+    "ibverbs": _two("infiniband_roce_gpudirect_for"),
+    "uv": _two("libuv_sockets_the_macos"),
 }
 """Gloo's transports (``gloo/transport/*``); none is shared memory (``gloo``)."""
 

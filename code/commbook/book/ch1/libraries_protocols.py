@@ -41,6 +41,12 @@ def _txs(*keys: str, **fields) -> dict[str, list[str]]:
     return TX.pairs(*(K + k for k in keys), **fields)
 
 
+def _two(key: str, **fields) -> tuple[str, str]:
+    """The (English, Chinese) pair of ``key``, as a tuple."""
+    t = _tx(key, **fields)
+    return t["en"], t["zh"]
+
+
 NCCL_TUNING_VERSION = T.NCCL_RELEASE
 """The NCCL release whose tuning model the numbers come from (2.29.2)."""
 
@@ -97,13 +103,9 @@ class Protocol:
 
 
 PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
-    Protocol("LL", 8, 4, ("each 8 bytes: 4 B of data, then a 4 B flag, stored together; the reader polls the flag",
-                          "每 8 字节里 4 字节数据、4 字节标志，一起写入；读方轮询标志即可")),
-    Protocol("LL128", 128, 8, ("each 128-byte line: 120 B of data and an 8 B flag; needs 128-byte "
-                               "stores to arrive in order (NVLink)",
-                               "每行 128 字节含 120 字节数据和 8 字节标志；要求 128 字节的写入按序到达（NVLink）")),
-    Protocol("Simple", None, 0, ("large chunks; a memory fence, then one flag per chunk",
-                                 "按大块发送；先做内存栅栏，再为整块置一次标志")),
+    Protocol("LL", 8, 4, _two("each_8_bytes_4")),
+    Protocol("LL128", 128, 8, _two("each_128_byte_line")),
+    Protocol("Simple", None, 0, _two("large_chunks_a_memory")),
 )}
 """NCCL's protocols.  LL: ncclLLFifoLine, data1 flag1 data2 flag2 of 4 bytes each, "flags
 after data" with 8-byte atomicity (device.h:70-83); LL128: NCCL_LL128_LINESIZE 128 bytes of

@@ -35,6 +35,12 @@ def _txs(*keys: str, **fields) -> dict[str, list[str]]:
     return T.pairs(*(K + k for k in keys), **fields)
 
 
+def _two(key: str, **fields) -> tuple[str, str]:
+    """The (English, Chinese) pair of ``key``, as a tuple."""
+    t = _tx(key, **fields)
+    return t["en"], t["zh"]
+
+
 
 def _t(x: float) -> str:
     return fmt_time(x, 3)
@@ -58,18 +64,17 @@ def residual_table() -> Table:
     """The opening example: :func:`~.overlap_numbers.residual_example`."""
     r = ov.residual_example()
     link = r["link"]
-    return quantity_table("ch1-ovl-residual", ("The residual all-reduce, blocking and overlapped",
-                                               "剩下的那次 all-reduce：阻塞与重叠"), [
-        ("Gradients", "梯度", r["bytes"], fmt_bytes(r["bytes"])),
-        ("GPUs (ring)", "GPU 数（环形）", r["gpus"], f"{r['gpus']}"),
-        ("InfiniBand NDR α", "InfiniBand NDR 的 α", link.alpha, fmt_time(link.alpha, 3)),
-        ("InfiniBand NDR β", "InfiniBand NDR 的 β", link.beta, f"{link.beta / GB:g} GB/s"),
-        ("Transfer on the wire", "线上传输", r["wire"], _t(r["wire"])),
-        ("Backward still to run", "尚未完成的反向计算", r["compute"], _t(r["compute"])),
-        ("LogP overheads 2o", "LogP 开销 2o", 2 * r["o"], _t(2 * r["o"])),
-        ("Step, sent after the backward", "一步：反向算完再发", r["blocking"], _t(r["blocking"])),
-        ("Step, sent as gradients appear", "一步：梯度一出来就发", r["overlapped"], _t(r["overlapped"])),
-        ("Network time hidden", "藏住的网络时间", r["hidden"], _t(r["hidden"])),
+    return quantity_table("ch1-ovl-residual", _two("the_residual_all_reduce"), [
+        (*_two("gradients"), r["bytes"], fmt_bytes(r["bytes"])),
+        (*_two("gpus_ring"), r["gpus"], f"{r['gpus']}"),
+        (*_two("infiniband_ndr"), link.alpha, fmt_time(link.alpha, 3)),
+        (*_two("infiniband_ndr_2"), link.beta, f"{link.beta / GB:g} GB/s"),
+        (*_two("transfer_on_the_wire"), r["wire"], _t(r["wire"])),
+        (*_two("backward_still_to_run"), r["compute"], _t(r["compute"])),
+        (*_two("logp_overheads_2o"), 2 * r["o"], _t(2 * r["o"])),
+        (*_two("step_sent_after_the"), r["blocking"], _t(r["blocking"])),
+        (*_two("step_sent_as_gradients"), r["overlapped"], _t(r["overlapped"])),
+        (*_two("network_time_hidden"), r["hidden"], _t(r["hidden"])),
     ])
 
 
@@ -79,10 +84,7 @@ def ring_tree_table() -> Table:
     rows = [{"algo": k, **{c: rt[k][c] for c in ("allreduce", "blocking", "overlapped")}} for k in ("ring", "tree")]
     rows.append({"algo": "penalty", "allreduce": rt["ring"]["allreduce"] - rt["tree"]["allreduce"],
                  "blocking": rt["penalty_blocking"], "overlapped": rt["penalty_overlapped"]})
-    setup = (f"{rt['layers']} layers, {fmt_bytes(rt['bytes'])} of gradients and {_t(rt['backward'])} of backward "
-             f"each, {rt['gpus']} GPUs over InfiniBand NDR; crossover {fmt_bytes(rt['crossover'])}.",
-             f"{rt['layers']} 层，每层梯度 {fmt_bytes(rt['bytes'])}、反向 {_t(rt['backward'])}，"
-             f"{rt['gpus']} 块 GPU，InfiniBand NDR；交叉点 {fmt_bytes(rt['crossover'])}。")
+    setup = _two("layers_of_gradients_and", layers=rt['layers'], bytes=fmt_bytes(rt['bytes']), backward=_t(rt['backward']), gpus=rt['gpus'], crossover=fmt_bytes(rt['crossover']))
     return Table(
         key="ch1-ovl-ring-tree", title=_tx("ring_and_binomial_tree"),
         columns=["algo", "allreduce", "blocking", "overlapped"],
@@ -115,21 +117,21 @@ def shapes_table() -> Table:
     lo, hi = ov.SWEEP_GRID[0], ov.SWEEP_GRID[-1]
     ns = lambda v: f"{v * 1e9:.2g} ns"
     rows = [
-        ("Blocks", "层数", lambda d: max(ov.layers_of(d["shape"])) + 1, str),
-        ("FP32 gradients", "FP32 梯度", lambda d: d["bytes"], fmt_bytes),
-        ("Backward per step", "每步反向计算", lambda d: d["compute"], _t),
-        ("Backward per gradient byte", "每字节梯度的反向计算", lambda d: d["compute_per_byte"], ns),
-        ("… over the ring's time per byte", "… 与环形每字节发送时间之比", lambda d: d["compute_per_byte"] / d["net_per_byte"],
+        (*_two("blocks"), lambda d: max(ov.layers_of(d["shape"])) + 1, str),
+        (*_two("fp32_gradients"), lambda d: d["bytes"], fmt_bytes),
+        (*_two("backward_per_step"), lambda d: d["compute"], _t),
+        (*_two("backward_per_gradient_byte"), lambda d: d["compute_per_byte"], ns),
+        (*_two("over_the_ring_s"), lambda d: d["compute_per_byte"] / d["net_per_byte"],
          lambda v: f"{v:.3g}"),
-        ("Best cap", "最好的上限", lambda d: d["cap"], lambda v: f"{fmt_bytes(v)} ({v / MiB:g} MiB)"),
-        ("Step at the best cap", "最好上限下的一步", lambda d: d["step"], _t),
-        (f"Caps within {fmt_pct(ov.NEAR_OPTIMUM)} of the best", f"与最优相差不到 {fmt_pct(ov.NEAR_OPTIMUM)} 的上限",
+        (*_two("best_cap"), lambda d: d["cap"], lambda v: f"{fmt_bytes(v)} ({v / MiB:g} MiB)"),
+        (*_two("step_at_the_best"), lambda d: d["step"], _t),
+        (*_two("caps_within_of_the", near_optimum=fmt_pct(ov.NEAR_OPTIMUM)),
          lambda d: d["near"], lambda v: f"{fmt_bytes(v[0])}–{fmt_bytes(v[1])}"),
-        ("Often recommended range", "常被推荐的区间", lambda d: d["range"],
+        (*_two("often_recommended_range"), lambda d: d["range"],
          lambda v: f"{v[0] / MB:g}–{v[1] / MB:g} MB"),
-        (f"Step at {lo / MiB:g} MiB", f"上限 {lo / MiB:g} MiB 时的一步", lambda d: d["first"], _t),
-        (f"Step at {hi / MiB:,g} MiB", f"上限 {hi / MiB:,g} MiB 时的一步", lambda d: d["last"], _t),
-        (f"Step at PyTorch's {DDP_BUCKET_CAP_BYTES / MiB:g} MiB", f"PyTorch 默认 {DDP_BUCKET_CAP_BYTES / MiB:g} MiB 时的一步",
+        (*_two("step_at_mib", lo=lo / MiB), lambda d: d["first"], _t),
+        (*_two("step_at_mib_2", hi=hi / MiB), lambda d: d["last"], _t),
+        (*_two("step_at_pytorch_s", ddp_bucket_cap_bytes=DDP_BUCKET_CAP_BYTES / MiB),
          lambda d: d["default"], _t),
     ]
     names = {k: ov.SHAPE_NAMES[x.name] for k, x in (("small", ov.SHAPES[0]), ("large", ov.SHAPES[1]))}
@@ -149,17 +151,16 @@ def shapes_table() -> Table:
 def overhead_table() -> Table:
     """Many short layers against 2o per collective: :func:`~.overlap_numbers.overhead_example`."""
     oe = ov.overhead_example()
-    return quantity_table("ch1-ovl-overhead", ("Many short layers: the overhead 2o per all-reduce",
-                                               "许多很短的层：每次 all-reduce 的开销 2o"), [
-        ("Layers", "层数", oe["layers"], f"{oe['layers']}"),
-        ("Backward per layer", "每层反向", oe["backward"], _t(oe["backward"])),
-        ("All-reduce per layer (wire)", "每层 all-reduce（线上）", oe["wire"], _t(oe["wire"])),
-        ("LogP overhead o", "LogP 开销 o", oe["o"], _t(oe["o"])),
-        ("Compute in all", "计算合计", oe["compute"], _t(oe["compute"])),
-        ("Overheads in all", "开销合计", oe["overhead"], _t(oe["overhead"])),
-        ("Wire time in all", "线上时间合计", oe["wire_total"], _t(oe["wire_total"])),
-        ("Step, overlapped", "一步（重叠）", oe["overlapped"], fmt_time(oe["overlapped"], 4)),
-        ("Step, not overlapped", "一步（不重叠）", oe["blocking"], fmt_time(oe["blocking"], 4)),
+    return quantity_table("ch1-ovl-overhead", _two("many_short_layers_the"), [
+        (*_two("layers"), oe["layers"], f"{oe['layers']}"),
+        (*_two("backward_per_layer"), oe["backward"], _t(oe["backward"])),
+        (*_two("all_reduce_per_layer"), oe["wire"], _t(oe["wire"])),
+        (*_two("logp_overhead_o"), oe["o"], _t(oe["o"])),
+        (*_two("compute_in_all"), oe["compute"], _t(oe["compute"])),
+        (*_two("overheads_in_all"), oe["overhead"], _t(oe["overhead"])),
+        (*_two("wire_time_in_all"), oe["wire_total"], _t(oe["wire_total"])),
+        (*_two("step_overlapped"), oe["overlapped"], fmt_time(oe["overlapped"], 4)),
+        (*_two("step_not_overlapped"), oe["blocking"], fmt_time(oe["blocking"], 4)),
     ])
 
 
