@@ -38,6 +38,11 @@ __all__ = [
 ]
 
 
+def _split(entry: dict[str, str]) -> dict[str, list[str]]:
+    """A table's headers, kept in one text entry separated by '|'."""
+    return {lang: text.split("|") for lang, text in entry.items()}
+
+
 # ============================================================================ Napkin Math 1.4
 def napkin_1_4(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK) -> dict:
     """Napkin Math 1.4: uniform top-k dispatch of ``config`` over ``link``.
@@ -89,9 +94,9 @@ def napkin_1_4_table(nm: dict | None = None) -> Table:
              "alpha": ("α of the link", "链路的 α"), "beta": ("β of the link", "链路的 β")}
     return Table(
         key="ch1-nm1.4-setting",
-        title={"en": "Napkin Math 1.4: the setting", "zh": "估算 1.4：设定"},
+        title=T("primitives_moe.napkin_1_4_table.title"),
         columns=["what", "value"],
-        headers={"en": ["Quantity", "Value"], "zh": ["量", "取值"]},
+        headers=_split(T("primitives_moe.napkin_1_4_table.headers")),
         rows=[{"what": k, "value": v} for k, v in rows],
         labels={lang: {k: v[i] for k, v in names.items()} for i, lang in enumerate(("en", "zh"))},
     )
@@ -115,9 +120,7 @@ def capacity_table(config: moe.MoEConfig = NM_1_4,
                "zh": f"专家容量与丢弃：{config.tokens} 个 token、{config.experts} 个专家、"
                      f"top-{config.top_k}、均匀路由"},
         columns=["C", "capacity", "overflow", "dropped"],
-        headers={"en": ["capacity factor C", "capacity (tokens)", "P(one expert overflows)",
-                        "expected share dropped"],
-                 "zh": ["容量因子 C", "容量（token）", "单个专家溢出的概率", "预期丢弃比例"]},
+        headers=_split(T("primitives_moe.capacity_table.headers")),
         rows=rows, formats={"C": lambda c: f"{c:g}", "overflow": _fmt_prob, "dropped": _fmt_prob},
         notes={"en": [f"Load of one expert: Binomial({load.n}, {config.top_k}/{config.experts}), "
                       f"mean {load.mean:g}, standard deviation {load.sd:.2f}; probabilities are exact "
@@ -230,13 +233,7 @@ def skew_table(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK, seed: i
             "simulated": coll.all_to_all_v(VirtualCluster(topo), counts=counts).time,
             "counts": counts,
         })
-    names = {"en": {"exact": "exact shares (napkin math)", "random": "uniform, random",
-                    "zipf:0.5": "Zipf, s = 0.5", "zipf:1": "Zipf, s = 1",
-                    "injection": "injection", "reception": "reception", "bisection": "bisection",
-                    "startup": "start-up"},
-             "zh": {"exact": "严格均分（估算用）", "random": "均匀随机", "zipf:0.5": "Zipf，s = 0.5",
-                    "zipf:1": "Zipf，s = 1", "injection": "注入", "reception": "接收",
-                    "bisection": "对分", "startup": "启动"}}
+    names = T.labels("primitives_moe.skew_table.names.")
     t = lambda x: fmt_time(x, 3)
     return Table(
         key="ch1-skew",
@@ -254,13 +251,7 @@ def skew_table(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK, seed: i
         rows=rows, labels=names,
         formats={"dropped": lambda x: fmt_pct(x) if x else "0", "injection": t, "reception": t,
                  "bisection": t, "startup": t, "simulated": t},
-        notes={"en": ["Injection and reception: α + the busiest GPU's remote bytes out (in) over β; "
-                      "bisection: α + the heavier direction across the worst balanced cut over the "
-                      "switch's bisection bandwidth; start-up: α per remote peer. Simulated: the direct "
-                      "all-to-all-v (P − 1 shift rounds) on the same switch."],
-               "zh": ["注入、接收：α 加上最忙 GPU 发出（收进）的远端字节除以 β；对分：α 加上最坏的均分切口上"
-                      "较重方向的字节除以交换机的对分带宽；启动：每个远端对象一个 α。模拟：同一交换机上的"
-                      "直接 all-to-all-v（P − 1 轮移位）。"]},
+        notes=_split(T("primitives_moe.skew_table.notes")),
         meta={"config": config, "link": link, "seed": seed, "capacity": cap},
     )
 
@@ -303,15 +294,9 @@ def hierarchical_table(tokens: Sequence[int] = HIER_TOKENS, nodes: int = 8, gpus
                "zh": f"{nodes} 个节点 × {gpus} 块 GPU 上的 all-to-all，直接交换与分层交换，按每对 GPU 的块大小；"
                      f"节点内 {link_name(intra, 'zh')}，节点间 {link_name(inter, 'zh')}"},
         columns=["tokens", "chunk", "direct", "hier", "speedup", "r_direct", "r_hier"],
-        headers={"en": ["tokens per pair", "chunk", "direct", "hierarchical", "direct / hierarchical",
-                        "rounds (direct)", "rounds (hierarchical)"],
-                 "zh": ["每对 token 数", "块大小", "直接交换", "分层交换", "直接 / 分层", "轮数（直接）",
-                        "轮数（分层）"]},
+        headers=_split(T("primitives_moe.hierarchical_table.headers")),
         rows=rows, formats={"chunk": fmt_bytes, "direct": t3, "hier": t3, "speedup": lambda x: f"{x:.2f}×"},
-        notes={"en": ["Simulated with commbook.collectives.all_to_all_v; local copies (packing) cost "
-                      "nothing in the simulator, so real hierarchical runs pay somewhat more."],
-               "zh": ["用 commbook.collectives.all_to_all_v 模拟；模拟器里本地拷贝（打包）不计时间，"
-                      "真实的分层交换会多付一些。"]},
+        notes=_split(T("primitives_moe.hierarchical_table.notes")),
         meta={"topology": topo},
     )
 
@@ -341,10 +326,7 @@ def flow_table(flows: dict | None = None) -> Table:
         title={"en": f"Flows of one all-to-all on {flows['nodes']} nodes × {flows['gpus']} GPUs, counted four ways",
                "zh": f"{flows['nodes']} 个节点 × {flows['gpus']} 块 GPU 上一次 all-to-all 的流，四种数法"},
         columns=["algo", "gpu_pairs", "cross", "node_pairs", "rail"],
-        headers={"en": ["Schedule", "GPU pairs with a flow", "of them leaving the node", "node pairs",
-                        "flows on the busiest rail"],
-                 "zh": ["调度", "有流的 GPU 对", "其中离开本节点的", "节点对", "最忙轨道上的流"]},
+        headers=_split(T("primitives_moe.flow_table.headers")),
         rows=rows, formats={"gpu_pairs": n, "cross": n, "node_pairs": n, "rail": n},
-        labels={"en": {"direct": "direct", "hierarchical": "hierarchical (rail-aligned)"},
-                "zh": {"direct": "直接", "hierarchical": "分层（按轨道对齐）"}},
+        labels=T.labels("primitives_moe.flow_table.labels."),
     )

@@ -15,10 +15,17 @@ from ...collectives import predict
 from ...hardware import IB_NDR_CHAPTER, Link
 from ...units import MB, fmt_bytes, fmt_pct, fmt_time
 from ..tables import Table
+from ..text import texts
 from .primitives import link_name
 
+T = texts("ch1")
 __all__ = ["schedule_table", "selection_table", "FSDP_MODEL", "fsdp_numbers", "fsdp_table",
            "fsdp_layer_table", "decomposition_table"]
+
+
+def _split(entry: dict[str, str]) -> dict[str, list[str]]:
+    """A table's headers, kept in one text entry separated by '|'."""
+    return {lang: text.split("|") for lang, text in entry.items()}
 
 
 # ============================================================================ schedule / guide
@@ -27,41 +34,12 @@ def schedule_table() -> Table:
     rows = [{"s": "direct", "when": "direct_when", "cost": "direct_cost"},
             {"s": "hier", "when": "hier_when", "cost": "hier_cost"},
             {"s": "v", "when": "v_when", "cost": "v_cost"}]
-    labels = {
-        "en": {"direct": "direct (point to point)", "hier": "hierarchical / coalesced",
-               "v": "variable size (all-to-all-v)",
-               "direct_when": "few ranks, or a full-bisection group; balanced, coarse blocks per peer",
-               "direct_cost": "every rank injects straight to its peers; fine blocks repeat start-up and "
-                              "scheduling, and an overloaded fabric can cap the bisection",
-               "hier_when": "multi-GPU nodes with many small remote blocks: pack per remote node, "
-                            "exchange the aggregates, scatter locally",
-               "hier_cost": "fewer inter-node start-ups and the fast local links do the fan-out, at the "
-                            "price of packing, local copies, synchronisation and staging buffers",
-               "v_when": "per-destination counts differ, and padding every block to the largest "
-                         "would waste much bandwidth",
-               "v_cost": "explicit counts and offsets remove the padding; exchanging the counts and the "
-                         "irregular transfers add control work, and the hottest receiver still sets "
-                         "the finish"},
-        "zh": {"direct": "直接交换（点对点）", "hier": "分层 / 合并交换", "v": "变长交换（all-to-all-v）",
-               "direct_when": "rank 不多，或组内对分带宽充足；发往每个对端的块大小均衡、颗粒较粗",
-               "direct_cost": "每个 rank 自己把数据直接打给各个对端；块一碎，启动和调度开销就一再重复，"
-                              "网络过载时对分带宽也会成为上限",
-               "hier_when": "节点内有多块 GPU、发往远端的小块很多：先按目标节点打包，节点间交换聚合后的大块，"
-                            "再在本地分发",
-               "hier_cost": "节点间的启动次数变少，分发交给快速的本地链路；代价是打包、本地拷贝、同步"
-                            "和暂存缓冲区",
-               "v_when": "发往各目标的数量各不相同，全部补齐到最大值会白白耗掉大量带宽",
-               "v_cost": "显式给出数量与偏移，省掉了填充；但先要交换数量，传输也不规则，控制开销随之增加；"
-                         "最后何时结束仍由收得最多的那个 rank 决定"},
-    }
+    labels = T.labels("primitives_use.schedule_table.labels.")
     return Table(
         key="ch1-a2a-schedules",
-        title={"en": "Choosing an all-to-all schedule: shrink the constraint that binds, not the "
-                     "number of logical peers",
-               "zh": "选择 all-to-all 调度：要削减的是正在起作用的约束，而不是逻辑对端的数目"},
+        title=T("primitives_use.schedule_table.title"),
         columns=["s", "when", "cost"],
-        headers={"en": ["schedule", "fits when", "overheads it exposes"],
-                 "zh": ["调度", "适用场合", "暴露出的开销"]},
+        headers=_split(T("primitives_use.schedule_table.headers")),
         rows=rows, labels=labels)
 
 
@@ -71,31 +49,13 @@ def selection_table() -> Table:
     prim = {"dp": "all-reduce", "fsdp": "all-gather, reduce-scatter", "tp": "all-reduce, all-gather",
             "pp": "send / recv", "sp": "all-gather, reduce-scatter", "moe": "all-to-all",
             "dlrm": "all-to-all"}
-    labels = {
-        "en": {"dp": "data parallel", "fsdp": "FSDP / ZeRO-3", "tp": "tensor parallel",
-               "pp": "pipeline parallel", "sp": "sequence parallel", "moe": "MoE (expert parallel)",
-               "dlrm": "DLRM (recommendation)", "send / recv": "point to point (send / recv)",
-               "b_dp": "bandwidth (large gradients)", "b_fsdp": "bandwidth, and many calls",
-               "b_tp": "latency (needs NVLink)", "b_pp": "latency (micro-batch hand-off)",
-               "b_sp": "bandwidth (activation exchange)",
-               "b_moe": "start-up, injection / bisection, or skew",
-               "b_dlrm": "granularity, fabric capacity, or skew"},
-        "zh": {"dp": "数据并行", "fsdp": "FSDP / ZeRO-3", "tp": "张量并行", "pp": "流水线并行",
-               "sp": "序列并行", "moe": "MoE（专家并行）", "dlrm": "DLRM（推荐系统）",
-               "send / recv": "点对点（send / recv）",
-               "b_dp": "带宽（梯度大）", "b_fsdp": "带宽，且调用频繁", "b_tp": "延迟（离不开 NVLink）",
-               "b_pp": "延迟（微批次交接）", "b_sp": "带宽（交换激活）",
-               "b_moe": "启动开销、注入 / 对分带宽，或负载倾斜", "b_dlrm": "颗粒度、网络容量，或负载倾斜"},
-    }
+    labels = T.labels("primitives_use.selection_table.labels.")
     rows = [{"par": k, "prim": prim[k], "bound": f"b_{k}"} for k in keys]
     return Table(
         key="ch1-selection",
-        title={"en": "Which collective each parallelism uses, and what limits it; pipeline parallelism "
-                     "is the only one built on point-to-point messages",
-               "zh": "各种并行方式用哪种集合操作、受什么限制；只有流水线并行靠点对点消息而非集合操作"},
+        title=T("primitives_use.selection_table.title"),
         columns=["par", "prim", "bound"],
-        headers={"en": ["parallelism", "main collectives", "what bounds it"],
-                 "zh": ["并行方式", "主要集合操作", "瓶颈所在"]},
+        headers=_split(T("primitives_use.selection_table.headers")),
         rows=rows, labels=labels)
 
 
@@ -167,20 +127,14 @@ def fsdp_table(numbers: dict | None = None) -> Table:
                      "rs": s.count("reduce_scatter"), "ar": s.count("all_reduce"),
                      "bytes": s.bytes_per_gpu, "rel": s.bytes_per_gpu / ddp_bytes,
                      "startup": f["startup"][key]})
-    labels = {"en": {"ddp": "DDP, 25 MiB buckets", "grad_op": "FSDP without reshard (SHARD_GRAD_OP)",
-                     "full": "FSDP / ZeRO-3, reshard after forward (FULL_SHARD, default)"},
-              "zh": {"ddp": "DDP，25 MiB 一桶", "grad_op": "FSDP，前向后不释放（SHARD_GRAD_OP）",
-                     "full": "FSDP / ZeRO-3，前向后释放（FULL_SHARD，默认）"}}
+    labels = T.labels("primitives_use.fsdp_table.labels.")
     p, L = f["world"], f["n_layers"]
     return Table(
         key="ch1-fsdp",
         title={"en": f"Collectives of one step: {f['params'] / 1e9:g}B parameters, {L} layers, BF16, {p} GPUs",
                "zh": f"一步之内的集合操作：{f['params'] / 1e9:g}B 参数、{L} 层、BF16、{p} 块 GPU"},
         columns=["strategy", "calls", "ag", "rs", "ar", "bytes", "rel", "startup"],
-        headers={"en": ["strategy", "collectives", "all-gather", "reduce-scatter", "all-reduce",
-                        "sent per GPU", "vs DDP", "start-up per step (ring)"],
-                 "zh": ["策略", "集合操作次数", "all-gather", "reduce-scatter", "all-reduce",
-                        "每块 GPU 发送", "相对 DDP", "每步启动开销（ring）"]},
+        headers=_split(T("primitives_use.fsdp_table.headers")),
         rows=rows, labels=labels,
         formats={"bytes": fmt_bytes, "rel": lambda x: f"{x:g}×", "startup": lambda t: fmt_time(t, 3)},
         notes={"en": [f"Start-up: the latency terms of the ring algorithms with α = {fmt_time(f['link'].alpha)} "
@@ -202,8 +156,7 @@ def fsdp_layer_table(numbers: dict | None = None) -> Table:
         title={"en": f"One layer's all-gather on {fs['world']} GPUs ({link_name(fs['link'], 'en')})",
                "zh": f"{fs['world']} 块 GPU 上一层参数的 all-gather（{link_name(fs['link'], 'zh')}）"},
         columns=["n", "ring", "rd", "save"],
-        headers={"en": ["Layer", "Ring", "Recursive doubling", "Saved"],
-                 "zh": ["一层", "ring", "递归倍增", "省下"]},
+        headers=_split(T("primitives_use.fsdp_layer_table.headers")),
         rows=rows, formats={"n": fmt_bytes, "ring": lambda t: fmt_time(t, 3), "rd": lambda t: fmt_time(t, 3),
                             "save": fmt_pct},
     )
@@ -218,10 +171,8 @@ def decomposition_table(dec: dict) -> Table:
                                                     dec["all_reduce"]))]
     return Table(
         key="ch1-rs-ag-ar",
-        title={"en": "All-reduce as reduce-scatter then all-gather (simulator, integers)",
-               "zh": "all-reduce 拆成 reduce-scatter 加 all-gather（模拟器，整数）"},
+        title=T("primitives_use.decomposition_table.title"),
         columns=["rank", "input", "rs", "ag", "ar"],
-        headers={"en": ["Rank", "Input", "After reduce-scatter", "After all-gather", "Direct all-reduce"],
-                 "zh": ["rank", "输入", "reduce-scatter 之后", "再 all-gather 之后", "直接 all-reduce"]},
+        headers=_split(T("primitives_use.decomposition_table.headers")),
         rows=rows, formats={"rank": str},
     )
