@@ -86,12 +86,8 @@ def napkin_1_4_table(nm: dict | None = None) -> Table:
             ("experts", f"{cfg.experts}"), ("epg", f"{nm['experts_per_gpu']}"), ("k", f"{cfg.top_k}"),
             ("tpe", f"{nm['tokens_per_expert']}"), ("alpha", fmt_time(link.alpha)),
             ("beta", f"{link.beta / 1e9:g} GB/s")]
-    names = {"tokens": ("tokens in the batch", "一批 token 数"), "gpus": ("GPUs", "GPU 数"),
-             "tpg": ("tokens per GPU", "每块 GPU 的 token"), "d": ("hidden size d_model (BF16)", "隐藏维 d_model（BF16）"),
-             "tok_bytes": ("bytes per token", "每个 token 的字节"), "experts": ("experts", "专家数"),
-             "epg": ("experts per GPU", "每块 GPU 的专家"), "k": ("experts per token (top-k)", "每个 token 去几个专家（top-k）"),
-             "tpe": ("tokens per expert (uniform)", "每个专家收到的 token（均匀）"),
-             "alpha": ("α of the link", "链路的 α"), "beta": ("β of the link", "链路的 β")}
+    setting = T.labels("primitives_moe.setting.")
+    names = {k: (setting["en"][k], setting["zh"][k]) for k in setting["en"]}
     return Table(
         key="ch1-nm1.4-setting",
         title=T("primitives_moe.napkin_1_4_table.title"),
@@ -115,18 +111,12 @@ def capacity_table(config: moe.MoEConfig = NM_1_4,
                      "dropped": load.dropped_share(cap)})
     return Table(
         key="ch1-capacity",
-        title={"en": f"Expert capacity and drops, {config.tokens} tokens, {config.experts} experts, "
-                     f"top-{config.top_k}, uniform routing",
-               "zh": f"专家容量与丢弃：{config.tokens} 个 token、{config.experts} 个专家、"
-                     f"top-{config.top_k}、均匀路由"},
+        title=T("primitives_moe.capacity_title", tokens=config.tokens, experts=config.experts, k=config.top_k),
         columns=["C", "capacity", "overflow", "dropped"],
         headers=_split(T("primitives_moe.capacity_table.headers")),
         rows=rows, formats={"C": lambda c: f"{c:g}", "overflow": _fmt_prob, "dropped": _fmt_prob},
-        notes={"en": [f"Load of one expert: Binomial({load.n}, {config.top_k}/{config.experts}), "
-                      f"mean {load.mean:g}, standard deviation {load.sd:.2f}; probabilities are exact "
-                      "binomial sums."],
-               "zh": [f"单个专家的负载服从 Binomial({load.n}, {config.top_k}/{config.experts})，"
-                      f"均值 {load.mean:g}，标准差 {load.sd:.2f}；概率按二项分布逐项精确求和。"]},
+        notes=T.pairs("primitives_moe.capacity_note", n=load.n, k=config.top_k, experts=config.experts,
+                      mean=f"{load.mean:g}", sd=f"{load.sd:.2f}"),
         meta={"load": load, "config": config},
     )
 
@@ -237,17 +227,11 @@ def skew_table(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK, seed: i
     t = lambda x: fmt_time(x, 3)
     return Table(
         key="ch1-skew",
-        title={"en": f"Lower bounds of one dispatch all-to-all, {config.tokens} tokens on {P} GPUs "
-                     f"({link.name}), by routing (seed {seed})",
-               "zh": f"一次分发 all-to-all 的下界，按路由方式（种子 {seed}）：{config.tokens} 个 token、"
-                     f"{P} 块 GPU，链路为 {link_name(link, 'zh')}"},
+        title={lang: T.get("primitives_moe.skew_title", lang, tokens=config.tokens, p=P, seed=seed,
+                           link=link.name if lang == "en" else link_name(link, lang)) for lang in ("en", "zh")},
         columns=["routing", "hot_expert", "hot_gpu", "dropped", "injection", "reception", "bisection",
                  "startup", "binding", "simulated"],
-        headers={"en": ["routing", "busiest expert (tokens)", "busiest GPU receives (tokens)",
-                        f"dropped at C = {capacity_factor:g}", "injection", "reception", "bisection",
-                        "start-up", "binding", "simulated"],
-                 "zh": ["路由", "最忙专家（token）", "最忙 GPU 收到（token）", f"C = {capacity_factor:g} 时丢弃",
-                        "注入", "接收", "对分", "启动", "起决定作用", "模拟"]},
+        headers=_split(T("primitives_moe.skew_heads", c=f"{capacity_factor:g}")),
         rows=rows, labels=names,
         formats={"dropped": lambda x: fmt_pct(x) if x else "0", "injection": t, "reception": t,
                  "bisection": t, "startup": t, "simulated": t},
@@ -289,10 +273,9 @@ def hierarchical_table(tokens: Sequence[int] = HIER_TOKENS, nodes: int = 8, gpus
     t3 = lambda x: fmt_time(x, 3)
     return Table(
         key="ch1-hier-a2a",
-        title={"en": f"All-to-all on {nodes} nodes × {gpus} GPUs ({intra.name} + {inter.name}): direct "
-                     "against hierarchical, by chunk per GPU pair",
-               "zh": f"{nodes} 个节点 × {gpus} 块 GPU 上的 all-to-all，直接交换与分层交换，按每对 GPU 的块大小；"
-                     f"节点内 {link_name(intra, 'zh')}，节点间 {link_name(inter, 'zh')}"},
+        title={lang: T.get("primitives_moe.hier_title", lang, nodes=nodes, gpus=gpus,
+                           intra=intra.name if lang == "en" else link_name(intra, lang),
+                           inter=inter.name if lang == "en" else link_name(inter, lang)) for lang in ("en", "zh")},
         columns=["tokens", "chunk", "direct", "hier", "speedup", "r_direct", "r_hier"],
         headers=_split(T("primitives_moe.hierarchical_table.headers")),
         rows=rows, formats={"chunk": fmt_bytes, "direct": t3, "hier": t3, "speedup": lambda x: f"{x:.2f}×"},
@@ -323,8 +306,7 @@ def flow_table(flows: dict | None = None) -> Table:
     n = lambda x: f"{x:,}"
     return Table(
         key="ch1-a2a-flows",
-        title={"en": f"Flows of one all-to-all on {flows['nodes']} nodes × {flows['gpus']} GPUs, counted four ways",
-               "zh": f"{flows['nodes']} 个节点 × {flows['gpus']} 块 GPU 上一次 all-to-all 的流，四种数法"},
+        title=T("primitives_moe.flow_title", nodes=flows["nodes"], gpus=flows["gpus"]),
         columns=["algo", "gpu_pairs", "cross", "node_pairs", "rail"],
         headers=_split(T("primitives_moe.flow_table.headers")),
         rows=rows, formats={"gpu_pairs": n, "cross": n, "node_pairs": n, "rail": n},

@@ -131,18 +131,14 @@ def fsdp_table(numbers: dict | None = None) -> Table:
     p, L = f["world"], f["n_layers"]
     return Table(
         key="ch1-fsdp",
-        title={"en": f"Collectives of one step: {f['params'] / 1e9:g}B parameters, {L} layers, BF16, {p} GPUs",
-               "zh": f"一步之内的集合操作：{f['params'] / 1e9:g}B 参数、{L} 层、BF16、{p} 块 GPU"},
+        title=T("primitives_use.fsdp_title", params=f"{f['params'] / 1e9:g}", layers=L, p=p),
         columns=["strategy", "calls", "ag", "rs", "ar", "bytes", "rel", "startup"],
         headers=_split(T("primitives_use.fsdp_table.headers")),
         rows=rows, labels=labels,
         formats={"bytes": fmt_bytes, "rel": lambda x: f"{x:g}×", "startup": lambda t: fmt_time(t, 3)},
-        notes={"en": [f"Start-up: the latency terms of the ring algorithms with α = {fmt_time(f['link'].alpha)} "
-                      f"({f['link'].name}): (N − 1)α = {fmt_time(f['alpha_ring'], 3)} per all-gather or "
-                      f"reduce-scatter, 2(N − 1)α per all-reduce; bytes by the same algorithms."],
-               "zh": [f"启动开销按 ring 算法的延迟项计，α = {fmt_time(f['link'].alpha)}，链路为 {link_name(f['link'], 'zh')}："
-                      f"每次 all-gather 或 reduce-scatter 为 (N − 1)α = {fmt_time(f['alpha_ring'], 3)}，"
-                      f"每次 all-reduce 为 2(N − 1)α；字节数也按这些算法计。"]},
+        notes={lang: [T.get("primitives_use.fsdp_note", lang, alpha=fmt_time(f["link"].alpha),
+                            link=f["link"].name if lang == "en" else link_name(f["link"], lang),
+                            a_ring=fmt_time(f["alpha_ring"], 3))] for lang in ("en", "zh")},
         meta=f)
 
 
@@ -153,8 +149,8 @@ def fsdp_layer_table(numbers: dict | None = None) -> Table:
     rows = [{"n": r["n"], "ring": r["ring"], "rd": r["rd"], "save": 1 - r["rd"] / r["ring"]} for r in fs["layers"]]
     return Table(
         key="ch1-fsdp-layer",
-        title={"en": f"One layer's all-gather on {fs['world']} GPUs ({link_name(fs['link'], 'en')})",
-               "zh": f"{fs['world']} 块 GPU 上一层参数的 all-gather（{link_name(fs['link'], 'zh')}）"},
+        title={lang: T.get("primitives_use.layer_title", lang, p=fs["world"], link=link_name(fs["link"], lang))
+               for lang in ("en", "zh")},
         columns=["n", "ring", "rd", "save"],
         headers=_split(T("primitives_use.fsdp_layer_table.headers")),
         rows=rows, formats={"n": fmt_bytes, "ring": lambda t: fmt_time(t, 3), "rd": lambda t: fmt_time(t, 3),
