@@ -329,7 +329,9 @@ def test_built_page_shows_the_static_rendering_and_no_widget(tmp_path):
     """A one-page book with the repository's _config.yml and _ext/: the page shows the
     explorer's figure, table and note, and carries no widget view, no widget state and
     no script from elsewhere."""
-    html = build_small_book(tmp_path / "book", "format: jb-book\nroot: index\n", {"index.md": PAGE})
+    toc = "format: jb-book\nroot: index\nchapters:\n  - file: reference/api\n"
+    api = "# API\n\n<!-- commbook-modules: commbook.book.explorers.effbw -->\n"   # the table's source link lands here
+    html = build_small_book(tmp_path / "book", toc, {"index.md": PAGE, "reference/api.md": api})
     page = (html / "index.html").read_text(encoding="utf-8")
     for marker in ("widget-view+json", "widget-state+json", "jupyter-widgets", "require.min.js"):
         assert marker not in page, marker
