@@ -317,10 +317,6 @@ KNOWN_FORMATTING: dict[str, str] = {
     "commbook.book.ch1.hierarchy_numbers": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
     "commbook.book.ch1.hierarchy_routing": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
     "commbook.book.ch1.libraries": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
-    "commbook.book.ch1.primitives_moe": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
-    "commbook.book.ch1.primitives_use": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
-    "commbook.book.p5.allreduce": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
-    "commbook.book.p5.topology": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
     "commbook.book.tables": "fmt_fixed, kept (with fmt_gbps) while p5 pages import them",
 }
 

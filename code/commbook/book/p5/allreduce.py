@@ -117,8 +117,8 @@ def demo_03_2(ps: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
     small = next(r for r in rows if r["n"] == min(sizes) and r["p"] == p_hi)
     lat_hi = small["ring_rounds"] * link.alpha
     words = dict(small=fmt_bytes(min(sizes)), alpha=fmt_time(link.alpha), rounds=small["ring_rounds"],
-                 lat=fmt_time(lat_hi), p_hi=p_hi, big=fmt_bytes(max(sizes)), p_lo=ps[0], growth=f"{growth:.0%}",
-                 rab_growth=f"{rab_growth:.0%}")
+                 lat=fmt_time(lat_hi), p_hi=p_hi, big=fmt_bytes(max(sizes)), p_lo=ps[0], growth=fmt_pct(growth, 2),
+                 rab_growth=fmt_pct(rab_growth, 2))
     notes = [tuple(T.get("allreduce.03_2_note", lang, **words) for lang in LANGS)]
     if growth >= 0.01:
         big_lat = big[-1]["ring_rounds"] * link.alpha
@@ -212,8 +212,8 @@ def demo_03_3(p: int = 8, link: Link = NVLINK4,
     src = data.source
     chap = {lang: T.get("allreduce.chapter", lang, n=src.chapter) if src.chapter else "" for lang in LANGS}
     alpha_words = dict(mid=fmt_bytes(mid["n"]), a=fmt_time(mid["alpha_eff"], 3), x=f"{mid['alpha_eff'] / link.alpha:.0f}",
-                       alpha=fmt_time(link.alpha), top=fmt_bytes(top["n"]), model_pct=f"{top['busbw'] / link.beta:.1%}",
-                       meas_pct=f"{top['measured'] / link.beta:.0%}")
+                       alpha=fmt_time(link.alpha), top=fmt_bytes(top["n"]), model_pct=fmt_pct(top["busbw"] / link.beta, 3),
+                       meas_pct=fmt_pct(top["measured"] / link.beta, 2))
     notes = [tuple(T.get("allreduce.03_3_src_approx" if approx else "allreduce.03_3_src", lang,
                          coll=data.collective.replace("_", "-"), setup=setup[lang], title=src.title, chap=chap[lang],
                          url=src.url) for lang in LANGS),

@@ -15,7 +15,7 @@ from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
 from ..tables import Table
 from ..text import texts
 from ...topology import Ring, Switch, Torus, TwoLevel, ring_order
-from ...units import KB, MB, fmt_bytes, fmt_ratio, fmt_time
+from ...units import KB, MB, fmt_bytes, fmt_pct, fmt_ratio, fmt_time
 from .common import balanced_dims, original_note, span
 
 T = texts("p5")
@@ -65,9 +65,9 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
     med = float(np.median([run(c, "random", s)["vs_ideal"] for s in range(median_seeds)]))
 
     pct1, pct2 = rows[1]["vs_ideal"] - 1, rows[2]["vs_ideal"] - 1
-    pcts = dict(pct1=f"{pct1:.2%}", pct2=f"{pct2:.2%}", x=x)
+    pcts = dict(pct1=fmt_pct(pct1, 3), pct2=fmt_pct(pct2, 3), x=x)
     notes = [tuple(T.get("topology.04_1_note", lang, ideal=fmt_time(ideal, 5), hops=rows[1]["max_hops"],
-                         med=f"{med:.2f}×", last=median_seeds - 1, **pcts) for lang in LANGS)]
+                         med=fmt_ratio(med, 3), last=median_seeds - 1, **pcts) for lang in LANGS)]
     o = ORIGINAL_04_1
     if (tuple(dims), n, link) == (o["dims"], o["n"], o["link"]):
         fits = [key for key, v in (("topology.rule_one", pct1), ("topology.rule_extra", pct2))
@@ -244,7 +244,7 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
 
     def trend(n: float, lang: str = "en") -> str:
         sp = [r["speedup"] for r in rows if r["n"] == n]
-        rng = span(sp, lambda v: f"{v:.2f}×")
+        rng = span(sp, lambda v: fmt_ratio(v, 3))
         grows = len(sp) > 1 and all(b > a for a, b in zip(sp, sp[1:]))
         return T.get("topology.trend_grows" if grows else "topology.trend_flat", lang, rng=rng)
 
@@ -268,7 +268,7 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
         notes={lang: [T.get("topology.04_3b_note", lang, tail=T.get(
             "topology.04_3b_tail_never" if never else "topology.04_3b_tail_end", lang))] for lang in LANGS},
     )
-    ratios = span([r["nccl_vs_hier"] for r in rows if r["n"] == max(sizes)], lambda v: f"{v:.2f}×")
+    ratios = span([r["nccl_vs_hier"] for r in rows if r["n"] == max(sizes)], lambda v: fmt_ratio(v, 3))
     words = dict(g=g, gm1=g - 1, intra=intra.name, inter=inter.name, small=fmt_bytes(min(sizes)),
                  big=fmt_bytes(max(sizes)), ratios=ratios)
     return Table(
