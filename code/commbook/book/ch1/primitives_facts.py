@@ -227,7 +227,7 @@ class CapFacts:
     n: int
     over1_frac: float
     drop1_frac: float
-    over3: str
+    over3_frac: float
     max_ind: float
     max_mc: float
     batches: int
@@ -242,7 +242,7 @@ def cap_facts(cap: Table, mc: dict) -> CapFacts:
     row = lambda c: cap.find(C=c)
     mid = row(f[1])["capacity"]
     return CapFacts(listing(f), f[0], f[1], f[2], load.n, row(f[0])["overflow"], row(f[0])["dropped"],
-                    f"{row(f[2])['overflow']:.1e}", mc["independent"], mc["mean_max"], mc["batches"],
+                    row(f[2])["overflow"], mc["independent"], mc["mean_max"], mc["batches"],
                     mc["mean_max"] / load.mean, mid, float(np.mean(mc["counts"].max(axis=1) > mid)))
 
 

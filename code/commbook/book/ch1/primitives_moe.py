@@ -23,7 +23,7 @@ from ...collectives import predict
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch, TwoLevel
-from ...units import fmt_bytes, fmt_pct, fmt_time
+from ...units import fmt_bytes, fmt_pct, fmt_ratio, fmt_time
 from ..plots import PALETTE, book_style
 from ..text import texts
 from ..tables import Table
@@ -98,6 +98,11 @@ def napkin_1_4_table(nm: dict | None = None) -> Table:
     )
 
 
+def _probability(x: float) -> str:
+    """A probability as a percentage (``fmt_pct``), exactly 0 as "0"."""
+    return fmt_pct(x) if x else "0"
+
+
 def capacity_table(config: moe.MoEConfig = NM_1_4,
                    factors: Sequence[float] = (1.0, 1.25, 1.5)) -> Table:
     """Capacity ⌈P·T·k/E·C⌉ for each capacity factor C and, under uniform routing
@@ -114,17 +119,11 @@ def capacity_table(config: moe.MoEConfig = NM_1_4,
         title=T("primitives_moe.capacity_title", tokens=config.tokens, experts=config.experts, k=config.top_k),
         columns=["C", "capacity", "overflow", "dropped"],
         headers=_split(T("primitives_moe.capacity_table.headers")),
-        rows=rows, formats={"C": lambda c: f"{c:g}", "overflow": _fmt_prob, "dropped": _fmt_prob},
+        rows=rows, formats={"C": lambda c: f"{c:g}", "overflow": _probability, "dropped": _probability},
         notes=T.pairs("primitives_moe.capacity_note", n=load.n, k=config.top_k, experts=config.experts,
                       mean=f"{load.mean:g}", sd=f"{load.sd:.2f}"),
         meta={"load": load, "config": config},
     )
-
-
-def _fmt_prob(x: float) -> str:
-    if x == 0:
-        return "0"
-    return fmt_pct(x) if x >= 1e-3 else f"{x:.2e}"
 
 
 def expert_max_monte_carlo(config: moe.MoEConfig = NM_1_4, batches: int = 400,
@@ -278,7 +277,7 @@ def hierarchical_table(tokens: Sequence[int] = HIER_TOKENS, nodes: int = 8, gpus
                            inter=inter.name if lang == "en" else link_name(inter, lang)) for lang in ("en", "zh")},
         columns=["tokens", "chunk", "direct", "hier", "speedup", "r_direct", "r_hier"],
         headers=_split(T("primitives_moe.hierarchical_table.headers")),
-        rows=rows, formats={"chunk": fmt_bytes, "direct": t3, "hier": t3, "speedup": lambda x: f"{x:.2f}×"},
+        rows=rows, formats={"chunk": fmt_bytes, "direct": t3, "hier": t3, "speedup": lambda x: fmt_ratio(x, 3)},
         notes=_split(T("primitives_moe.hierarchical_table.notes")),
         meta={"topology": topo},
     )

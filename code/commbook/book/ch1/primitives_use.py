@@ -13,7 +13,7 @@ from typing import Sequence
 from ... import parallelism
 from ...collectives import predict
 from ...hardware import IB_NDR_CHAPTER, Link
-from ...units import MB, fmt_bytes, fmt_pct, fmt_time
+from ...units import MB, fmt_bytes, fmt_pct, fmt_ratio, fmt_time
 from ..tables import Table
 from ..text import texts
 from .primitives import link_name
@@ -135,7 +135,7 @@ def fsdp_table(numbers: dict | None = None) -> Table:
         columns=["strategy", "calls", "ag", "rs", "ar", "bytes", "rel", "startup"],
         headers=_split(T("primitives_use.fsdp_table.headers")),
         rows=rows, labels=labels,
-        formats={"bytes": fmt_bytes, "rel": lambda x: f"{x:g}×", "startup": lambda t: fmt_time(t, 3)},
+        formats={"bytes": fmt_bytes, "rel": fmt_ratio, "startup": lambda t: fmt_time(t, 3)},
         notes={lang: [T.get("primitives_use.fsdp_note", lang, alpha=fmt_time(f["link"].alpha),
                             link=f["link"].name if lang == "en" else link_name(f["link"], lang),
                             a_ring=fmt_time(f["alpha_ring"], 3))] for lang in ("en", "zh")},
