@@ -1,4 +1,4 @@
-"""The worked boxes of chapter 集合通信: each box prices its example with its own link.
+"""The worked boxes of chapter 1 (collective communication): each box prices its example with its own link.
 
 The chapter uses InfiniBand NDR with α = 1.5, 2, 3 and 5 µs in different boxes, and
 generic teaching links; every box's link is built here once, with its number and the box

@@ -79,9 +79,9 @@ _NAMES = {lang: {k: T.get(K + "names." + k, lang) for k in ('fp32', 'top1', 'top
 def _name(key: str, lang: str) -> str:
     base = key.removesuffix("+ef")
     if key.endswith("+ef"):
-        return _NAMES[lang][base] + (" + EF" if lang == "en" else " + 误差反馈")
+        return _NAMES[lang][base] + T.get(K + "with_ef", lang)
     if key in ("top1", "top10", "sign", "int8"):
-        return _NAMES[lang][base] + (", no EF" if lang == "en" else "，无误差反馈")
+        return _NAMES[lang][base] + T.get(K + "no_ef", lang)
     return _NAMES[lang][base]
 
 

@@ -27,7 +27,7 @@ from ...compression import (FP16, Identity, Int8, Sign, Threshold, TopK, decimal
                             sparse_ratio)
 from ...compression.feedback import ErrorFeedback
 from .inputs import CHAPTER_COMPRESSION_TABLE, NM17, compression_table, napkin_math_1_7  # noqa: F401 (NM17, napkin_math_1_7: for the page)
-from ...units import fmt_bytes, fmt_ratio
+from ...units import fmt_bytes, fmt_count, fmt_ratio
 from ..tables import Table, bilingual, bilingual_notes
 from ..text import texts
 from .perf_numbers import LLAMA
@@ -147,15 +147,13 @@ def heavy_tail_table(block: int = 128, d: int = 2**16, nus=(None, 8, 5, 4, 3), s
         key="ch1-heavy",
         title=_tx("int8_error_one_scale", block=block),
         columns=["dist", "peak", "rms_tensor", "rms_block", "gain", "max_tensor", "max_block"],
-        headers={"en": ["Gradient values", "max|g| / σ", "RMS error, one scale", f"RMS error, b = {block}",
-                        "Error cut", "Worst error, one scale", f"Worst error, b = {block}"],
-                 "zh": ["梯度分布", "max|g| / σ", "均方根误差（一个缩放因子）", f"均方根误差（b = {block}）",
-                        "误差缩小", "最大误差（一个缩放因子）", f"最大误差（b = {block}）"]},
+        headers=_txs("ht_values", "ht_peak", "ht_rms_one", "ht_rms_block", "ht_cut", "ht_worst_one", "ht_worst_block",
+                     block=block),
         rows=rows,
         formats={"peak": lambda x: f"{x:.3g}", "rms_tensor": sci, "rms_block": sci,
                  "gain": fmt_ratio, "max_tensor": sci, "max_block": sci},
-        labels={"en": {"normal": "normal", **{f"t{n}": f"Student t, ν = {n}" for n in nus if n}},
-                "zh": {"normal": "正态", **{f"t{n}": f"学生 t 分布，ν = {n}" for n in nus if n}}},
+        labels={lang: {"normal": T.get(K + "ht_normal", lang), **{f"t{n}": T.get(K + "ht_t", lang, nu=n) for n in nus if n}}
+                for lang in ("en", "zh")},
         notes=_txs("values_per_gradient_seed", d=d, seed=seed),
         meta={"block": block, "d": d})
 
@@ -284,9 +282,7 @@ def methods_table(d: int = QUANT_D) -> Table:
     ``d``-element gradient (values, indices and scales counted), the convergence cost and
     the setting it suits, as the chapter gives them."""
     impact = {lang: {k: T.get(K + "impact." + k, lang) for k in ('negligible', '~5-10% slower', '~10-20% slower', '~20-30% slower',)} for lang in ("en", "zh")}
-    use = {"en": ("the usual accelerator baseline", "clusters short of bandwidth",
-                  "training across data centres", "the tightest bandwidth limits"),
-           "zh": (*_two("text"), "跨数据中心训练", "带宽极度受限的场合")}
+    use = _txs("use0", "use1", "use2", "use3")
     enc = {name: (got, op) for name, _, got, op in compression_table(d)}
     rows = []
     for i, (name, stated, imp) in enumerate(CHAPTER_COMPRESSION_TABLE):
@@ -294,9 +290,8 @@ def methods_table(d: int = QUANT_D) -> Table:
         rows.append({"method": name, "stated": float(stated), "encoded": got, "impact": imp,
                      "use": f"use{i}", "op": op.name})
     labels = {lang: {**impact[lang], **{f"use{i}": u for i, u in enumerate(use[lang])},
-                     "INT8 + EF": "INT8 + EF" if lang == "en" else "INT8 + 误差反馈",
-                     "Top-k (1%) + EF": "Top-k (1%) + EF" if lang == "en" else "Top-k（1%）+ 误差反馈",
-                     "1-bit + EF": "1-bit + EF" if lang == "en" else "1 位 + 误差反馈"}
+                     **{m: T.get(K + k, lang) for m, k in (("INT8 + EF", "m_int8"), ("Top-k (1%) + EF", "m_topk"),
+                                                           ("1-bit + EF", "m_sign"))}}
               for lang in ("en", "zh")}
     topk = next(r for r in rows if r["method"].startswith("Top-k"))
     sign = next(r for r in rows if r["method"].startswith("1-bit"))
@@ -304,9 +299,7 @@ def methods_table(d: int = QUANT_D) -> Table:
         key="ch1-methods",
         title=_tx("gradient_compression_methods"),
         columns=["method", "stated", "encoded", "impact", "use"],
-        headers={"en": ["Method", "Nominal ratio", f"Encoded ratio (d = {d:,})", "Convergence",
-                        "Suits"],
-                 "zh": ["方法", "名义压缩比", f"实际编码后的压缩比（d = {d:,}）", "对收敛的影响", "适用场合"]},
+        headers=_txs("mh_method", "mh_nominal", "mh_encoded", "mh_convergence", "mh_suits", d=fmt_count(d)),
         rows=rows,
         formats={"stated": lambda r: f"{r:g}×", "encoded": lambda r: f"{r:.6g}×"},
         labels=labels,

@@ -98,8 +98,9 @@ def bandwidth_table(alpha: float = BANDWIDTH["alpha"], rates_bps=BANDWIDTH["rate
         key="ch1-fall-bw",
         title=_tx("one_message_with_on", alpha=fmt_time(alpha, 3)),
         columns=["n", *cols, "gain", "gain_top"],
-        headers={"en": ["Message", *names, *(f"gain {names[0]} → {x}" for x in (names[1], names[-1]))],
-                 "zh": ["消息", *names, *(f"{names[0]} → {x} 的加速" for x in (names[1], names[-1]))]},
+        headers={lang: [T.get(K + "bw_message", lang), *names,
+                        *(T.get(K + "bw_gain", lang, a=names[0], b=x) for x in (names[1], names[-1]))]
+                 for lang in ("en", "zh")},
         rows=rows, formats={"n": fmt_bytes, **{c: _t3 for c in cols}, "gain": _x, "gain_top": _x},
         notes=_txs("n_n_is_on", stars=stars),
         meta={"n_star": [alpha * b for b in betas], "betas": betas},
@@ -152,8 +153,7 @@ def bubble_table(p: int = BUBBLE["p"], ms=BUBBLE["ms"], target: float = BUBBLE["
         key="ch1-fall-bubble",
         title=_tx("pipeline_bubble_with_p", p=p),
         columns=["m", "bubble", "below"],
-        headers={"en": ["micro-batches m", "bubble (p − 1)/(m + p − 1)", f"below {fmt_pct(target)}"],
-                 "zh": ["微批次数 m", "气泡 (p − 1)/(m + p − 1)", f"低于 {fmt_pct(target)}"]},
+        headers=_txs("pp_m", "pp_bubble", "pp_below", target=fmt_pct(target)),
         rows=rows, formats={"bubble": fmt_pct},
         notes=_txs("smallest_m_below", target=fmt_pct(target), p=min_microbatches(p, target)),
     )
@@ -292,13 +292,14 @@ def flat_hier_table(nodes=FLAT["nodes"], gpn: int = FLAT["gpn"], sizes=FLAT["siz
             row.update({f"flat{k}": f, f"hier{k}": h, f"x{k}": f / h})
         rows.append(row)
     cols = [c for k in range(len(sizes)) for c in (f"flat{k}", f"hier{k}", f"x{k}")]
-    en = [h for n in sizes for h in (f"flat, {fmt_bytes(n)}", f"hierarchical, {fmt_bytes(n)}", "ratio")]
-    zh = [h for n in sizes for h in (*_two("text", n=fmt_bytes(n)), "倍数")]
+    heads = {lang: [h for n in sizes for h in (T.get(K + "fh_flat", lang, n=fmt_bytes(n)),
+                                                T.get(K + "fh_hier", lang, n=fmt_bytes(n)), T.get(K + "fh_ratio", lang))]
+             for lang in ("en", "zh")}
     return Table(
         key="ch1-fall-flat",
         title=_tx("flat_ring_against_hierarchical", gpn=gpn),
         columns=["nodes", "gpus", *cols],
-        headers={"en": ["nodes", "GPUs", *en], "zh": ["节点数", "GPU 数", *zh]},
+        headers={lang: [*_txs("fh_nodes", "fh_gpus")[lang], *heads[lang]] for lang in ("en", "zh")},
         rows=rows, formats={c: (_x if c.startswith("x") else _t3) for c in cols},
         notes=_txs("closed_forms_links_and", intra=link_name(intra, 'en'), inter=link_name(inter, 'en'), intra2=link_name(intra, 'zh'), inter2=link_name(inter, 'zh')),
     )
@@ -340,8 +341,8 @@ def intra_node_table(p: int = INTRA["p"], sizes=INTRA["sizes"], link=INTRA["link
         key="ch1-fall-intra",
         title=_tx("all_reduce_inside_one", p=p, link=link_name(link, 'en'), link2=link_name(link, 'zh')),
         columns=["algo", *cols],
-        headers={"en": ["model", *[h for n in sizes for h in (fmt_bytes(n), "× one hop")]],
-                 "zh": ["模型", *[h for n in sizes for h in (fmt_bytes(n), "相对一跳")]]},
+        headers={lang: [T.get(K + "ix_model", lang), *[h for n in sizes for h in (fmt_bytes(n), T.get(K + "ix_hop", lang))]]
+                 for lang in ("en", "zh")},
         rows=rows, formats={c: (_x if c.startswith("x") else _t3) for c in cols},
         labels={lang: {a: hop[lang] if a == "innet" else display_name("all_reduce", a, lang) for a in algorithms}
                 for lang in ("en", "zh")},
@@ -384,10 +385,8 @@ def placement_table(nodes: int = PLACEMENT["nodes"], gpn: int = PLACEMENT["gpn"]
         headers=_txs("cluster", "block_0_7_on", "round_robin", "snake", "slowest_fastest"),
         rows=rows, formats={**{k: _t3 for k in orders}, "spread": _x},
         labels={lang: {k: v[lang] for k, v in _CLUSTER_NAMES.items()} for lang in ("en", "zh")},
-        notes={"en": [f"Simulated (commbook.collectives.all_reduce, TwoLevel); links: {link_name(intra, 'en')} "
-                      f"and {link_name(inter, 'en')}."],
-               "zh": [f"模拟（commbook.collectives.all_reduce，TwoLevel）；链路为 {link_name(intra, 'zh')} 与 "
-                      f"{link_name(inter, 'zh')}。"]},
+        notes={lang: [T.get(K + "pl_note", lang, a=link_name(intra, lang), b=link_name(inter, lang))]
+               for lang in ("en", "zh")},
     )
 
 

@@ -77,8 +77,8 @@ def ring_tree_parts_table() -> Table:
         columns=["algo", "lat", "bw", "total"],
         headers=_txs("blank_2", "start_ups", "bandwidth_0", "total"),
         rows=rows, formats={"lat": us, "bw": us, "total": us},
-        labels={"en": {"ring": "ring", "tree": f"binomial tree ({rt['tree_steps']} steps)"},
-                "zh": {"ring": "环形", "tree": f"二项树（{rt['tree_steps']} 步）"}},
+        labels={lang: {k: T.get(K + "rt_" + k, lang, steps=rt["tree_steps"]) for k in ("ring", "tree")}
+                for lang in ("en", "zh")},
         notes=_txs("gb_s", alpha=_t(lk.alpha), beta=lk.beta / 1e9),
         meta=rt)
 

@@ -102,8 +102,8 @@ def torus_table(runs: dict | None = None, sizes=TORUS["sizes"], mesh: dict | Non
         key="ch1-torus",
         title=_tx("all_reduce_on_a"),
         columns=["what", "steps", "bytes", *size_cols],
-        headers={"en": ["Schedule", "Steps", "Bytes sent per chip", *(f"Time, {fmt_bytes(n)}" for n in sizes)],
-                 "zh": ["方案", "步数", "每块芯片发出的字节", *(f"用时，{fmt_bytes(n)}" for n in sizes)]},
+        headers={lang: [*_txs("h_schedule", "h_steps", "h_bytes")[lang],
+                        *(T.get(K + "h_time", lang, n=fmt_bytes(n)) for n in sizes)] for lang in ("en", "zh")},
         rows=rows,
         formats={"bytes": lambda b: f"{b:.4g} · M", **{c: (lambda t: fmt_time(t, 4)) for c in size_cols}},
         labels={lang: {k: v[lang] for k, v in names.items()} for lang in ("en", "zh")},
@@ -137,8 +137,8 @@ def rail_table(rows: list[dict] | None = None) -> Table:
     N = RAILS["nodes"]
     body = [{"rail": r["index"], "members": f"rail{r['index']}", "payload": r["payload"], "bytes": r["bytes"],
              "share": r["share"]} for r in rows]
-    members = {"en": {f"rail{r['index']}": f"GPU {r['index']} of nodes 0–{N - 1}" for r in rows},
-               "zh": {f"rail{r['index']}": f"节点 0–{N - 1} 的 {r['index']} 号 GPU" for r in rows}}
+    members = {lang: {f"rail{r['index']}": T.get(K + "rail_members", lang, g=r["index"], last=N - 1) for r in rows}
+               for lang in ("en", "zh")}
     return Table(
         key="ch1-rails",
         title=_tx("rails_of_nodes_gpus", n=N, gpus_per_node=RAILS['gpus_per_node'], n2=fmt_bytes(RAILS['n'])),

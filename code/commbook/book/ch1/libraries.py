@@ -113,7 +113,7 @@ def axes_table() -> Table:
     for lang, i in (("en", 0), ("zh", 1)):
         labels[lang].update({k + "|" + lib: LIBRARY_AXES[lib][k][i] for k in AXES for lib in libs})
     return Table(key="ch1-lib-axes", title=_tx("three_libraries_on_the"),
-                 columns=["axis"] + libs, headers={"en": ["Axis"] + libs, "zh": ["决策轴"] + libs}, rows=rows, labels=labels)
+                 columns=["axis"] + libs, headers={lang: [T.get(K + "h_axis", lang)] + libs for lang in ("en", "zh")}, rows=rows, labels=labels)
 
 
 # ============================================================================ Table 5
@@ -143,8 +143,9 @@ def table5() -> Table:
             row[col] = f"{col}{i}"
             labels["en"][row[col]], labels["zh"][row[col]] = r[col]
         row["axis"] = f"axis{i}"
-        labels["en"][row["axis"]] = ", ".join(AXES[a]["en"].lower() for a in r["axes"])
-        labels["zh"][row["axis"]] = "、".join(AXES[a]["zh"] for a in r["axes"])
+        for lang in ("en", "zh"):
+            labels[lang][row["axis"]] = T.get(K + "axis_sep", lang).join(
+                AXES[a][lang].lower() if lang == "en" else AXES[a][lang] for a in r["axes"])
         rows.append(row)
     nccl_rows = sum("NCCL" in r["library"][0] for r in TABLE5)
     return Table(
@@ -194,8 +195,8 @@ CHAPTER_MPI_CITATION_YEAR = 1993
 
 
 def fmt_date(d: date, lang: str) -> str:
-    """'5 May 1994' / '1994 年 5 月 5 日'."""
-    return f"{d.year} 年 {d.month} 月 {d.day} 日" if lang == "zh" else f"{d.day} {d:%B} {d.year}"
+    """'5 May 1994' and its Chinese form (year, month, day), from ch1.toml."""
+    return T.get(K + "date", lang, year=d.year, month=d.month, day=d.day, month_name=f"{d:%B}")
 
 
 def mpi_table() -> Table:

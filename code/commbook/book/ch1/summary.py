@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ...compression import Int8, Sign, TopK
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER
 from ...overlap import hidden_fraction_equal_layers, layerwise_timeline
-from ...units import fmt_bytes, fmt_number, fmt_pct, fmt_ratio
+from ...units import fmt_bytes, fmt_count, fmt_number, fmt_pct, fmt_ratio
 from ..tables import Table, bilingual
 from ..text import texts
 from . import fallacies as fa
@@ -93,11 +93,7 @@ def lighthouse_table(gradient_dim: int = 10**6) -> Table:
         columns=["name", "collective", "limit", "technique", "figure"],
         headers=_txs("archetype", "main_collective", "limit_that_tends_to", "techniques", "in_numbers"),
         rows=rows, labels=labels,
-        notes={"en": ["The figures come from this chapter's examples: A from §1.9 (flat against hierarchical), "
-                      f"B from §1.3 (all-to-all schedules), C from §1.6's operators on a {gradient_dim:,}-value "
-                      "gradient, scales counted."],
-               "zh": ["最后一列取自本章的例子：A 见 §1.9（扁平与分层），B 见 §1.3（all-to-all 调度），"
-                      f"C 为 §1.6 的压缩算子作用于 {gradient_dim:,} 个值的梯度（计入缩放系数）。"]},
+        notes=_txs("lighthouse_note", d=fmt_count(gradient_dim)),
         meta={"figures": figs},
     )
 
