@@ -19,6 +19,7 @@ from commbook.book.ch1 import allreduce_facts as fx
 from commbook.book.ch1 import allreduce_figures as af
 from commbook.book.ch1 import allreduce_numbers as an
 from commbook.book.ch1.boxes import BOX_LINKS
+from commbook.collectives.butterfly import butterfly_pairs
 from commbook.cost import allreduce_rabenseifner_on_ring
 from commbook.hardware import IB_HDR
 from commbook.units import GB, MB, us
@@ -195,13 +196,13 @@ def test_checkpoint_1_3_reduce_scatter_trace():
 
 # ============================================================================ butterfly
 def test_butterfly_pairs_are_the_chapters():
-    near = ac.pairs(8, "near_first")
+    near = butterfly_pairs(8, "near_first")
     assert near[:3] == SC["butterfly_pairs"]
     assert near[3:] == near[:3][::-1]                                  # all-gather undoes it
     for k, rnd in enumerate(SC["butterfly_pairs"]):
         assert rnd == sorted({(min(i, i ^ (1 << k)), max(i, i ^ (1 << k))) for i in range(8)})
     big = SC["butterfly_big_pow2"]
-    last = ac.pairs(big, "near_first")[int(math.log2(big)) - 1]
+    last = butterfly_pairs(big, "near_first")[int(math.log2(big)) - 1]
     assert {b - a for a, b in last} == {SC["butterfly_last_xor"]} and len(last) == big // 2
 
 
@@ -210,7 +211,7 @@ def test_butterfly_figure_draws_the_schedule(lang, cjk_font):
     fig = af.fig_butterfly(lang)
     lines, texts = _lines(fig), _texts(fig)
     for order in ac.ORDERS:
-        pairs = ac.pairs(8, order)
+        pairs = butterfly_pairs(8, order)
         drawn = {(int(r), int(a), int(b)) for key in lines if key.startswith(f"pair:{order}:")
                  for _, _, r, a, b in [key.split(":")]}
         assert drawn == {(r + 1, a, b) for r, rnd in enumerate(pairs) for a, b in rnd}

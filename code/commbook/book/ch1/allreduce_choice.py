@@ -25,7 +25,6 @@ import numpy as np
 from ... import collectives as coll
 from ...coefficients import closed_form_coefficients
 from ...collectives import coefficients, crossover, predict
-from ...collectives.butterfly import butterfly_pairs
 from ...comm_sim import VirtualCluster
 from ...cost import crossover_tree_ring, lower_bound_bytes
 from ...double_tree import allreduce_double_tree_envelope, double_tree_optimum, double_tree_parents
@@ -50,7 +49,7 @@ def _heads(*keys: str, **fields) -> dict[str, list[str]]:
     return T.pairs(*(K + k for k in keys), **fields)
 
 __all__ = [
-    "CHAPTER_STATED", "ORDERS", "pairs", "order_topologies", "order_table", "DTreeInner", "dtree_inner",
+    "CHAPTER_STATED", "ORDERS", "order_topologies", "order_table", "DTreeInner", "dtree_inner",
     "DTreeRow", "dtree_rows", "dtree_table", "FIG7", "Figure7", "figure7_data", "bucket_table", "TABLE2", "table2",
     "SwitchPoint", "switch_point", "Split", "NM15", "nm15", "in_us", "nm15_table", "checkpoint13",
 ]
@@ -75,12 +74,6 @@ ORDERS = ("near_first", "far_first")
 
 
 # ============================================================================ butterfly
-def pairs(p: int = 8, order: str = "near_first") -> list[list[tuple[int, int]]]:
-    """The pairs of each round of Rabenseifner's all-reduce on ``p`` ranks (reduce-scatter,
-    then all-gather), read from the schedule (:func:`commbook.collectives.butterfly.butterfly_pairs`)."""
-    return butterfly_pairs(p, order)
-
-
 def order_topologies(link: Link = BOX_LINKS["cp1.3"]) -> dict:
     """8 GPUs four ways (a switch, a bidirectional ring, a 4×2 torus, two nodes of four
     NVLink GPUs joined by InfiniBand NDR) and 1,024 GPUs as 128 such nodes of eight."""

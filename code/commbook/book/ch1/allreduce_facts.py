@@ -8,11 +8,12 @@ import math
 from dataclasses import dataclass
 
 from ...collectives import predict
+from ...collectives.butterfly import butterfly_pairs
 from ...comm_sim import RunResult
 from ...hardware import Link
 from ..tables import Table
 from .allreduce_choice import CHAPTER_STATED as CHOICE_STATED
-from .allreduce_choice import alpha_steps_fold, order_topologies, pairs
+from .allreduce_choice import alpha_steps_fold, order_topologies
 from .allreduce_figures import butterfly_rounds
 from .allreduce_numbers import CHAPTER_STATED, EXAMPLE_1_1, alpha_steps, run, trace_facts, tree_activity
 from .boxes import BOX_LINKS
@@ -110,12 +111,12 @@ def butterfly_facts(order_table: Table, p: int = 8) -> ButterflyFacts:
     """The butterfly's numbers; ``order_table`` is :func:`.allreduce_choice.order_table` (its
     far / near ratio on the 1,024-GPU cluster)."""
     log_p = int(math.log2(p))
-    text = [", ".join(f"({a}, {b})" for a, b in rnd) for rnd in pairs(p, "near_first")[:log_p]]
+    text = [", ".join(f"({a}, {b})" for a, b in rnd) for rnd in butterfly_pairs(p, "near_first")[:log_p]]
     topos = order_topologies()
     gpn = topos["twolevel"].gpus_per_node               # the figure's nodes are the two-node cluster's
     last = butterfly_rounds(p, "near_first")[log_p - 1]
     big, pow2 = CHOICE_STATED["butterfly_big"], CHOICE_STATED["butterfly_big_pow2"]
-    (xor,) = {b - a for a, b in pairs(pow2, "near_first")[int(math.log2(pow2)) - 1]}
+    (xor,) = {b - a for a, b in butterfly_pairs(pow2, "near_first")[int(math.log2(pow2)) - 1]}
     ratio = {r["topo"]: r["ratio"] for r in order_table.rows}["twolevel_big"]
     return ButterflyFacts(p, *text, gpn, f"0–{gpn - 1}", f"{gpn}–{2 * gpn - 1}", topos["twolevel_big"].nodes, log_p,
                           f"M/{round(1 / last['share'])}", ratio, big, pow2, xor, alpha_steps_fold(big))
