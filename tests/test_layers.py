@@ -311,12 +311,6 @@ def _formatting(tree: ast.Module) -> list[str]:
 # moves them to commbook.units.  A strict xfail: an entry fails once its module is clean,
 # so the list cannot go stale.
 KNOWN_FORMATTING: dict[str, str] = {
-    "commbook.book.ch1.compression_figures": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
-    "commbook.book.ch1.compression_numbers": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
-    "commbook.book.ch1.fallacies": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
-    "commbook.book.ch1.hierarchy_numbers": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
-    "commbook.book.ch1.hierarchy_routing": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
-    "commbook.book.ch1.libraries": "formats ratios or percentages itself: moving to commbook.units (issue 18 §1)",
     "commbook.book.tables": "fmt_fixed, kept (with fmt_gbps) while p5 pages import them",
 }
 

@@ -18,6 +18,7 @@ from ...compression import (Int8, RandomK, Sign, TopK, break_even_comm_time, com
                             least_squares, time_to_train, train_adam, train_onebit_adam, train_sgd)
 from ...compression import training as tr
 from ...hardware import IB_NDR_CHAPTER
+from ...units import fmt_ratio
 from ..plots import PALETTE, book_style, log_axis
 from ..tables import Table, bilingual, bilingual_notes
 from ..text import texts
@@ -102,7 +103,7 @@ def runs_table() -> Table:
         columns=["run", "steps", "final", "bytes", "ratio"],
         headers=_txs("run", "steps", "final_l_l_l", "bytes_per_worker_per", "less_traffic_than_fp32"),
         rows=rows,
-        formats={"final": lambda x: f"{x:.2e}", "bytes": lambda b: f"{b:,.4g} B", "ratio": lambda x: f"{x:.3g}×"},
+        formats={"final": lambda x: f"{x:.2e}", "bytes": lambda b: f"{b:,.4g} B", "ratio": fmt_ratio},
         labels={lang: {k: _name(k, lang) for k in RUN_KEYS} for lang in ("en", "zh")},
         notes=bilingual_notes(
             _two("1_bit_adam_s"),

@@ -27,7 +27,7 @@ from ...compression import (FP16, Identity, Int8, Sign, Threshold, TopK, decimal
                             sparse_ratio)
 from ...compression.feedback import ErrorFeedback
 from .inputs import CHAPTER_COMPRESSION_TABLE, NM17, compression_table, napkin_math_1_7  # noqa: F401 (NM17, napkin_math_1_7: for the page)
-from ...units import fmt_bytes, fmt_count, fmt_ratio
+from ...units import fmt_bytes, fmt_count, fmt_pct, fmt_ratio
 from ..tables import Table, bilingual, bilingual_notes
 from ..text import texts
 from .perf_numbers import LLAMA
@@ -94,7 +94,7 @@ def quant_table(d: int = QUANT_D) -> Table:
         headers=_txs("format", "values", "scales", "on_the_wire", "ratio_to_fp32", "nominal"),
         rows=rows,
         formats={"values": fmt_bytes, "scales": lambda b: f"{b:,} B", "total": fmt_bytes,
-                 "ratio": lambda r: f"{r:.6g}×", "stated": lambda r: f"{r:g}×"},
+                 "ratio": lambda r: fmt_ratio(r, 6), "stated": fmt_ratio},
         labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('fp32', 'fp16', 'int8', 'int8b', 'sign',)} for lang in ("en", "zh")},
         notes=_txs("sizes_are_the_bytes", ratio=fmt_ratio(sign['ratio'], 6)),
         meta={"d": d})
@@ -180,7 +180,7 @@ def sparse_table(cases=SPARSE_CASES) -> Table:
         columns=["d", "share", "k", "values", "indices", "index_bits", "ratio", "nominal", "int32"],
         headers=_txs("d", "kept", "k", "values_2", "indices", "index_bits", "ratio", "d_k_values_only", "d_2k_32_bit"),
         rows=rows,
-        formats={"d": lambda x: f"{x:,}", "share": lambda s: f"{100 * s:g}%", "values": fmt_bytes,
+        formats={"d": lambda x: f"{x:,}", "share": fmt_pct, "values": fmt_bytes,
                  "indices": fmt_bytes, "ratio": fmt_ratio, "nominal": fmt_ratio, "int32": fmt_ratio},
         notes=_txs("values_are_fp32_indices"))
 
@@ -301,7 +301,7 @@ def methods_table(d: int = QUANT_D) -> Table:
         columns=["method", "stated", "encoded", "impact", "use"],
         headers=_txs("mh_method", "mh_nominal", "mh_encoded", "mh_convergence", "mh_suits", d=fmt_count(d)),
         rows=rows,
-        formats={"stated": lambda r: f"{r:g}×", "encoded": lambda r: f"{r:.6g}×"},
+        formats={"stated": fmt_ratio, "encoded": lambda r: fmt_ratio(r, 6)},
         labels=labels,
         notes=_txs("top_k_keeps_1", "the_convergence_column_is", encoded=fmt_ratio(topk['encoded']),
                      stated=fmt_ratio(topk['stated']), encoded2=fmt_ratio(sign['encoded'], 6)),

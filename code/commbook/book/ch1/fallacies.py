@@ -31,7 +31,7 @@ from ...measure.points import load as load_measurement
 from ...overlap import transfer_beside_compute
 from ...parallelism import min_microbatches, pipeline_bubble_fraction
 from ...topology import Switch, TwoLevel
-from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_time
+from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_ratio, fmt_time
 from ..names import display_name
 from ..tables import Table, bilingual, bilingual_notes
 from ..text import texts
@@ -72,7 +72,7 @@ the tree's 1,000 µs (napkin math 1.5: 1,200); "8× less inter-node traffic, ≈
 900 GB/s (both directions); training at 50–60 % of nccl-tests' bandwidth."""
 
 _t3 = lambda t: fmt_time(t, 3)
-_x = lambda r: f"{r:.2f}×"
+_x = fmt_ratio
 
 
 # ============================================================================ 1 bandwidth

@@ -161,7 +161,7 @@ def nm16_table(d: dict | None = None) -> Table:
     rows += [{"what": k, "chapter": getattr(a, k), "consistent": getattr(b, k)}
              for k in ("reduce_scatter", "inter", "all_gather", "total")]
     rows.append({"what": "slower", "chapter": a.total / r["bandwidth"], "consistent": b.total / r["sim"]})
-    fmt = lambda v: f"{v:.2f}×" if v > 1 else f"{v / ms:.3f} ms"
+    fmt = lambda v: fmt_ratio(v) if v > 1 else fmt_time(v, 4)
     return Table(
         key="ch1-nm16",
         title=_tx("napkin_math_1_6"),

@@ -19,7 +19,7 @@ from ...collectives.tiers import tier_phases
 from ...comm_sim import RunResult, VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, ICI_V5E, NVLINK4_CHAPTER, Link
 from ...topology import Torus, TwoLevel, ring_order
-from ...units import GB, KB, MB, fmt_bytes, fmt_ratio, fmt_time, ms
+from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_ratio, fmt_time, ms
 from ..tables import Table, bilingual, bilingual_notes
 from ..text import texts
 
@@ -145,7 +145,7 @@ def rail_table(rows: list[dict] | None = None) -> Table:
         columns=["rail", "members", "payload", "bytes", "share"],
         headers=_txs("rail", "members", "payload_all_reduced_on", "bytes_through_its_leaf", "share_of_cross_node"),
         rows=body,
-        formats={"payload": fmt_bytes, "bytes": fmt_bytes, "share": lambda s: f"{100 * s:.1f}%"},
+        formats={"payload": fmt_bytes, "bytes": fmt_bytes, "share": lambda s: fmt_pct(s, 3)},
         labels=members,
     )
 

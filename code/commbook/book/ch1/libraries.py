@@ -22,7 +22,7 @@ from .libraries_protocols import NCCL_TUNING_VERSION, PROTOCOLS, Protocol, proto
 
 __all__ = ["SOURCES", "AXES", "LIBRARY_AXES", "TABLE5", "Protocol", "PROTOCOLS", "MPIVersion", "MPI_VERSIONS",
            "CHAPTER_MPI_CITATION_YEAR", "GLOO_TRANSPORTS", "PYTORCH_GLOO_DEFAULT", "DGX_H100_NICS", "A100_LOG",
-           "NCCL_TUNING_VERSION", "DIAGNOSIS", "nic_ceiling", "fmt_date", "axes_table",
+           "NCCL_TUNING_VERSION", "DIAGNOSIS", "nic_ceiling", "date_text", "axes_table",
            "table5", "protocol_table", "mpi_table", "flat_region", "flat_table", "diagnosis"]
 
 T = texts("ch1")
@@ -194,7 +194,7 @@ CHAPTER_MPI_CITATION_YEAR = 1993
 """Year of the reference the original gives for MPI 1.0: the Forum's Supercomputing '93 paper."""
 
 
-def fmt_date(d: date, lang: str) -> str:
+def date_text(d: date, lang: str) -> str:
     """'5 May 1994' and its Chinese form (year, month, day), from ch1.toml."""
     return T.get(K + "date", lang, year=d.year, month=d.month, day=d.day, month_name=f"{d:%B}")
 
@@ -203,7 +203,7 @@ def mpi_table() -> Table:
     """The versions of MPI behind the features the page discusses."""
     rows = [{"version": f"MPI-{v.version}", "released": "d" + v.version, "feature": "f" + v.version}
             for v in MPI_VERSIONS]
-    labels = {lang: {k + v.version: (v.feature[i] if k == "f" else fmt_date(v.released, lang))
+    labels = {lang: {k + v.version: (v.feature[i] if k == "f" else date_text(v.released, lang))
                      for v in MPI_VERSIONS for k in "fd"} for lang, i in (("en", 0), ("zh", 1))}
     return Table(key="ch1-lib-mpi", title=_tx("mpi_versions_and_what"),
                  columns=["version", "released", "feature"],
@@ -246,7 +246,7 @@ def flat_region(log: str = A100_LOG, p: int = 8, tol: float = 0.01) -> dict:
             best = (i, j)
     i, j = best
     if j == i:
-        raise ValueError(f"{log}: no two consecutive sizes within {tol:.0%} of each other")
+        raise ValueError(f"{log}: no two consecutive sizes within {fmt_pct(tol)} of each other")
     below = _fit.fit(n[:i], t[:i], "all_reduce", "ring", p)
     pred = below.alpha * 2 * (p - 1) + 2 * (p - 1) / p * n / below.beta
     beta = physics.generation("NVLink 3.0").beta

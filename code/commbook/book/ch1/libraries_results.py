@@ -183,7 +183,7 @@ def mpi_numbers(lang: str) -> Mpi:
     """The MPI versions and their release dates written in ``lang``."""
     v = L.MPI_VERSIONS
     names = [f"MPI-{x.version}" for x in v]
-    dates = [L.fmt_date(x.released, lang) for x in v]
+    dates = [L.date_text(x.released, lang) for x in v]
     return Mpi(*names, *dates, cite=str(L.CHAPTER_MPI_CITATION_YEAR), y1=str(v[0].released.year))
 
 
