@@ -103,19 +103,19 @@ def test_naive_ring_ratio_both_conventions():
     p, n, beta = 1024, 1e9, 50e9
     r = pr.naive_ring_ratio(p, n, beta)
     ring = 2 * (p - 1) / p * n / beta                       # closed forms, written out
-    assert r["ring"] == pytest.approx(ring, rel=1e-12)
-    assert r["naive_serial"] == pytest.approx(2 * (p - 1) * n / beta, rel=1e-12)
-    assert r["naive_overlap"] == pytest.approx((p - 1) * n / beta, rel=1e-12)
-    assert r["ratio_serial"] == pytest.approx(p, rel=1e-12)            # N = 1024
-    assert r["ratio_overlap"] == pytest.approx(p / 2, rel=1e-12)       # N/2 = 512
+    assert r.ring_s == pytest.approx(ring, rel=1e-12)
+    assert r.naive_serial_s == pytest.approx(2 * (p - 1) * n / beta, rel=1e-12)
+    assert r.naive_overlap_s == pytest.approx((p - 1) * n / beta, rel=1e-12)
+    assert r.ratio_serial == pytest.approx(p, rel=1e-12)            # N = 1024
+    assert r.ratio_overlap == pytest.approx(p / 2, rel=1e-12)       # N/2 = 512
 
 
 def test_naive_ratio_against_the_chapter():
     """The chapter's "500×" at N = 1024 is N/2 rounded; its own naive section gives N."""
     r = pr.naive_ring_ratio(ST["naive_ring_p"])
     assert ST["naive_ring_ratio"] == 500 and ST["naive_ring_p"] == 1024
-    assert round(r["ratio_overlap"], -2) == ST["naive_ring_ratio"]
-    assert r["ratio_serial"] != pytest.approx(ST["naive_ring_ratio"], rel=0.1)
+    assert round(r.ratio_overlap, -2) == ST["naive_ring_ratio"]
+    assert r.ratio_serial != pytest.approx(ST["naive_ring_ratio"], rel=0.1)
 
 
 def test_naive_simulated_equals_serial_convention():

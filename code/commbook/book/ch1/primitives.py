@@ -50,7 +50,7 @@ from .boxes import BOX_LINKS, link_name
 T = texts("ch1")
 __all__ = [
     "CHAPTER_STATED", "NM_1_4_LINK", "link_name", "FIG5_OPS", "FIG5_LABELS", "figure5_inputs",
-    "figure5_runs", "fig5_text", "fig_primitives", "naive_ring_ratio", "PRIMITIVE_ROWS",
+    "figure5_runs", "fig5_text", "fig_primitives", "NaiveRatio", "naive_ring_ratio", "PRIMITIVE_ROWS",
     "primitives_table", "rs_ag_equals_ar", "float_order",
 ]
 
@@ -184,19 +184,35 @@ def fig_primitives(lang: str = "en") -> Figure:
 
 
 # ============================================================================ Definition 1.3
-def naive_ring_ratio(p: int = 1024, n: float = 1 * GB, beta: float = IB_NDR_CHAPTER.beta) -> dict:
+@dataclass(frozen=True)
+class NaiveRatio:
+    """:func:`naive_ring_ratio`: the ring's and the naive scheme's bandwidth terms (serial and
+    overlapped), their ratios, and the ratio the chapter states."""
+
+    p: int
+    n_bytes: float
+    beta_Bps: float
+    ring_s: float
+    naive_serial_s: float
+    naive_overlap_s: float
+    ratio_serial: float
+    ratio_overlap: float
+    ratio_stated: int
+
+
+def naive_ring_ratio(p: int = 1024, n: float = 1 * GB, beta: float = IB_NDR_CHAPTER.beta) -> NaiveRatio:
     """Bandwidth terms (α = 0) of the naive reduce-then-broadcast against the ring.
 
-    ``ring`` = 2(N−1)/N·M/β (:func:`commbook.cost.allreduce_ring`); ``naive_serial`` =
+    ``ring_s`` = 2(N−1)/N·M/β (:func:`commbook.cost.allreduce_ring`); ``naive_serial_s`` =
     2(N−1)M/β, the root first receiving N−1 buffers and then sending the sum back
-    (:func:`commbook.cost.allreduce_naive`); ``naive_overlap`` = (N−1)M/β, the root's
+    (:func:`commbook.cost.allreduce_naive`); ``naive_overlap_s`` = (N−1)M/β, the root's
     receiving and sending overlapping on a full-duplex port.  The ratios do not depend
     on M or β: N and N/2."""
     ring = allreduce_ring(p, n, 0.0, beta)
     serial = allreduce_naive(p, n, 0.0, beta)
     overlap = (p - 1) * n / beta
-    return {"p": p, "n": n, "beta": beta, "ring": ring, "naive_serial": serial,
-            "naive_overlap": overlap, "ratio_serial": serial / ring, "ratio_overlap": overlap / ring}
+    return NaiveRatio(p, n, beta, ring, serial, overlap, serial / ring, overlap / ring,
+                      CHAPTER_STATED["naive_ring_ratio"])
 
 
 # ============================================================================ six primitives

@@ -19,7 +19,7 @@ from ...units import MB
 from ..tables import Table
 from .primitives import CHAPTER_STATED, figure5_inputs, figure5_runs
 
-__all__ = ["listing", "Fig5Facts", "fig5_facts", "NaiveRatio", "naive_facts", "PrimFacts", "prim_facts",
+__all__ = ["listing", "Fig5Facts", "fig5_facts", "PrimFacts", "prim_facts",
            "DecFacts", "dec_facts", "FloatFacts", "float_facts", "PairCounts", "pair_counts", "NM14Facts",
            "nm14_facts", "TopK", "top_k_facts", "CapFacts", "cap_facts", "SkewFacts", "skew_facts",
            "HierFacts", "hier_facts", "FsdpFacts", "fsdp_facts"]
@@ -49,27 +49,6 @@ def fig5_facts() -> Fig5Facts:
     return Fig5Facts(p, p - 1, listing([int(v[0]) for v in x["all_reduce"]]), int(runs["all_reduce"].outputs[0][0]),
                      listing([int(o[0]) for o in runs["reduce_scatter"].outputs]),
                      listing(x["reduce_scatter"][1].tolist()))
-
-
-@dataclass(frozen=True)
-class NaiveRatio:
-    """Definition 1.3's naive reduce-then-broadcast against the ring (bandwidth terms), and
-    the ratio the chapter states."""
-
-    p: int
-    n_bytes: float
-    beta_Bps: float
-    ring_s: float
-    naive_serial_s: float
-    ratio_serial: float
-    ratio_overlap: float
-    ratio_stated: int
-
-
-def naive_facts(r: dict) -> NaiveRatio:
-    """Read :func:`.primitives.naive_ring_ratio`."""
-    return NaiveRatio(r["p"], r["n"], r["beta"], r["ring"], r["naive_serial"], r["ratio_serial"],
-                      r["ratio_overlap"], CHAPTER_STATED["naive_ring_ratio"])
 
 
 @dataclass(frozen=True)
