@@ -246,11 +246,11 @@ def test_capacities_and_exact_drops():
 
 def test_busiest_expert_monte_carlo():
     mc = pm.expert_max_monte_carlo(batches=300, seed=1)
-    ref = mc["independent"]
-    assert mc["counts"].shape == (300, 64) and (mc["counts"].sum(axis=1) == 4096).all()
+    ref = mc.independent
+    assert mc.counts.shape == (300, 64) and (mc.counts.sum(axis=1) == 4096).all()
     # the independent approximation is a lower bound, within a few standard errors
-    assert mc["mean_max"] > ref - 3 * mc["stderr"]
-    assert abs(mc["mean_max"] - ref) < 1.0
+    assert mc.mean_max > ref - 3 * mc.stderr
+    assert abs(mc.mean_max - ref) < 1.0
 
 
 def test_expert_load_figure_draws_the_binomial():
@@ -291,10 +291,10 @@ def test_skew_table_bounds():
 def test_oversubscribed_bisection():
     o = pm.oversubscribed_bisection(4.0)
     P, beta, a = 8, 50e9, 3e-6
-    assert o["bisection_bw"] == P * beta / (2 * 4.0)
+    assert o.bisection_bw_Bps == P * beta / (2 * 4.0)
     v_cut = (P // 2) * (P // 2) * 262_144                       # uniform: 4 × 4 pairs cross
-    assert o["bounds"].bisection == pytest.approx(a + v_cut / o["bisection_bw"], rel=1e-12)
-    assert o["bounds"].binding == "bisection"
+    assert o.bounds.bisection == pytest.approx(a + v_cut / o.bisection_bw_Bps, rel=1e-12)
+    assert o.bounds.binding == "bisection"
 
 
 # ============================================================================ hierarchical

@@ -215,14 +215,14 @@ class CapFacts:
     batch_over_frac: float
 
 
-def cap_facts(cap: Table, mc: dict) -> CapFacts:
+def cap_facts(cap: Table, mc) -> CapFacts:
     """Read :func:`.primitives_moe.capacity_table` and :func:`.primitives_moe.expert_max_monte_carlo`."""
     load, f = cap.meta["load"], cap.column("C")
     row = lambda c: cap.find(C=c)
     mid = row(f[1])["capacity"]
     return CapFacts(listing(f), f[0], f[1], f[2], load.n, row(f[0])["overflow"], row(f[0])["dropped"],
-                    row(f[2])["overflow"], mc["independent"], mc["mean_max"], mc["batches"],
-                    mc["mean_max"] / load.mean, mid, float(np.mean(mc["counts"].max(axis=1) > mid)))
+                    row(f[2])["overflow"], mc.independent, mc.mean_max, mc.batches,
+                    mc.mean_max / load.mean, mid, float(np.mean(mc.counts.max(axis=1) > mid)))
 
 
 @dataclass(frozen=True)
@@ -244,13 +244,13 @@ class SkewFacts:
     os_full_bw_Bps: float
 
 
-def skew_facts(skew: Table, over: dict, nm: dict) -> SkewFacts:
+def skew_facts(skew: Table, over, nm: dict) -> SkewFacts:
     """Read :func:`.primitives_moe.skew_table` and :func:`.primitives_moe.oversubscribed_bisection`."""
     z1, z05 = skew.find(routing="zipf:1"), skew.find(routing="zipf:0.5")
     link: Link = nm["link"]
     return SkewFacts(skew.meta["seed"], z1["s"], skew.meta["capacity"], z1["hot_gpu"] / nm["tokens_per_gpu"],
-                     z1["reception"], z1["simulated"], z1["dropped"], z05["reception"], over["ratio"],
-                     over["bisection_bw"], over["bounds"].bisection, over["bounds"].injection,
+                     z1["reception"], z1["simulated"], z1["dropped"], z05["reception"], over.ratio,
+                     over.bisection_bw_Bps, over.bounds.bisection, over.bounds.injection,
                      nm["config"].ranks * link.beta / 2)
 
 

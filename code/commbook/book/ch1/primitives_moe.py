@@ -12,6 +12,7 @@ hierarchical comparison uses the chapter's Table 1 presets.  Units are decimal.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -25,15 +26,15 @@ from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch, TwoLevel
 from ...units import fmt_bytes, fmt_pct, fmt_ratio, fmt_time
 from ..plots import PALETTE, book_style
-from ..text import texts
 from ..tables import Table
+from ..text import texts
 from .inputs import NM_1_4
 from .primitives import NM_1_4_LINK, link_name
 
 T = texts("ch1")
 __all__ = [
-    "napkin_1_4", "capacity_table", "expert_max_monte_carlo", "FIG_LOAD_LABELS", "fig_expert_load",
-    "SKEWS", "skew_table", "oversubscribed_bisection", "HIER_TOKENS", "hierarchical_table",
+    "napkin_1_4", "capacity_table", "ExpertMax", "expert_max_monte_carlo", "FIG_LOAD_LABELS", "fig_expert_load",
+    "SKEWS", "skew_table", "Oversubscribed", "oversubscribed_bisection", "HIER_TOKENS", "hierarchical_table",
     "flow_counts", "napkin_1_4_table", "flow_table",
 ]
 
@@ -126,8 +127,21 @@ def capacity_table(config: moe.MoEConfig = NM_1_4,
     )
 
 
+@dataclass(frozen=True)
+class ExpertMax:
+    """:func:`expert_max_monte_carlo`: the simulated busiest expert (mean, standard error),
+    every expert count (``counts``: batches × experts), and the independent bound."""
+
+    batches: int
+    seed: int
+    counts: np.ndarray = field(repr=False)
+    mean_max: float
+    stderr: float
+    independent: float
+
+
 def expert_max_monte_carlo(config: moe.MoEConfig = NM_1_4, batches: int = 400,
-                           seed: int = 0) -> dict:
+                           seed: int = 0) -> ExpertMax:
     """The busiest expert of a batch under uniform routing, by simulation: ``batches``
     seeded batches of :func:`commbook.moe.route`.  Returns the mean of the maximum
     expert load, its standard error, and every expert count (for the figure's
@@ -136,9 +150,8 @@ def expert_max_monte_carlo(config: moe.MoEConfig = NM_1_4, batches: int = 400,
     rng = np.random.default_rng(seed)
     counts = np.array([moe.route(config, None, rng).expert_counts() for _ in range(batches)])
     maxima = counts.max(axis=1)
-    return {"batches": batches, "seed": seed, "counts": counts, "mean_max": float(maxima.mean()),
-            "stderr": float(maxima.std(ddof=1) / math.sqrt(batches)),
-            "independent": config.load().expected_max(config.experts)}
+    return ExpertMax(batches, seed, counts, float(maxima.mean()), float(maxima.std(ddof=1) / math.sqrt(batches)),
+                     config.load().expected_max(config.experts))
 
 
 FIG_LOAD_LABELS = T.labels("primitives_moe.fig_load.")
@@ -156,7 +169,7 @@ def fig_expert_load(lang: str = "en", config: moe.MoEConfig = NM_1_4,
     k = np.arange(load.n + 1)
     lo, hi = int(load.mean - 5 * load.sd), int(load.mean + 6 * load.sd)
     sel = slice(max(lo, 0), hi + 1)
-    hist = np.bincount(mc["counts"].ravel(), minlength=load.n + 1) / mc["counts"].size
+    hist = np.bincount(mc.counts.ravel(), minlength=load.n + 1) / mc.counts.size
     fmt = dict(n=config.tokens, e=config.experts, k=config.top_k, b=batches)
     with book_style(lang) as lang:
         lab = FIG_LOAD_LABELS[lang]
@@ -171,7 +184,7 @@ def fig_expert_load(lang: str = "en", config: moe.MoEConfig = NM_1_4,
             cap = config.capacity(c)
             ax.axvline(cap + 0.5, color=PALETTE[[3, 1, 2][i % 3]], lw=1.6,
                        label=lab["cap"].format(c=c, cap=cap), gid=f"cap:{c:g}")
-        ax.axvline(mc["mean_max"], color="0.3", ls="--", lw=1.2, label=lab["max"].format(m=mc["mean_max"], **fmt),
+        ax.axvline(mc.mean_max, color="0.3", ls="--", lw=1.2, label=lab["max"].format(m=mc.mean_max, **fmt),
                    gid="max")
         ax.set_xlim(sel.start - 0.5, sel.stop - 0.5)
         ax.set_ylim(0, top * 1.25)
@@ -239,15 +252,24 @@ def skew_table(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK, seed: i
     )
 
 
+@dataclass(frozen=True)
+class Oversubscribed:
+    """:func:`oversubscribed_bisection`: the ratio, the bisection bandwidth and the four bounds."""
+
+    ratio: float
+    bisection_bw_Bps: float
+    bounds: moe.A2ABounds
+
+
 def oversubscribed_bisection(ratio: float = 4.0, config: moe.MoEConfig = NM_1_4,
-                             link: Link = NM_1_4_LINK) -> dict:
+                             link: Link = NM_1_4_LINK) -> Oversubscribed:
     """The uniform dispatch of ``config`` on a fabric with ``ratio``:1 oversubscription:
     BW_bisect = P·β/(2R) (the chapter's formula) and the four bounds with it."""
     P = config.ranks
     bw = P * link.beta / (2 * ratio)
     b = moe.a2a_bounds(moe.uniform_counts(config), alpha=link.alpha, inject_bw=link.beta,
                        bisection_bw=bw)
-    return {"ratio": ratio, "bisection_bw": bw, "bounds": b}
+    return Oversubscribed(ratio, bw, b)
 
 
 # ============================================================================ hierarchical
