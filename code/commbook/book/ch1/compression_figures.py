@@ -18,7 +18,7 @@ from ...compression import (Int8, RandomK, Sign, TopK, break_even_comm_time, com
                             least_squares, time_to_train, train_adam, train_onebit_adam, train_sgd)
 from ...compression import training as tr
 from ...hardware import IB_NDR_CHAPTER
-from ...units import fmt_ratio
+from ...units import fmt_pct, fmt_ratio
 from ..plots import PALETTE, book_style, log_axis
 from ..tables import Table, bilingual, bilingual_notes
 from ..text import texts
@@ -113,7 +113,7 @@ def runs_table() -> Table:
 def _settings_note() -> tuple[str, str]:
     """The settings of the runs (:data:`RUN_SETTINGS`), as the figure's caption used to give them."""
     S = RUN_SETTINGS
-    return _two("settings_workers_rows_d", workers=S['workers'], rows=S['rows'], dim=S['dim'], lr=S['lr'], steps=S['steps'], seed=S['seed'], adam_lr=S['adam_lr'], adam_steps=S['adam_steps'], warmup=100 * S['warmup'])
+    return _two("settings_workers_rows_d", workers=S['workers'], rows=S['rows'], dim=S['dim'], lr=S['lr'], steps=S['steps'], seed=S['seed'], adam_lr=S['adam_lr'], adam_steps=S['adam_steps'], warmup=fmt_pct(S['warmup']))
 
 
 _LAB = {lang: {k: T.get(K + "lab." + k, lang) for k in ('a', 'b', 'c', 'step', 'excess', 'warm', 'when_a', 'when_b', 'tcomm', 'ttt', 'base', 'comp', 'even', 'case', 'size', 'speedup', 'ratio', 'nstar', 'pnstar',)} for lang in ("en", "zh")}
@@ -180,7 +180,7 @@ def fig_when(lang: str = "en") -> Figure:
         base = [time_to_train(steps, c, ti) for ti in t]
         comp = [time_to_train(steps, c, ti, r, extra_steps=x) for ti in t]
         ax.plot(t * 1e3, base, color="0.2", label=L["base"], gid="ttt:base")
-        ax.plot(t * 1e3, comp, color=PALETTE[1], label=L["comp"].format(r=r, x=x), gid="ttt:comp")
+        ax.plot(t * 1e3, comp, color=PALETTE[1], label=L["comp"].format(r=fmt_ratio(r), x=fmt_pct(x)), gid="ttt:comp")
         ax.axvline(t_even * 1e3, color="0.5", ls=":", lw=1.0, gid="break_even")
         ax.text(t_even * 1e3, min(base), " " + L["even"].format(t=t_even * 1e3), fontsize=8, color="0.35",
                 va="bottom")
@@ -201,7 +201,7 @@ def fig_when(lang: str = "en") -> Figure:
         for ratio in WHEN_RATIOS:
             s = [t_formula("ring", WHEN_P, ni, link.alpha, link.beta)
                  / compressed_allreduce_time(WHEN_P, ni, link.alpha, link.beta, ratio) for ni in n]
-            bx.plot(n, s, label=L["ratio"].format(r=ratio), gid=f"speedup:{ratio}")
+            bx.plot(n, s, label=L["ratio"].format(r=fmt_ratio(ratio)), gid=f"speedup:{ratio}")
         for val, key in ((link.n_half, "nstar"), (WHEN_P * link.n_half, "pnstar")):
             bx.axvline(val, color="0.5", ls=":", lw=1.0, gid=key)
             bx.text(val, 1.05, " " + L[key], fontsize=8, color="0.35", rotation=90, va="bottom")

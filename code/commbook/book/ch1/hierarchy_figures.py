@@ -27,7 +27,7 @@ from ...collectives.tiers import tier_phases
 from ...comm_sim import RunResult, VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import SwitchTree, Torus, TwoLevel
-from ...units import GB, KB, MB, fmt_bytes, fmt_time
+from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_time
 from ..p5.allreduce import sharp_gain
 from ..text import texts
 from ..diagrams import (blank_axes as _blank, curve as _curve, draw_nodes as _draw_nodes,
@@ -210,7 +210,7 @@ def fig_in_network(lang: str = "en", runs: dict | None = None, curves: dict | No
             cx.plot(curves["sizes"], curves["ratio"][a], color=col, gid=f"ratio:{a}", label=L[a])
             cx.plot(FIG9["sim_sizes"], sim[a], ls="none", marker="o", mfc="white", color=col, gid=f"sim:{a}")
         cx.plot([10 * GB], [1 + gain], marker="*", ms=12, ls="none", color=PALETTE[3], gid="measured",
-                label=L["measured"].format(g=100 * gain))
+                label=L["measured"].format(g=fmt_pct(gain, 2)))
         log_axis(cx, "x", "bytes")
         cx.set_yscale("log")
         cx.set_yticks([1, 2, 3, 5, 10, 14], ["1", "2", "3", "5", "10", "14"])
