@@ -35,21 +35,21 @@ def test_definition_1_1_payload_exact_and_approximation():
     d = s1.definition_1_1()
     P, N, beta = 70e9, 1000, 50 * GB                  # the box's inputs
     M = P * 2                                          # BF16
-    assert d["m"] == M
-    assert round(d["m"] / GB) == 140                   # "140 GB"
+    assert d.m_bytes == M
+    assert round(d.m_bytes / GB) == 140                   # "140 GB"
     # the box's "2 × 140/50 ≈ 5.6 s"
-    assert d["approx"] == pytest.approx(2 * M / beta, rel=1e-12)
-    assert round(d["approx"], 1) == 5.6
+    assert d.approx_s == pytest.approx(2 * M / beta, rel=1e-12)
+    assert round(d.approx_s, 1) == 5.6
     # the ring's exact bandwidth term, closed form written out
     exact = 2 * (N - 1) / N * M / beta
-    assert d["exact"] == pytest.approx(exact, rel=1e-12)
-    assert d["exact"] == pytest.approx(t_formula("ring", N, M, 0.0, beta), rel=1e-12)
-    assert round(d["exact"], 1) == 5.6 and round(d["exact"], 3) == 5.594
+    assert d.exact_s == pytest.approx(exact, rel=1e-12)
+    assert d.exact_s == pytest.approx(t_formula("ring", N, M, 0.0, beta), rel=1e-12)
+    assert round(d.exact_s, 1) == 5.6 and round(d.exact_s, 3) == 5.594
     # the note: the approximation overstates the exact term by 1/N of it... (N/(N-1) - 1)
-    assert d["approx"] / d["exact"] - 1 == pytest.approx(1 / (N - 1), rel=1e-9)
+    assert d.approx_s / d.exact_s - 1 == pytest.approx(1 / (N - 1), rel=1e-9)
     # per-worker ring traffic vs one parameter server receiving from everyone
-    assert d["per_worker_bytes"] == pytest.approx(2 * (N - 1) / N * M)
-    assert d["server_bytes"] == N * M
+    assert d.per_worker_bytes == pytest.approx(2 * (N - 1) / N * M)
+    assert d.server_bytes == N * M
 
 
 def test_definition_1_1_on_the_virtual_cluster():
@@ -57,7 +57,7 @@ def test_definition_1_1_on_the_virtual_cluster():
     M = s1.gradient_bytes()
     run = all_reduce(VirtualCluster(Switch(s1.DEF_1_1_GPUS, s1.LINK_DEF_1_1)), nbytes=M, algorithm="ring")
     assert run.rounds == 2 * (s1.DEF_1_1_GPUS - 1)
-    assert run.time == pytest.approx(s1.definition_1_1()["exact"], rel=1e-9)
+    assert run.time == pytest.approx(s1.definition_1_1().exact_s, rel=1e-9)
 
 
 # ----------------------------------------------------------------------------- Napkin math 1.1
@@ -65,36 +65,36 @@ def test_napkin_math_1_1():
     nm = s1.napkin_1_1()
     N, alpha, beta, M = 64, 1.5e-6, 50 * GB, 140 * GB      # the box's inputs
     assert (s1.LINK_NM_1_1.alpha, s1.LINK_NM_1_1.beta) == (alpha, beta)
-    assert nm["m"] == M
-    assert nm["factor"] == 2 * (N - 1) / N == 1.96875
-    assert nm["t_bw"] == pytest.approx(1.96875 * M / beta, rel=1e-12)
-    assert nm["t_bw"] * 1e3 == pytest.approx(5512.5, rel=1e-12)        # "5,512.5 ms"
-    assert nm["steps"] == 126
-    assert nm["t_lat"] == pytest.approx(126 * alpha, rel=1e-12)
-    assert round(nm["t_lat"] * 1e3, 1) == 0.2                           # "0.2 ms"
+    assert nm.m_bytes == M
+    assert nm.factor == 2 * (N - 1) / N == 1.96875
+    assert nm.t_bw_s == pytest.approx(1.96875 * M / beta, rel=1e-12)
+    assert nm.t_bw_s * 1e3 == pytest.approx(5512.5, rel=1e-12)        # "5,512.5 ms"
+    assert nm.steps == 126
+    assert nm.t_lat_s == pytest.approx(126 * alpha, rel=1e-12)
+    assert round(nm.t_lat_s * 1e3, 1) == 0.2                           # "0.2 ms"
     closed = 2 * (N - 1) / N * M / beta + 2 * (N - 1) * alpha
-    assert nm["total"] == pytest.approx(closed, rel=1e-9)
-    assert nm["total"] * 1e3 == pytest.approx(5512.689, rel=1e-9)
-    assert round(nm["total"] * 1e3, 1) == 5512.7                        # "≈ 5,512.7 ms"
-    assert nm["sim_time"] == pytest.approx(closed, rel=1e-9)
-    assert nm["sim_rounds"] == 2 * (N - 1)
+    assert nm.total_s == pytest.approx(closed, rel=1e-9)
+    assert nm.total_s * 1e3 == pytest.approx(5512.689, rel=1e-9)
+    assert round(nm.total_s * 1e3, 1) == 5512.7                        # "≈ 5,512.7 ms"
+    assert nm.sim_s == pytest.approx(closed, rel=1e-9)
+    assert nm.sim_rounds == 2 * (N - 1)
 
 
 def test_napkin_math_1_1_note_alpha_of_the_table():
     """The note: §1.2's table gives the same link α = 2 µs; the total barely moves."""
     nm = s1.napkin_1_1()
-    other = t_formula("ring", 64, nm["m"], IB_NDR_CHAPTER.alpha, IB_NDR_CHAPTER.beta)
+    other = t_formula("ring", 64, nm.m_bytes, IB_NDR_CHAPTER.alpha, IB_NDR_CHAPTER.beta)
     assert IB_NDR_CHAPTER.alpha == 2e-6 and s1.LINK_NM_1_1.alpha == 1.5e-6
-    assert other - nm["total"] == pytest.approx(126 * 0.5e-6, rel=1e-9)
-    assert (other - nm["total"]) / nm["total"] < 1e-4
+    assert other - nm.total_s == pytest.approx(126 * 0.5e-6, rel=1e-9)
+    assert (other - nm.total_s) / nm.total_s < 1e-4
 
 
 def test_sixty_percent_efficiency_and_zero_copy():
     nm = s1.napkin_1_1(simulate=False)
-    slow = s1.at_efficiency(nm["total"])
-    assert slow == pytest.approx(nm["total"] / 0.6, rel=1e-12)
+    slow = s1.at_efficiency(nm.total_s)
+    assert slow == pytest.approx(nm.total_s / 0.6, rel=1e-12)
     assert slow > 9 and round(slow, 2) == 9.19                           # "over nine seconds"
-    assert s1.zero_copy_host_bytes(nm["m"]) == 2 * 140 * GB              # "280 GB"
+    assert s1.zero_copy_host_bytes(nm.m_bytes) == 2 * 140 * GB              # "280 GB"
     with pytest.raises(ValueError):
         s1.at_efficiency(1.0, 0)
 
@@ -113,17 +113,17 @@ def test_speed_of_light_numbers():
 def test_energy_estimate_4_8_kJ_and_160_kJ():
     est = s1.energy_estimate()
     bits = 1e9 * 8
-    assert est["joules"] == pytest.approx(2 * bits * 30e-12 * 10_000, rel=1e-12)
-    assert est["joules"] == pytest.approx(4.8e3, rel=1e-12)                      # "≈ 4.8 kJ"
-    assert est["joules_figure_ib"] == pytest.approx(est["joules"] * 1000 / 30, rel=1e-12)
-    assert est["joules_figure_ib"] == pytest.approx(160e3, rel=1e-12)
+    assert est.joules == pytest.approx(2 * bits * 30e-12 * 10_000, rel=1e-12)
+    assert est.joules == pytest.approx(4.8e3, rel=1e-12)                      # "≈ 4.8 kJ"
+    assert est.joules_figure_ib == pytest.approx(est.joules * 1000 / 30, rel=1e-12)
+    assert est.joules_figure_ib == pytest.approx(160e3, rel=1e-12)
     # the 30 pJ/bit of the estimate lies in the published optical range, the figure's 1,000 does not
     ib = physics.ENERGY["IB"]
     assert ib.low_pj <= 30 <= ib.high_pj and not ib.figure_in_range
-    assert est["joules_ib_low"] <= est["joules"] <= est["joules_ib_high"]
-    assert est["joules_ring"] == pytest.approx(est["joules"] * (10_000 - 1) / 10_000, rel=1e-12)
+    assert est.joules_ib_low <= est.joules <= est.joules_ib_high
+    assert est.joules_ring == pytest.approx(est.joules * (10_000 - 1) / 10_000, rel=1e-12)
     # the note: link energy against one second of the GPUs' power
-    assert est["joules"] / est["gpu_joules_per_s"] < 1e-3
+    assert est.joules / est.gpu_joules_per_s < 1e-3
 
 
 # ----------------------------------------------------------------------------- Figure 1

@@ -53,9 +53,9 @@ class D11:
 
 def d11_facts() -> D11:
     d = definition_1_1()
-    return D11(INTRO_GPUS, _billions(PARAMS_70B), BF16_BYTES, d["m"], d["gpus"], d["beta"], d["approx"], d["exact"],
-               1 - d["exact"] / d["approx"], d["per_worker_bytes"], d["server_bytes"],
-               d["server_bytes"] / d["per_worker_bytes"], 2 * (d["gpus"] - 1))
+    return D11(INTRO_GPUS, _billions(PARAMS_70B), BF16_BYTES, d.m_bytes, d.gpus, d.beta_Bps, d.approx_s, d.exact_s,
+               1 - d.exact_s / d.approx_s, d.per_worker_bytes, d.server_bytes,
+               d.server_bytes / d.per_worker_bytes, 2 * (d.gpus - 1))
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class Q11:
 def q11_facts(link: Link = IB_NDR_CHAPTER) -> Q11:
     big = 10 * DEF_1_1_GPUS
     d, small = definition_1_1(gpus=big), definition_1_1()
-    return Q11(big, d["factor"], d["exact"], small["exact"], 2 * (big - 1), link.alpha, 2 * (big - 1) * link.alpha)
+    return Q11(big, d.factor, d.exact_s, small.exact_s, 2 * (big - 1), link.alpha, 2 * (big - 1) * link.alpha)
 
 
 @dataclass(frozen=True)
@@ -151,11 +151,11 @@ class Estimate:
 
 def estimate_facts() -> Estimate:
     e = energy_estimate()
-    return Estimate(e["gpus"], e["nbytes"], e["pj_per_bit"], e["factor"], _kj(e["joules"]),
-                    _kj(e["joules_figure_ib"]), f"{_kj(e['joules_ib_low'])} – {_kj(e['joules_ib_high'])}",
-                    _kj(e["joules_ring"], 5), f"{fmt_number(H100_TDP_W)} W",
-                    f"{fmt_number(e['gpu_joules_per_s'] / 1e6)} MJ", e["joules"] / e["gpu_joules_per_s"],
-                    e["joules_figure_ib"] / e["gpu_joules_per_s"])
+    return Estimate(e.gpus, e.n_bytes, e.pj_per_bit, e.factor, _kj(e.joules),
+                    _kj(e.joules_figure_ib), f"{_kj(e.joules_ib_low)} – {_kj(e.joules_ib_high)}",
+                    _kj(e.joules_ring, 5), f"{fmt_number(H100_TDP_W)} W",
+                    f"{fmt_number(e.gpu_joules_per_s / 1e6)} MJ", e.joules / e.gpu_joules_per_s,
+                    e.joules_figure_ib / e.gpu_joules_per_s)
 
 
 @dataclass(frozen=True)
@@ -188,11 +188,11 @@ def nm11_facts(run_share: float = 0.01, table: Link = IB_NDR_CHAPTER) -> NM11:
     from .parallelism_numbers import LINK_NM_1_1 as link
 
     nm = napkin_1_1()
-    return NM11(_billions(PARAMS_70B), nm["gpus"], nm["beta"], nm["alpha"], BF16_BYTES,
-                f"{fmt_number(PARAMS_70B / 1e10)} × 10¹⁰", nm["m"], nm["factor"], nm["t_bw"], nm["steps"], nm["t_lat"],
-                nm["t_lat"], nm["total"], nm["sim_time"], nm["sim_rounds"], table.alpha,
-                t_formula("ring", nm["gpus"], nm["m"], table.alpha, nm["beta"]), run_share,
-                round(run_share * nm["m"] / (link.beta * link.alpha)))
+    return NM11(_billions(PARAMS_70B), nm.gpus, nm.beta_Bps, nm.alpha_s, BF16_BYTES,
+                f"{fmt_number(PARAMS_70B / 1e10)} × 10¹⁰", nm.m_bytes, nm.factor, nm.t_bw_s, nm.steps, nm.t_lat_s,
+                nm.t_lat_s, nm.total_s, nm.sim_s, nm.sim_rounds, table.alpha,
+                t_formula("ring", nm.gpus, nm.m_bytes, table.alpha, nm.beta_Bps), run_share,
+                round(run_share * nm.m_bytes / (link.beta * link.alpha)))
 
 
 @dataclass(frozen=True)
@@ -213,8 +213,8 @@ class Sync:
 def sync_facts() -> Sync:
     nm = napkin_1_1()
     lo, hi = SYNC_SHARE_RANGE
-    return Sync(lo, hi, zero_copy_host_bytes(nm["m"]), EFFICIENCY_60, at_efficiency(nm["total"]), HALVING_STEPS,
-                round(gpu_hours_saved(nm["total"], nm["gpus"])), nm["total"] / 2)
+    return Sync(lo, hi, zero_copy_host_bytes(nm.m_bytes), EFFICIENCY_60, at_efficiency(nm.total_s), HALVING_STEPS,
+                round(gpu_hours_saved(nm.total_s, nm.gpus)), nm.total_s / 2)
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,8 @@ from .inputs import CHAPTER_ENERGY_ESTIMATE
 
 __all__ = [
     "PARAMS_70B", "BF16_BYTES", "LAYERS_70B", "DEF_1_1_GPUS", "NM_1_1_GPUS", "INTRO_GPUS",
-    "LINK_DEF_1_1", "LINK_NM_1_1", "gradient_bytes", "logical_connections", "definition_1_1",
-    "napkin_1_1", "SYNC_SHARE_RANGE", "LLAMA3_MFU", "EFFICIENCY_60", "at_efficiency", "HALVING_STEPS",
+    "LINK_DEF_1_1", "LINK_NM_1_1", "gradient_bytes", "logical_connections", "Definition11", "definition_1_1",
+    "Napkin11", "napkin_1_1", "EnergyEstimate", "SYNC_SHARE_RANGE", "LLAMA3_MFU", "EFFICIENCY_60", "at_efficiency", "HALVING_STEPS",
     "gpu_hours_saved", "zero_copy_host_bytes", "energy_estimate", "H100_TDP_W",
     "ALGORITHMS", "StepModel", "FIG2_MODEL", "FIG2_SEQUENCES", "FIG2_SEQ_LEN", "step_breakdown", "first_exposed",
     "FIG2_SIZES", "ILLUSTRATIVE_SHARES", "ILLUSTRATIVE_TEXT_COMM_PLUS_STALL", "ILLUSTRATIVE_NVLINK_BIDIR",
@@ -111,49 +111,69 @@ def logical_connections(n: int) -> int:
     return n * (n - 1)
 
 
+@dataclass(frozen=True)
+class Definition11:
+    """:func:`definition_1_1`."""
+
+    m_bytes: float
+    gpus: int
+    beta_Bps: float
+    factor: float
+    approx_s: float
+    exact_s: float
+    per_worker_bytes: float
+    server_bytes: float
+
+
 def definition_1_1(params: float = PARAMS_70B, gpus: int = DEF_1_1_GPUS,
-                   link: Link = LINK_DEF_1_1, bytes_per_value: float = BF16_BYTES) -> dict:
+                   link: Link = LINK_DEF_1_1, bytes_per_value: float = BF16_BYTES) -> Definition11:
     """The numbers of Definition 1.1.
 
-    Returns ``m`` (bytes per worker), ``factor`` 2(N−1)/N, ``approx`` = 2·M/β (the box's
-    "2 × 140/50"), ``exact`` = the ring closed form with the link's α (0: bandwidth term
+    ``m_bytes`` per worker, ``factor`` 2(N−1)/N, ``approx_s`` = 2·M/β (the box's
+    "2 × 140/50"), ``exact_s`` = the ring closed form with the link's α (0: bandwidth term
     only), ``per_worker_bytes`` = 2(N−1)/N·M (what each worker sends in a ring) and
     ``server_bytes`` = N·M (what one parameter server receives from N workers).
     """
     gpus = check_p(gpus, "gpus")
     m = gradient_bytes(params, bytes_per_value)
     factor = 2 * (gpus - 1) / gpus
-    return {
-        "m": m, "gpus": gpus, "beta": link.beta, "factor": factor,
-        "approx": 2 * m / link.beta,
-        "exact": t_formula("ring", gpus, m, link.alpha, link.beta),
-        "per_worker_bytes": factor * m,
-        "server_bytes": gpus * m,
-    }
+    return Definition11(m, gpus, link.beta, factor, 2 * m / link.beta,
+                        t_formula("ring", gpus, m, link.alpha, link.beta), factor * m, gpus * m)
+
+
+@dataclass(frozen=True)
+class Napkin11:
+    """:func:`napkin_1_1` (``sim_s`` and ``sim_rounds`` are None without ``simulate``)."""
+
+    m_bytes: float
+    gpus: int
+    alpha_s: float
+    beta_Bps: float
+    factor: float
+    t_bw_s: float
+    steps: int
+    t_lat_s: float
+    total_s: float
+    sim_s: float | None = None
+    sim_rounds: int | None = None
 
 
 def napkin_1_1(params: float = PARAMS_70B, gpus: int = NM_1_1_GPUS, link: Link = LINK_NM_1_1,
-               bytes_per_value: float = BF16_BYTES, simulate: bool = True) -> dict:
+               bytes_per_value: float = BF16_BYTES, simulate: bool = True) -> Napkin11:
     """Napkin Math 1.1: a ring all-reduce of a 70B model's BF16 gradients on ``gpus`` GPUs.
 
-    Returns ``m``, ``factor`` 2(N−1)/N, ``t_bw`` = factor·M/β, ``steps`` 2(N−1), ``t_lat``
-    = 2(N−1)·α, ``total`` (closed form), and with ``simulate`` the virtual cluster's
-    ``sim_time`` and ``sim_rounds`` (a size-only ring on a :class:`~commbook.topology.Switch`
+    ``m_bytes``, ``factor`` 2(N−1)/N, ``t_bw_s`` = factor·M/β, ``steps`` 2(N−1), ``t_lat_s``
+    = 2(N−1)·α, ``total_s`` (closed form), and with ``simulate`` the virtual cluster's
+    ``sim_s`` and ``sim_rounds`` (a size-only ring on a :class:`~commbook.topology.Switch`
     built from ``link``).
     """
     gpus = check_p(gpus, "gpus")
     m = gradient_bytes(params, bytes_per_value)
     factor = 2 * (gpus - 1) / gpus
-    out = {
-        "m": m, "gpus": gpus, "alpha": link.alpha, "beta": link.beta, "factor": factor,
-        "t_bw": factor * m / link.beta, "steps": 2 * (gpus - 1),
-        "t_lat": 2 * (gpus - 1) * link.alpha,
-        "total": t_formula("ring", gpus, m, link.alpha, link.beta),
-    }
-    if simulate:
-        run = all_reduce(VirtualCluster(Switch(gpus, link)), nbytes=m, algorithm="ring")
-        out["sim_time"], out["sim_rounds"] = run.time, run.rounds
-    return out
+    sim = all_reduce(VirtualCluster(Switch(gpus, link)), nbytes=m, algorithm="ring") if simulate else None
+    return Napkin11(m, gpus, link.alpha, link.beta, factor, factor * m / link.beta, 2 * (gpus - 1),
+                    2 * (gpus - 1) * link.alpha, t_formula("ring", gpus, m, link.alpha, link.beta),
+                    sim.time if sim else None, sim.rounds if sim else None)
 
 
 SYNC_SHARE_RANGE = (0.30, 0.70)
@@ -195,8 +215,24 @@ H100_TDP_W = 700.0
 700W (configurable)")."""
 
 
+@dataclass(frozen=True)
+class EnergyEstimate:
+    """:func:`energy_estimate`."""
+
+    gpus: int
+    n_bytes: float
+    pj_per_bit: float
+    factor: float
+    joules: float
+    joules_figure_ib: float
+    joules_ib_low: float
+    joules_ib_high: float
+    joules_ring: float
+    gpu_joules_per_s: float
+
+
 def energy_estimate(gpus: int | None = None, nbytes: float | None = None,
-                    pj_per_bit: float | None = None, factor: float | None = None) -> dict:
+                    pj_per_bit: float | None = None, factor: float | None = None) -> EnergyEstimate:
     """The all-reduce energy estimate after Figure 1, with its inputs defaulting to the
     chapter's (:data:`commbook.book.ch1.inputs.CHAPTER_ENERGY_ESTIMATE`: 10,000 GPUs, 1 GB each,
     30 pJ/bit, factor 2).
@@ -213,13 +249,9 @@ def energy_estimate(gpus: int | None = None, nbytes: float | None = None,
     factor = ch["factor"] if factor is None else factor
     ib = physics.ENERGY["IB"]
     e = lambda p_: physics.allreduce_energy(gpus, nbytes, p_, factor)  # noqa: E731
-    return {
-        "gpus": gpus, "nbytes": nbytes, "pj_per_bit": pj, "factor": factor,
-        "joules": e(pj), "joules_figure_ib": e(ib.figure_pj),
-        "joules_ib_low": e(ib.low_pj), "joules_ib_high": e(ib.high_pj),
-        "joules_ring": physics.allreduce_energy(gpus, nbytes, pj, physics.ring_traffic_factor(gpus)),
-        "gpu_joules_per_s": gpus * H100_TDP_W,
-    }
+    return EnergyEstimate(gpus, nbytes, pj, factor, e(pj), e(ib.figure_pj), e(ib.low_pj), e(ib.high_pj),
+                          physics.allreduce_energy(gpus, nbytes, pj, physics.ring_traffic_factor(gpus)),
+                          gpus * H100_TDP_W)
 
 
 # ============================================================================ Figure 2
