@@ -152,24 +152,24 @@ def test_primitives_table_is_the_closed_forms():
 
 def test_reduce_scatter_then_all_gather_is_all_reduce():
     d = pr.rs_ag_equals_ar()
-    ref = np.sum(np.stack(d["inputs"]), axis=0)            # numpy reference
-    assert d["equal"]
-    for a, b in zip(d["all_gather"], d["all_reduce"]):
+    ref = np.sum(np.stack(d.inputs), axis=0)            # numpy reference
+    assert d.equal
+    for a, b in zip(d.all_gather, d.all_reduce):
         assert a.dtype == np.int64 and np.array_equal(a, b) and np.array_equal(a, ref)
-    assert np.array_equal(np.concatenate(d["reduce_scatter"]), ref)
+    assert np.array_equal(np.concatenate(d.reduce_scatter), ref)
 
 
 def test_float_order_changes_the_sum():
     f = pr.float_order()
-    v = f["values"]
+    v = f.values
     assert v.dtype == np.float32
-    assert f["left"] == float(((v[0] + v[1]) + v[2]) + v[3])
-    assert f["paired"] == float((v[0] + v[2]) + (v[1] + v[3]))
-    assert f["left"] != f["paired"]
-    assert f["ranks_agree"] and 0 < f["differ"] <= f["length"]
-    assert f["differ"] == int(np.count_nonzero(f["ring"][0] != f["tree"][0]))
+    assert f.left == float(((v[0] + v[1]) + v[2]) + v[3])
+    assert f.paired == float((v[0] + v[2]) + (v[1] + v[3]))
+    assert f.left != f.paired
+    assert f.ranks_agree and 0 < f.differ <= f.len
+    assert f.differ == int(np.count_nonzero(f.ring[0] != f.tree[0]))
     # both stay close to the float64 sum: the difference is rounding, not an error
-    assert f["max_err_ring"] < 1e-5 and f["max_err_tree"] < 1e-5
+    assert f.max_err_ring < 1e-5 and f.max_err_tree < 1e-5
 
 
 # ============================================================================ Napkin Math 1.4
@@ -399,7 +399,7 @@ def test_fsdp_start_ups_against_ddps_buckets():
 def test_decomposition_table_shows_all_gather_equal_to_all_reduce():
     dec = pr.rs_ag_equals_ar()
     t = pu.decomposition_table(dec)
-    assert len(t.rows) == len(dec["inputs"]) and all(r["ag"] == r["ar"] for r in t.rows)
+    assert len(t.rows) == len(dec.inputs) and all(r["ag"] == r["ar"] for r in t.rows)
 
 
 def test_flow_table_counts_and_the_factor_the_page_states():
@@ -440,7 +440,7 @@ def test_section_facts_the_page_glues():
     assert pf.hier_facts(pm.hierarchical_table(), flows).fl_cross_ratio == flows["gpus"]
     # four FSDP units per layer move the same bytes as one
     assert parallelism.fsdp(7e9, 128, 64).bytes_per_gpu == pytest.approx(parallelism.fsdp(7e9, 32, 64).bytes_per_gpu)
-    fo = pf.float_facts(pr.float_order())
+    fo = pr.float_order()
     v = np.float32([1e8, 1, -1e8, 1])                      # float32: 1e8 + 1 rounds back to 1e8
     assert (fo.vals, fo.left, fo.paired) == ("[1e8, 1, -1e8, 1]", ((v[0] + v[1]) + v[2]) + v[3], 2.0) == \
         ("[1e8, 1, -1e8, 1]", 1.0, 2.0) and fo.differ > 0

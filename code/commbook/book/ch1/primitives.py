@@ -28,7 +28,7 @@ Conventions (stated so every number can be checked):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -50,7 +50,7 @@ from .boxes import BOX_LINKS, link_name
 T = texts("ch1")
 __all__ = [
     "CHAPTER_STATED", "NM_1_4_LINK", "link_name", "FIG5_OPS", "FIG5_LABELS", "figure5_inputs",
-    "figure5_runs", "fig5_text", "fig_primitives", "NaiveRatio", "naive_ring_ratio", "PRIMITIVE_ROWS",
+    "figure5_runs", "fig5_text", "fig_primitives", "NaiveRatio", "naive_ring_ratio", "Decomposition", "FloatOrder", "PRIMITIVE_ROWS",
     "primitives_table", "rs_ag_equals_ar", "float_order",
 ]
 
@@ -270,7 +270,22 @@ def primitives_table(p: int = 64, n: float = 100 * MB, link: Link = IB_NDR_CHAPT
     )
 
 
-def rs_ag_equals_ar(p: int = 4, length: int = 8) -> dict:
+@dataclass(frozen=True)
+class Decomposition:
+    """:func:`rs_ag_equals_ar`: the runs' outputs per rank, whether the two agree bit for bit,
+    the ranks, the elements per rank, and the all-reduce's result as text."""
+
+    inputs: list = field(repr=False)
+    reduce_scatter: list = field(repr=False)
+    all_gather: list = field(repr=False)
+    all_reduce: list = field(repr=False)
+    equal: bool
+    p: int
+    len: int
+    ar: str
+
+
+def rs_ag_equals_ar(p: int = 4, length: int = 8) -> Decomposition:
     """All-reduce = reduce-scatter, then all-gather, on integers in the simulator.
 
     Rank d holds ``(d + 1)·[0, 1, …, length−1]`` (int64).  Returns the inputs, the
@@ -283,10 +298,33 @@ def rs_ag_equals_ar(p: int = 4, length: int = 8) -> dict:
     ag = coll.all_gather(cluster, rs).outputs
     ar = coll.all_reduce(cluster, x).outputs
     equal = all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(ag, ar))
-    return {"inputs": x, "reduce_scatter": rs, "all_gather": ag, "all_reduce": ar, "equal": equal}
+    return Decomposition(x, rs, ag, ar, equal, p, length, ", ".join(map(str, ar[0].tolist())))
 
 
-def float_order(p: int = 8, length: int = 16, seed: int = 0) -> dict:
+@dataclass(frozen=True)
+class FloatOrder:
+    """:func:`float_order`: the four values (and as text), the two hand-ordered sums, the ring
+    and tree outputs on ``p`` ranks of ``len`` float32, how many elements differ, whether every
+    rank agrees within each algorithm, the largest difference (and as text) and each one's
+    largest error against the float64 sum."""
+
+    values: np.ndarray = field(repr=False)
+    vals: str
+    left: float
+    paired: float
+    p: int
+    len: int
+    ring: list = field(repr=False)
+    tree: list = field(repr=False)
+    differ: int
+    ranks_agree: bool
+    max_abs_diff: float
+    diff: str
+    max_err_ring: float
+    max_err_tree: float
+
+
+def float_order(p: int = 8, length: int = 16, seed: int = 0) -> FloatOrder:
     """Floating-point addition is not associative: two small numpy sums in float32, and
     the same float32 all-reduce by ring and by binomial tree in the simulator.
 
@@ -303,10 +341,8 @@ def float_order(p: int = 8, length: int = 16, seed: int = 0) -> dict:
     tree = coll.all_reduce(cluster, x, algorithm="tree").outputs
     exact = np.sum(np.asarray(x, dtype=np.float64), axis=0)
     differ = int(np.count_nonzero(ring[0] != tree[0]))
-    return {"values": v, "left": float(left), "paired": float(paired), "p": p, "length": length,
-            "ring": ring, "tree": tree, "differ": differ,
-            "ranks_agree": all(np.array_equal(r, ring[0]) for r in ring)
-            and all(np.array_equal(t, tree[0]) for t in tree),
-            "max_abs_diff": float(np.max(np.abs(ring[0].astype(np.float64) - tree[0]))),
-            "max_err_ring": float(np.max(np.abs(ring[0] - exact))),
-            "max_err_tree": float(np.max(np.abs(tree[0] - exact)))}
+    diff = float(np.max(np.abs(ring[0].astype(np.float64) - tree[0])))
+    vals = "[" + ", ".join(f"{x:.0e}".replace("e+0", "e") if abs(x) >= 1e4 else f"{x:g}" for x in v.tolist()) + "]"
+    return FloatOrder(v, vals, float(left), float(paired), p, length, ring, tree, differ,
+                      all(np.array_equal(r, ring[0]) for r in ring) and all(np.array_equal(t, tree[0]) for t in tree),
+                      diff, f"{diff:.1e}", float(np.max(np.abs(ring[0] - exact))), float(np.max(np.abs(tree[0] - exact))))

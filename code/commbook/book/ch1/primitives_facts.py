@@ -20,7 +20,7 @@ from ..tables import Table
 from .primitives import CHAPTER_STATED, figure5_inputs, figure5_runs
 
 __all__ = ["listing", "Fig5Facts", "fig5_facts", "PrimFacts", "prim_facts",
-           "DecFacts", "dec_facts", "FloatFacts", "float_facts", "PairCounts", "pair_counts", "NM14Facts",
+           "PairCounts", "pair_counts", "NM14Facts",
            "nm14_facts", "TopK", "top_k_facts", "CapFacts", "cap_facts", "SkewFacts", "skew_facts",
            "HierFacts", "hier_facts", "FsdpFacts", "fsdp_facts"]
 
@@ -71,42 +71,6 @@ def prim_facts(prim: Table) -> PrimFacts:
     p = prim.meta["p"]
     return PrimFacts(p, prim.meta["n"], t("broadcast", "binomial"), t("broadcast", "scatter_allgather"),
                      t("all_reduce", "ring"), t("all_reduce", "tree"), t("all_gather", "ring"), math.ceil(math.log2(p)))
-
-
-@dataclass(frozen=True)
-class DecFacts:
-    """All-reduce = reduce-scatter + all-gather: ranks, elements, the all-reduce's result."""
-
-    p: int
-    len: int
-    ar: str
-
-
-def dec_facts(dec: dict) -> DecFacts:
-    """Read :func:`.primitives.rs_ag_equals_ar`."""
-    return DecFacts(len(dec["inputs"]), dec["inputs"][0].size, listing(dec["all_reduce"][0].tolist()))
-
-
-@dataclass(frozen=True)
-class FloatFacts:
-    """Float addition is not associative: the four values, the two orders' sums, and the
-    ring against the tree on ``p`` ranks of ``length`` float32 (elements that differ, the
-    largest difference)."""
-
-    vals: str
-    left: float
-    paired: float
-    p: int
-    len: int
-    differ: int
-    diff: str
-
-
-def float_facts(fo: dict) -> FloatFacts:
-    """Read :func:`.primitives.float_order`."""
-    vals = "[" + ", ".join(f"{v:.0e}".replace("e+0", "e") if abs(v) >= 1e4 else f"{v:g}"
-                           for v in fo["values"].tolist()) + "]"
-    return FloatFacts(vals, fo["left"], fo["paired"], fo["p"], fo["length"], fo["differ"], f"{fo['max_abs_diff']:.1e}")
 
 
 @dataclass(frozen=True)

@@ -163,8 +163,7 @@ def decomposition_table(dec: dict) -> Table:
     reduce-scatter output, all-gather of those blocks, direct all-reduce."""
     text = lambda a: ", ".join(str(int(v)) for v in a)
     rows = [{"rank": d, "input": text(x), "rs": text(rs), "ag": text(ag), "ar": text(ar)}
-            for d, (x, rs, ag, ar) in enumerate(zip(dec["inputs"], dec["reduce_scatter"], dec["all_gather"],
-                                                    dec["all_reduce"]))]
+            for d, (x, rs, ag, ar) in enumerate(zip(dec.inputs, dec.reduce_scatter, dec.all_gather, dec.all_reduce))]
     return Table(
         key="ch1-rs-ag-ar",
         title=T("primitives_use.decomposition_table.title"),
