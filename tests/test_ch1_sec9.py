@@ -21,6 +21,7 @@ import pytest
 from conftest import executed_glue
 
 from commbook.book.ch1 import fallacies as fa
+from commbook.book.ch1 import fallacies_results as fr
 from commbook.book.ch1 import fallacies_tables as fat
 from commbook.book.ch1 import summary as su
 from commbook.compression import least_squares
@@ -163,11 +164,11 @@ def test_time_to_train():
 
 # ============================================================================ 7 async
 def test_async_logp_condition():
-    r = fa.async_example()
+    r = fr.async_example()
     L, o, T = 100e-6, 50e-6, 80e-6
-    assert r["step"] == pytest.approx(2 * o + max(T, L)) and r["stall"] == pytest.approx(L - T)
-    assert r["hidden"] == pytest.approx(T / L)
-    assert r["t"] > r["o"] and r["stall"] > 0                 # the chapter's T > o holds, the GPU still waits
+    assert r.step_s == pytest.approx(2 * o + max(T, L)) and r.stall_s == pytest.approx(L - T)
+    assert r.hidden_frac == pytest.approx(T / L)
+    assert r.t_s > r.o_s and r.stall_s > 0                 # the chapter's T > o holds, the GPU still waits
 
 
 # ============================================================================ 8 silent corruption
@@ -258,16 +259,16 @@ def test_placement_simulated_against_bottleneck_closed_forms():
 
 # ============================================================================ 12 benchmark context
 def test_benchmark_context_from_the_raw_files():
-    r = fa.benchmark_context()
+    r = fr.benchmark_context()
     text = (ROOT / "code" / "commbook" / "data" / "measured" / "nccl-tests" / fa.CONTEXT_LOG).read_text()
     block = text.split("all_reduce_perf")[1].split("Collective test concluded")[0]
     rows = [ln.split() for ln in block.splitlines() if re.match(r"\s+\d+\s+\d+\s+double", ln)]
     busbw = [float(c[7]) * 1e9 for c in rows]                                  # out-of-place busbw column
-    assert r["busbw"] == pytest.approx(max(busbw)) and r["busbw"] > NV.beta
+    assert r.busbw_Bps == pytest.approx(max(busbw)) and r.busbw_Bps > NV.beta
     off = json.loads((ROOT / "code" / "commbook" / "data" / "measured" / f"{fa.SHARP_OFF}.json").read_text())
-    assert r["off_busbw"] == off["points"][-1]["busbw_bytes_per_s"] and off["conditions"]["sharp"] is False
-    assert r["gap"] == pytest.approx(max(busbw) / off["points"][-1]["busbw_bytes_per_s"] - 1)
-    assert r["algo"] is None and r["rank_is_device"] and "NCCL_ALGO" not in block
+    assert r.off_Bps == off["points"][-1]["busbw_bytes_per_s"] and off["conditions"]["sharp"] is False
+    assert r.gap_frac == pytest.approx(max(busbw) / off["points"][-1]["busbw_bytes_per_s"] - 1)
+    assert r.algo is None and r.rank_is_device and "NCCL_ALGO" not in block
 
 
 # ============================================================================ §1.10

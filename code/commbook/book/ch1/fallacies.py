@@ -3,7 +3,7 @@
 :func:`bandwidth_table`; (2) all-reduce for routing, :func:`alltoall_by_allreduce`; (3) the
 pipeline bubble, :func:`bubble_numbers`; (4) ring against tree, :func:`ring_tree`; (5) top-k
 without error feedback, :func:`ef_runs`; (6) time to train, :func:`time_to_train_example`;
-(7) LogP and asynchronous calls, :func:`async_example`; (8) bit flips against a norm check and
+(7) LogP and asynchronous calls, :func:`.fallacies_results.async_example`; (8) bit flips against a norm check and
 a CRC-32, :func:`bit_flips`; (9) flat against hierarchical, :func:`flat_hier_table` and
 :func:`nic_load`; (10) one crossbar hop inside a node, :func:`intra_node_table`; (11) rank
 placement, :func:`placement_table`; (12) a real log without its algorithm,
@@ -24,11 +24,8 @@ from ... import collectives as coll
 from ...collectives import crossover, t_allreduce_hierarchical, t_formula
 from ...comm_sim import VirtualCluster
 from ...compression import TopK, compression_decision, least_squares, train_sgd, update_at_optimum
-from ...cost import LogP, p2p_time
+from ...cost import p2p_time
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER
-from ...measure import load_log
-from ...measure.points import load as load_measurement
-from ...overlap import transfer_beside_compute
 from ...parallelism import min_microbatches, pipeline_bubble_fraction
 from ...topology import Switch, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_ratio, fmt_time
@@ -36,14 +33,13 @@ from ..names import display_name
 from ..tables import Table, bilingual, bilingual_notes
 from ..text import texts
 from .boxes import BOX_LINKS, link_name
-from .perf_numbers import NM13
 
 __all__ = [
     "CHAPTER", "BANDWIDTH", "bandwidth_table", "alltoall_by_allreduce", "BUBBLE",
     "bubble_numbers", "bubble_table", "RING_TREE", "ring_tree", "ring_tree_table",
-    "EF", "ef_runs", "TIME_TO_TRAIN", "time_to_train_example", "ASYNC_COMPUTE", "async_example",
+    "EF", "ef_runs", "TIME_TO_TRAIN", "time_to_train_example", "ASYNC_COMPUTE",
     "SDC", "bit_flips", "fleet_bits_per_day", "FLAT", "flat_hier_table", "nic_load", "INTRA", "intra_node_table",
-    "PLACEMENT", "placement_ranks", "placement_table", "CONTEXT_LOG", "SHARP_OFF", "benchmark_context"]
+    "PLACEMENT", "placement_ranks", "placement_table", "CONTEXT_LOG", "SHARP_OFF"]
 
 T = texts("ch1")
 K = "fallacies."
@@ -236,13 +232,6 @@ ASYNC_COMPUTE = 80e-6
 """A compute block longer than napkin math 1.3's o and shorter than its L."""
 
 
-def async_example(t_compute: float = ASYNC_COMPUTE, L: float = NM13["L"], o: float = NM13["o"]) -> dict:
-    """LogP timeline (:func:`transfer_beside_compute`) of one transfer beside ``t_compute``."""
-    tl = transfer_beside_compute(t_compute, LogP(L=L, o=o))
-    return {"t": t_compute, "L": L, "o": o, "step": tl.step_time, "stall": tl.stall,
-            "hidden": tl.hidden_fraction, "exposed_o": 2 * o}
-
-
 # ============================================================================ 8 silent corruption
 SDC = {"d": 100_000, "scale": 0.01, "seed": 0, "threshold": 0.01, "nodes": 10_000, "nics": 8}
 """A float32 gradient of 100,000 values ~ N(0, 0.01²); a norm check that flags a 1 % change."""
@@ -394,17 +383,3 @@ def placement_table(nodes: int = PLACEMENT["nodes"], gpn: int = PLACEMENT["gpn"]
 CONTEXT_LOG, SHARP_OFF = "h100x8_nvswitch_nccl2.29.2_nccl-tests.log", "htsym_allreduce_8xh100"
 """A real nccl-tests log of one 8 × H100 node, and the same kind of node measured with the
 switch reduction off (both in code/commbook/data/measured/)."""
-
-
-def benchmark_context(log: str = CONTEXT_LOG, sharp_off: str = SHARP_OFF, wire=NVLINK4_CHAPTER) -> dict:
-    """The log's largest all-reduce bus bandwidth against the wire rate and against the
-    switch-reduction-off measurement at its largest size; what the log records."""
-    run = next(r for r in load_log(log) if r.collective == "all_reduce")
-    busbw = run.column("busbw", "out_of_place")
-    k = int(np.argmax(busbw))
-    off = load_measurement(sharp_off).points[-1]
-    algo = run.parameters.get("NCCL_ALGO") or run.parameters.get("algo")
-    return {"ranks": run.nranks, "size": float(run.sizes()[k]), "busbw": float(busbw[k]), "wire": wire.beta,
-            "over_wire": float(busbw[k]) / wire.beta - 1, "off_busbw": off.busbw, "off_size": off.bytes,
-            "gap": float(busbw[k]) / off.busbw - 1, "hosts": sorted({d.host for d in run.devices}),
-            "rank_is_device": all(d.rank == d.device for d in run.devices), "algo": algo, "nccl": run.nccl_version}

@@ -11,14 +11,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from ...cost import LogP
+from ...hardware import NVLINK4_CHAPTER, Link
+from ...measure import load_log
+from ...measure.points import load as load_measurement
+from ...overlap import transfer_beside_compute
 from ...parallelism import min_microbatches, pipeline_bubble_fraction
 from ...units import us
 from . import fallacies as fa
+from .perf_numbers import NM13
 
 __all__ = ["sci", "Bandwidth", "bandwidth_numbers", "AllToAll", "alltoall_numbers", "Bubble", "bubble_numbers",
            "RingTree", "ring_tree_numbers", "Feedback", "feedback_numbers", "TimeToTrain", "train_numbers",
-           "Async", "async_numbers", "Flips", "flip_numbers", "FlatHier", "flat_numbers", "Intra", "intra_numbers",
-           "Placement", "placement_numbers", "Benchmark", "benchmark_numbers"]
+           "Async", "async_example", "Flips", "flip_numbers", "FlatHier", "flat_numbers", "Intra", "intra_numbers",
+           "Placement", "placement_numbers", "Benchmark", "benchmark_context"]
 
 
 def sci(x: float, digits: int = 2) -> str:
@@ -174,17 +182,21 @@ def train_numbers() -> TimeToTrain:
 
 @dataclass(frozen=True)
 class Async:
+    """LogP timeline of one transfer beside ``t_s`` of compute."""
     t_s: float
     L_s: float
     o_s: float
     step_s: float
     stall_s: float
     hidden_frac: float
+    exposed_o_s: float        # the two overheads 2o
 
 
-def async_numbers() -> Async:
-    a = fa.async_example()
-    return Async(t_s=a["t"], L_s=a["L"], o_s=a["o"], step_s=a["step"], stall_s=a["stall"], hidden_frac=a["hidden"])
+def async_example(t_compute: float = fa.ASYNC_COMPUTE, L: float = NM13["L"], o: float = NM13["o"]) -> Async:
+    """:func:`commbook.overlap.transfer_beside_compute` of one transfer beside ``t_compute``."""
+    tl = transfer_beside_compute(t_compute, LogP(L=L, o=o))
+    return Async(t_s=t_compute, L_s=L, o_s=o, step_s=tl.step_time, stall_s=tl.stall, hidden_frac=tl.hidden_fraction,
+                 exposed_o_s=2 * o)
 
 
 # ============================================================================ 8 silent corruption
@@ -290,15 +302,30 @@ def placement_numbers(pl) -> Placement:
 
 @dataclass(frozen=True)
 class Benchmark:
+    """The log's largest all-reduce bus bandwidth against the wire rate and against the
+    switch-reduction-off measurement at its largest size; what the log records."""
     ranks: int
+    size_bytes: float
     busbw_Bps: float
     wire_Bps: float
     over_frac: float
     off_Bps: float
+    off_size_bytes: float
     gap_frac: float
+    hosts: tuple[str, ...]
+    rank_is_device: bool
+    algo: str | None
+    nccl: str
 
 
-def benchmark_numbers() -> Benchmark:
-    bc = fa.benchmark_context()
-    return Benchmark(ranks=bc["ranks"], busbw_Bps=bc["busbw"], wire_Bps=bc["wire"], over_frac=bc["over_wire"],
-                     off_Bps=bc["off_busbw"], gap_frac=bc["gap"])
+def benchmark_context(log: str = fa.CONTEXT_LOG, sharp_off: str = fa.SHARP_OFF, wire: Link = NVLINK4_CHAPTER) -> Benchmark:
+    run = next(r for r in load_log(log) if r.collective == "all_reduce")
+    busbw = run.column("busbw", "out_of_place")
+    k = int(np.argmax(busbw))
+    off = load_measurement(sharp_off).points[-1]
+    bus = float(busbw[k])
+    return Benchmark(ranks=run.nranks, size_bytes=float(run.sizes()[k]), busbw_Bps=bus, wire_Bps=wire.beta,
+                     over_frac=bus / wire.beta - 1, off_Bps=off.busbw, off_size_bytes=off.bytes, gap_frac=bus / off.busbw - 1,
+                     hosts=tuple(sorted({d.host for d in run.devices})),
+                     rank_is_device=all(d.rank == d.device for d in run.devices),
+                     algo=run.parameters.get("NCCL_ALGO") or run.parameters.get("algo"), nccl=run.nccl_version)
