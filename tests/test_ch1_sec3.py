@@ -185,34 +185,34 @@ def test_nm_1_4_link():
 
 def test_nm_1_4_volumes(nm):
     """262.144 KB per pair (exact); 7 × 262.144 KB = 1.835 MB, the chapter's 1.84 MB."""
-    assert nm["tokens_per_pair"] == 512 // 8 == 64
-    assert nm["pair_bytes"] == 64 * 2048 * 2 == 262_144
-    assert nm["sent"] == nm["received"] == 7 * 262_144
-    assert round(nm["sent"] / 1e6, 2) == ST["nm14_sent_mb"]
+    assert nm.tpp == 512 // 8 == 64
+    assert nm.pair_bytes == 64 * 2048 * 2 == 262_144
+    assert nm.sent_bytes == nm.recv_bytes == 7 * 262_144
+    assert round(nm.sent_bytes / 1e6, 2) == ST["nm14_sent_mb"]
 
 
 def test_nm_1_4_times(nm):
     a, b = 3e-6, 50e9
     transfer = a + 262_144 / b
-    assert nm["transfer"] == pytest.approx(transfer, rel=1e-12)              # 8.243 µs
-    assert round(nm["transfer"] * 1e6) == ST["nm14_transfer_us"]             # "3 + 5 = 8 µs"
-    assert round(nm["transfer_bw"] * 1e6) == ST["nm14_transfer_bw_us"]
-    assert nm["serial"] == pytest.approx(7 * transfer, rel=1e-12)            # 57.70 µs
+    assert nm.transfer_s == pytest.approx(transfer, rel=1e-12)              # 8.243 µs
+    assert round(nm.transfer_s * 1e6) == ST["nm14_transfer_us"]             # "3 + 5 = 8 µs"
+    assert round(nm.transfer_bw_s * 1e6) == ST["nm14_transfer_bw_us"]
+    assert nm.serial_s == pytest.approx(7 * transfer, rel=1e-12)            # 57.70 µs
     assert 7 * ST["nm14_transfer_us"] == ST["nm14_serial_us"]                # the chapter's 56 µs
-    assert round(nm["serial"] * 1e6, 1) == 57.7 and nm["serial"] * 1e6 > ST["nm14_serial_us"]
-    assert nm["injection"] == pytest.approx(a + 7 * 262_144 / b, rel=1e-12)
-    assert round(nm["injection"] * 1e6, 1) == ST["nm14_injection_us"]       # 39.7 µs
+    assert round(nm.serial_s * 1e6, 1) == 57.7 and nm.serial_s * 1e6 > ST["nm14_serial_us"]
+    assert nm.inject_s == pytest.approx(a + 7 * 262_144 / b, rel=1e-12)
+    assert round(nm.inject_s * 1e6, 1) == ST["nm14_injection_us"]       # 39.7 µs
 
 
 def test_nm_1_4_simulated_shift_rounds(nm):
     """The direct all-to-all on a switch: P−1 rounds of α + n/(Pβ), n = the whole buffer."""
     P, n = 8, 512 * 4096
     closed = (P - 1) * (3e-6 + n / (P * 50e9))
-    assert nm["rounds"] == P - 1
-    assert nm["simulated"] == pytest.approx(closed, rel=1e-12)
-    assert nm["simulated_v"] == pytest.approx(closed, rel=1e-12)
-    assert nm["closed_form"] == pytest.approx(closed, rel=1e-12)
-    assert nm["simulated"] - nm["injection"] == pytest.approx((P - 2) * 3e-6, rel=1e-9)
+    assert nm.rounds == P - 1
+    assert nm.sim_s == pytest.approx(closed, rel=1e-12)
+    assert nm.sim_v_s == pytest.approx(closed, rel=1e-12)
+    assert nm.closed_s == pytest.approx(closed, rel=1e-12)
+    assert nm.sim_s - nm.inject_s == pytest.approx((P - 2) * 3e-6, rel=1e-9)
 
 
 # ============================================================================ MoE load
@@ -417,7 +417,7 @@ def test_fsdp_layer_table_and_napkin_setting():
     assert t.rows[0]["save"] > t.rows[1]["save"] > 0                 # the saving shrinks as bytes dominate
     s = {r["what"]: r["value"] for r in pm.napkin_1_4_table().rows}
     nm = pm.napkin_1_4()
-    assert s["tpe"] == str(nm["tokens_per_expert"]) and s["gpus"] == str(nm["config"].ranks)
+    assert s["tpe"] == str(nm.tpe) and s["gpus"] == str(nm.config.ranks)
 
 
 # ---------------------------------------------------------------- the page's section facts (issue 18 §1)
@@ -427,9 +427,9 @@ def test_section_facts_the_page_glues():
 
     nm = pm.napkin_1_4()
     q = pf.top_k_facts(nm, k=2)                           # top-2 sends every token to two experts
-    assert q.sent_bytes == pytest.approx(2 * nm["sent"]) and q.pair_bytes == pytest.approx(2 * nm["pair_bytes"])
-    assert q.sim_s == pytest.approx(7 * (3e-6 + 2 * nm["pair_bytes"] / 50e9)) and q.ratio > 1
-    f = pf.nm14_facts(nm)
+    assert q.sent_bytes == pytest.approx(2 * nm.sent_bytes) and q.pair_bytes == pytest.approx(2 * nm.pair_bytes)
+    assert q.sim_s == pytest.approx(7 * (3e-6 + 2 * nm.pair_bytes / 50e9)) and q.ratio > 1
+    f = nm
     assert (f.st_sent_bytes, f.st_transfer_s, f.st_serial_s) == pytest.approx((1.84e6, 8e-6, 56e-6))
     skew = pm.skew_table()
     exact, z1 = skew.find(routing="exact"), skew.find(routing="zipf:1")

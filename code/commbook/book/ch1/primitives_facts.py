@@ -20,8 +20,7 @@ from ..tables import Table
 from .primitives import CHAPTER_STATED, figure5_inputs, figure5_runs
 
 __all__ = ["listing", "Fig5Facts", "fig5_facts", "PrimFacts", "prim_facts",
-           "PairCounts", "pair_counts", "NM14Facts",
-           "nm14_facts", "TopK", "top_k_facts", "CapFacts", "cap_facts", "SkewFacts", "skew_facts",
+           "PairCounts", "pair_counts", "TopK", "top_k_facts", "CapFacts", "cap_facts", "SkewFacts", "skew_facts",
            "HierFacts", "hier_facts", "FsdpFacts", "fsdp_facts"]
 
 
@@ -88,54 +87,6 @@ def pair_counts(small: int = 8, large: int = 64) -> PairCounts:
 
 
 @dataclass(frozen=True)
-class NM14Facts:
-    """Napkin Math 1.4 (:func:`.primitives_moe.napkin_1_4`) as the prose reads it, with the
-    chapter's stated sent bytes, transfer and serial times."""
-
-    tokens: int
-    gpus: int
-    tpg: int
-    d: int
-    tok_bytes: float
-    experts: int
-    epg: int
-    k: int
-    tpp: int
-    remote: int
-    pair_bytes: float
-    sent_bytes: float
-    recv_bytes: float
-    alpha_s: float
-    beta_Bps: float
-    transfer_s: float
-    serial_s: float
-    inject_s: float
-    sim_s: float
-    rounds: int
-    gap_s: float
-    extra_alpha: int
-    layer_sim_s: float
-    layer_bound_s: float
-    bisect_s: float
-    st_sent_bytes: float
-    st_transfer_s: float
-    st_serial_s: float
-    ib_alpha_s: float
-
-
-def nm14_facts(nm: dict) -> NM14Facts:
-    cfg, link = nm["config"], nm["link"]
-    st = CHAPTER_STATED
-    return NM14Facts(cfg.tokens, cfg.ranks, nm["tokens_per_gpu"], cfg.d_model, nm["bytes_per_token"], cfg.experts,
-                     nm["experts_per_gpu"], cfg.top_k, nm["tokens_per_pair"], nm["remote"], nm["pair_bytes"],
-                     nm["sent"], nm["received"], link.alpha, link.beta, nm["transfer"], nm["serial"],
-                     nm["injection"], nm["simulated"], nm["rounds"], nm["simulated"] - nm["injection"],
-                     nm["rounds"] - 1, 2 * nm["simulated"], 2 * nm["injection"], nm["bounds"].bisection,
-                     st["nm14_sent_mb"] * MB, st["nm14_transfer_us"] * 1e-6, st["nm14_serial_us"] * 1e-6,
-                     IB_NDR_CHAPTER.alpha)
-
-
-@dataclass(frozen=True)
 class TopK:
     """The quiz: Napkin Math 1.4 with top-``k`` routing, simulated (all-to-all-v), and its
     ratio to the top-1 dispatch."""
@@ -148,13 +99,13 @@ class TopK:
     ratio: float
 
 
-def top_k_facts(nm: dict, k: int = 2) -> TopK:
-    cfg, link = nm["config"], nm["link"]
+def top_k_facts(nm, k: int = 2) -> TopK:
+    cfg, link = nm.config, nm.link
     q = moe.MoEConfig(cfg.tokens_per_rank, cfg.ranks, cfg.experts, top_k=k, d_model=cfg.d_model)
     counts = moe.uniform_counts(q)
     sent = float(counts[0].sum() - counts[0, 0])
     sim = all_to_all_v(VirtualCluster(Switch(cfg.ranks, link)), counts=counts).time
-    return TopK(k, float(counts[0, 1]), sent, link.alpha + sent / link.beta, sim, sim / nm["simulated"])
+    return TopK(k, float(counts[0, 1]), sent, link.alpha + sent / link.beta, sim, sim / nm.sim_s)
 
 
 @dataclass(frozen=True)
@@ -208,14 +159,14 @@ class SkewFacts:
     os_full_bw_Bps: float
 
 
-def skew_facts(skew: Table, over, nm: dict) -> SkewFacts:
+def skew_facts(skew: Table, over, nm) -> SkewFacts:
     """Read :func:`.primitives_moe.skew_table` and :func:`.primitives_moe.oversubscribed_bisection`."""
     z1, z05 = skew.find(routing="zipf:1"), skew.find(routing="zipf:0.5")
-    link: Link = nm["link"]
-    return SkewFacts(skew.meta["seed"], z1["s"], skew.meta["capacity"], z1["hot_gpu"] / nm["tokens_per_gpu"],
+    link: Link = nm.link
+    return SkewFacts(skew.meta["seed"], z1["s"], skew.meta["capacity"], z1["hot_gpu"] / nm.tpg,
                      z1["reception"], z1["simulated"], z1["dropped"], z05["reception"], over.ratio,
                      over.bisection_bw_Bps, over.bounds.bisection, over.bounds.injection,
-                     nm["config"].ranks * link.beta / 2)
+                     nm.config.ranks * link.beta / 2)
 
 
 @dataclass(frozen=True)

@@ -29,11 +29,11 @@ from ..plots import PALETTE, book_style
 from ..tables import Table
 from ..text import texts
 from .inputs import NM_1_4
-from .primitives import NM_1_4_LINK, link_name
+from .primitives import CHAPTER_STATED, NM_1_4_LINK, link_name
 
 T = texts("ch1")
 __all__ = [
-    "napkin_1_4", "capacity_table", "ExpertMax", "expert_max_monte_carlo", "FIG_LOAD_LABELS", "fig_expert_load",
+    "NapkinMath14", "napkin_1_4", "capacity_table", "ExpertMax", "expert_max_monte_carlo", "FIG_LOAD_LABELS", "fig_expert_load",
     "SKEWS", "skew_table", "Oversubscribed", "oversubscribed_bisection", "HIER_TOKENS", "hierarchical_table",
     "flow_counts", "napkin_1_4_table", "flow_table",
 ]
@@ -45,7 +45,54 @@ def _split(entry: dict[str, str]) -> dict[str, list[str]]:
 
 
 # ============================================================================ Napkin Math 1.4
-def napkin_1_4(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK) -> dict:
+@dataclass(frozen=True)
+class NapkinMath14:
+    """:func:`napkin_1_4`: tokens (``tpg`` per GPU, ``tpe`` per expert, ``tpp`` per GPU pair),
+    bytes per token, pair, sent and received, one transfer (and its bandwidth term), the serial
+    sum, the injection bound, the simulated direct all-to-all and all-to-all-v, the closed form,
+    the extra start-ups the shift rounds pay, one layer (dispatch and combine) and the bisection
+    bound; what the chapter states (sent, one transfer, the serial sum) and Table 1's α."""
+
+    tokens: int
+    gpus: int
+    tpg: int
+    d: int
+    tok_bytes: float
+    experts: int
+    epg: int
+    k: int
+    tpe: int
+    tpp: int
+    remote: int
+    pair_bytes: float
+    sent_bytes: float
+    recv_bytes: float
+    alpha_s: float
+    beta_Bps: float
+    transfer_s: float
+    transfer_bw_s: float
+    serial_s: float
+    inject_s: float
+    sim_s: float
+    sim_v_s: float
+    closed_s: float
+    rounds: int
+    gap_s: float
+    extra_alpha: int
+    layer_sim_s: float
+    layer_bound_s: float
+    bisect_s: float
+    st_sent_bytes: float
+    st_transfer_s: float
+    st_serial_s: float
+    ib_alpha_s: float
+    config: moe.MoEConfig = field(repr=False)
+    link: Link = field(repr=False)
+    counts: np.ndarray = field(repr=False)
+    bounds: moe.A2ABounds = field(repr=False)
+
+
+def napkin_1_4(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK) -> NapkinMath14:
     """Napkin Math 1.4: uniform top-k dispatch of ``config`` over ``link``.
 
     Returns the token counts, the bytes per pair and per GPU, α + n/β of one transfer,
@@ -62,30 +109,29 @@ def napkin_1_4(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK) -> dict
     cluster = VirtualCluster(Switch(P, link))
     a2a = coll.all_to_all(cluster, nbytes=buffer)
     a2av = coll.all_to_all_v(cluster, counts=counts)
-    return {
-        "config": config, "link": link, "counts": counts,
-        "tokens_per_gpu": config.tokens_per_rank, "experts_per_gpu": config.experts_per_rank,
-        "tokens_per_expert": config.tokens * config.top_k // config.experts,
-        "tokens_per_pair": int(pair // config.bytes_per_token), "remote": P - 1,
-        "bytes_per_token": config.bytes_per_token, "pair_bytes": pair, "sent": sent,
-        "received": float(counts[:, 0].sum() - counts[0, 0]),
-        "transfer": transfer, "transfer_bw": pair / link.beta, "serial": (P - 1) * transfer,
-        "injection": link.alpha + sent / link.beta,
-        "simulated": a2a.time, "simulated_v": a2av.time, "rounds": a2a.rounds,
-        "closed_form": predict("all_to_all", "direct", P, buffer, link.alpha, link.beta),
-        "bounds": moe.a2a_bounds_on(Switch(P, link), counts),
-    }
+    inject = link.alpha + sent / link.beta
+    bounds = moe.a2a_bounds_on(Switch(P, link), counts)
+    st = CHAPTER_STATED
+    return NapkinMath14(
+        config.tokens, P, config.tokens_per_rank, config.d_model, config.bytes_per_token, config.experts,
+        config.experts_per_rank, config.top_k, config.tokens * config.top_k // config.experts,
+        int(pair // config.bytes_per_token), P - 1, pair, sent, float(counts[:, 0].sum() - counts[0, 0]),
+        link.alpha, link.beta, transfer, pair / link.beta, (P - 1) * transfer, inject, a2a.time, a2av.time,
+        predict("all_to_all", "direct", P, buffer, link.alpha, link.beta), a2a.rounds, a2a.time - inject,
+        a2a.rounds - 1, 2 * a2a.time, 2 * inject, bounds.bisection, st["nm14_sent_mb"] * 1e6,
+        st["nm14_transfer_us"] * 1e-6, st["nm14_serial_us"] * 1e-6, IB_NDR_CHAPTER.alpha,
+        config, link, counts, bounds)
 
 
 # ============================================================================ MoE load
-def napkin_1_4_table(nm: dict | None = None) -> Table:
+def napkin_1_4_table(nm: NapkinMath14 | None = None) -> Table:
     """Napkin Math 1.4's setting: the layer, the routing and the link (:func:`napkin_1_4`)."""
     nm = napkin_1_4() if nm is None else nm
-    cfg, link = nm["config"], nm["link"]
-    rows = [("tokens", f"{cfg.tokens:,}"), ("gpus", f"{cfg.ranks}"), ("tpg", f"{nm['tokens_per_gpu']}"),
-            ("d", f"{cfg.d_model:,}"), ("tok_bytes", fmt_bytes(nm["bytes_per_token"], digits=4)),
-            ("experts", f"{cfg.experts}"), ("epg", f"{nm['experts_per_gpu']}"), ("k", f"{cfg.top_k}"),
-            ("tpe", f"{nm['tokens_per_expert']}"), ("alpha", fmt_time(link.alpha)),
+    cfg, link = nm.config, nm.link
+    rows = [("tokens", f"{cfg.tokens:,}"), ("gpus", f"{cfg.ranks}"), ("tpg", f"{nm.tpg}"),
+            ("d", f"{cfg.d_model:,}"), ("tok_bytes", fmt_bytes(nm.tok_bytes, digits=4)),
+            ("experts", f"{cfg.experts}"), ("epg", f"{nm.epg}"), ("k", f"{cfg.top_k}"),
+            ("tpe", f"{nm.tpe}"), ("alpha", fmt_time(link.alpha)),
             ("beta", f"{link.beta / 1e9:g} GB/s")]
     setting = T.labels("primitives_moe.setting.")
     names = {k: (setting["en"][k], setting["zh"][k]) for k in setting["en"]}
