@@ -19,6 +19,7 @@ import pytest
 from commbook import compression as cz
 from commbook.book.ch1 import compression_figures as cf
 from commbook.book.ch1 import compression_numbers as cn
+from commbook.book.ch1 import compression_results as cr
 from commbook.book.ch1 import compression_tables as ct
 from commbook.hardware import IB_NDR_CHAPTER
 
@@ -57,9 +58,9 @@ def test_quant_table_ratios_from_the_payloads():
 
 
 def test_int8_levels_are_255_not_the_chapters_256():
-    lev = cn.int8_levels()
-    assert (lev["lo"], lev["hi"], lev["used"]) == (-127, 127, 255)
-    assert lev["type"] == 256                       # what the chapter gives as the number of levels
+    lev = cr.int8_levels()
+    assert (lev.lo, lev.hi, lev.used) == (-127, 127, 255)
+    assert lev.type == 256                       # what the chapter gives as the number of levels
     # independent: round(g / (max|g|/127)) over [-1, 1]
     g = np.linspace(-1, 1, 100_001)
     assert np.unique(np.rint(g / (np.abs(g).max() / 127))).size == 255
@@ -116,11 +117,11 @@ def test_sparse_table_against_the_chapter():
 
 
 def test_a_persistently_small_gradient():
-    ps = cn.persistent_small()
-    assert ps["naive_sent"] == 0 and ps["true"] == pytest.approx(10)
-    assert ps["ef_sent"] == pytest.approx(ps["true"], abs=1e-9)
-    assert ps["ef_times"] == ps["steps"] * ps["small"] / ps["big"]     # once per 1/0.01 steps
-    assert ps["ef_max_residual"] <= ps["big"] + 1e-12
+    ps = cr.persistent_small()
+    assert ps.naive == 0 and ps.true == pytest.approx(10)
+    assert ps.ef == pytest.approx(ps.true, abs=1e-9)
+    assert ps.times == ps.steps * ps.small / ps.big                    # once per 1/0.01 steps
+    assert ps.max <= ps.big + 1e-12
 
 
 def test_random_k_variance_closed_form():
@@ -199,11 +200,11 @@ def test_telescoping_identity(seed):
 
 
 def test_definition_1_4_numbers():
-    d = cn.def14()
-    assert d["full"] == 140e9 and d["values"] == 1.4e9 and d["nominal"] == 100     # 140 GB -> 1.4 GB
-    assert d["with_index"] == pytest.approx(0.01 * 70e9 * (2 + 4))
-    assert d["ratio_index"] == pytest.approx(2 / 6 * 100)
-    assert 2 ** (d["index_bits_needed"] - 1) < 70e9 <= 2 ** d["index_bits_needed"]
+    d = cr.def14()
+    assert d.full_bytes == 140e9 and d.values_bytes == 1.4e9 and d.nominal_x == 100    # 140 GB -> 1.4 GB
+    assert d.index_bytes == pytest.approx(0.01 * 70e9 * (2 + 4))
+    assert d.ratio_x == pytest.approx(2 / 6 * 100)
+    assert 2 ** (d.bits - 1) < 70e9 <= 2 ** d.bits
 
 
 # ============================================================================ the runs

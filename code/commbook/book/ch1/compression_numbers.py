@@ -2,14 +2,14 @@ r"""Chapter §1.6, gradient compression: the numbers and tables of the page
 ``chapters/{zh,en}/ch1/06-compression.md`` and of the exercises of Checkpoint 1.4.
 
 * quantization: the payloads of FP32, FP16, INT8 and 1-bit on one gradient
-  (:func:`quant_table`), the codes INT8 actually uses (:func:`int8_levels`), the block-wise
+  (:func:`quant_table`), the codes INT8 actually uses (:func:`.compression_results.int8_levels`), the block-wise
   ratios 4b/(b + 4) (:func:`block_table`) and the error of per-tensor against per-block
   scales on heavy-tailed gradients (:func:`heavy_tail_table`);
 * sparsification: top-k sizes with 32- and 16-bit indices (:func:`sparse_table`), a
-  coordinate that top-k never sends (:func:`persistent_small`);
+  coordinate that top-k never sends (:func:`.compression_results.persistent_small`);
 * error feedback: Tables 3 and 4 cell for cell from the exact trace (:func:`table3`,
   :func:`table4`), Example 1.2 (:func:`example_1_2`), Definition 1.4's 70B case
-  (:func:`def14`);
+  (:func:`.compression_results.def14`);
 * the chapter's table of methods with the ratio each encoding really reaches
   (:func:`methods_table`).
 
@@ -25,16 +25,14 @@ import numpy as np
 
 from ...compression import (FP16, Identity, Int8, Sign, Threshold, TopK, decimal_text, ef_trace,
                             sparse_ratio)
-from ...compression.feedback import ErrorFeedback
 from .inputs import CHAPTER_COMPRESSION_TABLE, NM17, compression_table, napkin_math_1_7  # noqa: F401 (NM17, napkin_math_1_7: for the page)
 from ...units import fmt_bytes, fmt_count, fmt_pct, fmt_ratio
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
 from ..text import texts
-from .perf_numbers import LLAMA
 
-__all__ = ["SETTING", "QUANT_D", "BLOCK_D", "quant_table", "int8_levels", "block_table", "heavy_tail_table",
-           "SPARSE_CASES", "sparse_table", "persistent_small", "EF_INPUT", "table3", "table4",
-           "example_1_2", "def14", "CHECKPOINT_1_4", "DECISION", "CHAPTER_DECISION",
+__all__ = ["SETTING", "QUANT_D", "BLOCK_D", "quant_table", "block_table", "heavy_tail_table",
+           "SPARSE_CASES", "sparse_table", "EF_INPUT", "table3", "table4",
+           "example_1_2", "CHECKPOINT_1_4", "DECISION", "CHAPTER_DECISION",
            "CHAPTER_ONEBIT", "methods_table"]
 
 T = texts("ch1")
@@ -98,15 +96,6 @@ def quant_table(d: int = QUANT_D) -> Table:
         labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('fp32', 'fp16', 'int8', 'int8b', 'sign',)} for lang in ("en", "zh")},
         notes=_txs("sizes_are_the_bytes", ratio=fmt_ratio(sign['ratio'], 6)),
         meta={"d": d})
-
-
-def int8_levels(d: int = 100_001) -> dict:
-    """The INT8 codes per-tensor quantization (s = max|g|/127) can produce, found by encoding
-    ``d`` values spread evenly over [−1, 1]: the distinct codes, their range, and the 2⁸
-    codes the type has (−128 is never produced)."""
-    q = Int8().encode(np.linspace(-1.0, 1.0, d)).arrays["values"]
-    used = np.unique(q)
-    return {"used": int(used.size), "lo": int(used.min()), "hi": int(used.max()), "type": 2**8}
 
 
 def block_table(blocks=(32, 64, 128, 256, 512), d: int = BLOCK_D) -> Table:
@@ -185,23 +174,6 @@ def sparse_table(cases=SPARSE_CASES) -> Table:
         notes=_txs("values_are_fp32_indices"))
 
 
-def persistent_small(steps: int = 1000, big: float = 1.0, small: float = 0.01) -> dict:
-    """Two coordinates, gradient (big, small) every step, top-1: without error feedback the
-    small one is never sent; with it, what is sent of it, how often, and its residual."""
-    g = np.array([big, small])
-    op, ef = TopK(k=1), ErrorFeedback(TopK(k=1))
-    naive = sum(op(g)[1] for _ in range(steps))
-    sent, times, worst = 0.0, 0, 0.0
-    for _ in range(steps):
-        _, v = ef.step(g)
-        sent += v[1]
-        times += v[1] != 0
-        worst = max(worst, float(np.abs(ef.error).max()))
-    return {"steps": steps, "big": big, "small": small, "true": steps * small, "naive_sent": float(naive),
-            "ef_sent": float(sent), "ef_times": int(times), "ef_residual": float(ef.error[1]),
-            "ef_max_residual": worst}
-
-
 # ============================================================================ error feedback
 EF_INPUT = ("0.4", "0.3", "0.2", "0.4", "0.3")
 """The gradients of Tables 3 and 4 (as printed); the compressor sends 1 when its input ≥ 0.5."""
@@ -244,18 +216,6 @@ def example_1_2(grads=EF_INPUT) -> dict:
     return {"true": true, "naive_sent": naive[-1].sum_v, "lost_share": (true - naive[-1].sum_v) / true,
             "ef_sent": ef[-1].sum_v, "residual": ef[-1].e_next, "steps": len(ef),
             "sends": [r.step for r in ef if r.v != 0], "threshold": Threshold().threshold}
-
-
-def def14(share: float = 0.01) -> dict:
-    """Definition 1.4's case: the BF16 gradients of the 70B model, top-1 %: the kept values,
-    and the message once indices are counted (32-bit indices into buckets of at most 2³²
-    elements: a flat index into 70 billion elements would need more than 32 bits)."""
-    d, bpv = int(LLAMA["params"]), LLAMA["bytes_per_value"]
-    k = round(share * d)
-    full, values = d * bpv, k * bpv
-    return {"params": d, "full": full, "values": values, "nominal": full / values,
-            "with_index": k * (bpv + 4), "ratio_index": full / (k * (bpv + 4)), "share": share,
-            "index_bits_needed": int(np.ceil(np.log2(d)))}
 
 
 # ============================================================================ checkpoint and decisions

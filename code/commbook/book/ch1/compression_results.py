@@ -13,15 +13,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
 from ... import compression as cz
 from ...collectives import t_formula
 from ...hardware import IB_NDR_CHAPTER
 from ...units import fmt_ratio
 from . import compression_figures as cf
 from . import compression_numbers as cn
+from .perf_numbers import LLAMA
 
-__all__ = ["Opening", "opening", "Quant", "quant_numbers", "Blocks", "block_numbers", "Sparse",
-           "sparse_numbers", "Persistent", "persistent_numbers", "Def14", "def14_numbers", "Example12",
+__all__ = ["Opening", "opening", "Levels", "int8_levels", "Quant", "quant_numbers", "Blocks", "block_numbers", "Sparse",
+           "sparse_numbers", "Persistent", "persistent_small", "AtOptimum", "at_optimum", "Def14", "def14", "Example12",
            "example_numbers", "Runs", "run_numbers", "OneBit", "onebit_numbers", "Nm17", "nm17_numbers",
            "Checkpoint", "checkpoint_numbers", "Methods", "method_numbers", "When", "when_numbers"]
 
@@ -67,13 +70,29 @@ class Quant:
     missing: str              # the code never produced
 
 
+@dataclass(frozen=True)
+class Levels:
+    """The INT8 codes per-tensor quantization (s = max|g|/127) produces on values spread
+    evenly over [−1, 1]: how many, their range, and the 2⁸ codes the type has."""
+    used: int
+    lo: int
+    hi: int
+    type: int
+
+
+def int8_levels(d: int = 100_001) -> Levels:
+    q = cz.Int8().encode(np.linspace(-1.0, 1.0, d)).arrays["values"]
+    used = np.unique(q)
+    return Levels(used=int(used.size), lo=int(used.min()), hi=int(used.max()), type=2**8)
+
+
 def quant_numbers(qt) -> Quant:
-    """From :func:`.compression_numbers.quant_table` and :func:`~.compression_numbers.int8_levels`."""
+    """From :func:`.compression_numbers.quant_table` and :func:`int8_levels`."""
     q = {r["op"]: r for r in qt.rows}
-    lev = cn.int8_levels()
+    lev = int8_levels()
     return Quant(d=qt.meta["d"], fp16_x=q["fp16"]["ratio"], int8_nom_x=q["int8"]["stated"],
                  int8_x=q["int8"]["ratio"], sign_nom_x=q["sign"]["stated"], sign_x=q["sign"]["ratio"],
-                 levels=lev["used"], lo=_minus(lev["lo"]), hi=lev["hi"], type=lev["type"], missing=_minus(lev["lo"] - 1))
+                 levels=lev.used, lo=_minus(lev.lo), hi=lev.hi, type=lev.type, missing=_minus(lev.lo - 1))
 
 
 @dataclass(frozen=True)
@@ -131,30 +150,46 @@ def sparse_numbers(st, rk_share: float = 0.1) -> Sparse:
 
 @dataclass(frozen=True)
 class Persistent:
-    """A coordinate top-1 never sends (:func:`.compression_numbers.persistent_small`), and
-    the update each compressor leaves at the optimum (text: far below 1)."""
+    """Two coordinates, gradient (big, small) every step, top-1: without error feedback the
+    small one is never sent; with it, what is sent of it, how often, and its residual."""
     small: float
     big: float
     steps: int
     true: float
-    naive: float
-    ef: float
+    naive: float              # what top-1 sends of it without feedback
+    ef: float                 # ... with feedback
     times: int
     every: int
-    max: float
-    opt_fp32: str
-    opt_top1: str
-    opt_sign: str
+    residual: float
+    max: float                # the largest residual on the way
 
 
-def persistent_numbers() -> Persistent:
-    ps = cn.persistent_small()
+def persistent_small(steps: int = 1000, big: float = 1.0, small: float = 0.01) -> Persistent:
+    g = np.array([big, small])
+    op, ef = cz.TopK(k=1), cz.ErrorFeedback(cz.TopK(k=1))
+    naive = sum(op(g)[1] for _ in range(steps))
+    sent, times, worst = 0.0, 0, 0.0
+    for _ in range(steps):
+        _, v = ef.step(g)
+        sent += v[1]
+        times += v[1] != 0
+        worst = max(worst, float(np.abs(ef.error).max()))
+    return Persistent(small=small, big=big, steps=steps, true=steps * small, naive=float(naive), ef=float(sent),
+                      times=int(times), every=steps // int(times), residual=float(ef.error[1]), max=worst)
+
+
+@dataclass(frozen=True)
+class AtOptimum:
+    """The update each compressor leaves at the optimum of the runs' problem (text: far below 1)."""
+    fp32: str
+    top1: str
+    sign: str
+
+
+def at_optimum() -> AtOptimum:
     pr = cf.runs()["problem"]
-    return Persistent(small=ps["small"], big=ps["big"], steps=ps["steps"], true=ps["true"], naive=ps["naive_sent"],
-                      ef=ps["ef_sent"], times=ps["ef_times"], every=ps["steps"] // ps["ef_times"],
-                      max=ps["ef_max_residual"], opt_fp32=f"{cz.update_at_optimum(pr, None):.0e}",
-                      opt_top1=_sci(cz.update_at_optimum(pr, cz.TopK(0.01))),
-                      opt_sign=_sci(cz.update_at_optimum(pr, cz.Sign())))
+    return AtOptimum(fp32=f"{cz.update_at_optimum(pr, None):.0e}", top1=_sci(cz.update_at_optimum(pr, cz.TopK(0.01))),
+                     sign=_sci(cz.update_at_optimum(pr, cz.Sign())))
 
 
 # ============================================================================ error feedback
@@ -171,10 +206,15 @@ class Def14:
     n_params: float
 
 
-def def14_numbers() -> Def14:
-    d = cn.def14()
-    return Def14(full_bytes=d["full"], values_bytes=d["values"], share_frac=d["share"], nominal_x=d["nominal"],
-                 index_bytes=d["with_index"], ratio_x=d["ratio_index"], bits=d["index_bits_needed"], n_params=d["params"])
+def def14(share: float = 0.01) -> Def14:
+    """Definition 1.4's case: the BF16 gradients of the 70B model, top-1 %: the kept values,
+    and the message once indices are counted (32-bit indices into buckets of at most 2³²
+    elements: a flat index into 70 billion elements would need more than 32 bits)."""
+    d, bpv = int(LLAMA["params"]), LLAMA["bytes_per_value"]
+    k = round(share * d)
+    full, values = d * bpv, k * bpv
+    return Def14(full_bytes=full, values_bytes=values, share_frac=share, nominal_x=full / values,
+                 index_bytes=k * (bpv + 4), ratio_x=full / (k * (bpv + 4)), bits=int(np.ceil(np.log2(d))), n_params=d)
 
 
 @dataclass(frozen=True)
