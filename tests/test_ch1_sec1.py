@@ -204,18 +204,18 @@ def test_step_model_against_an_event_simulation(gpus, weak, single):
     b = s1.step_breakdown(gpus, model)
     tokens = 1024 if weak else model.global_tokens / gpus
     t_c = 6 * 70e9 * tokens / (H100.bf16_flops * 0.40)
-    assert b["t_compute"] == pytest.approx(t_c, rel=1e-12)
-    assert b["t_backward"] == pytest.approx(2 / 3 * t_c, rel=1e-12)
+    assert b.compute_s == pytest.approx(t_c, rel=1e-12)
+    assert b.backward_s == pytest.approx(2 / 3 * t_c, rel=1e-12)
     link = NVLINK4_CHAPTER if gpus <= 8 else IB_NDR_CHAPTER
     layer = 140 * GB / 80
     if single or gpus <= 8:             # one ring: the node's whole chunk n/p through one link
-        assert b["t_layer"] == pytest.approx(2 * (gpus - 1) * (link.alpha + layer / (gpus * link.beta)), rel=1e-12)
+        assert b.layer_s == pytest.approx(2 * (gpus - 1) * (link.alpha + layer / (gpus * link.beta)), rel=1e-12)
     else:
-        assert b["t_layer"] == pytest.approx(_nccl_ring(gpus, layer), rel=1e-12)
-    exposed = _event_exposed(b["t_backward"], b["t_layer"], 80)
-    assert b["t_comm"] + b["t_stall"] == pytest.approx(exposed, rel=1e-9)
-    assert b["t_step"] == pytest.approx(b["t_compute"] + exposed, rel=1e-9)
-    assert sum(b["shares"].values()) == pytest.approx(1.0, rel=1e-12)
+        assert b.layer_s == pytest.approx(_nccl_ring(gpus, layer), rel=1e-12)
+    exposed = _event_exposed(b.backward_s, b.layer_s, 80)
+    assert b.comm_s + b.stall_s == pytest.approx(exposed, rel=1e-9)
+    assert b.step_s == pytest.approx(b.compute_s + exposed, rel=1e-9)
+    assert sum(b.shares.values()) == pytest.approx(1.0, rel=1e-12)
 
 
 def test_flat_ring_across_nodes_is_gated_by_infiniband():
@@ -224,21 +224,21 @@ def test_flat_ring_across_nodes_is_gated_by_infiniband():
     layer = 140 * GB / 80
     run = all_reduce(VirtualCluster(TwoLevel(2, 8, NVLINK4_CHAPTER, IB_NDR_CHAPTER)), nbytes=layer,
                      algorithm="ring", channels=1)
-    assert run.time == pytest.approx(s1.step_breakdown(16, s1.FIG2_MODEL.single_ring())["t_layer"], rel=1e-9)
+    assert run.time == pytest.approx(s1.step_breakdown(16, s1.FIG2_MODEL.single_ring()).layer_s, rel=1e-9)
     for nodes in (2, 8):
         run = all_reduce(VirtualCluster(TwoLevel(nodes, 8, NVLINK4_CHAPTER, IB_NDR_CHAPTER, pxn=True)), nbytes=layer)
-        assert run.time == pytest.approx(s1.step_breakdown(8 * nodes)["t_layer"], rel=1e-9)
+        assert run.time == pytest.approx(s1.step_breakdown(8 * nodes).layer_s, rel=1e-9)
         assert run.time == pytest.approx(_nccl_ring(8 * nodes, layer), rel=1e-9)
     run = all_reduce(VirtualCluster(TwoLevel(2, 8, NVLINK4_CHAPTER, IB_NDR_CHAPTER)), nbytes=layer,
                      algorithm="hierarchical")
-    assert run.time == pytest.approx(s1.step_breakdown(16, s1.FIG2_MODEL.hierarchical())["t_layer"], rel=1e-9)
+    assert run.time == pytest.approx(s1.step_breakdown(16, s1.FIG2_MODEL.hierarchical()).layer_s, rel=1e-9)
 
 
 def test_first_exposed_is_where_allreduce_outgrows_backward():
     n = s1.first_exposed()
     assert n % 8 == 0
     b, prev = s1.step_breakdown(n), s1.step_breakdown(n - 8)
-    assert b["t_allreduce"] > b["t_backward"] and prev["t_allreduce"] <= prev["t_backward"]
+    assert b.allreduce_s > b.backward_s and prev.allreduce_s <= prev.backward_s
     assert s1.first_exposed(s1.FIG2_MODEL.hierarchical()) > n
     single = s1.first_exposed(s1.FIG2_MODEL.single_ring())
     assert single < n
@@ -268,7 +268,7 @@ def test_figure_2_bars_sum_to_100_and_equal_the_model(lang):
     for n in s1.FIG2_SIZES:
         model = bars[("model", n)]
         assert sum(model.values()) == pytest.approx(100.0, rel=1e-9)
-        shares = s1.step_breakdown(n)["shares"]
+        shares = s1.step_breakdown(n).shares
         for part, h in model.items():
             assert h == pytest.approx(100 * shares[part], rel=1e-12)
     ill_sizes = [n for (kind, n) in bars if kind == "illustrative"]
@@ -293,28 +293,28 @@ def test_figure_2_illustrative_shares_are_the_chapters_and_the_note():
 
 def test_figure_2_model_story():
     """Shares grow with the cluster under a fixed global batch; flat under a fixed per-GPU batch."""
-    comm = [s1.step_breakdown(n)["shares"]["comm"] for n in s1.FIG2_SIZES]
+    comm = [s1.step_breakdown(n).shares["comm"] for n in s1.FIG2_SIZES]
     assert comm == sorted(comm) and comm[0] == 0 and comm[-1] > 0.5
     # NCCL's ring under a fixed per-GPU batch: hidden on 64 GPUs, exposed on 4,096 by its start-ups
     weak = s1.FIG2_MODEL.weak(1024)
-    w = [s1.step_breakdown(n, weak)["shares"]["comm"] for n in (64, 4096)]
+    w = [s1.step_breakdown(n, weak).shares["comm"] for n in (64, 4096)]
     assert w[0] == 0 and w[1] > 0.5
-    assert 80 * 2 * 4095 * IB_NDR_CHAPTER.alpha > 0.5 * s1.step_breakdown(4096)["t_allreduce"]
+    assert 80 * 2 * 4095 * IB_NDR_CHAPTER.alpha > 0.5 * s1.step_breakdown(4096).allreduce_s
     # the single ring of the note: exposed from one node on under the fixed per-GPU batch
-    ws = [s1.step_breakdown(n, s1.FIG2_MODEL.single_ring().weak(1024))["shares"]["comm"] for n in (64, 4096)]
+    ws = [s1.step_breakdown(n, s1.FIG2_MODEL.single_ring().weak(1024)).shares["comm"] for n in (64, 4096)]
     assert ws[0] > 0.5 and abs(ws[1] - ws[0]) < 0.1
     hier = s1.step_breakdown(4096, s1.FIG2_MODEL.hierarchical())
-    assert hier["shares"]["comm"] < s1.step_breakdown(4096)["shares"]["comm"]
+    assert hier.shares["comm"] < s1.step_breakdown(4096).shares["comm"]
     single = s1.step_breakdown(4096, s1.FIG2_MODEL.single_ring())
-    assert single["shares"]["comm"] > s1.step_breakdown(4096)["shares"]["comm"]
+    assert single.shares["comm"] > s1.step_breakdown(4096).shares["comm"]
     layer, t_c = 140 * GB / 80, 6 * 70e9 * 1024 / (H100.bf16_flops * 0.40)    # 4M tokens / 4,096 GPUs
 
     def share(t_layer):                 # exposed (T_ar - T_bwd)(L-1)/L over compute + that + stall
         exposed = max(0.0, 80 * t_layer - 2 / 3 * t_c) * 79 / 80
         return exposed / (t_c + exposed + t_layer)
     flat = 2 * 4095 * (IB_NDR_CHAPTER.alpha + layer / (4096 * IB_NDR_CHAPTER.beta))
-    assert single["shares"]["comm"] == pytest.approx(share(flat), rel=1e-12)        # the note's 83.9 %
-    assert s1.step_breakdown(4096)["shares"]["comm"] == pytest.approx(share(_nccl_ring(4096, layer)), rel=1e-12)
+    assert single.shares["comm"] == pytest.approx(share(flat), rel=1e-12)        # the note's 83.9 %
+    assert s1.step_breakdown(4096).shares["comm"] == pytest.approx(share(_nccl_ring(4096, layer)), rel=1e-12)
 
 
 def test_step_model_rejects_bad_input():

@@ -19,8 +19,7 @@ from .parallelism_numbers import (BF16_BYTES, DEF_1_1_GPUS, EFFICIENCY_60, FIG2_
                                   zero_copy_host_bytes)
 
 __all__ = ["D11", "d11_facts", "Q11", "q11_facts", "Physics", "physics_facts", "Energy", "energy_facts",
-           "Estimate", "estimate_facts", "NM11", "nm11_facts", "Sync", "sync_facts", "StepTimes", "step_times",
-           "Fig2", "fig2_facts", "Purpose", "purpose_facts"]
+           "Estimate", "estimate_facts", "NM11", "nm11_facts", "Sync", "sync_facts", "Fig2", "fig2_facts", "Purpose", "purpose_facts"]
 
 
 def _billions(x: float) -> str:
@@ -218,24 +217,6 @@ def sync_facts() -> Sync:
 
 
 @dataclass(frozen=True)
-class StepTimes:
-    """One step of Figure 2's model on ``n`` GPUs (:func:`.parallelism_numbers.step_breakdown`)."""
-
-    n: int
-    tc_s: float
-    tb_s: float
-    tar_s: float
-    comm_s: float
-    stall_s: float
-    step_s: float
-
-
-def step_times(n: int, model: StepModel = FIG2_MODEL) -> StepTimes:
-    b = step_breakdown(n, model)
-    return StepTimes(n, b["t_compute"], b["t_backward"], b["t_allreduce"], b["t_comm"], b["t_stall"], b["t_step"])
-
-
-@dataclass(frozen=True)
 class Fig2:
     """Figure 2's model bars as the prose reads them (sizes, shares, times; the single ring,
     weak scaling and the hierarchical all-reduce at 4,096 GPUs; the model's inputs) and the
@@ -303,7 +284,7 @@ class Fig2:
 def fig2_facts(M: StepModel = FIG2_MODEL) -> Fig2:
     n1, n64, n1k, n2k, nmax, nbig = FIG2_SIZES
     b = {n: step_breakdown(n, M) for n in FIG2_SIZES}
-    sh = lambda n, part, model=M: step_breakdown(n, model)["shares"][part]
+    sh = lambda n, part, model=M: step_breakdown(n, model).shares[part]
     S, H = M.single_ring(), M.hierarchical()
     weak_tokens = M.global_tokens // nmax
     W = M.weak(weak_tokens)
@@ -311,16 +292,16 @@ def fig2_facts(M: StepModel = FIG2_MODEL) -> Fig2:
     ill = ILLUSTRATIVE_SHARES
     link = lambda L: f"{fmt_bytes(L.beta)}/s, α = {fmt_time(L.alpha)}"
     return Fig2(
-        n1, n64, n1k, n2k, nmax, nbig, b[nbig]["shares"]["comm"], M.layers * 2 * (nmax - 1) * M.inter.alpha,
-        first_exposed(S), step_breakdown(n64, S)["t_allreduce"], sh(nmax, "comm", S), b[n1]["shares"]["compute"],
-        b[n1]["t_compute"], b[n1]["t_allreduce"], b[n64]["t_compute"], b[n64]["t_allreduce"], b[n64]["shares"]["stall"],
-        b[n1k]["shares"]["comm"], b[n2k]["shares"]["comm"], b[nmax]["shares"]["comm"], b[nmax]["t_compute"],
-        b[nmax]["t_allreduce"], _billions(M.params), M.layers, FIG2_SEQUENCES, FIG2_SEQ_LEN, M.global_tokens,
+        n1, n64, n1k, n2k, nmax, nbig, b[nbig].shares["comm"], M.layers * 2 * (nmax - 1) * M.inter.alpha,
+        first_exposed(S), step_breakdown(n64, S).allreduce_s, sh(nmax, "comm", S), b[n1].shares["compute"],
+        b[n1].compute_s, b[n1].allreduce_s, b[n64].compute_s, b[n64].allreduce_s, b[n64].shares["stall"],
+        b[n1k].shares["comm"], b[n2k].shares["comm"], b[nmax].shares["comm"], b[nmax].compute_s,
+        b[nmax].allreduce_s, _billions(M.params), M.layers, FIG2_SEQUENCES, FIG2_SEQ_LEN, M.global_tokens,
         M.flops_per_param_token, str(Fraction(M.backward_fraction).limit_denominator(10)), M.mfu,
         LLAMA3_MFU["range"][0], LLAMA3_MFU["range"][1], LLAMA3_MFU["gpus"], M.gpus_per_node, link(M.intra),
-        link(M.inter), b[n1]["layer_bytes"], first, b[n64]["t_allreduce"] / b[n1]["t_allreduce"],
+        link(M.inter), b[n1].layer_bytes, first, b[n64].allreduce_s / b[n1].allreduce_s,
         round(M.global_tokens / first), weak_tokens, sh(n1, "compute", W), sh(n64, "comm", W), sh(nmax, "comm", W),
-        step_breakdown(nmax, H)["t_allreduce"], sh(nmax, "comm", H), first_exposed(H), ill[n1]["comm"],
+        step_breakdown(nmax, H).allreduce_s, sh(nmax, "comm", H), first_exposed(H), ill[n1]["comm"],
         ill[n64]["comm"], ill[nmax]["comm"], ill[nmax]["compute"], ill[nmax]["stall"],
         ILLUSTRATIVE_TEXT_COMM_PLUS_STALL, ILLUSTRATIVE_NVLINK_BIDIR, M.intra.beta,
         ILLUSTRATIVE_NVLINK_BIDIR / M.inter.beta, M.intra.beta / M.inter.beta)

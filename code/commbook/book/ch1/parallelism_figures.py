@@ -113,7 +113,7 @@ def fig_step_shares(lang: str = "en", model: StepModel = FIG2_MODEL,
         ax = fig.add_subplot()
         w = 0.36
         for i, n in enumerate(sizes):
-            shares = step_breakdown(n, model)["shares"]
+            shares = step_breakdown(n, model).shares
             has_ill = n in ILLUSTRATIVE_SHARES
             x = i - w / 2 - 0.02 if has_ill else i
             bottom = 0.0

@@ -54,7 +54,7 @@ other on one communication stream (the chapter's Figure 4 in §1.8).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ... import physics
 from ...checks import check_p
@@ -72,7 +72,7 @@ __all__ = [
     "LINK_DEF_1_1", "LINK_NM_1_1", "gradient_bytes", "logical_connections", "Definition11", "definition_1_1",
     "Napkin11", "napkin_1_1", "EnergyEstimate", "SYNC_SHARE_RANGE", "LLAMA3_MFU", "EFFICIENCY_60", "at_efficiency", "HALVING_STEPS",
     "gpu_hours_saved", "zero_copy_host_bytes", "energy_estimate", "H100_TDP_W",
-    "ALGORITHMS", "StepModel", "FIG2_MODEL", "FIG2_SEQUENCES", "FIG2_SEQ_LEN", "step_breakdown", "first_exposed",
+    "ALGORITHMS", "StepModel", "FIG2_MODEL", "FIG2_SEQUENCES", "FIG2_SEQ_LEN", "StepBreakdown", "step_breakdown", "first_exposed",
     "FIG2_SIZES", "ILLUSTRATIVE_SHARES", "ILLUSTRATIVE_TEXT_COMM_PLUS_STALL", "ILLUSTRATIVE_NVLINK_BIDIR",
 ]
 
@@ -321,12 +321,36 @@ FIG2_SIZES = (8, 64, 1024, 2048, 4096, 8192)
 """Cluster sizes of Figure 2's model bars (the chapter's 8, 64 and 4,096, two between and one beyond)."""
 
 
-def step_breakdown(gpus: int, model: StepModel = FIG2_MODEL) -> dict:
+@dataclass(frozen=True)
+class StepBreakdown:
+    """:func:`step_breakdown`: one step's times, one layer's all-reduce, the slowest hop's
+    ``link`` and (``shares``) the parts of the step, which sum to 1."""
+
+    gpus: int
+    tokens_per_gpu: float
+    layer_bytes: float
+    compute_s: float
+    backward_s: float
+    layer_s: float
+    allreduce_s: float
+    comm_s: float
+    stall_s: float
+    step_s: float
+    link: Link = field(repr=False)
+
+    @property
+    def shares(self) -> dict[str, float]:
+        """compute, comm and stall as shares of the step."""
+        return {"compute": self.compute_s / self.step_s, "comm": self.comm_s / self.step_s,
+                "stall": self.stall_s / self.step_s}
+
+
+def step_breakdown(gpus: int, model: StepModel = FIG2_MODEL) -> StepBreakdown:
     """One training step of ``model`` on ``gpus`` GPUs (a whole number of nodes beyond one).
 
-    Returns the times ``t_compute``, ``t_backward``, ``t_layer`` (one layer's all-reduce),
-    ``t_allreduce`` (all layers), ``t_comm`` (exposed communication), ``t_stall``,
-    ``t_step``, the ``link`` of the slowest hop, and the ``shares`` (compute, comm,
+    The times ``compute_s``, ``backward_s``, ``layer_s`` (one layer's all-reduce),
+    ``allreduce_s`` (all layers), ``comm_s`` (exposed communication), ``stall_s``,
+    ``step_s``, the ``link`` of the slowest hop, and the ``shares`` (compute, comm,
     stall), which sum to 1.
     """
     gpus = check_p(gpus, "gpus")
@@ -349,12 +373,7 @@ def step_breakdown(gpus: int, model: StepModel = FIG2_MODEL) -> dict:
     t_stall = t_layer if gpus > 1 else 0.0
     t_comm = max(0.0, t_ar - t_backward) * (L - 1) / L
     t_step = t_compute + t_comm + t_stall
-    return {
-        "gpus": gpus, "tokens_per_gpu": tokens, "link": link, "layer_bytes": layer_bytes,
-        "t_compute": t_compute, "t_backward": t_backward, "t_layer": t_layer,
-        "t_allreduce": t_ar, "t_comm": t_comm, "t_stall": t_stall, "t_step": t_step,
-        "shares": {"compute": t_compute / t_step, "comm": t_comm / t_step, "stall": t_stall / t_step},
-    }
+    return StepBreakdown(gpus, tokens, layer_bytes, t_compute, t_backward, t_layer, t_ar, t_comm, t_stall, t_step, link)
 
 
 def first_exposed(model: StepModel = FIG2_MODEL, limit: int = 1 << 16) -> int:
@@ -363,7 +382,7 @@ def first_exposed(model: StepModel = FIG2_MODEL, limit: int = 1 << 16) -> int:
     g = model.gpus_per_node
     for gpus in range(g, limit + 1, g):
         b = step_breakdown(gpus, model)
-        if b["t_comm"] > 0:
+        if b.comm_s > 0:
             return gpus
     raise ValueError(f"communication stays hidden up to {limit} GPUs")
 
