@@ -130,16 +130,17 @@ def test_single_node_check_and_its_memory():
     """2·(7/8)·140 GB / 450 GB/s = 0.5444 s ≈ 0.54 s, 25.9 % ≈ 26 % of 2.1 s; plain data
     parallelism needs 16 B per parameter, 1.12 TB per GPU, 14× an 80 GB H100;
     ZeRO-3 over 8 GPUs still 140 GB."""
-    sn = ov.single_node()
+    from commbook.book.ch1.overlap_results import single_node
+    sn = single_node()
     t = 2 * 7 / 8 * 140e9 / 450e9
-    assert sn["time"] == pytest.approx(t, rel=1e-12)
-    assert _round(sn["time"], 2) == ov.CHAPTER_SINGLE_NODE["time"][0] == 0.54
-    assert sn["share"] == pytest.approx(t / 2.1, rel=1e-12)
-    assert _round(sn["share"] * 100, 0) == ov.CHAPTER_SINGLE_NODE["share"][0] == 26
-    assert _round(sn["share"] * 100, 1) == 25.9
-    assert sn["memory"] == pytest.approx((2 + 2 + 12) * 70e9) == pytest.approx(1.12e12)
-    assert sn["memory_x"] == pytest.approx(14) and not sn["fits"]
-    assert sn["zero3"] == pytest.approx(16 * 70e9 / 8) and sn["zero3"] > sn["gpu_memory"] == 80e9
+    assert sn.time_s == pytest.approx(t, rel=1e-12)
+    assert _round(sn.time_s, 2) == ov.CHAPTER_SINGLE_NODE["time"][0] == 0.54
+    assert sn.share_frac == pytest.approx(t / 2.1, rel=1e-12)
+    assert _round(sn.share_frac * 100, 0) == ov.CHAPTER_SINGLE_NODE["share"][0] == 26
+    assert _round(sn.share_frac * 100, 1) == 25.9
+    assert sn.mem_bytes == pytest.approx((2 + 2 + 12) * 70e9) == pytest.approx(1.12e12)
+    assert sn.mem_times == pytest.approx(14) and not sn.fits
+    assert sn.zero3_bytes == pytest.approx(16 * 70e9 / 8) and sn.zero3_bytes > sn.gpu_mem_bytes == 80e9
 
 
 # ============================================================================ limits

@@ -9,7 +9,7 @@ r"""Chapter §1.8, overlapping communication with computation: the numbers and t
 * the limits: 2o per collective (:func:`overhead_example`), L equal layers
   (:func:`hidden_fractions`), gradients still in flight (:func:`in_flight`);
 * Napkin math 1.8 (:func:`nm18`, :func:`nm18_check`, :func:`nm18_table`) and the single-node
-  70B check (:func:`single_node`).
+  70B check (:func:`.overlap_results.single_node`).
 
 Every number is computed from the parameters below; the chapter's printed values are kept
 apart (``CHAPTER_*``) so that the page and the tests can set the two side by side.
@@ -25,13 +25,12 @@ from ...hardware import IB_NDR
 from ...overlap import (DDP_FIRST_BUCKET_BYTES, FEW_LARGE_LAYERS, MANY_SMALL_LAYERS, ModelShape, Timeline,
                         best_bucket_cap, bucket_cap_sweep, bucket_timeline, ddp_bucket_assignment,
                         hidden_fraction_equal_layers, layerwise_timeline, ring_allreduce_cost,
-                        single_node_check, step_time_no_overlap, transfer_beside_compute)
-from ...parallelism import DDP_BUCKET_CAP_BYTES, zero_memory_per_gpu
+                        step_time_no_overlap, transfer_beside_compute)
+from ...parallelism import DDP_BUCKET_CAP_BYTES
 from ...units import MB, KiB, MiB, fmt_bytes, fmt_pct, fmt_time, ms, us
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
 from ..text import texts
 from .boxes import BOX_LINKS
-from .inputs import SINGLE_NODE
 from .perf_numbers import NM13
 
 __all__ = ["EXAMPLE_LINK", "RESIDUAL", "residual_example", "RING_TREE", "ring_vs_tree",
@@ -39,7 +38,7 @@ __all__ = ["EXAMPLE_LINK", "RESIDUAL", "residual_example", "RING_TREE", "ring_vs
            "SWEEP_GPUS", "NEAR_OPTIMUM", "FEW_LARGE_BASIS", "layers_of", "layer_tensors", "ring_startup", "TIMELINE_SHAPE", "SWEEP_GRID", "CHAPTER_CAP_RANGES",
            "sweep", "sweep_summary", "bucket_plans", "OVERHEAD", "overhead_example", "HIDDEN_LAYERS",
            "CHAPTER_HIDDEN", "hidden_fractions", "in_flight", "NM18", "CHAPTER_NM18", "nm18", "nm18_check",
-           "nm18_table", "CHAPTER_SINGLE_NODE", "single_node"]
+           "nm18_table", "CHAPTER_SINGLE_NODE"]
 
 T = texts("ch1")
 K = "overlap_numbers."
@@ -351,15 +350,3 @@ def nm18_table() -> Table:
 # ============================================================================ single node
 CHAPTER_SINGLE_NODE = {"time": (0.54, 2), "share": (26, 0)}
 """The printed results: ≈ 0.54 s, ≈ 26 % of a 2.1 s step."""
-
-
-def single_node() -> dict:
-    """The 70B check on 8 GPUs over NVLink (:data:`~commbook.book.ch1.inputs.SINGLE_NODE`), and
-    the model-state bytes per GPU under plain data parallelism and under ZeRO-3."""
-    chk = single_node_check(link=BOX_LINKS["sn1.8"], **SINGLE_NODE)
-    c = SINGLE_NODE
-    zero3 = zero_memory_per_gpu(3, c["params"], c["gpus"])
-    return {"check": chk, "time": chk.allreduce_time, "share": chk.share, "budget": chk.step_budget,
-            "bytes": c["params"] * c["bytes_per_value"], "gpus": c["gpus"], "params": c["params"],
-            "link": BOX_LINKS["sn1.8"], "memory": chk.memory_per_gpu, "gpu_memory": chk.gpu_memory,
-            "memory_x": chk.memory_per_gpu / chk.gpu_memory, "zero3": zero3, "fits": chk.fits}

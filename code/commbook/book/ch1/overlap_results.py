@@ -13,14 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...hardware import IB_NDR_CHAPTER
-from ...overlap import DDP_FIRST_BUCKET_BYTES, layerwise_timeline, step_time_no_overlap
-from ...parallelism import DDP_BUCKET_CAP_BYTES, DDP_BUCKET_CAP_MB
+from ...overlap import DDP_FIRST_BUCKET_BYTES, layerwise_timeline, single_node_check, step_time_no_overlap
+from ...parallelism import DDP_BUCKET_CAP_BYTES, DDP_BUCKET_CAP_MB, zero_memory_per_gpu
 from ...units import MB, MiB, fmt_number, fmt_pct, ms
 from . import overlap_numbers as ov
+from .boxes import BOX_LINKS
+from .inputs import SINGLE_NODE
 
 __all__ = ["Residual", "residual_numbers", "RingTree", "ring_tree_numbers", "Buckets", "bucket_numbers", "Plans",
            "plan_numbers", "Sweep", "sweep_numbers", "Overhead", "overhead_numbers", "Hidden", "hidden_numbers",
-           "Nm18", "nm18_numbers", "SingleNode", "single_node_numbers"]
+           "Nm18", "nm18_numbers", "SingleNode", "single_node"]
 
 
 def _mib(n: float) -> str:
@@ -242,6 +244,8 @@ def nm18_numbers() -> Nm18:
 # ============================================================================ one node
 @dataclass(frozen=True)
 class SingleNode:
+    """The 70B check on 8 GPUs over NVLink (:data:`~commbook.book.ch1.inputs.SINGLE_NODE`),
+    and the model-state bytes per GPU under plain data parallelism and under ZeRO-3."""
     n_bytes: float
     gpus: int
     beta_Bps: float
@@ -253,15 +257,17 @@ class SingleNode:
     gpu_mem_bytes: float
     mem_times: float
     zero3_bytes: float
+    fits: bool
     chapter_time_s: float
     chapter_share_frac: float
     n_params: float
 
 
-def single_node_numbers() -> SingleNode:
-    sn, ch = ov.single_node(), ov.CHAPTER_SINGLE_NODE
-    return SingleNode(n_bytes=sn["bytes"], gpus=sn["gpus"], beta_Bps=sn["link"].beta, time_s=sn["time"],
-                      budget_s=sn["budget"], share_frac=sn["share"], mem_bytes=sn["memory"],
-                      bpp=sn["memory"] / sn["params"], gpu_mem_bytes=sn["gpu_memory"], mem_times=sn["memory_x"],
-                      zero3_bytes=sn["zero3"], chapter_time_s=ch["time"][0], chapter_share_frac=ch["share"][0] / 100,
-                      n_params=sn["params"])
+def single_node() -> SingleNode:
+    c, link, ch = SINGLE_NODE, BOX_LINKS["sn1.8"], ov.CHAPTER_SINGLE_NODE
+    chk = single_node_check(link=link, **c)
+    return SingleNode(n_bytes=c["params"] * c["bytes_per_value"], gpus=c["gpus"], beta_Bps=link.beta,
+                      time_s=chk.allreduce_time, budget_s=chk.step_budget, share_frac=chk.share,
+                      mem_bytes=chk.memory_per_gpu, bpp=chk.memory_per_gpu / c["params"], gpu_mem_bytes=chk.gpu_memory,
+                      mem_times=chk.memory_per_gpu / chk.gpu_memory, zero3_bytes=zero_memory_per_gpu(3, c["params"], c["gpus"]),
+                      fits=chk.fits, chapter_time_s=ch["time"][0], chapter_share_frac=ch["share"][0] / 100, n_params=c["params"])
