@@ -173,11 +173,11 @@ def test_async_logp_condition():
 
 # ============================================================================ 8 silent corruption
 def test_bit_flips_against_struct():
-    r = fa.bit_flips()
+    r = fr.bit_flips()
     rng = np.random.default_rng(0)
     g = (0.01 * rng.standard_normal(100_000)).astype(np.float32)
     v = float(g[int(rng.integers(100_000))])
-    assert v == r["value"]
+    assert v == r.value
     norm2 = float(np.sum(g.astype(np.float64) ** 2))
     (bits,) = struct.unpack("<I", struct.pack("<f", v))
     caught, worst = 0, 0.0
@@ -186,8 +186,8 @@ def test_bit_flips_against_struct():
         change = abs(math.sqrt(norm2 - v * v + w * w) - math.sqrt(norm2)) / math.sqrt(norm2)
         caught += change > 0.01
         worst = max(worst, abs(w / v)) if change <= 0.01 else worst
-    assert r["norm_caught"] == caught == 1 and r["worst_missed"] == pytest.approx(worst) == 16
-    assert r["crc_caught"] == 32                               # CRC-32 detects every single-bit error
+    assert r.norm == caught == 1 and r.worst == pytest.approx(worst) == 16
+    assert r.crc == 32                               # CRC-32 detects every single-bit error
 
 
 def test_fleet_bits_per_day():

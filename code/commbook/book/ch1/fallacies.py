@@ -4,7 +4,7 @@
 pipeline bubble, :func:`bubble_numbers`; (4) ring against tree, :func:`ring_tree`; (5) top-k
 without error feedback, :func:`ef_runs`; (6) time to train, :func:`time_to_train_example`;
 (7) LogP and asynchronous calls, :func:`.fallacies_results.async_example`; (8) bit flips against a norm check and
-a CRC-32, :func:`bit_flips`; (9) flat against hierarchical, :func:`flat_hier_table` and
+a CRC-32, :func:`.fallacies_results.bit_flips`; (9) flat against hierarchical, :func:`flat_hier_table` and
 :func:`nic_load`; (10) one crossbar hop inside a node, :func:`intra_node_table`; (11) rank
 placement, :func:`placement_table`; (12) a real log without its algorithm,
 :func:`benchmark_context`.  Simulated where the item is about a schedule on a topology.
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import math
-import zlib
 
 import numpy as np
 
@@ -30,7 +29,7 @@ from ...parallelism import min_microbatches, pipeline_bubble_fraction
 from ...topology import Switch, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_ratio, fmt_time
 from ..names import display_name
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
 from ..text import texts
 from .boxes import BOX_LINKS, link_name
 
@@ -38,7 +37,7 @@ __all__ = [
     "CHAPTER", "BANDWIDTH", "bandwidth_table", "alltoall_by_allreduce", "BUBBLE",
     "bubble_numbers", "bubble_table", "RING_TREE", "ring_tree", "ring_tree_table",
     "EF", "ef_runs", "TIME_TO_TRAIN", "time_to_train_example", "ASYNC_COMPUTE",
-    "SDC", "bit_flips", "fleet_bits_per_day", "FLAT", "flat_hier_table", "nic_load", "INTRA", "intra_node_table",
+    "SDC", "fleet_bits_per_day", "FLAT", "flat_hier_table", "nic_load", "INTRA", "intra_node_table",
     "PLACEMENT", "placement_ranks", "placement_table", "CONTEXT_LOG", "SHARP_OFF"]
 
 T = texts("ch1")
@@ -235,27 +234,6 @@ ASYNC_COMPUTE = 80e-6
 # ============================================================================ 8 silent corruption
 SDC = {"d": 100_000, "scale": 0.01, "seed": 0, "threshold": 0.01, "nodes": 10_000, "nics": 8}
 """A float32 gradient of 100,000 values ~ N(0, 0.01²); a norm check that flags a 1 % change."""
-
-
-def bit_flips(d: int = SDC["d"], scale: float = SDC["scale"], seed: int = SDC["seed"],
-              threshold: float = SDC["threshold"]) -> dict:
-    """Flip each of the 32 bits of one value in turn: the relative change of the gradient's
-    norm, whether a norm check (change > ``threshold``) and a CRC-32 of the bytes notice it,
-    and the value after the flip."""
-    rng = np.random.default_rng(seed)
-    g, i = (scale * rng.standard_normal(d)).astype(np.float32), int(rng.integers(d))
-    norm, crc = float(np.linalg.norm(g.astype(np.float64))), zlib.crc32(g.tobytes())
-    rows = []
-    for bit in range(32):
-        h = g.copy()
-        h.view(np.uint32)[i] ^= np.uint32(1 << bit)
-        change = abs(float(np.linalg.norm(h.astype(np.float64))) - norm) / norm
-        rows.append({"bit": bit, "value": float(h[i]), "change": change, "norm_sees": change > threshold,
-                     "crc_sees": zlib.crc32(h.tobytes()) != crc})
-    missed = [r for r in rows if not r["norm_sees"]]
-    return {"value": float(g[i]), "index": i, "rows": rows, "threshold": threshold, "d": d,
-            "norm_caught": sum(r["norm_sees"] for r in rows), "crc_caught": sum(r["crc_sees"] for r in rows),
-            "worst_missed": max(abs(r["value"] / float(g[i])) for r in missed)}
 
 
 def fleet_bits_per_day(nodes: int = SDC["nodes"], nics: int = SDC["nics"], link=IB_NDR_CHAPTER) -> float:

@@ -9,6 +9,7 @@ derives here what the page used to work out by hand.
 """
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ from .perf_numbers import NM13
 
 __all__ = ["sci", "Bandwidth", "bandwidth_numbers", "AllToAll", "alltoall_numbers", "Bubble", "bubble_numbers",
            "RingTree", "ring_tree_numbers", "Feedback", "feedback_numbers", "TimeToTrain", "train_numbers",
-           "Async", "async_example", "Flips", "flip_numbers", "FlatHier", "flat_numbers", "Intra", "intra_numbers",
+           "Async", "async_example", "Flips", "bit_flips", "FlatHier", "flat_numbers", "Intra", "intra_numbers",
            "Placement", "placement_numbers", "Benchmark", "benchmark_context"]
 
 
@@ -202,6 +203,8 @@ def async_example(t_compute: float = fa.ASYNC_COMPUTE, L: float = NM13["L"], o: 
 # ============================================================================ 8 silent corruption
 @dataclass(frozen=True)
 class Flips:
+    """Each of the 32 bits of one value flipped in turn: whether a norm check (change >
+    ``threshold_frac``) and a CRC-32 of the bytes notice it; the fleet's bits in a day."""
     nodes: int
     nics: int
     rate_Bps: float
@@ -209,16 +212,28 @@ class Flips:
     ber: str                  # the error rate of one flip a day
     d: int
     threshold_frac: float
+    value: float              # the value before the flips
     norm: int                 # flips the norm check catches
     crc: int
-    worst: float
+    worst: float              # the largest |value after / before| the norm check misses
+    rows: tuple               # per bit: (bit, value after, relative norm change, norm sees, CRC sees)
 
 
-def flip_numbers() -> Flips:
-    bf, bits = fa.bit_flips(), fa.fleet_bits_per_day()
+def bit_flips(d: int = fa.SDC["d"], scale: float = fa.SDC["scale"], seed: int = fa.SDC["seed"],
+              threshold: float = fa.SDC["threshold"]) -> Flips:
+    rng = np.random.default_rng(seed)
+    g, i = (scale * rng.standard_normal(d)).astype(np.float32), int(rng.integers(d))
+    norm, crc = float(np.linalg.norm(g.astype(np.float64))), zlib.crc32(g.tobytes())
+    rows = []
+    for bit in range(32):
+        h = g.copy()
+        h.view(np.uint32)[i] ^= np.uint32(1 << bit)
+        change = abs(float(np.linalg.norm(h.astype(np.float64))) - norm) / norm
+        rows.append((bit, float(h[i]), change, change > threshold, zlib.crc32(h.tobytes()) != crc))
+    bits = fa.fleet_bits_per_day()
     return Flips(nodes=fa.SDC["nodes"], nics=fa.SDC["nics"], rate_Bps=fa.IB_NDR_CHAPTER.beta, bits=sci(bits),
-                 ber=sci(1 / bits), d=bf["d"], threshold_frac=bf["threshold"], norm=bf["norm_caught"],
-                 crc=bf["crc_caught"], worst=bf["worst_missed"])
+                 ber=sci(1 / bits), d=d, threshold_frac=threshold, value=float(g[i]), norm=sum(r[3] for r in rows),
+                 crc=sum(r[4] for r in rows), worst=max(abs(r[1] / float(g[i])) for r in rows if not r[3]), rows=tuple(rows))
 
 
 # ============================================================================ 9-11 topology
