@@ -15,7 +15,9 @@ joins the pages behind a generated title page and table of contents and adds:
   stamped from one Chromium-printed overlay, and matching page labels for the viewer;
 * links: the table of contents and every link between pages of the book go to the page
   and place of their target; a link to a page outside this PDF (the other language, the
-  API reference) keeps its text and loses its link; the twin-language note is dropped.
+  API reference) keeps its text and loses its link; the twin-language note is dropped;
+* text that extracts, searches and copies as typed (tools/pdf_unicode.py: the ToUnicode maps
+  name 大, not the radical ⼤ that shares its glyph in Noto Sans CJK).
 
 Progress is printed per page.  The site must be built first (``make book``).
 """
@@ -37,6 +39,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pdf_unicode  # tools/pdf_unicode.py, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 PRINT_CSS = ROOT / "_static" / "commbook-print.css"
@@ -365,13 +369,14 @@ def build_pdf(site: Path, lang: str, out: Path, toc: Path, browser: object, base
                          "/Subject": f"commbook {version}"})
     writer._root_object[NameObject("/Lang")] = TextStringObject(WORDS[lang]["html_lang"])
     writer.page_mode = "/UseOutlines"
+    remapped = pdf_unicode.fix_writer(writer, pdf_unicode.preferred())
     writer.compress_identical_objects(remove_duplicates=True, remove_unreferenced=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("wb") as f:
         writer.write(f)
     seconds = time.perf_counter() - start
     print(f"[{lang}] {out}: {len(writer.pages)} pages ({front_pages} front), {len(docs)} chapter pages, "
-          f"{links} links, {out.stat().st_size / 1e6:.1f} MB, {seconds:.0f} s "
+          f"{links} links, {remapped} ToUnicode maps mended, {out.stat().st_size / 1e6:.1f} MB, {seconds:.0f} s "
           f"({sum(d.seconds for d in docs) / len(docs):.1f} s per page)", flush=True)
     return {"pages": len(writer.pages), "docs": len(docs), "seconds": seconds}
 

@@ -19,8 +19,9 @@ source", "Click to show", ...), one bookmark per chapter page of ``_toc.yml`` in
 no link left pointing at the local server or at the printer's placeholder address, and
 page labels that start the body at 1.
 
-The two tests at the top need no PDF: the script's refusal of a site that is not built,
-and the pages it takes from ``_toc.yml`` (twins in both languages).
+The three tests at the top need no PDF: the script's refusal of a site that is not built,
+the pages it takes from ``_toc.yml`` (twins in both languages) and the ToUnicode repair
+(tools/pdf_unicode.py).
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ sys.path.insert(0, str(ROOT / "tools"))
 import pdf_book  # noqa: E402  (tools/ is not a package)
 
 LANGS = pdf_book.LANGS
-# Pages per PDF, measured on the full book (54-page _toc.yml, 2026-12): zh 470, en 509
-# (front matter: a title page and a 2-3 page contents).  The range leaves room for the
+# Pages per PDF, measured on the full book (27 pages per language, 2026-12-02): zh 242, en 280
+# (5 of them front matter: the title page and a 4-page contents).  The range leaves room for the
 # book to grow or shrink by about a third; outside it, a page lost its content (an empty
 # print) or the print stylesheet stopped working (a fold left open twice, images unbounded).
-PAGE_RANGE = (300, 700)
+PAGE_RANGE = (170, 380)
 SAMPLED = ["chapters/{lang}/p5/02-links", "chapters/{lang}/ch1/04-allreduce-algorithms",
            "chapters/{lang}/measure/measuring"]
 INTERFACE = ["Show code cell", "Hide code cell", "Show code", "Hide code", "Click to show", "Click to hide",
@@ -53,8 +54,13 @@ PASTED = re.compile(r'<span class="pasted-text">(.*?)</span>', re.S)
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
+# Noto Sans CJK draws the en dash and the figure dash with one glyph; tools/pdf_unicode.py names it
+# the en dash, but another font may still give "0.82‒1.58×" (U+2012): the dashes compare equal.
+DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"})
+
+
 def squeeze(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+    return re.sub(r"\s+", "", text).translate(DASHES)
 
 
 def test_refuses_unbuilt_site(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -71,6 +77,29 @@ def test_pages_from_toc() -> None:
     assert all((ROOT / f"{d}.md").is_file() or (ROOT / f"{d}.ipynb").is_file() for d in docs["zh"] + docs["en"])
     with pytest.raises(ValueError, match="lang"):
         pdf_book.book_parts(toc, "fr")
+
+
+def test_tounicode_names_the_ideograph() -> None:
+    """A ToUnicode map onto radicals is rewritten onto the ideographs that share their glyphs;
+    the font's pairs agree with Unicode's own compatibility mapping (NFKC) of the Kangxi radicals."""
+    import unicodedata
+
+    import pdf_unicode
+
+    cmap = ("1 begincodespacerange\n<00> <FF>\nendcodespacerange\n2 beginbfchar\n<01> <2F24>\n<02> <4E00>\n"
+            "endbfchar\n1 beginbfrange\n<10> <12> <2F00>\nendbfrange\nendcmap")
+    mapping = {0x2F24: 0x5927, 0x2F01: 0x4E28}
+    fixed = pdf_unicode.fix_tounicode(cmap, mapping)
+    pairs = dict(re.findall(r"<([0-9A-F]+)> <([0-9A-F]+)>", fixed.split("endcodespacerange")[1]))
+    assert pairs == {"01": "5927", "02": "4E00", "10": "2F00", "11": "4E28", "12": "2F02"}
+    assert pdf_unicode.fix_tounicode(cmap, {0x3000: 0x3001}) is None
+    font = pdf_unicode.preferred()
+    if not font:
+        _unavailable("no Noto Sans CJK SC (apt-get install fonts-noto-cjk): the radical map is empty")
+    kangxi = {cp: to for cp, to in font.items() if 0x2F00 <= cp <= 0x2FD5}
+    differ = {chr(cp): chr(to) for cp, to in kangxi.items() if unicodedata.normalize("NFKC", chr(cp)) != chr(to)}
+    assert len(kangxi) >= 200 and len(differ) <= 2, (len(kangxi), differ)  # ⼾: 户 in the SC font, NFKC 戶
+    assert font[0x2012] == 0x2013
 
 
 def _unavailable(why: str) -> None:
@@ -108,8 +137,26 @@ def _chapters(reader: object) -> list[tuple[str, int]]:
     return out
 
 
+@functools.cache
+def _page_text(reader: object, i: int) -> str:
+    return reader.pages[i].extract_text() or ""
+
+
 def _text(reader: object, start: int, stop: int) -> str:
-    return "\n".join(reader.pages[i].extract_text() or "" for i in range(start, stop))
+    """The text of pages start..stop-1 without what the overlay stamped on them (drawn last,
+    so extracted last: the running head "part · page title" and the page's label), so that
+    a sentence that runs on to the next page reads on."""
+    heads = {squeeze(f"{part.title} · {c.title}") for part, children in zip(reader.outline, reader.outline[1:])
+             if isinstance(children, list) for c in children if not isinstance(c, list)}
+    out = []
+    for i in range(start, stop):
+        lines = _page_text(reader, i).split("\n")
+        if lines and lines[-1].strip() == reader.page_labels[i]:
+            lines.pop()
+        if lines and squeeze(lines[-1]) in heads:
+            lines.pop()
+        out.append("\n".join(lines))
+    return "\n".join(out)
 
 
 def test_page_count(book: tuple[str, object, Path]) -> None:
@@ -117,22 +164,28 @@ def test_page_count(book: tuple[str, object, Path]) -> None:
     assert PAGE_RANGE[0] <= len(reader.pages) <= PAGE_RANGE[1], f"{lang}: {len(reader.pages)} pages"
 
 
-def _fonts(resources: object, seen: set[int]) -> list[object]:
-    if resources is None or id(resources) in seen:
+def _fonts(resources: object, seen: set[int], depth: int = 0) -> list[object]:
+    """The fonts of a resource dictionary and of its form XObjects, each font once over all
+    calls sharing ``seen`` (the Chinese PDF holds thousands of Type 3 fonts)."""
+    if resources is None or depth > 8:
         return []
-    seen.add(id(resources))
     resources = resources.get_object()
-    fonts = [f.get_object() for f in (resources.get("/Font") or {}).values()]
+    fonts = []
+    for ref in (resources.get("/Font") or {}).values():
+        key = getattr(ref, "idnum", None)
+        if key is None or key not in seen:
+            seen.add(key)
+            fonts.append(ref.get_object())
     for xobject in (resources.get("/XObject") or {}).values():
-        fonts += _fonts(xobject.get_object().get("/Resources"), seen)
+        fonts += _fonts(xobject.get_object().get("/Resources"), seen, depth + 1)
     return fonts
 
 
 def test_fonts_embedded(book: tuple[str, object, Path]) -> None:
     lang, reader, _ = book
-    names, loose, type3_mapped = set(), set(), False
+    names, loose, type3_mapped, seen = set(), set(), False, set()
     for page in reader.pages:
-        for font in _fonts(page.get("/Resources"), set()):
+        for font in _fonts(page.get("/Resources"), seen):
             if font.get("/Subtype") == "/Type3":
                 type3_mapped = type3_mapped or "/ToUnicode" in font
                 continue
@@ -186,6 +239,8 @@ def test_no_interface_strings_and_no_dead_links(book: tuple[str, object, Path]) 
     lang, reader, _ = book
     text = _text(reader, 0, len(reader.pages))
     assert lang != "zh" or len(CJK.findall(text)) > 10_000, "zh: the text holds almost no Chinese"
+    radicals = re.findall(r"[\u2e80-\u2fdf]", text)
+    assert not radicals, f"{lang}: {len(radicals)} radicals in the text where ideographs were printed: {radicals[:10]}"
     found = [s for s in INTERFACE if s.lower() in text.lower()]
     assert not found, f"{lang}: interface strings printed: {found}"
     dead = []
