@@ -158,9 +158,9 @@ def test_protocol_table_and_tuning_model():
 
 def test_nic_ceiling():
     nic = L.nic_ceiling()
-    assert nic["nics"] == L.DGX_H100_NICS == 8
-    assert nic["per_nic"] == IB_NDR.beta == 50 * GB
-    assert nic["node"] == pytest.approx(400 * GB) and nic["x"] == 8
+    assert nic.nics == L.DGX_H100_NICS == 8
+    assert nic.per_nic_Bps == IB_NDR.beta == 50 * GB
+    assert nic.node_Bps == pytest.approx(400 * GB) and nic.x == 8
 
 
 def test_switches_are_the_crossovers_of_the_constants():

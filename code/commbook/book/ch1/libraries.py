@@ -22,7 +22,7 @@ from .libraries_protocols import NCCL_TUNING_VERSION, PROTOCOLS, Protocol, proto
 
 __all__ = ["SOURCES", "AXES", "LIBRARY_AXES", "TABLE5", "Protocol", "PROTOCOLS", "MPIVersion", "MPI_VERSIONS",
            "CHAPTER_MPI_CITATION_YEAR", "GLOO_TRANSPORTS", "PYTORCH_GLOO_DEFAULT", "DGX_H100_NICS", "A100_LOG",
-           "NCCL_TUNING_VERSION", "DIAGNOSIS", "nic_ceiling", "date_text", "axes_table",
+           "NCCL_TUNING_VERSION", "DIAGNOSIS", "NicCeiling", "nic_ceiling", "date_text", "axes_table",
            "table5", "protocol_table", "mpi_table", "flat_region", "flat_table", "diagnosis"]
 
 T = texts("ch1")
@@ -167,9 +167,17 @@ DGX_H100_NICS = 8
 """Compute-fabric NICs of a DGX H100 (``dgx``)."""
 
 
-def nic_ceiling(nics: int = DGX_H100_NICS, per_nic: float = IB_NDR.beta) -> dict:
+@dataclass(frozen=True)
+class NicCeiling:
     """One channel drives one NIC; ``nics`` channels can drive them all."""
-    return {"nics": nics, "per_nic": per_nic, "node": nics * per_nic, "x": nics}
+    nics: int
+    per_nic_Bps: float
+    node_Bps: float
+    x: float                  # all NICs over one
+
+
+def nic_ceiling(nics: int = DGX_H100_NICS, per_nic: float = IB_NDR.beta) -> NicCeiling:
+    return NicCeiling(nics=nics, per_nic_Bps=per_nic, node_Bps=nics * per_nic, x=nics)
 
 
 # ============================================================================ MPI

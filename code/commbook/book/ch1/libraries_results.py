@@ -38,8 +38,8 @@ class Intro:
 
 def intro_numbers() -> Intro:
     nic, t5 = L.nic_ceiling(), L.table5()
-    return Intro(n_axes=len(L.AXES), n_libs=len(L.LIBRARY_AXES), nic_count=nic["nics"], nic_bw_Bps=nic["per_nic"],
-                 nic_node_Bps=nic["node"], nic_x=nic["x"], t5_rows=len(t5), t5_nccl=t5.meta["nccl_rows"])
+    return Intro(n_axes=len(L.AXES), n_libs=len(L.LIBRARY_AXES), nic_count=nic.nics, nic_bw_Bps=nic.per_nic_Bps,
+                 nic_node_Bps=nic.node_Bps, nic_x=nic.x, t5_rows=len(t5), t5_nccl=t5.meta["nccl_rows"])
 
 
 # ============================================================================ protocols
