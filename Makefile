@@ -65,7 +65,7 @@ book: venv
 	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
 	rm -rf $(DIST) build
 	$(PY) -m pip wheel --no-deps --no-build-isolation -q -w $(DIST) .
-	$(PY) -c 'import sys; from setuptools import build_meta; build_meta.build_sdist(sys.argv[1])' $(DIST)
+	$(PY) -c 'import sys; from setuptools import build_meta; build_meta.build_sdist(sys.argv[1])' $(DIST) > /dev/null
 	rm -rf build
 	@echo "Book: $(CURDIR)/_build/html/index.html"
 	@echo "Package: $$(ls $(DIST))"

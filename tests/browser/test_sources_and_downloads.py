@@ -38,16 +38,29 @@ def _anchor_exists(page: Path, href: str, cache: dict[Path, str]) -> bool:
     return f'<div class="viewcode-block" id="{anchor}">' in cache[target]
 
 
+# Tables still built by a page's own code, not by a function of commbook (so they name no
+# builder): page -> how many, in each language.  Exact: a page that gains or loses one fails,
+# so the list cannot go stale (issue 18 §1 moves page code into the library).
+BUILT_IN_THE_PAGE = {
+    "p5/00-navigation": 1,  # the link presets table (Table(...) in the page)
+    "p5/08-libraries": 1,   # the one-node all-reduce table (HTML written in the page)
+}
+
+
 def test_every_chapter_table_has_its_source_link(site: Path) -> None:
-    missing, tables = [], 0
+    missing: dict[str, list[str]] = {}
+    tables = 0
     for page in _pages(site, "chapters", "exercises"):
         for m in TABLE.finditer(page.read_text(encoding="utf-8")):
             tables += 1
             if not m.group(1):
                 caption = re.search(r"<caption>(.*?)</caption>", m.group(0), re.S)
-                missing.append(f"{page.relative_to(site)}: {caption.group(1)[:60] if caption else '?'}")
+                missing.setdefault(str(page.relative_to(site).with_suffix("")), []).append(
+                    caption.group(1)[:60] if caption else "?")
     assert tables > 0
-    assert not missing, f"{len(missing)} of {tables} tables without a source link:\n" + "\n".join(missing[:20])
+    expected = {f"chapters/{lang}/{page}": n for page, n in BUILT_IN_THE_PAGE.items() for lang in ("zh", "en")}
+    found = {page: len(captions) for page, captions in missing.items()}
+    assert found == expected, f"{tables} tables; without a source link: {missing}"
 
 
 def test_every_source_link_resolves(site: Path) -> None:

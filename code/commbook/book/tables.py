@@ -107,7 +107,8 @@ def render_link_table(rows: Sequence[LinkRow], lang: str = "en", fmt: str = "htm
         lines += ["| " + " | ".join(c) + " |" for c in body]
         return "\n".join(lines) + "\n"
     e = html.escape
-    out = ['<table class="commbook-table">', f"<caption>{e(lab['caption'])}</caption>",
+    out = [f'<table class="commbook-table" data-source="{__name__}.render_link_table">',  # its source link
+           f"<caption>{e(lab['caption'])}</caption>",
            "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr></thead>",
            "<tbody>"]
     for cells in body:
