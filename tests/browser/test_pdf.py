@@ -79,6 +79,14 @@ def test_pages_from_toc() -> None:
         pdf_book.book_parts(toc, "fr")
 
 
+def test_pages_from_a_toc_without_parts(tmp_path: Path) -> None:
+    toc = tmp_path / "_toc.yml"
+    toc.write_text("format: jb-book\nroot: index\nchapters:\n  - file: chapters/zh/p5/01-why.md\n"
+                   "    sections:\n      - file: exercises/zh/p5\n  - file: chapters/en/p5/01-why\n", encoding="utf-8")
+    assert pdf_book.book_parts(toc, "zh") == [("", ["chapters/zh/p5/01-why", "exercises/zh/p5"])]
+    assert pdf_book.book_parts(toc, "en") == [("", ["chapters/en/p5/01-why"])]
+
+
 def test_tounicode_names_the_ideograph() -> None:
     """A ToUnicode map onto radicals is rewritten onto the ideographs that share their glyphs;
     the font's pairs agree with Unicode's own compatibility mapping (NFKC) of the Kangxi radicals."""
@@ -134,6 +142,8 @@ def _chapters(reader: object) -> list[tuple[str, int]]:
     for item in reader.outline:
         if isinstance(item, list):
             out += [(c.title, reader.get_destination_page_number(c)) for c in item if not isinstance(c, list)]
+    if not out:  # a book without parts: the chapter pages are the first level
+        out = [(c.title, reader.get_destination_page_number(c)) for c in reader.outline if not isinstance(c, list)]
     return out
 
 
