@@ -238,11 +238,12 @@ def follow_twin(page: object, docname: str) -> list[str]:
 
 @functools.cache
 def page_texts(site: Path) -> dict[str, str]:
-    """The content of every built page (not search/genindex), by docname."""
+    """The content of every built page (not search/genindex, nor viewcode's _modules/ source
+    pages, which Sphinx does not index), by docname."""
     texts = {}
     for path in site.rglob("*.html"):
         docname = path.relative_to(site).with_suffix("").as_posix()
-        if docname not in ("search", "genindex") and not docname.startswith(("_static/", "_sources/")):
+        if docname not in ("search", "genindex") and not docname.startswith(("_static/", "_sources/", "_modules/")):
             texts[docname] = article_text(path.read_text(encoding="utf-8"))
     return texts
 
