@@ -88,6 +88,12 @@ PREPARE = """({docs, here, sentinel, twin}) => {
     }
     a.replaceWith(...a.childNodes);
   }
+  // Chromium prints a shadow or a gradient as a bitmap: none on paper (the theme's are !important).
+  for (const e of document.querySelectorAll("body *")) {
+    const style = getComputedStyle(e);
+    if (style.boxShadow !== "none") e.style.setProperty("box-shadow", "none", "important");
+    if (style.backgroundImage.includes("gradient")) e.style.setProperty("background-image", "none", "important");
+  }
   const ids = [...article.querySelectorAll("[id]")].map(e => e.id).filter(id => id);
   const box = document.createElement("div");
   box.className = "commbook-pdf-dests";
