@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import pdf_book  # noqa: E402  (tools/ is not a package)
 
 LANGS = pdf_book.LANGS
-# Pages per PDF, measured on the full book (27 pages per language, 2026-12-02): zh 242, en 280
+# Pages per PDF, measured on the full book (27 pages per language, 2026-12-02): zh 241, en 280
 # (5 of them front matter: the title page and a 4-page contents).  The range leaves room for the
 # book to grow or shrink by about a third; outside it, a page lost its content (an empty
 # print) or the print stylesheet stopped working (a fold left open twice, images unbounded).
