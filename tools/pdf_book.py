@@ -19,6 +19,7 @@ joins the pages behind a generated title page and table of contents and adds:
 * text that extracts, searches and copies as typed (tools/pdf_unicode.py: the ToUnicode maps
   name 大, not the radical ⼤ that shares its glyph in Noto Sans CJK).
 
+The title page, the contents and the overlay are HTML written by tools/pdf_front.py.
 Progress is printed per page.  The site must be built first (``make book``).
 """
 
@@ -27,7 +28,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import html
 import http.server
 import io
 import os
@@ -41,23 +41,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pdf_unicode  # tools/pdf_unicode.py, beside this script
+# Links between pages of the book are printed to SENTINEL and turned into PDF links to the
+# target's page afterwards (Chromium links only anchors inside the page it prints).
+from pdf_front import SENTINEL, WORDS, front_html, overlay_html, roman
 
 ROOT = Path(__file__).resolve().parents[1]
 PRINT_CSS = ROOT / "_static" / "commbook-print.css"
 LANGS = ("zh", "en")
-# Links between pages of the book are printed to this address and turned into PDF links to
-# the target's page afterwards (Chromium links only anchors inside the page it prints).
-SENTINEL = "https://commbook-pdf.invalid/"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-WORDS = {
-    "zh": {"language": "中文版", "contents": "目录", "version": "版本", "html_lang": "zh-Hans",
-           "font": '"Noto Sans CJK SC", "Source Han Sans SC", sans-serif',
-           "label": "中文"},
-    "en": {"language": "English edition", "contents": "Contents", "version": "Version", "html_lang": "en",
-           "font": '"Noto Sans", "DejaVu Sans", "Liberation Sans", sans-serif', "label": "English"},
-}
-
 READY = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   await document.fonts.ready;
@@ -198,70 +190,6 @@ def print_doc(page: object, base: str, doc: Doc, docs: list[str], lang: str, css
     doc.seconds = time.perf_counter() - start
 
 
-def _roman(n: int) -> str:
-    out = ""
-    for value, letters in ((10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
-        while n >= value:
-            out, n = out + letters, n - value
-    return out
-
-
-def front_html(lang: str, title: str, version: str, parts: list[tuple[str, list[Doc]]], first: int) -> str:
-    """The title page and the table of contents; ``first``: the PDF index of the first body page."""
-    w = WORDS[lang]
-    e = html.escape
-    rows, at = [], first
-    for caption, docs in parts:
-        if caption:
-            rows.append(f'<div class="part">{e(caption)}</div>')
-        for doc in docs:
-            rows.append(f'<a class="doc" href="{SENTINEL}{e(doc.name)}"><span>{e(doc.title)}</span>'
-                        f'<span class="pg">{at - first + 1}</span></a>')
-            for s in doc.sections:
-                if s["level"] == 2 and s["id"] in doc.dests:
-                    rows.append(f'<a class="sec" href="{SENTINEL}{e(doc.name)}#{e(s["id"])}"><span>{e(s["title"])}</span>'
-                                f'<span class="pg">{at - first + 1 + doc.dests[s["id"]][0]}</span></a>')
-            at += doc.pages
-    return f"""<!doctype html><html lang="{w['html_lang']}"><head><meta charset="utf-8"><style>
-@page {{ size: A4; margin: 22mm 20mm; }}
-body {{ font-family: {w['font']}; color: #111; margin: 0; }}
-.title {{ height: 240mm; display: flex; flex-direction: column; justify-content: center; text-align: center;
-          break-after: page; }}
-.title h1 {{ font-size: 26pt; margin: 0 0 10mm; font-weight: 600; }}
-.title .lang {{ font-size: 16pt; margin-bottom: 30mm; }}
-.title .meta {{ font-size: 11pt; color: #444; line-height: 1.6; }}
-h2 {{ font-size: 18pt; margin: 0 0 8mm; }}
-.part {{ font-size: 12pt; font-weight: 700; margin: 6mm 0 2mm; break-after: avoid; }}
-a {{ display: flex; justify-content: space-between; gap: 4mm; color: #111; text-decoration: none; }}
-a.doc {{ font-size: 10.5pt; margin: 1.6mm 0 0.6mm; }}
-a.sec {{ font-size: 9pt; color: #333; margin-left: 7mm; }}
-a span:first-child {{ flex: 1; border-bottom: 1px dotted #aaa; }}
-.pg {{ font-variant-numeric: tabular-nums; }}
-</style></head><body>
-<div class="title"><h1>{e(title)}</h1><div class="lang">{e(w['language'])}</div>
-<div class="meta">{e(w['version'])} {e(version)}</div></div>
-<h2>{e(w['contents'])}</h2>
-{''.join(rows)}
-</body></html>"""
-
-
-def overlay_html(labels: list[str], heads: list[str], lang: str) -> str:
-    """One A4 page per PDF page: its running head (top) and its number (bottom)."""
-    e = html.escape
-    pages = "".join(f'<div class="p"><div class="h">{e(h)}</div><div class="n">{e(n)}</div></div>'
-                    for n, h in zip(labels, heads))
-    return f"""<!doctype html><html lang="{WORDS[lang]['html_lang']}"><head><meta charset="utf-8"><style>
-@page {{ size: A4; margin: 0; }}
-body {{ margin: 0; font-family: {WORDS[lang]['font']}; color: #555; }}
-.p {{ position: relative; height: 296.5mm; break-after: page; overflow: hidden; }}
-.p:last-child {{ break-after: auto; }}
-.h {{ position: absolute; top: 9mm; left: 17mm; right: 17mm; font-size: 8pt; text-align: right;
-      border-bottom: 0.4pt solid #bbb; padding-bottom: 1mm; }}
-.h:empty {{ border: 0; }}
-.n {{ position: absolute; bottom: 9mm; width: 100%; text-align: center; font-size: 9pt; }}
-</style></head><body>{pages}</body></html>"""
-
-
 def build_pdf(site: Path, lang: str, out: Path, toc: Path, browser: object, base: str) -> dict:
     """Print one language of the built ``site`` to ``out``; returns what it measured."""
     import yaml
@@ -300,7 +228,7 @@ def build_pdf(site: Path, lang: str, out: Path, toc: Path, browser: object, base
             break
         front_pages = n
     body_pages = sum(d.pages for d in docs)
-    labels = [""] + [_roman(i) for i in range(2, front_pages + 1)] + [str(i) for i in range(1, body_pages + 1)]
+    labels = [""] + [roman(i) for i in range(2, front_pages + 1)] + [str(i) for i in range(1, body_pages + 1)]
     heads = [""] * front_pages
     for doc in docs:
         heads += [""] + [f"{doc.part} · {doc.title}" if doc.part else doc.title] * (doc.pages - 1)
