@@ -272,7 +272,6 @@ def test_no_chinese_outside_the_book_layer():
     assert not bad, "Chinese in library code:\n" + "\n".join(bad)
 
 
-@pytest.mark.xfail(strict=True, reason="moving to book/texts/*.toml")
 def test_no_chinese_in_the_book_code():
     """The book layer's Python names its words by key; the words are in its text files."""
     bad = _cjk_lines(n for n in MODULES if _in_book(n))
@@ -307,26 +306,12 @@ def _formatting(tree: ast.Module) -> list[str]:
     return out
 
 
-# Modules that still format numbers their own way while the page rewrite of issue 18 §1
-# moves them to commbook.units.  A strict xfail: an entry fails once its module is clean,
-# so the list cannot go stale.
-KNOWN_FORMATTING: dict[str, str] = {
-    "commbook.book.tables": "fmt_fixed, kept (with fmt_gbps) while p5 pages import them",
-}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_FORMATTING[n]))
-    if n in KNOWN_FORMATTING else n for n in sorted(MODULES) if n != "commbook.units"])
+@pytest.mark.parametrize("name", [n for n in sorted(MODULES) if n != "commbook.units"])
 def test_one_formatter_family(name):
     """Numbers become text through commbook.units (fmt_bytes, fmt_time, fmt_rate,
     fmt_ratio, fmt_pct, fmt_count, fmt_number) and book/glue.py; nowhere else."""
     found = _formatting(TREES[name])
     assert not found, f"{name} formats numbers itself: {found}"
-
-
-def test_known_formatting_names_modules_that_exist():
-    assert set(KNOWN_FORMATTING) <= set(MODULES), sorted(set(KNOWN_FORMATTING) - set(MODULES))
 
 
 def test_the_formatting_scan_sees_what_it_should():

@@ -15,7 +15,6 @@ No pandas.
 """
 from __future__ import annotations
 
-import functools
 import html
 import math
 import numbers
@@ -151,18 +150,6 @@ def cell_text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return list_text(value)
     return str(value)
-
-
-# ------------------------------------------------------------------ for the pages only
-# The chapter pages still import these two from here (and fmt_pct, which is units');
-# the book layer uses commbook.units: fmt_rate(x, 3), fmt_time.  They go once no page
-# imports them (tests/test_layers.py::test_one_formatter_family lists this module).
-fmt_gbps = functools.partial(fmt_rate, digits=3)
-
-
-def fmt_fixed(scale: float, decimals: int = 2, unit: str = "") -> Callable[[float], str]:
-    """``value / scale`` with fixed ``decimals`` and ``unit`` (pages only, see above)."""
-    return lambda value: f"{value / scale:.{decimals}f}{unit}"
 
 
 def _width(text: str) -> int:

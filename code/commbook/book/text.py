@@ -5,15 +5,11 @@ chapter lives in its text file as an English/Chinese pair under a key, and the c
 the key.  ``tests/test_no_copy.py`` reads these files with the pages, so a table note is
 held to the same "our own sentences" rule as the prose.
 
-A file reads::
-
-    [ps_title]
-    en = "All-reduce of {size} on {p} GPUs"
-    zh = "{p} 张 GPU 上 {size} 的 AllReduce"
-
-and the code ``T = texts("ch1"); T("ps_title", size="1 GB", p="1,000")`` gives
-``{"en": "All-reduce of 1 GB on 1,000 GPUs", "zh": "1,000 张 GPU 上 1 GB 的 AllReduce"}``,
-the shape :class:`~commbook.book.tables.Table` takes for titles.
+A file holds one ``[key]`` table per entry, with exactly an ``en`` and a ``zh`` string,
+both with the same ``{name}`` placeholders (``en = "All-reduce of {size} on {p} GPUs"``
+and its Chinese twin); the code ``T = texts("ch1"); T("key", size="1 GB", p="1,000")``
+gives ``{"en": ..., "zh": ...}`` with the placeholders filled, the shape
+:class:`~commbook.book.tables.Table` takes for titles.
 """
 from __future__ import annotations
 

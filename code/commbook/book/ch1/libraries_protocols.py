@@ -115,8 +115,8 @@ H100_NO_NVLS = M.Node("H100", 4, 18, nvswitch=True, nvls=False, nics=8)
 """8×H100 with NVLS disabled (NCCL_NVLS_ENABLE=0, src/transport/nvls.cc:152)."""
 
 NODES = {"h100": M.H100_8, "h100_no_nvls": H100_NO_NVLS, "a100": M.A100_8}
-NODE_NAMES = {"en": {"h100": "8×H100", "h100_no_nvls": "8×H100, NCCL_NVLS_ENABLE=0", "a100": "8×A100"},
-              "zh": {"h100": "8×H100", "h100_no_nvls": "8×H100，NCCL_NVLS_ENABLE=0", "a100": "8×A100"}}
+NODE_NAMES = {lang: {"h100": "8×H100", "h100_no_nvls": TX.get(K + "node_no_nvls", lang), "a100": "8×A100"}
+              for lang in ("en", "zh")}
 ALGO_NAMES = {lang: {k: TX.get(K + "algo_names." + k, lang) for k in ('ring', 'tree', 'nvls',)} for lang in ("en", "zh")}
 
 

@@ -5,6 +5,7 @@ import math
 from itertools import combinations_with_replacement
 
 from ...units import us
+from ..text import texts
 
 
 def US2(t: float) -> str:
@@ -25,14 +26,15 @@ def balanced_dims(p: int, k: int) -> tuple[int, ...]:
 
 def original_note(en: tuple[str, str, str], zh: tuple[str, str, str]) -> tuple[str, str]:
     """A note that sets a number of the original notes beside the value computed here:
-    ``(what the original says, what this table computes, why)`` in each language →
-    ``("Original notes: X; here: Y, because Z.", "原讲义：X；此处：Y，因为 Z。")``.
+    ``(what the original says, what this table computes, why)`` in each language, written
+    with the ``common.original_note`` template of ``book/texts/p5.toml``.
 
     Demos add it only when they run in the original's setting, so that a changed
     parameter never leaves the original's number beside a table it does not describe."""
+    t = texts("p5")
     gap = " " if zh[2][:1].isascii() else ""
-    return (f"Original notes: {en[0]}; here: {en[1]}, because {en[2]}.",
-            f"原讲义：{zh[0]}；此处：{zh[1]}，因为{gap}{zh[2]}。")
+    return (t.get("common.original_note", "en", said=en[0], here=en[1], why=en[2], gap=" "),
+            t.get("common.original_note", "zh", said=zh[0], here=zh[1], why=zh[2], gap=gap))
 
 
 def span(values, fmt) -> str:
