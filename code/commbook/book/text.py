@@ -14,7 +14,7 @@ gives ``{"en": ..., "zh": ...}`` with the placeholders filled, the shape
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 
@@ -37,6 +37,7 @@ class Texts:
 
     chapter: str
     entries: dict[str, dict[str, str]]
+    prefix: str = ""
 
     def __call__(self, key: str, **fields: object) -> dict[str, str]:
         """Both languages of ``key``, with ``{name}`` placeholders filled from ``fields``."""
@@ -62,11 +63,21 @@ class Texts:
             raise KeyError(f"prefix: no key starts with {prefix!r} in book/texts/{self.chapter}.toml")
         return {lang: {k: e[lang] for k, e in found.items()} for lang in LANGS}
 
+    def two(self, key: str, **fields: object) -> tuple[str, str]:
+        """The (English, Chinese) pair of ``key`` as a tuple."""
+        both = self(key, **fields)
+        return both["en"], both["zh"]
+
+    def under(self, prefix: str) -> "Texts":
+        """The same file with ``prefix`` put before every key: a module's own entries
+        (``texts("ch1").under("summary.")("title")`` is the entry ``summary.title``)."""
+        return replace(self, prefix=self.prefix + prefix)
+
     def _entry(self, key: str) -> dict[str, str]:
         try:
-            return self.entries[key]
+            return self.entries[self.prefix + key]
         except KeyError:
-            raise KeyError(f"key: no {key!r} in book/texts/{self.chapter}.toml") from None
+            raise KeyError(f"key: no {self.prefix + key!r} in book/texts/{self.chapter}.toml") from None
 
 
 @lru_cache(maxsize=None)

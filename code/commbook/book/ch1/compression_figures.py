@@ -29,22 +29,8 @@ __all__ = ["RUN_SETTINGS", "RUN_KEYS", "runs", "runs_table", "fig_convergence", 
 
 T = texts("ch1")
 K = "compression_figures."
-
-
-def _tx(key: str, **fields) -> dict[str, str]:
-    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
-    return T(K + key, **fields)
-
-
-def _txs(*keys: str, **fields) -> dict[str, list[str]]:
-    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
-    return T.pairs(*(K + k for k in keys), **fields)
-
-
-def _two(key: str, **fields) -> tuple[str, str]:
-    """The (English, Chinese) pair of ``key``, as a tuple."""
-    t = _tx(key, **fields)
-    return t["en"], t["zh"]
+_tx = T.under(K)       # this module's entries: _tx(key), _txs(*keys), _two(key)
+_txs, _two = _tx.pairs, _tx.two
 
 
 RUN_SETTINGS = {"workers": tr.WORKERS, "dim": tr.DIM, "rows": tr.ROWS, "heterogeneity": tr.HETEROGENEITY,

@@ -36,16 +36,8 @@ __all__ = ["CHAPTER_STATED", "TIERS", "Tiers", "tier_numbers", "tier_table", "nm
 
 T = texts("ch1")
 K = "hierarchy_numbers."
-
-
-def _tx(key: str, **fields) -> dict[str, str]:
-    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
-    return T(K + key, **fields)
-
-
-def _txs(*keys: str, **fields) -> dict[str, list[str]]:
-    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
-    return T.pairs(*(K + k for k in keys), **fields)
+_tx = T.under(K)       # this module's entries: _tx(key), _txs(*keys)
+_txs = _tx.pairs
 
 
 CHAPTER_STATED = {

@@ -29,16 +29,8 @@ __all__ = ["TORUS", "V5E_WRAP_AXIS", "TORUS_VARIANTS", "torus_runs", "torus_tabl
 
 T = texts("ch1")
 K = "hierarchy_routing."
-
-
-def _tx(key: str, **fields) -> dict[str, str]:
-    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
-    return T(K + key, **fields)
-
-
-def _txs(*keys: str, **fields) -> dict[str, list[str]]:
-    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
-    return T.pairs(*(K + k for k in keys), **fields)
+_tx = T.under(K)       # this module's entries: _tx(key), _txs(*keys)
+_txs = _tx.pairs
 
 
 # ============================================================================ torus

@@ -27,22 +27,8 @@ __all__ = ["SOURCES", "AXES", "LIBRARY_AXES", "TABLE5", "Protocol", "PROTOCOLS",
 
 T = texts("ch1")
 K = "libraries."
-
-
-def _tx(key: str, **fields) -> dict[str, str]:
-    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
-    return T(K + key, **fields)
-
-
-def _txs(*keys: str, **fields) -> dict[str, list[str]]:
-    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
-    return T.pairs(*(K + k for k in keys), **fields)
-
-
-def _two(key: str, **fields) -> tuple[str, str]:
-    """The (English, Chinese) pair of ``key``, as a tuple."""
-    t = _tx(key, **fields)
-    return t["en"], t["zh"]
+_tx = T.under(K)       # this module's entries: _tx(key), _txs(*keys), _two(key)
+_txs, _two = _tx.pairs, _tx.two
 
 
 SOURCES: dict[str, str] = {

@@ -29,22 +29,8 @@ __all__ = ["NCCL_TUNING_VERSION", "Protocol", "PROTOCOLS", "H100_NO_NVLS", "NODE
 
 TX = texts("ch1")
 K = "libraries_protocols."
-
-
-def _tx(key: str, **fields) -> dict[str, str]:
-    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
-    return TX(K + key, **fields)
-
-
-def _txs(*keys: str, **fields) -> dict[str, list[str]]:
-    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
-    return TX.pairs(*(K + k for k in keys), **fields)
-
-
-def _two(key: str, **fields) -> tuple[str, str]:
-    """The (English, Chinese) pair of ``key``, as a tuple."""
-    t = _tx(key, **fields)
-    return t["en"], t["zh"]
+_tx = TX.under(K)       # this module's entries: _tx(key), _txs(*keys), _two(key)
+_txs, _two = _tx.pairs, _tx.two
 
 
 NCCL_TUNING_VERSION = T.NCCL_RELEASE

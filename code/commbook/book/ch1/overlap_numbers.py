@@ -42,16 +42,8 @@ __all__ = ["EXAMPLE_LINK", "RESIDUAL", "residual_example", "RING_TREE", "ring_vs
 
 T = texts("ch1")
 K = "overlap_numbers."
-
-
-def _tx(key: str, **fields) -> dict[str, str]:
-    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
-    return T(K + key, **fields)
-
-
-def _txs(*keys: str, **fields) -> dict[str, list[str]]:
-    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
-    return T.pairs(*(K + k for k in keys), **fields)
+_tx = T.under(K)       # this module's entries: _tx(key), _txs(*keys)
+_txs = _tx.pairs
 
 
 EXAMPLE_LINK = IB_NDR

@@ -24,16 +24,8 @@ __all__ = ["ARCHETYPES", "archetype_figures", "lighthouse_table", "exposed_share
 
 T = texts("ch1")
 K = "summary."
-
-
-def _tx(key: str, **fields) -> dict[str, str]:
-    """The English/Chinese pair of ``key`` in book/texts/ch1.toml."""
-    return T(K + key, **fields)
-
-
-def _txs(*keys: str, **fields) -> dict[str, list[str]]:
-    """Several pairs as ``{"en": [...], "zh": [...]}`` (headers, notes)."""
-    return T.pairs(*(K + k for k in keys), **fields)
+_tx = T.under(K)       # this module's entries: _tx(key), _txs(*keys)
+_txs = _tx.pairs
 
 
 ARCHETYPES: tuple[dict, ...] = (
