@@ -153,6 +153,7 @@ def book_parts(toc: Path, lang: str) -> list[tuple[str, list[str]]]:
 
 @contextlib.contextmanager
 def serve(site: Path) -> Iterator[str]:
+    """The site served on 127.0.0.1 at a free port, in a thread; yields the base URL."""
     handler = type("Quiet", (http.server.SimpleHTTPRequestHandler,), {"log_message": lambda *a: None})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(site)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -162,6 +163,7 @@ def serve(site: Path) -> Iterator[str]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+        thread.join(timeout=10)
 
 
 def _twin(docname: str, lang: str) -> str:

@@ -15,16 +15,17 @@ that is a failure.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import shutil
+import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import pdf_book  # noqa: E402  (tools/ is not a package)
 
 CHROMIUM = os.environ.get("COMMBOOK_CHROMIUM", "/usr/bin/chromium")
 # The network is closed: without these flags Chromium waits on background connections.
@@ -73,24 +74,12 @@ def screenshots(site: Path) -> Path:
     return path
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base's name)
-        pass
-
-
 @pytest.fixture(scope="session")
 def server(site: Path) -> Iterator[str]:
-    """The site served on 127.0.0.1 at a free port, in a thread; yields the base URL."""
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                            functools.partial(_QuietHandler, directory=str(site)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=10)
+    """The site served on 127.0.0.1 at a free port, in a thread (the PDF builder's
+    :func:`pdf_book.serve`); yields the base URL."""
+    with pdf_book.serve(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
