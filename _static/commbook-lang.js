@@ -1,6 +1,14 @@
 // 中文 / English switch (see _ext/commbook_sphinx.py): follow the reader's position, so
 // the link to the twin page lands on the same section there.  data-anchors maps this
 // page's section ids to the twin's.  Without JavaScript the link opens the twin's top.
+// Chinese pages: sphinx-togglebutton's hints ("Click to show" / "Click to hide") in
+// Chinese.  Its let-declared globals come in earlier scripts of <head> and are read when
+// the page has loaded, so setting them here is in time.
+if ((document.documentElement.lang || "").indexOf("zh") === 0 && typeof toggleHintShow !== "undefined") {
+  toggleHintShow = "点击展开";
+  toggleHintHide = "点击收起";
+}
+
 (function () {
   "use strict";
 

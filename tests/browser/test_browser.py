@@ -169,6 +169,9 @@ def test_page(docname: str, browser_context: object, server: str, executed: Path
               [f"page scrolls sideways: {overflow['scroll']} > {overflow['inner']} px; too wide: {overflow['wide']}"])
         page.screenshot(path=screenshots / shot_name(docname, "412px"))
 
+        if lang == "zh":
+            check("interface", zh_interface(page))
+
         if docname in TWIN_FROM:
             check("twin", follow_twin(page, docname), f"->{'en' if lang == 'zh' else 'zh'}")
         check("local", requests.remote[:5] + requests.failed[:5])
@@ -177,6 +180,21 @@ def test_page(docname: str, browser_context: object, server: str, executed: Path
         page.close()
     SUMMARY["pages"][docname] = ", ".join(passed) + (f"; FAILED: {', '.join(problems)}" if problems else "")
     assert not problems, f"{docname}: {json.dumps(problems, ensure_ascii=False, indent=1)}"
+
+
+# Interface strings a Chinese page must not show in English: the folded cells' prompts
+# (MyST-NB) and the dropdowns' hints (sphinx-togglebutton, shown from data-toggle-hint).
+ZH_UI_ENGLISH = ("Click to show", "Click to hide", "Show code cell", "Hide code cell")
+
+
+def zh_interface(page: object) -> list[str]:
+    """The English interface strings a Chinese page shows: in its text, or as the hint of
+    a toggle button (an attribute the theme's CSS displays)."""
+    text = page.evaluate("() => document.body.innerText")
+    hints = page.evaluate("() => [...document.querySelectorAll('[data-toggle-hint]')]"
+                          ".map(b => b.getAttribute('data-toggle-hint'))")
+    return ([f"text: {w!r}" for w in ZH_UI_ENGLISH if w in text]
+            + sorted({f"toggle hint: {h!r}" for h in hints if re.search("[A-Za-z]", h or "")}))
 
 
 def demo_table(page: object, screenshots: Path, docname: str) -> list[str]:
