@@ -36,7 +36,7 @@ PAGES = ["chapters/{lang}/p5/02-links", "chapters/{lang}/p5/04-collectives",
 # The 中文 / English switch is followed from one page of each pair (a second page load):
 # from the Chinese page for every other pair, from the English page for the rest.
 TWIN_FROM = {template.format(lang=LANGS[i % 2]) for i, template in enumerate(PAGES)}
-SEARCH_TERMS = ["延迟", "带宽", "all-reduce"]
+SEARCH_TERMS = ["延迟", "带宽", "all-reduce", "环", "α-β", "交换机内归约"]
 HTML_LANG = {"zh": "zh-Hans", "en": "en"}
 MIN_CONTRAST = 4.5  # WCAG 2 AA, normal text
 EMOJI = "💻"  # marks the exercises a reader can check with commbook
