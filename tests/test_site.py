@@ -315,7 +315,13 @@ def search(index: dict, query: str) -> set[str]:
     return found or set()
 
 
+DASHES = str.maketrans({c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"})
+
+
 def contains(text: str, term: str) -> bool:
+    """Whether a page's text holds the term: a Chinese term anywhere, a Latin one as a
+    word; any dash matches any dash (a reader types "α-β" for the page's "α–β")."""
+    text, term = text.translate(DASHES), term.translate(DASHES)
     if re.search(r"[\u4e00-\u9fff]", term):
         return term in text
     return re.search(rf"(?<![A-Za-z]){re.escape(term)}(?![A-Za-z])", text, re.I) is not None
