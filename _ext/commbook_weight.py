@@ -1,0 +1,40 @@
+"""Lighter pages (issue 19 §5: a page weighed 4–6 MB, most of it two scripts it does not need).
+
+Once the site is written, every page but the search page loses
+
+* the search scripts (``searchtools.js``, ``language_data.js`` and ``searchindex.js``, 1.3 MB
+  with the API reference): the pydata theme loads them everywhere for a search-as-you-type
+  box that this book turns off (its search box opens the search page, which keeps them);
+* ``fontawesome.js`` (1.5 MB), which redraws the theme's ten or so icons as inline SVG: the
+  theme's stylesheet already draws the same icons from the Font Awesome web font it ships
+  (``fa-solid-900.woff2``, 0.16 MB), so the header looks the same without the script.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from sphinx.application import Sphinx
+
+DROPPED = re.compile(
+    r'[ \t]*<script (?:defer )?src="(?:\.\./)*(?:_static/searchtools\.js|_static/language_data\.js'
+    r'|searchindex\.js|_static/scripts/fontawesome\.js)(?:\?[^"]*)?"></script>\n?')
+
+
+def lighter_pages(app: Sphinx, exception: Exception | None) -> None:
+    """Drop the scripts of :data:`DROPPED` from every written HTML page but ``search.html``."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    for page in out.rglob("*.html"):
+        if page == out / "search.html":
+            continue
+        text = page.read_text(encoding="utf-8")
+        lean = DROPPED.sub("", text)
+        if lean != text:
+            page.write_text(lean, encoding="utf-8")
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("build-finished", lighter_pages)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
