@@ -19,8 +19,10 @@ import contextlib
 import functools
 import io
 import os
+import struct
 import sys
 import warnings
+import zlib
 from typing import Iterable, Iterator, Sequence
 
 import matplotlib
@@ -41,6 +43,10 @@ _select_headless_backend()
 import numpy as np  # noqa: E402
 from matplotlib import font_manager  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.axis import Axis  # noqa: E402
+from matplotlib.table import Cell  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from .names import display_name  # noqa: E402
@@ -52,7 +58,7 @@ from ..units import GB, fmt_bytes, fmt_time  # noqa: E402
 __all__ = [
     "CJK_FONT_CANDIDATES", "CJKFontWarning", "LABELS", "PALETTE",
     "find_cjk_font", "resolve_lang", "label", "book_style",
-    "figure_png", "TICK_FORMATS", "log_axis", "fig_effective_bandwidth",
+    "figure_png", "min_font_pt", "PNG_KEYS", "TICK_FORMATS", "log_axis", "fig_effective_bandwidth",
 ]
 
 CJK_FONT_CANDIDATES: tuple[str, ...] = (
@@ -172,11 +178,66 @@ def book_style(lang: str = "en") -> Iterator[str]:
         yield used
 
 
+PNG_KEYS = {"min_font_pt": "commbook:min-font-pt", "width_in": "commbook:width-in",
+            "dpi": "commbook:dpi"}
+"""The PNG text keys :func:`figure_png` writes: the smallest font size (points) of the
+figure's visible text, the figure's width (inches) and the dpi it was rendered at.  The
+browser check (tests/browser/test_figures.py) reads them to compute each figure's
+smallest text in CSS px as drawn on the page: ``min_font_pt / 72 * shown_px / width_in``."""
+
+
+def min_font_pt(fig: Figure) -> float | None:
+    """The smallest font size, in points, of the text ``fig`` draws (titles, labels, tick
+    labels, legends, annotations, table cells): non-empty text artists whose every holder
+    is visible, tick labels only of the ticks inside the view limits (those drawn).
+    ``None`` when the figure draws no text."""
+    sizes = [t.get_fontsize() for t in _drawn_texts(fig) if t.get_text().strip()]
+    return min(sizes) if sizes else None
+
+
+def _drawn_texts(artist) -> Iterator[Text]:
+    """The text artists that drawing ``artist`` draws (its visible subtree)."""
+    if not artist.get_visible():
+        return
+    if isinstance(artist, Text):
+        yield artist
+    if isinstance(artist, Axis):  # the ticks in view, not every tick object kept
+        children = [artist.label, artist.offsetText]
+        for tick in artist._update_ticks():
+            children += [tick.label1, tick.label2]
+    elif isinstance(artist, Cell):  # a table cell holds its text outside its children
+        children = [artist.get_text()]
+    elif isinstance(artist, Axes) and not artist.axison:  # ax.axis("off"): no axes drawn
+        children = [c for c in artist.get_children() if not isinstance(c, Axis)]
+    else:
+        children = artist.get_children()
+    for child in children:
+        yield from _drawn_texts(child)
+
+
 def figure_png(fig: Figure, dpi: int = 150) -> bytes:
-    """Render ``fig`` to PNG bytes (for ``IPython.display.Image`` or ``myst_nb.glue``)."""
+    """Render ``fig`` to PNG bytes (for ``IPython.display.Image`` or ``myst_nb.glue``).
+
+    The PNG carries, as ``tEXt`` chunks (:data:`PNG_KEYS`), the smallest font size of
+    the figure's text, its width in inches and ``dpi``: what the browser check needs to
+    compute the smallest text a reader sees."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
+    fig.savefig(buf, format="png", dpi=dpi)  # draws: ticks and layout are final now
+    smallest = min_font_pt(fig)
+    meta = {PNG_KEYS["min_font_pt"]: "none" if smallest is None else f"{smallest:.4g}",
+            PNG_KEYS["width_in"]: f"{fig.get_figwidth():.4g}", PNG_KEYS["dpi"]: str(dpi)}
+    return _with_text_chunks(buf.getvalue(), meta)
+
+
+def _with_text_chunks(png: bytes, meta: dict[str, str]) -> bytes:
+    """``png`` with one ``tEXt`` chunk per item of ``meta`` inserted after its header."""
+    end_of_ihdr = 8 + 4 + 4 + 13 + 4  # signature, then IHDR: length, type, 13 bytes, CRC
+    assert png[12:16] == b"IHDR", "not a PNG"
+    chunks = b""
+    for key, value in meta.items():
+        body = b"tEXt" + key.encode("latin-1") + b"\0" + value.encode("latin-1")
+        chunks += struct.pack(">I", len(body) - 4) + body + struct.pack(">I", zlib.crc32(body))
+    return png[:end_of_ihdr] + chunks + png[end_of_ihdr:]
 
 
 def _bytes_tick(x: float, _pos: object = None) -> str:
