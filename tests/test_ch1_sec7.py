@@ -157,10 +157,11 @@ def test_protocol_table_and_tuning_model():
 
 
 def test_nic_ceiling():
-    nic = L.nic_ceiling()
-    assert nic.nics == L.DGX_H100_NICS == 8
-    assert nic.per_nic_Bps == IB_NDR.beta == 50 * GB
-    assert nic.node_Bps == pytest.approx(400 * GB) and nic.x == 8
+    nic = L.intro()
+    assert nic.nic_count == L.DGX_H100_NICS == 8
+    assert nic.nic_bw_Bps == IB_NDR.beta == 50 * GB
+    assert nic.nic_node_Bps == pytest.approx(400 * GB) and nic.nic_x == 8
+    assert (nic.n_axes, nic.n_libs, nic.t5_rows, nic.t5_nccl) == (4, 3, 5, 2)
 
 
 def test_switches_are_the_crossovers_of_the_constants():
@@ -261,11 +262,11 @@ def test_page_cites_nccl_2_29_2_not_2_7_5(lang):
 def test_flat_stretch_against_the_raw_log():
     raw = _raw_a100()
     fr = L.flat_region()
-    np.testing.assert_array_equal(fr["sizes"], raw[:, 0])
-    np.testing.assert_allclose(fr["times"], raw[:, 1] * us)
-    np.testing.assert_allclose(fr["busbw"], raw[:, 3] * GB)
-    i, j = fr["flat"]
-    assert (fr["sizes"][i], fr["sizes"][j]) == (1 * MiB, 4 * MiB)
+    np.testing.assert_array_equal(fr.sizes, raw[:, 0])
+    np.testing.assert_allclose(fr.times, raw[:, 1] * us)
+    np.testing.assert_allclose(fr.busbw, raw[:, 3] * GB)
+    i, j = fr.flat
+    assert (fr.sizes[i], fr.sizes[j]) == (1 * MiB, 4 * MiB)
     np.testing.assert_allclose(raw[i:j + 1, 1], [101.9, 101.4, 101.5])
     assert raw[i - 1, 1] == 80.4 and raw[j + 1, 1] == 133.5       # both neighbours are off it
 
@@ -273,33 +274,33 @@ def test_flat_stretch_against_the_raw_log():
 def test_fit_below_the_stretch_is_independent_least_squares():
     raw = _raw_a100()
     fr = L.flat_region()
-    i = fr["flat"][0]
+    i = fr.flat[0]
     n, t = raw[:i, 0], raw[:i, 1] * us
     p = 8
     a, b = np.full_like(n, 2 * (p - 1)), 2 * (p - 1) / p * n
     (alpha, inv_beta), *_ = np.linalg.lstsq(np.column_stack([a / t, b / t]), np.ones_like(t), rcond=None)
-    assert fr["below"].alpha == pytest.approx(alpha, rel=1e-9)
-    assert fr["below"].beta == pytest.approx(1 / inv_beta, rel=1e-9)
+    assert fr.alpha_s == pytest.approx(alpha, rel=1e-9)
+    assert fr.beta_Bps == pytest.approx(1 / inv_beta, rel=1e-9)
     assert n[0] == 32 * KiB and n[-1] == 512 * KiB
-    assert fr["below"].rms_rel < 0.01
+    assert fr.rms_frac < 0.01
     # the line carried to 4 MiB: 14 alpha + 1.75 n / beta, several times the measured time
     pred = 14 * alpha + 1.75 * 4 * MiB * inv_beta
-    assert fr["pred"][fr["flat"][1]] == pytest.approx(pred)
+    assert fr.pred[fr.flat[1]] == pytest.approx(pred) == fr.pred_hi_s
     assert pred / (101.5 * us) == pytest.approx(3.48, abs=0.01)
 
 
 def test_ll_ceiling_excludes_ll_from_64_mib():
     raw = _raw_a100()
     fr = L.flat_region()
-    assert fr["ll_cap"] == pytest.approx(150 * GB) and fr["ll128_cap"] == pytest.approx(281.25 * GB)
-    k = fr["first_not_ll"]
+    assert fr.ll_cap_Bps == pytest.approx(150 * GB) and fr.ll128_cap_Bps == pytest.approx(281.25 * GB)
+    k = int(np.nonzero(raw[:, 0] == fr.not_ll_bytes)[0][0])
     assert raw[k, 0] == 64 * MiB and raw[k, 3] == 171.54
     assert (raw[:k, 3] <= 150).all() and (raw[k:, 3] > 150).all()
-    assert fr["max_busbw"] == pytest.approx(234.61 * GB)
-    assert fr["max_busbw"] < fr["ll128_cap"]
+    assert fr.max_bus_Bps == pytest.approx(234.61 * GB)
+    assert fr.max_bus_Bps < fr.ll128_cap_Bps
     # NCCL 2.29.2's model: an A100 ring of 12 channels x 20 GB/s under Simple, 2.3 % above the plateau
     assert LP.A100_RING_BUSBW == pytest.approx(240 * GB)
-    assert LP.A100_RING_BUSBW / fr["max_busbw"] - 1 == pytest.approx(0.023, abs=0.001)
+    assert LP.A100_RING_BUSBW / fr.max_bus_Bps - 1 == pytest.approx(0.023, abs=0.001) == fr.model_gap_frac
     with pytest.raises(ValueError):
         L.flat_region(tol=0.0)
 
@@ -314,15 +315,15 @@ def test_flat_table_rows():
 # ============================================================================ diagnosis
 def test_diagnosis_against_the_baseline():
     d = L.diagnosis()
-    assert d["n"] == 64 * MiB and d["traced"] == pytest.approx(1.10e-3)
-    assert d["baseline"] == pytest.approx(684.6 * us)
-    assert d["ratio"] == pytest.approx(1.10e-3 / 684.6e-6)
-    assert d["excess"] == pytest.approx(1.10e-3 - 684.6e-6)
-    assert d["bus_traced"] == pytest.approx(1.75 * 64 * MiB / 1.10e-3)
-    assert d["bus_base"] == pytest.approx(171.54 * GB)
-    assert d["base_share"] == pytest.approx(171.54 / 300)
+    assert d.n_bin == "64 MiB" and d.traced_s == pytest.approx(1.10e-3)
+    assert d.base_s == pytest.approx(684.6 * us)
+    assert d.ratio_x == pytest.approx(1.10e-3 / 684.6e-6)
+    assert d.excess_s == pytest.approx(1.10e-3 - 684.6e-6)
+    assert d.bus_traced_Bps == pytest.approx(1.75 * 64 * MiB / 1.10e-3)
+    assert d.bus_base_Bps == pytest.approx(171.54 * GB)
+    assert d.share_frac == pytest.approx(171.54 / 300)
     close = L.diagnosis(traced=L.DIAGNOSIS["close"])
-    assert close["ratio"] == pytest.approx(0.70 / 0.6846) and close["ratio"] < 1.05
+    assert close.ratio_x == pytest.approx(0.70 / 0.6846) and close.ratio_x < 1.05
     with pytest.raises(ValueError):
         L.diagnosis(bucket=25 * MiB)
 

@@ -56,7 +56,7 @@ def flat_miss(comps: dict | None = None) -> dict:
     over the whole log predicts there (relative error (model − measured)/measured of the
     time), and the predictor's errors and picks there."""
     fr = flat_region(A100_LOG)
-    i, j = fr["flat"]
+    i, j = fr.flat
     c = curve("a100", "all_reduce")
     f = fit_curve(c)
     model = np.array([_ring_time(c, f, n) for n in c.sizes[i:j + 1]])
@@ -67,7 +67,7 @@ def flat_miss(comps: dict | None = None) -> dict:
     return {"pred_err": cmp.errors[i:j + 1], "pred_picks": [f"{pr.algo[k]}/{pr.proto[k]}" for k in range(i, j + 1)],
             "first": c.sizes[i], "last": c.sizes[j], "t_min": c.times[i:j + 1].min(), "t_max": c.times[i:j + 1].max(),
             "growth": c.sizes[j] / c.sizes[i], "fit_err": err, "next_time": c.times[j + 1], "next_size": c.sizes[j + 1],
-            "ll_cap": fr["ll_cap"], "first_not_ll": c.sizes[fr["first_not_ll"]], "region": fr}
+            "ll_cap": fr.ll_cap_Bps, "first_not_ll": fr.not_ll_bytes, "region": fr}
 
 
 SIMPLE_BAND = (16 * 2 ** 20, 256 * 2 ** 20)

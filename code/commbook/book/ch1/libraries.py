@@ -18,12 +18,13 @@ from ...measure import load_log
 from ...units import MiB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
 from ..tables import Table, bilingual, bilingual_notes
 from ..text import texts
-from .libraries_protocols import NCCL_TUNING_VERSION, PROTOCOLS, Protocol, protocol_table
+from .libraries_protocols import A100_RING_BUSBW, NCCL_TUNING_VERSION, PROTOCOLS, Protocol, protocol_table
 
 __all__ = ["SOURCES", "AXES", "LIBRARY_AXES", "TABLE5", "Protocol", "PROTOCOLS", "MPIVersion", "MPI_VERSIONS",
            "CHAPTER_MPI_CITATION_YEAR", "GLOO_TRANSPORTS", "PYTORCH_GLOO_DEFAULT", "DGX_H100_NICS", "A100_LOG",
-           "NCCL_TUNING_VERSION", "DIAGNOSIS", "NicCeiling", "nic_ceiling", "date_text", "axes_table",
-           "table5", "protocol_table", "mpi_table", "flat_region", "flat_table", "diagnosis"]
+           "NCCL_TUNING_VERSION", "DIAGNOSIS", "Intro", "intro", "date_text", "axes_table", "table5",
+           "protocol_table", "mpi_table", "Mpi", "mpi_dates", "Flat", "flat_region", "flat_table", "Diagnosis",
+           "diagnosis"]
 
 T = texts("ch1")
 K = "libraries."
@@ -133,7 +134,7 @@ def table5() -> Table:
             labels[lang][row["axis"]] = T.get(K + "axis_sep", lang).join(
                 AXES[a][lang].lower() if lang == "en" else AXES[a][lang] for a in r["axes"])
         rows.append(row)
-    nccl_rows = sum("NCCL" in r["library"][0] for r in TABLE5)
+    nccl_rows = intro().t5_nccl
     return Table(
         key="ch1-table5",
         title=_tx("table_5_choosing_a"),
@@ -154,16 +155,28 @@ DGX_H100_NICS = 8
 
 
 @dataclass(frozen=True)
-class NicCeiling:
-    """One channel drives one NIC; ``nics`` channels can drive them all."""
-    nics: int
-    per_nic_Bps: float
-    node_Bps: float
-    x: float                  # all NICs over one
+class Intro:
+    """The page's opening counts, and the NIC ceiling: one channel drives one NIC,
+    ``nic_count`` channels drive them all."""
+    n_axes: int
+    n_libs: int
+    nic_count: int
+    nic_bw_Bps: float
+    nic_node_Bps: float
+    nic_x: float              # all NICs over one
+    t5_rows: int              # Table 5, and its NCCL rows
+    t5_nccl: int
 
 
-def nic_ceiling(nics: int = DGX_H100_NICS, per_nic: float = IB_NDR.beta) -> NicCeiling:
-    return NicCeiling(nics=nics, per_nic_Bps=per_nic, node_Bps=nics * per_nic, x=nics)
+def intro(nics: int = DGX_H100_NICS, per_nic: float = IB_NDR.beta) -> Intro:
+    """The axes, libraries and Table 5's rows, and ``nics`` NICs of ``per_nic`` bytes/s.
+
+    >>> intro().nic_x
+    8.0
+    """
+    return Intro(n_axes=len(AXES), n_libs=len(LIBRARY_AXES), nic_count=nics, nic_bw_Bps=per_nic,
+                 nic_node_Bps=nics * per_nic, nic_x=float(nics), t5_rows=len(TABLE5),
+                 t5_nccl=sum("NCCL" in r["library"][0] for r in TABLE5))
 
 
 # ============================================================================ MPI
@@ -188,6 +201,10 @@ CHAPTER_MPI_CITATION_YEAR = 1993
 """Year of the reference the original gives for MPI 1.0: the Forum's Supercomputing '93 paper."""
 
 
+def _bin(n: float) -> str:
+    return fmt_bytes(n, binary=True)
+
+
 def date_text(d: date, lang: str) -> str:
     """'5 May 1994' and its Chinese form (year, month, day), from ch1.toml."""
     return T.get(K + "date", lang, year=d.year, month=d.month, day=d.day, month_name=f"{d:%B}")
@@ -203,6 +220,31 @@ def mpi_table() -> Table:
                  columns=["version", "released", "feature"],
                  headers=_txs("version", "released", "added_as_used_on"), rows=rows, labels=labels,
                  notes=_txs("dates_the_history_in"))
+
+
+@dataclass(frozen=True)
+class Mpi:
+    """The versions (``v1``…) and their release dates (``d1``…) as the page writes them."""
+    v1: str
+    v2: str
+    v3: str
+    v4: str
+    d1: str
+    d2: str
+    d3: str
+    d4: str
+    cite: str                 # years, as written
+    y1: str
+
+
+def mpi_dates(lang: str) -> Mpi:
+    """The MPI versions and their release dates written in ``lang``.
+
+    >>> mpi_dates("en").d1
+    '5 May 1994'
+    """
+    return Mpi(*(f"MPI-{x.version}" for x in MPI_VERSIONS), *(date_text(x.released, lang) for x in MPI_VERSIONS),
+               cite=str(CHAPTER_MPI_CITATION_YEAR), y1=str(MPI_VERSIONS[0].released.year))
 
 
 # ============================================================================ Gloo
@@ -221,14 +263,57 @@ A100_LOG = "a100x8_nvswitch_nccl-tests_allreduce.txt"
 """8×A100 NVSwitch all-reduce sweep (code/commbook/data/measured/nccl-tests/PROVENANCE.md)."""
 
 
-def flat_region(log: str = A100_LOG, p: int = 8, tol: float = 0.01) -> dict:
+@dataclass(frozen=True)
+class Flat:
+    """The flat stretch of a log (sizes ``flat`` = (i, j), both ends in), the ring fit
+    below it (``alpha_s``, ``beta_Bps``, ``rms_frac``) carried over it (``pred``), and the
+    protocol ceilings on the node's NVLink (``nv3_Bps``) it rules out."""
+    sizes: np.ndarray
+    times: np.ndarray
+    busbw: np.ndarray
+    pred: np.ndarray
+    flat: tuple[int, int]
+    p: int
+    cols: int
+    lo_bin: str
+    hi_bin: str
+    x_times: float
+    tmin_s: float
+    tmax_s: float
+    bus_lo_Bps: float
+    bus_hi_Bps: float
+    small_lo_bin: str
+    small_hi_bin: str
+    alpha_s: float
+    beta_Bps: float
+    rms_frac: float
+    beta_share_frac: float
+    pred_hi_s: float
+    pred_x: float
+    nv3_Bps: float
+    ll_cap_Bps: float
+    ll128_cap_Bps: float
+    not_ll_bytes: float       # the first size whose bus bandwidth passes the LL ceiling
+    not_ll_bin: str
+    not_ll_bus_Bps: float
+    max_bus_Bps: float
+    max_share_frac: float
+    model_bus_Bps: float      # NCCL's model of the A100 ring under Simple
+    model_gap_frac: float
+
+
+def flat_region(log: str = A100_LOG, p: int = 8, tol: float = 0.01) -> Flat:
     """Where the measured time stops growing with size, read against the protocols.
 
     The flat stretch is the longest run of consecutive sizes whose times are within ``tol``
     of one another.  The sizes below it are fitted with the ring closed form; the line is
     extrapolated over the stretch.  The LL ceiling on the node's NVLink excludes LL wherever
     the measured bus bandwidth passes it: every all-reduce algorithm sends at least
-    2(p − 1)/p · n per GPU when nothing reduces inside the switch, as on A100 (``nvswitch``)."""
+    2(p − 1)/p · n per GPU when nothing reduces inside the switch, as on A100 (``nvswitch``).
+
+    >>> flat_region().lo_bin
+    '1 MiB'
+    """
     run, = load_log(log)
     n, t, bus = run.sizes(), run.times(), run.column("busbw")
     best = (0, 0)
@@ -241,36 +326,41 @@ def flat_region(log: str = A100_LOG, p: int = 8, tol: float = 0.01) -> dict:
     i, j = best
     if j == i:
         raise ValueError(f"{log}: no two consecutive sizes within {fmt_pct(tol)} of each other")
-    below = _fit.fit(n[:i], t[:i], "all_reduce", "ring", p)
-    pred = below.alpha * 2 * (p - 1) + 2 * (p - 1) / p * n / below.beta
+    b = _fit.fit(n[:i], t[:i], "all_reduce", "ring", p)
+    pred = b.alpha * 2 * (p - 1) + 2 * (p - 1) / p * n / b.beta
     beta = physics.generation("NVLink 3.0").beta
     ll_cap = PROTOCOLS["LL"].ceiling(beta)
-    not_ll = np.nonzero(bus > ll_cap)[0]
-    return {"run": run, "p": p, "sizes": n, "times": t, "busbw": bus, "flat": (i, j), "below": below,
-            "pred": pred, "beta": beta, "ll_cap": ll_cap, "ll128_cap": PROTOCOLS["LL128"].ceiling(beta),
-            "first_not_ll": int(not_ll[0]) if len(not_ll) else None, "max_busbw": float(bus.max())}
+    k = int(np.nonzero(bus > ll_cap)[0][0])
+    top = float(bus.max())
+    return Flat(sizes=n, times=t, busbw=bus, pred=pred, flat=(i, j), p=p, cols=len(run.columns),
+                lo_bin=_bin(n[i]), hi_bin=_bin(n[j]), x_times=n[j] / n[i], tmin_s=t[i:j + 1].min(),
+                tmax_s=t[i:j + 1].max(), bus_lo_Bps=bus[i], bus_hi_Bps=bus[j], small_lo_bin=_bin(n[0]),
+                small_hi_bin=_bin(n[i - 1]), alpha_s=b.alpha, beta_Bps=b.beta, rms_frac=b.rms_rel,
+                beta_share_frac=b.beta / beta, pred_hi_s=pred[j], pred_x=pred[j] / t[j], nv3_Bps=beta,
+                ll_cap_Bps=ll_cap, ll128_cap_Bps=PROTOCOLS["LL128"].ceiling(beta), not_ll_bytes=float(n[k]),
+                not_ll_bin=_bin(n[k]), not_ll_bus_Bps=bus[k], max_bus_Bps=top, max_share_frac=top / beta,
+                model_bus_Bps=A100_RING_BUSBW, model_gap_frac=A100_RING_BUSBW / top - 1)
 
 
-def flat_table(fr: dict | None = None, before: int = 2, after: int = 2) -> Table:
+def flat_table(fr: Flat | None = None, before: int = 2, after: int = 2) -> Table:
     """The log's rows around the flat stretch: measured, the ring line fitted below, busbw."""
     fr = flat_region() if fr is None else fr
-    i, j = fr["flat"]
-    lo, hi = max(0, i - before), min(len(fr["sizes"]), j + after + 1)
-    rows = [{"n": fr["sizes"][k], "t": fr["times"][k], "pred": fr["pred"][k],
-             "ratio": fr["times"][k] / fr["pred"][k], "bus": fr["busbw"][k],
-             "ll": fr["busbw"][k] / fr["ll_cap"], "flat": i <= k <= j} for k in range(lo, hi)]
-    b = fr["below"]
-    small = (fmt_bytes(fr["sizes"][0], binary=True), fmt_bytes(fr["sizes"][i - 1], binary=True))
+    i, j = fr.flat
+    lo, hi = max(0, i - before), min(len(fr.sizes), j + after + 1)
+    rows = [{"n": fr.sizes[k], "t": fr.times[k], "pred": fr.pred[k], "ratio": fr.times[k] / fr.pred[k],
+             "bus": fr.busbw[k], "ll": fr.busbw[k] / fr.ll_cap_Bps, "flat": i <= k <= j} for k in range(lo, hi)]
     return Table(
         key="ch1-lib-flat",
-        title=_tx("a100_all_reduce_around", p=fr['p']),
+        title=_tx("a100_all_reduce_around", p=fr.p),
         columns=["n", "t", "pred", "ratio", "bus", "ll"],
         headers=_txs("size", "measured", "ring_line_from_below", "measured_line", "bus_bandwidth", "bus_bw_ll_ceiling"),
         rows=rows,
-        formats={"n": lambda x: fmt_bytes(x, binary=True), "t": lambda x: fmt_time(x, 4),
+        formats={"n": _bin, "t": lambda x: fmt_time(x, 4),
                  "pred": lambda x: fmt_time(x, 4), "ratio": lambda x: f"{x:.2f}", "bus": lambda v: fmt_rate(v, 3),
                  "ll": lambda x: f"{x:.2f}"},
-        notes=_txs("line_ring_closed_form", v=small[0], v2=small[1], alpha=fmt_time(b.alpha, 3), beta=fmt_rate(b.beta, 3), rms_rel=fmt_pct(b.rms_rel), beta2=fmt_rate(fr['beta'], 3), ll_cap=fmt_rate(fr['ll_cap'], 3)),
+        notes=_txs("line_ring_closed_form", v=fr.small_lo_bin, v2=fr.small_hi_bin, alpha=fmt_time(fr.alpha_s, 3),
+                   beta=fmt_rate(fr.beta_Bps, 3), rms_rel=fmt_pct(fr.rms_frac), beta2=fmt_rate(fr.nv3_Bps, 3),
+                   ll_cap=fmt_rate(fr.ll_cap_Bps, 3)),
     )
 
 
@@ -280,16 +370,32 @@ DIAGNOSIS = {"bucket": 64 * MiB, "traced": 1.10e-3, "close": 0.70e-3}
 all-reduce on an 8×A100 node takes 1.10 ms in the training step (``close``: a second case)."""
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """A traced all-reduce against the bare nccl-tests time at its size."""
+    n_bin: str
+    traced_s: float
+    base_s: float
+    ratio_x: float
+    excess_s: float
+    bus_base_Bps: float
+    bus_traced_Bps: float
+    share_frac: float         # the baseline's bus bandwidth over NVLink 3.0
+
+
 def diagnosis(bucket: float = DIAGNOSIS["bucket"], traced: float = DIAGNOSIS["traced"],
-              log: str = A100_LOG) -> dict:
-    """Compare a traced all-reduce time with the bare nccl-tests time at the same size."""
+              log: str = A100_LOG) -> Diagnosis:
+    """Compare a traced all-reduce time with the bare nccl-tests time at the same size.
+
+    >>> diagnosis().n_bin
+    '64 MiB'
+    """
     run, = load_log(log)
     n, t, bus = run.sizes(), run.times(), run.column("busbw")
     if bucket not in n:
-        raise ValueError(f"{fmt_bytes(bucket, binary=True)} is not a size of {log}")
+        raise ValueError(f"bucket: {_bin(bucket)} is not a size of {log}")
     k = int(np.nonzero(n == bucket)[0][0])
     factor = 2 * (run.nranks - 1) / run.nranks
-    beta = physics.generation("NVLink 3.0").beta
-    return {"n": bucket, "traced": traced, "baseline": t[k], "ratio": traced / t[k],
-            "excess": traced - t[k], "bus_base": bus[k], "bus_traced": factor * bucket / traced,
-            "base_share": bus[k] / beta, "beta": beta}
+    return Diagnosis(n_bin=_bin(bucket), traced_s=traced, base_s=t[k], ratio_x=traced / t[k], excess_s=traced - t[k],
+                     bus_base_Bps=bus[k], bus_traced_Bps=factor * bucket / traced,
+                     share_frac=bus[k] / physics.generation("NVLink 3.0").beta)
