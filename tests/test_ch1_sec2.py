@@ -324,14 +324,14 @@ def test_calibration_on_the_real_log():
     p = run.nranks
     alpha, beta = _independent_ring_fit(n, t, p)
     c = m.calibration()
-    assert c["ring"].alpha == pytest.approx(alpha, rel=1e-9) and c["ring"].beta == pytest.approx(beta, rel=1e-9)
+    assert c.alpha_s == pytest.approx(alpha, rel=1e-9) and c.beta_Bps == pytest.approx(beta, rel=1e-9)
     # the biased point-to-point fit: 2(p-1)α and β·p/(2(p-1)), same residuals
-    assert c["p2p"].alpha == pytest.approx(2 * (p - 1) * alpha, rel=1e-6)
-    assert c["p2p"].beta == pytest.approx(beta * p / (2 * (p - 1)), rel=1e-6)
-    assert c["p2p"].rms_rel == pytest.approx(c["ring"].rms_rel, rel=1e-6)
+    assert c.p2p_alpha_s == pytest.approx(2 * (p - 1) * alpha, rel=1e-6)
+    assert c.p2p_beta_Bps == pytest.approx(beta * p / (2 * (p - 1)), rel=1e-6)
+    assert c.p2p_rms_frac == pytest.approx(c.rms_frac, rel=1e-6)
     assert beta > hw.NVLINK4_CHAPTER.beta                        # above the wire rate: not a ring (NVLS)
     assert m.log_record_table(c).meta["missing"] == ["algo"]
-    assert c["busbw"] == pytest.approx([r.out_of_place.busbw for r in run.rows], rel=0.01)
+    assert c.busbw == pytest.approx([r.out_of_place.busbw for r in run.rows], rel=0.01)
 
 
 def test_calibration_figure_plots_the_log(cjk_font):
@@ -339,11 +339,11 @@ def test_calibration_figure_plots_the_log(cjk_font):
     fig = m.fig_calibration(lang="zh", cal=c)
     ax, bx = fig.axes
     lines = {l.get_gid(): l for l in ax.get_lines() if l.get_gid()}
-    assert lines["measured"].get_xdata() == pytest.approx(c["sizes"])
-    assert lines["measured"].get_ydata() == pytest.approx(c["times"])
+    assert lines["measured"].get_xdata() == pytest.approx(c.sizes)
+    assert lines["measured"].get_ydata() == pytest.approx(c.times)
     x, y = lines["fit:ring"].get_xdata(), lines["fit:ring"].get_ydata()
-    p, ring = c["p"], c["ring"]
-    assert y == pytest.approx(2 * (p - 1) * ring.alpha + 2 * (p - 1) / p * x / ring.beta)
+    p = c.p
+    assert y == pytest.approx(2 * (p - 1) * c.alpha_s + 2 * (p - 1) / p * x / c.beta_Bps)
     assert lines["fit:p2p"].get_ydata() == pytest.approx(y, rel=1e-6)   # the two fits are one line
     blines = {l.get_gid(): l for l in bx.get_lines() if l.get_gid()}
     assert blines["beta:nominal"].get_ydata()[0] == pytest.approx(450)

@@ -4,6 +4,8 @@ table of the three, and what the log records of the fields a calibration needs.
 """
 from __future__ import annotations
 
+from dataclasses import InitVar, dataclass, field
+
 import numpy as np
 
 from ...bandwidth import busbw
@@ -11,6 +13,7 @@ from ...collectives import t_formula
 from ...hardware import NVLINK4_CHAPTER, Link
 from ...measure import fitting as _fit_module
 from ...measure import fit_point_to_point, load_log
+from ...measure.records import Run
 from ...units import fmt_bytes, fmt_pct, fmt_rate, fmt_time
 from ..tables import Table
 from ..text import texts
@@ -22,46 +25,97 @@ T, K, LANGS = texts("ch1"), "perf_calibration.", ("en", "zh")
 def _heads(key: str) -> dict[str, list[str]]:
     return {lang: text.split("|") for lang, text in T(K + key).items()}
 
-__all__ = ["CALIBRATION_LOG", "calibration", "calibration_table", "log_record_table"]
+__all__ = ["CALIBRATION_LOG", "Calibration", "calibration", "calibration_table", "log_record_table"]
 
 CALIBRATION_LOG = "h100x8_nvswitch_nccl2.29.2_nccl-tests.log"
 """The real log the page calibrates on (code/commbook/data/measured/nccl-tests/, see its PROVENANCE.md)."""
 
 
+@dataclass(frozen=True)
+class Calibration:
+    """:func:`calibration`: the ring's closed form and the point-to-point α + n/β fitted to one
+    run of a log, next to the nominal link.
+
+    ``p`` ranks; ``steps`` = 2(p−1) α steps of the ring; the ring fit (``alpha_s``,
+    ``beta_Bps``, ``rms_frac``) and the point-to-point fit (``p2p_*``); ``alpha_over`` the
+    fitted α over the nominal, ``beta_frac`` β's excess over it, ``bfactor`` p/2(p−1) as
+    text; the sizes as text (binary units) and their count; the NCCL version; α's share of
+    the smallest size's time; the nominal ring's RMS residual.  ``sizes``, ``times`` and
+    ``busbw`` are the run's points; ``run`` (the log's run) and ``nominal`` (the link) are
+    attributes, not fields, so that glueing the result glues numbers only.
+    """
+
+    p: int
+    steps: int
+    alpha_s: float
+    beta_Bps: float
+    rms_frac: float
+    p2p_alpha_s: float
+    p2p_beta_Bps: float
+    p2p_rms_frac: float
+    alpha_over: float
+    beta_frac: float
+    bfactor: str
+    n_min: str
+    n_max: str
+    n_count: int
+    nccl: str
+    alpha_share_frac: float
+    nominal_rms_frac: float
+    placement: str
+    sizes: np.ndarray = field(repr=False)
+    times: np.ndarray = field(repr=False)
+    busbw: np.ndarray = field(repr=False)
+    run: InitVar[Run] = None
+    nominal: InitVar[Link] = None
+
+    def __post_init__(self, run: Run, nominal: Link) -> None:
+        object.__setattr__(self, "run", run)
+        object.__setattr__(self, "nominal", nominal)
+
+
 def calibration(log: str = CALIBRATION_LOG, collective: str = "all_reduce", algorithm: str = "ring",
-                nominal: Link = NVLINK4_CHAPTER, placement: str | None = None) -> dict:
+                nominal: Link = NVLINK4_CHAPTER, placement: str | None = None) -> Calibration:
     """Fit the ``algorithm`` closed form of ``collective`` to the first such run of ``log``
     (:func:`commbook.measure.fit`), and the point-to-point α + n/β to the same points
-    (:func:`commbook.measure.fit_point_to_point`); predict the nominal link's times too."""
+    (:func:`commbook.measure.fit_point_to_point`); predict the nominal link's times too.
+
+    >>> calibration().p
+    8
+    """
     runs = [r for r in load_log(log) if r.collective == collective]
     if not runs:
         raise ValueError(f"{log} has no {collective} run")
     run = runs[0]
     placement = run.placements[0] if placement is None else placement
     n, t = run.sizes(), run.times(placement)
-    p = run.nranks
+    p, steps = run.nranks, 2 * (run.nranks - 1)
     ring = _fit_module.fit(n, t, collective, algorithm, p)
     p2p = fit_point_to_point(n, t)
-    t_nom = np.array([t_formula(algorithm, p, x, nominal.alpha, nominal.beta) for x in n]) \
-        if collective == "all_reduce" else None
-    res_nom = (t - t_nom) / t
-    return {"run": run, "p": p, "placement": placement, "sizes": n, "times": t, "ring": ring, "p2p": p2p,
-            "nominal": nominal, "t_nominal": t_nom, "nominal_rms": float(np.sqrt(np.mean(res_nom ** 2))),
-            "busbw": np.array([busbw(collective, x, y, p) for x, y in zip(n, t)]),
-            "a_factor": 2 * (p - 1), "b_factor": p / (2 * (p - 1))}
+    t_nom = np.array([t_formula(algorithm, p, x, nominal.alpha, nominal.beta) for x in n])
+    return Calibration(
+        p, steps, ring.alpha, ring.beta, ring.rms_rel, p2p.alpha, p2p.beta, p2p.rms_rel, ring.alpha / nominal.alpha,
+        ring.beta / nominal.beta - 1, f"{p}/{steps}", fmt_bytes(n.min(), binary=True), fmt_bytes(n.max(), binary=True),
+        len(n), f"NCCL {run.nccl_version}", steps * ring.alpha / t[0],
+        float(np.sqrt(np.mean(((t - t_nom) / t) ** 2))), placement, n, t,
+        np.array([busbw(collective, x, y, p) for x, y in zip(n, t)]), run, nominal)
 
 
 _MODEL = T.labels(K + "model.")
 
 
-def calibration_table(cal: dict | None = None) -> Table:
-    """Nominal link, ring fit and point-to-point fit side by side: α, β, αβ, RMS residual."""
+def calibration_table(cal: Calibration | None = None) -> Table:
+    """Nominal link, ring fit and point-to-point fit side by side: α, β, αβ, RMS residual.
+
+    >>> calibration_table().rows[1]["model"]
+    'ring'
+    """
     c = calibration() if cal is None else cal
-    nom, ring, p2p = c["nominal"], c["ring"], c["p2p"]
-    rows = [{"model": "nominal", "alpha": nom.alpha, "beta": nom.beta, "n_star": nom.n_half, "rms": c["nominal_rms"]},
-            {"model": "ring", "alpha": ring.alpha, "beta": ring.beta, "n_star": ring.n_half, "rms": ring.rms_rel},
-            {"model": "p2p", "alpha": p2p.alpha, "beta": p2p.beta, "n_star": p2p.n_half, "rms": p2p.rms_rel}]
-    run = c["run"]
+    nom, run = c.nominal, c.run
+    rows = [{"model": "nominal", "alpha": nom.alpha, "beta": nom.beta, "rms": c.nominal_rms_frac},
+            {"model": "ring", "alpha": c.alpha_s, "beta": c.beta_Bps, "rms": c.rms_frac},
+            {"model": "p2p", "alpha": c.p2p_alpha_s, "beta": c.p2p_beta_Bps, "rms": c.p2p_rms_frac}]
+    rows = [{**r, "n_star": r["alpha"] * r["beta"]} for r in rows]
     return Table(
         key="ch1-calibration",
         title=T(K + "cal_title", p=run.nranks),
@@ -71,9 +125,8 @@ def calibration_table(cal: dict | None = None) -> Table:
         formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda b: fmt_rate(b, 3), "n_star": fmt_bytes,
                  "rms": fmt_pct},
         labels=_MODEL,
-        notes={lang: [T.get(K + "cal_note", lang, link=link_name(nom, lang), count=len(c["sizes"]),
-                            lo=fmt_bytes(c["sizes"].min(), binary=True), hi=fmt_bytes(c["sizes"].max(), binary=True),
-                            placement=c["placement"].replace("_", "-"))] for lang in LANGS},
+        notes={lang: [T.get(K + "cal_note", lang, link=link_name(nom, lang), count=c.n_count, lo=c.n_min,
+                            hi=c.n_max, placement=c.placement.replace("_", "-"))] for lang in LANGS},
     )
 
 
@@ -81,11 +134,15 @@ _RECORD = [(k, T(f"{K}record.{k}"))
            for k in ("op", "dtype", "ranks", "sizes", "algo", "topology", "placement", "busbw", "library")]
 
 
-def log_record_table(cal: dict | None = None) -> Table:
+def log_record_table(cal: Calibration | None = None) -> Table:
     """What a calibration must record (the fields of :data:`_RECORD`), and what the log
-    actually records; ``meta["missing"]`` lists the fields it does not say."""
+    actually records; ``meta["missing"]`` lists the fields it does not say.
+
+    >>> log_record_table().meta["missing"]
+    ['algo']
+    """
     c = calibration() if cal is None else cal
-    run = c["run"]
+    run = c.run
     hosts = sorted({d.host for d in run.devices})
     gpus = sorted({d.name for d in run.devices})
     per_host = len(run.devices) // max(len(hosts), 1)
@@ -102,12 +159,12 @@ def log_record_table(cal: dict | None = None) -> Table:
         "op": run.test or run.collective,
         "dtype": f"{run.rows[0].dtype} / {run.rows[0].redop}",
         "ranks": str(run.nranks),
-        "sizes": f"{fmt_bytes(c['sizes'].min(), binary=True)} – {fmt_bytes(c['sizes'].max(), binary=True)}",
+        "sizes": f"{c.n_min} – {c.n_max}",
         "algo": algo,
         "topology": "v_topology" if run.devices else None,
         "placement": "v_placement" if run.devices else None,
-        "busbw": "v_busbw" if run.rows[0].timing(c["placement"]).busbw is not None else None,
-        "library": f"NCCL {run.nccl_version}" if run.nccl_version else None,
+        "busbw": "v_busbw" if run.rows[0].timing(c.placement).busbw is not None else None,
+        "library": c.nccl if run.nccl_version else None,
     }
     missing = [k for k, v in values.items() if v is None]
     rows = [{"field": k, "value": "v_absent" if values[k] is None else values[k]} for k, _ in _RECORD]

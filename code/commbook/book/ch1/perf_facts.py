@@ -1,6 +1,6 @@
 r"""Chapter §1.2: the numbers each section of ``chapters/{zh,en}/ch1/02-performance-models.md``
-puts into its prose, one typed result per section, built from :mod:`.perf_numbers` and
-:mod:`.perf_calibration` (the page glues them with :func:`commbook.book.glue.glue_fields`).
+puts into its prose, one typed result per section, built from :mod:`.perf_numbers` (the
+calibration's are :class:`.perf_calibration.Calibration`'s own; the page glues them with :func:`commbook.book.glue.glue_fields`).
 """
 from __future__ import annotations
 
@@ -9,15 +9,14 @@ from dataclasses import dataclass
 from ... import physics
 from ...cost import LogP, p2p_time
 from ...hardware import NVLINK4_CHAPTER, ROCE_100G, Link
-from ...units import KB, MB, fmt_bytes, fmt_number, ms, us
+from ...units import KB, MB, fmt_number, ms, us
 from ..tables import Table
 from .perf_numbers import CHAPTER_LLAMA, CHAPTER_PRINTED_NSTAR, CHECKPOINT_1_1, FIG4, NM13, TABLE1, LlamaBudget
 from .perf_numbers import figure4_timelines, gap_ratios
 
 __all__ = ["in_ms", "Scale", "SCALE", "LinkFacts", "link_facts", "BoxFacts", "box_facts", "Compressed",
            "compressed", "Table1Facts", "table1_facts", "GapFacts", "gap_facts", "Checkpoint11",
-           "checkpoint11", "NM13Facts", "nm13_facts", "Fig4Facts", "fig4_facts", "Printed", "printed",
-           "CalFacts", "cal_facts"]
+           "checkpoint11", "NM13Facts", "nm13_facts", "Fig4Facts", "fig4_facts", "Printed", "printed"]
 
 
 def in_ms(t: float, digits: int = 5) -> str:
@@ -228,35 +227,3 @@ def printed(b: LlamaBudget) -> Printed:
 
     rng = lambda lo, hi, d: f"{fmt_number(lo / ms, d)}–{fmt_number(hi / ms, d)} ms"
     return Printed(text("flat"), text("hier"), rng(b.flat_lo_s, b.flat_hi_s, 5), rng(b.hier_lo_s, b.hier_hi_s, 6))
-
-
-@dataclass(frozen=True)
-class CalFacts:
-    """The calibration on the real log: ranks, α steps, both fits, the fitted α over the
-    nominal and β's excess over it, the β factor as text, the sizes (binary units), the
-    NCCL version, and α's share of the smallest size's time."""
-
-    p: int
-    steps: int
-    alpha_s: float
-    beta_Bps: float
-    p2p_alpha_s: float
-    p2p_beta_Bps: float
-    alpha_over: float
-    beta_frac: float
-    bfactor: str
-    n_min: str
-    n_max: str
-    n_count: int
-    nccl: str
-    alpha_share_frac: float
-
-
-def cal_facts(cal: dict) -> CalFacts:
-    """Read :func:`.perf_calibration.calibration`."""
-    ring, p2p, nom = cal["ring"], cal["p2p"], cal["nominal"]
-    n = cal["sizes"]
-    return CalFacts(cal["p"], cal["a_factor"], ring.alpha, ring.beta, p2p.alpha, p2p.beta, ring.alpha / nom.alpha,
-                    ring.beta / nom.beta - 1, f"{cal['p']}/{cal['a_factor']}", fmt_bytes(n.min(), binary=True),
-                    fmt_bytes(n.max(), binary=True), len(n), f"NCCL {cal['run'].nccl_version}",
-                    cal["a_factor"] * ring.alpha / cal["times"][0])

@@ -17,7 +17,7 @@ from ...overlap import Timeline
 from ...units import GB, fmt_rate, fmt_ratio, fmt_time, us
 from ..plots import PALETTE, book_style, log_axis
 from ..text import texts
-from .perf_calibration import calibration
+from .perf_calibration import Calibration, calibration
 from .boxes import link_name
 from .perf_numbers import FIG4, NM13, figure4_timelines, gap_ratios
 
@@ -153,24 +153,23 @@ def fig_overlap(lang: str = "en") -> Figure:
     return fig
 
 
-def fig_calibration(lang: str = "en", cal: dict | None = None) -> Figure:
+def fig_calibration(lang: str = "en", cal: Calibration | None = None) -> Figure:
     """(a) measured all-reduce times with the fitted ring closed form (gid ``"fit:ring"``), the
     fitted α + n/β (``"fit:p2p"``) and the nominal ring (``"nominal"``); points ``"measured"``.
     (b) bus bandwidth: measured (``"busbw:measured"``), of the fitted ring
     (``"busbw:ring"``), with the nominal and fitted β as lines (``"beta:nominal"``,
     ``"beta:fit"``)."""
     c = calibration() if cal is None else cal
-    n, t, p = c["sizes"], c["times"], c["p"]
+    n, t, p, nom = c.sizes, c.times, c.p, c.nominal
     grid = np.logspace(np.log10(n.min()), np.log10(n.max()), 120)
-    ring, p2p, nom = c["ring"], c["p2p"], c["nominal"]
-    t_ring = np.array([t_formula("ring", p, x, ring.alpha, ring.beta) for x in grid])
-    t_p2p = np.array([p2p_time(x, p2p.alpha, p2p.beta) for x in grid])
+    t_ring = np.array([t_formula("ring", p, x, c.alpha_s, c.beta_Bps) for x in grid])
+    t_p2p = np.array([p2p_time(x, c.p2p_alpha_s, c.p2p_beta_Bps) for x in grid])
     t_nom = np.array([t_formula("ring", p, x, nom.alpha, nom.beta) for x in grid])
     with book_style(lang) as lang:
         L = _LAB[lang]
         fig = Figure(figsize=(10.0, 4.2))
         ax, bx = fig.subplots(1, 2)
-        meas = L["measured"].format(p=p, placement=c["placement"].replace("_", "-"))
+        meas = L["measured"].format(p=p, placement=c.placement.replace("_", "-"))
         ax.plot(n, t, "o", color="0.15", ms=5, label=meas, gid="measured")
         ax.plot(grid, t_ring, color=PALETTE[0], label=L["fit_ring"], gid="fit:ring")
         ax.plot(grid, t_p2p, color=PALETTE[1], ls="--", label=L["fit_p2p"], gid="fit:p2p")
@@ -183,14 +182,14 @@ def fig_calibration(lang: str = "en", cal: dict | None = None) -> Figure:
         ax.legend(loc="upper left", fontsize=7.5)
 
         bw_ring = np.array([busbw("all_reduce", x, y, p) for x, y in zip(grid, t_ring)]) / GB
-        bx.plot(n, c["busbw"] / GB, "o", color="0.15", ms=5, label=meas, gid="busbw:measured")
+        bx.plot(n, c.busbw / GB, "o", color="0.15", ms=5, label=meas, gid="busbw:measured")
         bx.plot(grid, bw_ring, color=PALETTE[0], label=L["fit_ring"], gid="busbw:ring")
         bx.axhline(nom.beta / GB, color=PALETTE[2], ls=":", gid="beta:nominal",
                    label=L["nominal_beta"].format(b=fmt_rate(nom.beta, 3)))
-        bx.axhline(ring.beta / GB, color=PALETTE[0], ls="-.", lw=1.0, gid="beta:fit",
-                   label=L["fit_beta"].format(b=fmt_rate(ring.beta, 3)))
+        bx.axhline(c.beta_Bps / GB, color=PALETTE[0], ls="-.", lw=1.0, gid="beta:fit",
+                   label=L["fit_beta"].format(b=fmt_rate(c.beta_Bps, 3)))
         log_axis(bx, "x", "bytes")
-        bx.set_ylim(0, max(ring.beta, nom.beta) / GB * 1.15)
+        bx.set_ylim(0, max(c.beta_Bps, nom.beta) / GB * 1.15)
         bx.set_xlabel(L["size"])
         bx.set_ylabel(L["busbw"])
         bx.set_title(L["cal_b"])
