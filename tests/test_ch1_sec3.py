@@ -331,45 +331,50 @@ def test_schedule_and_selection_tables_render_both_languages():
 # ============================================================================ FSDP
 def test_fsdp_counts_chapter_and_correct():
     f = pu.fsdp_numbers()
-    L = f["n_layers"]
-    assert f["chapter_count"] == ST["fsdp_collectives_per_layer"] * L == 2 * L   # chapter: 2·N_L
-    assert f["n_full"] == 3 * L                                                 # FULL_SHARD: 3·N_L
-    assert f["n_grad_op"] == 2 * L                                              # no reshard: 2·N_L
-    assert f["full"].count("all_gather") == 2 * L and f["full"].count("reduce_scatter") == L
+    L = f.layers
+    assert f.k_chapter * L == ST["fsdp_collectives_per_layer"] * L == 2 * L     # chapter: 2·N_L
+    assert f.n_full == 3 * L and f.k_full == 3                                  # FULL_SHARD: 3·N_L
+    assert f.n_grad == 2 * L and f.k_grad == 2                                  # no reshard: 2·N_L
+    assert f.steps["full"].count("all_gather") == 2 * L and f.steps["full"].count("reduce_scatter") == L
 
 
 def test_zero3_over_ddp_bytes():
     f = pu.fsdp_numbers()
-    p = f["world"]
+    p = f.world
     ag = rs = (p - 1) / p
     ar = 2 * (p - 1) / p
-    assert f["ratio_full"] == pytest.approx((2 * ag + rs) / ar, rel=1e-12) == 1.5
-    assert f["ratio_grad_op"] == pytest.approx((ag + rs) / ar, rel=1e-12) == 1.0
-    z = parallelism.zero(3, f["params"], p, n_layers=f["n_layers"])
-    assert z.bytes_per_gpu / f["ddp"].bytes_per_gpu == pytest.approx(1.5)
+    assert f.ratio_full == pytest.approx((2 * ag + rs) / ar, rel=1e-12) == 1.5
+    assert f.ratio_grad == pytest.approx((ag + rs) / ar, rel=1e-12) == 1.0
+    z = parallelism.zero(3, pu.FSDP_MODEL["params"], p, n_layers=f.layers)
+    assert z.bytes_per_gpu / f.steps["ddp"].bytes_per_gpu == pytest.approx(1.5)
 
 
 def test_ddp_bucket_count_mib_and_mb():
     f = pu.fsdp_numbers()
     model = 7e9 * 2
-    assert f["bucket_cap"] == 25 * 1024 * 1024
-    assert f["buckets_mib"] == math.ceil(model / (25 * 1024 * 1024)) == 535
-    assert f["buckets_mb"] == math.ceil(model / 25e6) == 560
-    assert f["n_ddp"] == f["buckets_mib"]
+    assert f.bucket_cap == 25 * 1024 * 1024 and f.bucket_mib == "25 MiB"
+    assert f.buckets == math.ceil(model / (25 * 1024 * 1024)) == 535
+    assert f.buckets_mb == math.ceil(model / 25e6) == 560
+    assert f.n_ddp == f.buckets
 
 
 def test_fsdp_startup():
     f = pu.fsdp_numbers()
-    p, L, a = f["world"], f["n_layers"], f["link"].alpha
-    assert f["alpha_ring"] == pytest.approx((p - 1) * a)
-    assert f["alpha_rd"] == pytest.approx(math.log2(p) * a)
-    assert f["startup_full_ring"] == pytest.approx(3 * L * (p - 1) * a)
-    assert f["startup_grad_op_ring"] == pytest.approx(2 * L * (p - 1) * a)
-    assert f["startup"]["ddp"] == pytest.approx(f["buckets_mib"] * 2 * (p - 1) * a)
-    for layer in f["layers"]:
-        n, b = layer["n"], f["link"].beta
-        assert layer["ring"] == pytest.approx((p - 1) * (a + n / (p * b)))
-        assert layer["rd"] == pytest.approx(math.log2(p) * a + (p - 1) / p * n / b)
+    p, L, a = f.world, f.layers, f.link.alpha
+    assert f.a_ring_s == pytest.approx((p - 1) * a)
+    assert f.a_rd_s == pytest.approx(math.log2(p) * a)
+    assert f.s_full_s == pytest.approx(3 * L * (p - 1) * a)
+    assert f.s_rd_s == pytest.approx(3 * L * math.log2(p) * a)
+    assert f.steps["grad_op"].startup_cost(f.a_ring_s) == pytest.approx(2 * L * (p - 1) * a)
+    assert f.s_ddp_s == pytest.approx(f.buckets * 2 * (p - 1) * a)
+    t = pu.fsdp_table(f)
+    assert t.column("startup") == pytest.approx([f.s_ddp_s, 2 * L * (p - 1) * a, 3 * L * (p - 1) * a])
+    for n, ring, rd in f.layer_times:
+        b = f.link.beta
+        assert ring == pytest.approx((p - 1) * (a + n / (p * b)))
+        assert rd == pytest.approx(math.log2(p) * a + (p - 1) / p * n / b)
+    assert (f.l10_bytes, f.l100_bytes) == (10e6, 100e6)
+    assert f.l10_save_frac == pytest.approx(1 - f.layer_times[0][2] / f.layer_times[0][1])
 
 
 def test_link_names():
@@ -386,10 +391,10 @@ def test_fsdp_start_ups_against_ddps_buckets():
     from pathlib import Path
     from commbook.book.ch1 import primitives_use as pu
     fs = pu.fsdp_numbers()
-    ring_ag = fs["alpha_ring"]                     # (N-1)α, one ring all-gather's latency term
-    assert fs["startup_full_ring"] == pytest.approx(fs["n_full"] * ring_ag, rel=1e-12)
-    assert fs["startup"]["ddp"] == pytest.approx(fs["buckets_mib"] * 2 * ring_ag, rel=1e-12)
-    assert fs["startup"]["ddp"] > fs["startup_full_ring"]
+    ring_ag = fs.a_ring_s                          # (N-1)α, one ring all-gather's latency term
+    assert fs.s_full_s == pytest.approx(fs.n_full * ring_ag, rel=1e-12)
+    assert fs.s_ddp_s == pytest.approx(fs.buckets * 2 * ring_ag, rel=1e-12)
+    assert fs.s_ddp_s > fs.s_full_s
     root = Path(__file__).resolve().parents[1]
     assert "more sensitive to α" not in (root / "chapters/en/ch1/03-primitives.md").read_text()
     assert "对 α 更敏感" not in (root / "chapters/zh/ch1/03-primitives.md").read_text()
@@ -413,7 +418,7 @@ def test_flow_table_counts_and_the_factor_the_page_states():
 def test_fsdp_layer_table_and_napkin_setting():
     fs = pu.fsdp_numbers()
     t = pu.fsdp_layer_table(fs)
-    assert [r["n"] for r in t.rows] == [r["n"] for r in fs["layers"]]
+    assert [r["n"] for r in t.rows] == [n for n, *_ in fs.layer_times]
     assert t.rows[0]["save"] > t.rows[1]["save"] > 0                 # the saving shrinks as bytes dominate
     s = {r["what"]: r["value"] for r in pm.napkin_1_4_table().rows}
     nm = pm.napkin_1_4()

@@ -1,6 +1,6 @@
 r"""Chapter §1.3: the numbers each section of ``chapters/{zh,en}/ch1/03-primitives.md`` puts
 into its prose, one typed result per section, built from :mod:`.primitives`,
-:mod:`.primitives_moe` and :mod:`.primitives_use` (the page glues them with
+:mod:`.primitives_moe` (FSDP's are :class:`.primitives_use.Fsdp`'s own; the page glues them with
 :func:`commbook.book.glue.glue_fields`).
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .primitives import CHAPTER_STATED, figure5_inputs, figure5_runs
 
 __all__ = ["listing", "Fig5Facts", "fig5_facts", "PrimFacts", "prim_facts",
            "PairCounts", "pair_counts", "TopK", "top_k_facts", "CapFacts", "cap_facts", "SkewFacts", "skew_facts",
-           "HierFacts", "hier_facts", "FsdpFacts", "fsdp_facts"]
+           "HierFacts", "hier_facts"]
 
 
 def listing(values) -> str:
@@ -196,47 +196,3 @@ def hier_facts(hier: Table, flows: dict) -> HierFacts:
     return HierFacts(flows["nodes"], flows["gpus"], flows["p"], small["chunk"], small["speedup"], large["chunk"],
                      large["speedup"] - 1, small["r_direct"], small["r_hier"], d.gpu_pairs, h.node_pairs,
                      d.gpu_pairs / h.node_pairs, d.cross_node_gpu_pairs / h.cross_node_gpu_pairs)
-
-
-@dataclass(frozen=True)
-class FsdpFacts:
-    """FSDP against DDP (:func:`.primitives_use.fsdp_numbers`) as the prose reads it."""
-
-    params: str
-    layers: int
-    world: int
-    layer_bytes: float
-    n_full: int
-    n_grad: int
-    n_ddp: int
-    k_full: int
-    k_grad: int
-    k_chapter: int
-    ddp_logical: int
-    ratio_full: float
-    ratio_grad: float
-    a_rd_s: float
-    s_full_s: float
-    s_rd_s: float
-    s_ddp_s: float
-    bucket_mib: str
-    bucket_cap: int
-    bucket_mb: str
-    buckets: int
-    buckets_mb: int
-    model_bytes: float
-    l10_bytes: float
-    l100_bytes: float
-    l10_save_frac: float
-    l100_save_frac: float
-
-
-def fsdp_facts(fs: dict) -> FsdpFacts:
-    (l10, l100), L, cap = fs["layers"], fs["n_layers"], fs["bucket_cap"]
-    mib = f"{cap / 2**20:g}"
-    return FsdpFacts(f"{fs['params'] / 1e9:g}B", L, fs["world"], fs["layer_bytes"], fs["n_full"], fs["n_grad_op"],
-                     fs["n_ddp"], fs["n_full"] // L, fs["n_grad_op"] // L, CHAPTER_STATED["fsdp_collectives_per_layer"],
-                     CHAPTER_STATED["ddp_collectives"], fs["ratio_full"], fs["ratio_grad_op"], fs["alpha_rd"],
-                     fs["startup_full_ring"], fs["startup_full_rd"], fs["startup"]["ddp"], f"{mib} MiB", int(cap),
-                     f"{mib} MB", fs["buckets_mib"], fs["buckets_mb"], fs["model_bytes"], l10["n"], l100["n"],
-                     1 - l10["rd"] / l10["ring"], 1 - l100["rd"] / l100["ring"])
