@@ -220,19 +220,19 @@ def test_p5_figure_plots_both_logs_and_the_stated_points(lang, request):
 def test_misses_are_read_from_the_data():
     fl = MM.flat_miss()
     _, n, times, _ = _log_curve("a100", "all_reduce")
-    stretch = (n >= fl["first"]) & (n <= fl["last"])
-    assert (fl["first"], fl["last"]) == (MiB, 4 * MiB)
+    stretch = (n >= MiB) & (n <= 4 * MiB)
+    assert (fl.first_size, fl.last_size, fl.growth) == ("1 MiB", "4 MiB", 4)
     assert times[stretch].max() / times[stretch].min() < 1.01
     nv = MM.nvls_miss()
-    assert nv["h100"]["peak"] == 482.27e9 and nv["h100"]["first_above"] == 2 ** 30
-    assert nv["all_gather"]["peak_wire"] < 1 and nv["ring_over_switch"] == 1.75
+    assert nv.peak_Bps == 482.27e9 and nv.first_size == "1 GiB"
+    assert nv.ag_frac < 1 and nv.ring == 1.75
     rs = MM.gloo_rs_miss()
     ratios = [(_gloo("gloo16", p, "reduce_scatter", "time_s") / _gloo("gloo16", p, "all_reduce", "time_s"))[:-1]
               for p in M.GLOO_P]
-    assert rs["ratio_min"] == pytest.approx(min(map(min, ratios))) and rs["ratio_max"] == pytest.approx(max(map(max, ratios)))
-    assert rs["big_min"] > 2 and rs["ring_min"] == pytest.approx(0.5) and rs["ring_max"] == pytest.approx(0.5)
+    assert min(rs.ratios) == pytest.approx(min(map(min, ratios))) and max(rs.ratios) == pytest.approx(max(map(max, ratios)))
+    assert min(rs.big) > 2 and min(rs.ring_ratios) == pytest.approx(0.5) and max(rs.ring_ratios) == pytest.approx(0.5)
     sm = MM.small_miss()
-    assert sm["t"] == pytest.approx(1024 * 1.75 / 0.07e9)          # the Azure table's busbw 0.07 GB/s at 1K
+    assert sm.t_s == pytest.approx(1024 * 1.75 / 0.07e9)          # the Azure table's busbw 0.07 GB/s at 1K
 
 
 # ============================================================================ the pages
@@ -376,10 +376,11 @@ def test_predictor_lines_and_figure():
 
 
 def test_misses_of_the_predictor():
-    m = MM.misses()
-    assert m["flat"]["pred_picks"][0].endswith("/LL") and (m["flat"]["pred_err"] > 0).all()
-    assert m["nvls"]["pred_pick"] == "nvls/Simple" and m["nvls"]["pred_top"] > m["nvls"]["wire"]
-    assert m["small"]["pred_med"] < m["small"]["fit_med"]
+    fl, nv = MM.flat_miss(), MM.nvls_miss()
+    assert fl.picks.split(", ")[0].endswith("/LL") and min(fl.pred_err) > 0
+    assert nv.pred_pick == "nvls/Simple" and nv.pred_top_Bps > NVLINK4.beta
+    az = MM.comparisons()[("azure", "all_reduce")]
+    assert az.median("< 1 MiB") < az.median("< 1 MiB", "fit")
 
 
 def test_simple_miss_is_the_logs_line_against_nccls_latency():
@@ -390,9 +391,9 @@ def test_simple_miss_is_the_logs_line_against_nccls_latency():
     _, n, t, _ = _log_curve("a100", "all_reduce")
     band = (n >= 16 * MiB) & (n <= 256 * MiB)
     slope, intercept = np.polyfit(n[band], t[band], 1)
-    assert s["alpha"] == pytest.approx(intercept, abs=5e-6) and s["beta"] == pytest.approx(1 / slope, rel=0.01)
-    assert s["nccl_lat"] == pytest.approx((8.4 + 14 * 3.4) * 1e-6) and s["ratio"] > 2
-    assert len(s["pred_err"]) == band.sum() and (s["pred_err"] > 0.15).all()
+    assert s.alpha_s == pytest.approx(intercept, abs=5e-6) and s.beta_Bps == pytest.approx(1 / slope, rel=0.01)
+    assert s.nccl_lat_s == pytest.approx((8.4 + 14 * 3.4) * 1e-6) and s.over_lat_x > 2
+    assert len(s.pred_err) == band.sum() and min(s.pred_err) > 0.15
 
 
 # ============================================================================ across nodes

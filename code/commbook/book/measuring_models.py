@@ -10,6 +10,8 @@ software floor of small messages, and gloo's reduce-scatter built on a full all-
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..collectives import predict
@@ -17,10 +19,12 @@ from ..measure import nccl_model as NM
 from ..measure.fitting import fit_point_to_point
 from ..measure.nccl_tuning import NCCL_RELEASE
 from .ch1.libraries import flat_region
-from .measuring import A100_LOG, GLOO_FIT_MAX, GLOO_P, curve, fit_curve, log_run, wire_rate
+from ..units import fmt_number, fmt_pct, fmt_rate, fmt_ratio, fmt_time
+from .measuring import A100_LOG, GLOO_FIT_MAX, GLOO_P, curve, fit_curve, log_run, size_text, wire_rate
 
-__all__ = ["NCCL_RELEASE", "NODES", "COMPARED", "comparisons", "predictor_lines",
-           "SIMPLE_BAND", "misses", "flat_miss", "simple_miss", "nvls_miss", "small_miss", "gloo_rs_miss"]
+__all__ = ["NCCL_RELEASE", "NODES", "COMPARED", "comparisons", "predictor_lines", "span", "SIMPLE_BAND",
+           "Flat", "flat_miss", "Simple", "simple_miss", "Nvls", "nvls_miss", "Small", "small_miss",
+           "GlooRs", "gloo_rs_miss"]
 
 NODES = {"h100": NM.H100_8, "azure": NM.H100_8, "a100": NM.A100_8}
 """The predictor's node for each log (code/commbook/data/measured/nccl-tests/PROVENANCE.md)."""
@@ -51,23 +55,62 @@ def _ring_time(c, f, n):
     return predict(c.collective, "ring", c.p, n, f.alpha, f.beta)
 
 
-def flat_miss(comps: dict | None = None) -> dict:
-    """The A100 log's flat stretch (sizes whose times agree within 1 %), what the ring fit
-    over the whole log predicts there (relative error (model − measured)/measured of the
-    time), and the predictor's errors and picks there."""
+_t3 = lambda t: fmt_time(t, 3)
+_r3 = lambda b: fmt_rate(b, 3)
+
+
+def span(values, fmt) -> str:
+    """The range of ``values`` as text, ``'lo–hi'``; one value when both ends print alike.
+
+    >>> span([1.0, 2.0], str)
+    '1.0–2.0'
+    """
+    values = list(values)
+    lo, hi = fmt(min(values)), fmt(max(values))
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+@dataclass(frozen=True)
+class Flat:
+    """The A100 log's flat stretch: its first and last size (times within 1 %), their ratio
+    and times, the next size and its time, the whole-log ring fit's |error| there, the LL
+    protocol's cap, the first size past it, and the predictor there: measured over predicted
+    size by size (``pred_err``, not glued: its relative errors) and its picks."""
+    first_size: str
+    last_size: str
+    growth: int                    # last size over first
+    t_range: str
+    next_size: str
+    next_s: float
+    err_range: str                 # the whole-log ring fit's |error| over the stretch
+    ll_cap_Bps: float
+    not_ll_size: str
+    pred_x: str                    # measured over predicted, size by size
+    picks: str
+    pred_err: tuple[float, ...]
+
+
+def flat_miss(comps: dict | None = None) -> Flat:
+    """The A100 log's flat stretch (:func:`commbook.book.ch1.libraries.flat_region`).
+
+    >>> flat_miss().first_size
+    '1 MiB'
+    """
     fr = flat_region(A100_LOG)
     i, j = fr.flat
     c = curve("a100", "all_reduce")
     f = fit_curve(c)
-    model = np.array([_ring_time(c, f, n) for n in c.sizes[i:j + 1]])
-    err = (model - c.times[i:j + 1]) / c.times[i:j + 1]
+    t = c.times[i:j + 1]
+    err = (np.array([_ring_time(c, f, n) for n in c.sizes[i:j + 1]]) - t) / t
     cmp = (comparisons() if comps is None else comps)[("a100", "all_reduce")]
     pr = cmp.prediction
     assert np.array_equal(cmp.sizes, c.sizes)
-    return {"pred_err": cmp.errors[i:j + 1], "pred_picks": [f"{pr.algo[k]}/{pr.proto[k]}" for k in range(i, j + 1)],
-            "first": c.sizes[i], "last": c.sizes[j], "t_min": c.times[i:j + 1].min(), "t_max": c.times[i:j + 1].max(),
-            "growth": c.sizes[j] / c.sizes[i], "fit_err": err, "next_time": c.times[j + 1], "next_size": c.sizes[j + 1],
-            "ll_cap": fr.ll_cap_Bps, "first_not_ll": fr.not_ll_bytes, "region": fr}
+    pred_err = tuple(float(e) for e in cmp.errors[i:j + 1])
+    return Flat(size_text(c.sizes[i]), size_text(c.sizes[j]), round(c.sizes[j] / c.sizes[i]),
+                span([t.min(), t.max()], fmt_time), size_text(c.sizes[j + 1]), float(c.times[j + 1]),
+                span(np.abs(err), fmt_pct), fr.ll_cap_Bps, size_text(fr.not_ll_bytes),
+                ", ".join(fmt_ratio(1 + e, 3) for e in pred_err),
+                ", ".join(f"{pr.algo[k]}/{pr.proto[k]}" for k in range(i, j + 1)), pred_err)
 
 
 SIMPLE_BAND = (16 * 2 ** 20, 256 * 2 ** 20)
@@ -75,76 +118,140 @@ SIMPLE_BAND = (16 * 2 ** 20, 256 * 2 ** 20)
 LL128 in NCCL's choice; code/commbook/data/measured/nccl-tests/PROVENANCE.md)."""
 
 
-def simple_miss(comps: dict | None = None) -> dict:
-    """The A100 log within :data:`SIMPLE_BAND`: the line t = α + n/β through its times
-    (:func:`commbook.measure.fitting.fit_point_to_point`), NCCL's ring Simple all-reduce latency on
-    the node (the same in every release that tunes for Ampere, PROVENANCE.md), α over that
-    latency, and the predictor's errors there."""
+@dataclass(frozen=True)
+class Simple:
+    """The A100 log's line t = α + n/β within :data:`SIMPLE_BAND`, NCCL's ring Simple
+    latency, α over it, and the predictor's relative errors there."""
+    alpha_s: float
+    beta_Bps: float
+    rms_frac: float
+    nccl_lat_s: float
+    over_lat_x: float
+    pred_err: tuple[float, ...]
+
+
+def simple_miss(comps: dict | None = None) -> Simple:
+    """The A100 log within :data:`SIMPLE_BAND`: the line through its times
+    (:func:`commbook.measure.fitting.fit_point_to_point`) against NCCL's ring Simple all-reduce
+    latency on the node (the same in every release that tunes for Ampere, PROVENANCE.md).
+
+    >>> simple_miss().over_lat_x > 2
+    True
+    """
     c = curve("a100", "all_reduce")
     band = (c.sizes >= SIMPLE_BAND[0]) & (c.sizes <= SIMPLE_BAND[1])
     f = fit_point_to_point(c.sizes[band], c.times[band])
     lat = NM.table(NODES["a100"], "all_reduce")[("ring", "Simple")].latency
     cmp = (comparisons() if comps is None else comps)[("a100", "all_reduce")]
     assert np.array_equal(cmp.sizes, c.sizes)
-    return {"alpha": f.alpha, "beta": f.beta, "rms": f.rms_rel, "nccl_lat": lat, "ratio": f.alpha / lat,
-            "pred_err": cmp.errors[band]}
+    return Simple(f.alpha, f.beta, f.rms_rel, lat, f.alpha / lat, tuple(float(e) for e in cmp.errors[band]))
 
 
-def nvls_miss(comps: dict | None = None) -> dict:
-    """All-reduce busbw above the NVLink rate on both H100 logs; all-gather and reduce-scatter
-    stay below it.  ``first_above``: the smallest size whose busbw passes the rate; the
-    predictor's pick and busbw at the 8×H100 log's largest size."""
-    wire = wire_rate("h100")
-    cmp = (comparisons() if comps is None else comps)[("h100", "all_reduce")]
-    pr = cmp.prediction
-    out = {"wire": wire, "pred_pick": f"{pr.algo[-1]}/{pr.proto[-1]}", "pred_top": float(pr.busbw[-1]),
-           "pred_ag_pick": f"{comps_pick(comps, 'all_gather')}"}
-    for system in ("h100", "azure"):
-        c = curve(system, "all_reduce")
-        above = np.nonzero(c.busbw > wire)[0]
-        out[system] = {"peak": float(c.busbw.max()), "peak_wire": float(c.busbw.max()) / wire,
-                       "first_above": c.sizes[above[0]], "fit_beta": fit_curve(c).beta}
-    for op in ("all_gather", "reduce_scatter"):
-        c = curve("h100", op)
-        out[op] = {"peak": float(c.busbw.max()), "peak_wire": float(c.busbw.max()) / wire}
-    # the ring's bytes per GPU over what reducing in the switch needs: 2(p-1)/p against 1
-    p = curve("h100", "all_reduce").p
-    out["ring_over_switch"] = 2 * (p - 1) / p
-    return out
-
-
-def comps_pick(comps: dict | None, collective: str) -> str:
+def _pick(comps: dict, collective: str) -> str:
     """The predictor's algorithm/protocol at the 8×H100 log's largest size of ``collective``."""
-    pr = (comparisons() if comps is None else comps)[("h100", collective)].prediction
+    pr = comps[("h100", collective)].prediction
     return f"{pr.algo[-1]}/{pr.proto[-1]}"
 
 
-def small_miss(comps: dict | None = None) -> dict:
-    """The smallest sizes of the Azure H100 log and of gloo on 16 cores: the measured time,
-    the time the bytes need at the link's rate, and the ring fit's relative error there;
-    the medians below 1 MiB of the predictor and of the fit, and the overhead read."""
-    cmp = (comparisons() if comps is None else comps)[("azure", "all_reduce")]
+@dataclass(frozen=True)
+class Nvls:
+    """All-reduce above the wire on H100: where the 8×H100 log passes the NVLink rate, the
+    peaks of both H100 logs, the ring's bytes per GPU over in-switch reduction's, all-gather's
+    and reduce-scatter's peaks (of the wire rate), and the predictor at the largest size."""
+    first_size: str
+    peak_Bps: float
+    az_peak_Bps: float
+    over_frac: float               # the peak above the NVLink rate
+    ring: float                    # the ring's bytes per GPU over in-switch reduction's, 2(p-1)/p
+    ag_frac: float                 # all-gather's peak, of the wire rate
+    rs_frac: float
+    pred_pick: str
+    pred_top_Bps: float
+    pred_ag_pick: str
+
+
+def nvls_miss(comps: dict | None = None) -> Nvls:
+    """All-reduce busbw above the NVLink rate on both H100 logs; all-gather and reduce-scatter
+    stay below it.
+
+    >>> nvls_miss().first_size
+    '1 GiB'
+    """
+    comps = comparisons() if comps is None else comps
+    wire = wire_rate("h100")
+    h, az = curve("h100", "all_reduce"), curve("azure", "all_reduce")
+    peak = lambda op: float(curve("h100", op).busbw.max()) / wire
+    return Nvls(size_text(h.sizes[np.nonzero(h.busbw > wire)[0][0]]), float(h.busbw.max()), float(az.busbw.max()),
+                float(h.busbw.max()) / wire - 1, 2 * (h.p - 1) / h.p, peak("all_gather"), peak("reduce_scatter"),
+                _pick(comps, "all_reduce"), float(comps[("h100", "all_reduce")].prediction.busbw[-1]),
+                _pick(comps, "all_gather"))
+
+
+@dataclass(frozen=True)
+class Small:
+    """The software floor of small messages: the Azure H100 log's smallest size, its time,
+    the bytes' time on the wire, the growth up to 1 MiB, the time per ring step, the ring
+    fit's time and error there, and gloo's 1 KiB all-reduce on 2 of 16 cores with its fitted α."""
+    size: str
+    t_s: float
+    wire_s: float
+    over_wire: float               # measured over the bytes' time on the wire
+    size_1m: str
+    t_1m_s: float
+    growth_x: float                # time growth up to 1 MiB
+    bytes_growth: int              # size growth up to 1 MiB
+    steps: int
+    step_s: float
+    fit_s: float
+    fit_err_frac: float
+    gloo_s: float
+    gloo_alpha_s: float
+
+
+def small_miss() -> Small:
+    """The smallest sizes of the Azure H100 log and of gloo on 16 cores.
+
+    >>> small_miss().steps
+    14
+    """
     az = curve("azure", "all_reduce")
-    f = fit_curve(az)
-    wire = wire_rate("azure")
     upto = az.sizes <= 2 ** 20
-    wire_t = 2 * (az.p - 1) / az.p * az.sizes[0] / wire
-    fit_t = _ring_time(az, f, az.sizes[0])
+    wire_t = 2 * (az.p - 1) / az.p * az.sizes[0] / wire_rate("azure")
+    fit_t = _ring_time(az, fit_curve(az), az.sizes[0])
     g = curve("gloo16", "all_reduce", 2)
-    gf = fit_curve(g)
-    return {"pred_med": cmp.median("< 1 MiB"), "fit_med": cmp.median("< 1 MiB", "fit"), "overhead": cmp.overhead,
-            "nccl_med": cmp.median("< 1 MiB", "nccl"),
-            "n": az.sizes[0], "t": az.times[0], "wire_t": wire_t, "over_wire": az.times[0] / wire_t,
-            "t_1m": az.times[upto][-1], "n_1m": az.sizes[upto][-1], "t_growth": az.times[upto][-1] / az.times[0],
-            "fit_t": fit_t, "fit_err": (fit_t - az.times[0]) / az.times[0], "fit_alpha": f.alpha,
-            "steps": 2 * (az.p - 1), "per_step": az.times[0] / (2 * (az.p - 1)),
-            "gloo_n": g.sizes[0], "gloo_t": g.times[0], "gloo_alpha": gf.alpha, "gloo_p": g.p}
+    t0, steps = float(az.times[0]), 2 * (az.p - 1)
+    return Small(size_text(az.sizes[0]), t0, wire_t, t0 / wire_t, size_text(az.sizes[upto][-1]),
+                 float(az.times[upto][-1]), float(az.times[upto][-1]) / t0, round(az.sizes[upto][-1] / az.sizes[0]),
+                 steps, t0 / steps, fit_t, (fit_t - t0) / t0, float(g.times[0]), fit_curve(g).alpha)
 
 
-def gloo_rs_miss(system: str = "gloo16") -> dict:
+@dataclass(frozen=True)
+class GlooRs:
+    """gloo's reduce-scatter against its all-reduce: time ratios up to :data:`GLOO_FIT_MAX`
+    and above it, what the ring closed form gives, reduce-scatter + all-gather over
+    all-reduce, and both collectives' fitted α and β over p = 2 to 4.  ``ratios``, ``big``
+    and ``ring_ratios`` (not glued) hold the ratios the ranges are read from."""
+    ratio_range: str               # reduce-scatter over all-reduce, up to 16 MiB
+    big_range: str                 # ... at 64 MiB
+    ring_x: float                  # what the ring closed form gives
+    rsag_range: str                # reduce-scatter + all-gather over all-reduce
+    alpha_range: str
+    beta_range: str
+    ar_alpha_range: str
+    ar_beta_range: str
+    ratios: tuple[float, ...]
+    big: tuple[float, ...]
+    ring_ratios: tuple[float, ...]
+
+
+def gloo_rs_miss(system: str = "gloo16") -> GlooRs:
     """gloo's reduce-scatter against its all-reduce at the same printed size (the whole
     buffer, which gloo all-reduces before it copies out a chunk), against what the ring
-    closed form with the all-reduce's fitted α, β predicts for a reduce-scatter."""
+    closed form with the all-reduce's fitted α, β predicts for a reduce-scatter.
+
+    >>> round(gloo_rs_miss().ring_x, 6)
+    0.5
+    """
     fitted_ratio, big_ratio, ring_ratio, rsag = [], [], [], []
     for p in GLOO_P:
         ar, rs, ag = (curve(system, op, p) for op in ("all_reduce", "reduce_scatter", "all_gather"))
@@ -157,15 +264,9 @@ def gloo_rs_miss(system: str = "gloo16") -> dict:
                           predict("all_reduce", "ring", p, n, f.alpha, f.beta) for n in ar.sizes[keep])
         rsag.extend(((rs.times + ag.times) / ar.times)[keep])
     fits = {op: [fit_curve(curve(system, op, p)) for p in GLOO_P] for op in ("all_reduce", "reduce_scatter")}
-    return {"ratio_min": min(fitted_ratio), "ratio_max": max(fitted_ratio), "big_min": min(big_ratio),
-            "big_max": max(big_ratio), "ring_min": min(ring_ratio), "ring_max": max(ring_ratio),
-            "rsag_min": min(rsag), "rsag_max": max(rsag),
-            "rs_alpha": [f.alpha for f in fits["reduce_scatter"]], "rs_beta": [f.beta for f in fits["reduce_scatter"]],
-            "ar_alpha": [f.alpha for f in fits["all_reduce"]], "ar_beta": [f.beta for f in fits["all_reduce"]]}
-
-
-def misses(comps: dict | None = None) -> dict:
-    """All five, by name."""
-    comps = comparisons() if comps is None else comps
-    return {"flat": flat_miss(comps), "simple": simple_miss(comps), "nvls": nvls_miss(comps),
-            "small": small_miss(comps), "gloo_rs": gloo_rs_miss()}
+    x2 = lambda v, d: fmt_number(min(v), d) + "–" + fmt_ratio(max(v), d)
+    rs_f, ar_f = fits["reduce_scatter"], fits["all_reduce"]
+    return GlooRs(x2(fitted_ratio, 3), x2(big_ratio, 2), max(ring_ratio), x2(rsag, 2),
+                  span([f.alpha for f in rs_f], _t3), span([f.beta for f in rs_f], _r3),
+                  span([f.alpha for f in ar_f], _t3), span([f.beta for f in ar_f], _r3),
+                  tuple(map(float, fitted_ratio)), tuple(map(float, big_ratio)), tuple(map(float, ring_ratio)))

@@ -8,38 +8,31 @@ and figures share) and derives here what the page used to work out by hand.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Callable, Iterable
 
 import numpy as np
 
 from ..collectives import predict
 from ..measure.nccl_model import TARGETS, WORST_TARGET
-from ..units import MiB, fmt_number, fmt_pct, fmt_rate, fmt_ratio, fmt_time
+from ..units import MiB, fmt_pct
 from . import measuring as M
 from . import measuring_models as MM
+from .measuring_models import _r3, _t3, span
 
-__all__ = ["three", "span", "Gloo", "gloo_numbers", "Logs", "log_numbers", "Fits", "fit_numbers",
-           "AgCheck", "ag_check", "Accuracy", "accuracy_numbers", "Flat", "Nvls", "Small", "GlooRs",
-           "miss_numbers", "RsCheck", "rs_check"]
+__all__ = ["three", "Gloo", "gloo_numbers", "Logs", "log_numbers", "Fits", "fit_numbers",
+           "AgCheck", "ag_check", "Accuracy", "accuracy_numbers", "RsCheck", "rs_check"]
 
 BIG, SMALL = ">= 1 MiB", "< 1 MiB"
 
 
-def span(values: Iterable[float], fmt: Callable[[float], str]) -> str:
-    """The range of ``values`` as text, ``'lo–hi'``; one value when both ends print alike."""
-    values = list(values)
-    lo, hi = fmt(min(values)), fmt(max(values))
-    return lo if lo == hi else f"{lo}–{hi}"
-
-
 def three(result, **how: int) -> dict[str, int]:
-    """``how`` for :func:`~commbook.book.glue.glue_fields`: the result's times and rates to 3
-    significant digits, as the page's tables print them, then ``how`` (field=digits) over it."""
+    """``how`` for :func:`~commbook.book.glue.glue_fields`: the times and rates of ``result``
+    (a typed result or its class) to 3 significant digits, as the page's tables print them,
+    then ``how`` (field=digits) over it.
+
+    >>> three(RsCheck, meas_x=2)["ring_s"], three(RsCheck, meas_x=2)["meas_x"]
+    (3, 2)
+    """
     return {**{f.name: 3 for f in fields(result) if f.name.endswith(("_s", "_Bps"))}, **how}
-
-
-_t3 = lambda t: fmt_time(t, 3)
-_r3 = lambda b: fmt_rate(b, 3)
 
 
 # ============================================================================ gloo on one host
@@ -208,99 +201,8 @@ def accuracy_numbers(et, comps: dict | None = None) -> Accuracy:
         az_b_pred_frac=az_b["model"], az_b_fit_frac=az_b["fit"], az_over_s=az_s["overhead"],
         a1_b_pred_frac=a1_b["model"], a1_s_pred_frac=a1_s["model"], a1_b_fit_frac=a1_b["fit"],
         a1_s_fit_frac=a1_s["fit"], a1_lo_size=M.size_text(MM.SIMPLE_BAND[0]),
-        a1_hi_size=M.size_text(MM.SIMPLE_BAND[1]), a1_alpha_s=sm["alpha"], a1_lat_s=sm["nccl_lat"],
-        a1_over_lat=sm["ratio"])
-
-
-# ============================================================================ the misses
-@dataclass(frozen=True)
-class Flat:
-    """The A100 log's flat stretch (:func:`.measuring_models.flat_miss`)."""
-    first_size: str
-    last_size: str
-    growth: int                    # last size over first
-    t_range: str
-    next_size: str
-    next_s: float
-    err_range: str                 # the whole-log ring fit's |error| over the stretch
-    ll_cap_Bps: float
-    not_ll_size: str
-    pred_x: str                    # measured over predicted, size by size
-    picks: str
-
-
-@dataclass(frozen=True)
-class Nvls:
-    """All-reduce above the wire on H100 (:func:`.measuring_models.nvls_miss`)."""
-    first_size: str
-    peak_Bps: float
-    az_peak_Bps: float
-    over_frac: float               # the peak above the NVLink rate
-    ring: float                    # the ring's bytes per GPU over in-switch reduction's, 2(p-1)/p
-    ag_frac: float                 # all-gather's peak, of the wire rate
-    rs_frac: float
-    pred_pick: str
-    pred_top_Bps: float
-    pred_ag_pick: str
-
-
-@dataclass(frozen=True)
-class Small:
-    """The software floor of small messages (:func:`.measuring_models.small_miss`)."""
-    size: str
-    t_s: float
-    wire_s: float
-    over_wire: float               # measured over the bytes' time on the wire
-    size_1m: str
-    t_1m_s: float
-    growth_x: float                # time growth up to 1 MiB
-    bytes_growth: int              # size growth up to 1 MiB
-    steps: int
-    step_s: float
-    fit_s: float
-    fit_err_frac: float
-    gloo_s: float
-    gloo_alpha_s: float
-
-
-@dataclass(frozen=True)
-class GlooRs:
-    """gloo's reduce-scatter against its all-reduce (:func:`.measuring_models.gloo_rs_miss`)."""
-    ratio_range: str               # reduce-scatter over all-reduce, up to 16 MiB
-    big_range: str                 # ... at 64 MiB
-    ring_x: float                  # what the ring closed form gives
-    rsag_range: str                # reduce-scatter + all-gather over all-reduce
-    alpha_range: str
-    beta_range: str
-    ar_alpha_range: str
-    ar_beta_range: str
-
-
-def miss_numbers(comps: dict | None = None) -> tuple[Flat, Nvls, Small, GlooRs]:
-    """The four misses the section explains, from :func:`.measuring_models.misses`."""
-    mm = MM.misses(comps)
-    fl, nv, sm, rs = mm["flat"], mm["nvls"], mm["small"], mm["gloo_rs"]
-    x2 = lambda lo, hi, d: fmt_number(lo, d) + "–" + fmt_ratio(hi, d)
-    flat = Flat(first_size=M.size_text(fl["first"]), last_size=M.size_text(fl["last"]),
-                growth=round(fl["growth"]), t_range=span([fl["t_min"], fl["t_max"]], fmt_time),
-                next_size=M.size_text(fl["next_size"]), next_s=fl["next_time"],
-                err_range=span(np.abs(fl["fit_err"]), fmt_pct), ll_cap_Bps=fl["ll_cap"],
-                not_ll_size=M.size_text(fl["first_not_ll"]),
-                pred_x=", ".join(fmt_ratio(1 + e, 3) for e in fl["pred_err"]), picks=", ".join(fl["pred_picks"]))
-    nvls = Nvls(first_size=M.size_text(nv["h100"]["first_above"]), peak_Bps=nv["h100"]["peak"],
-                az_peak_Bps=nv["azure"]["peak"], over_frac=nv["h100"]["peak_wire"] - 1,
-                ring=nv["ring_over_switch"], ag_frac=nv["all_gather"]["peak_wire"],
-                rs_frac=nv["reduce_scatter"]["peak_wire"], pred_pick=nv["pred_pick"],
-                pred_top_Bps=nv["pred_top"], pred_ag_pick=nv["pred_ag_pick"])
-    small = Small(size=M.size_text(sm["n"]), t_s=sm["t"], wire_s=sm["wire_t"], over_wire=sm["over_wire"],
-                  size_1m=M.size_text(sm["n_1m"]), t_1m_s=sm["t_1m"], growth_x=sm["t_growth"],
-                  bytes_growth=round(sm["n_1m"] / sm["n"]), steps=sm["steps"], step_s=sm["per_step"],
-                  fit_s=sm["fit_t"], fit_err_frac=sm["fit_err"], gloo_s=sm["gloo_t"], gloo_alpha_s=sm["gloo_alpha"])
-    gloo_rs = GlooRs(ratio_range=x2(rs["ratio_min"], rs["ratio_max"], 3), big_range=x2(rs["big_min"], rs["big_max"], 2),
-                     ring_x=rs["ring_max"], rsag_range=x2(rs["rsag_min"], rs["rsag_max"], 2),
-                     alpha_range=span(rs["rs_alpha"], _t3), beta_range=span(rs["rs_beta"], _r3),
-                     ar_alpha_range=span(rs["ar_alpha"], _t3), ar_beta_range=span(rs["ar_beta"], _r3))
-    return flat, nvls, small, gloo_rs
+        a1_hi_size=M.size_text(MM.SIMPLE_BAND[1]), a1_alpha_s=sm.alpha_s, a1_lat_s=sm.nccl_lat_s,
+        a1_over_lat=sm.over_lat_x)
 
 
 @dataclass(frozen=True)
