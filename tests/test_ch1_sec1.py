@@ -48,8 +48,10 @@ def test_definition_1_1_payload_exact_and_approximation():
     # the note: the approximation overstates the exact term by 1/N of it... (N/(N-1) - 1)
     assert d.approx_s / d.exact_s - 1 == pytest.approx(1 / (N - 1), rel=1e-9)
     # per-worker ring traffic vs one parameter server receiving from everyone
-    assert d.per_worker_bytes == pytest.approx(2 * (N - 1) / N * M)
+    assert d.worker_bytes == pytest.approx(2 * (N - 1) / N * M)
     assert d.server_bytes == N * M
+    assert d.server_ratio == pytest.approx(N * M / (2 * (N - 1) / N * M)) and d.rounds == 2 * (N - 1)
+    assert d.gap_frac == pytest.approx(1 - exact / (2 * M / beta))
 
 
 def test_definition_1_1_on_the_virtual_cluster():
@@ -67,17 +69,17 @@ def test_napkin_math_1_1():
     assert (s1.LINK_NM_1_1.alpha, s1.LINK_NM_1_1.beta) == (alpha, beta)
     assert nm.m_bytes == M
     assert nm.factor == 2 * (N - 1) / N == 1.96875
-    assert nm.t_bw_s == pytest.approx(1.96875 * M / beta, rel=1e-12)
-    assert nm.t_bw_s * 1e3 == pytest.approx(5512.5, rel=1e-12)        # "5,512.5 ms"
+    assert nm.tbw_s == pytest.approx(1.96875 * M / beta, rel=1e-12)
+    assert nm.tbw_s * 1e3 == pytest.approx(5512.5, rel=1e-12)        # "5,512.5 ms"
     assert nm.steps == 126
-    assert nm.t_lat_s == pytest.approx(126 * alpha, rel=1e-12)
-    assert round(nm.t_lat_s * 1e3, 1) == 0.2                           # "0.2 ms"
+    assert nm.tlat_s == pytest.approx(126 * alpha, rel=1e-12)
+    assert round(nm.tlat_s * 1e3, 1) == 0.2                           # "0.2 ms"
     closed = 2 * (N - 1) / N * M / beta + 2 * (N - 1) * alpha
     assert nm.total_s == pytest.approx(closed, rel=1e-9)
     assert nm.total_s * 1e3 == pytest.approx(5512.689, rel=1e-9)
     assert round(nm.total_s * 1e3, 1) == 5512.7                        # "≈ 5,512.7 ms"
     assert nm.sim_s == pytest.approx(closed, rel=1e-9)
-    assert nm.sim_rounds == 2 * (N - 1)
+    assert nm.rounds == 2 * (N - 1)
 
 
 def test_napkin_math_1_1_note_alpha_of_the_table():
@@ -87,6 +89,7 @@ def test_napkin_math_1_1_note_alpha_of_the_table():
     assert IB_NDR_CHAPTER.alpha == 2e-6 and s1.LINK_NM_1_1.alpha == 1.5e-6
     assert other - nm.total_s == pytest.approx(126 * 0.5e-6, rel=1e-9)
     assert (other - nm.total_s) / nm.total_s < 1e-4
+    assert nm.total_table_s == pytest.approx(other, rel=1e-12) and nm.table_alpha_s == IB_NDR_CHAPTER.alpha
 
 
 def test_sixty_percent_efficiency_and_zero_copy():
@@ -348,10 +351,13 @@ def test_connections_table():
         n = row["n"]
         assert row["pairs"] == n * (n - 1)
         assert row["ring_factor"] == pytest.approx(2 * (n - 1) / n)
-    assert t.meta["grow_pairs"] == pytest.approx(t.rows[-1]["pairs"] / t.rows[0]["pairs"])
-    assert f"{t.meta['grow_pairs']:,.0f}" in t.to_text("en")
+    p = s1.purpose_facts()
+    assert p.grow_pairs == round(t.rows[-1]["pairs"] / t.rows[0]["pairs"]) == round(10_000 * 9_999 / 56)
+    assert f"{p.grow_pairs:,}" in t.to_text("en")
     with pytest.raises(ValueError):
         s1.logical_connections(0)
+    with pytest.raises(ValueError, match="N"):
+        s1.purpose_facts((8, 0))
 
 
 # ----------------------------------------------------------------------------- pages
@@ -362,7 +368,8 @@ PAGES = ["00-purpose.md", "01-parallelism.md"]
 def test_pages_have_matching_notes_and_no_internal_ids(page):
     en = (ROOT / "chapters" / "en" / "ch1" / page).read_text(encoding="utf-8")
     zh = (ROOT / "chapters" / "zh" / "ch1" / page).read_text(encoding="utf-8")
-    assert en.count("{admonition} About the original text") == zh.count("{admonition} 关于原文")
+    # the notes on the original sit in chapters/*/notes/ch1-sources.md, one marker each here
+    assert en.count("{ref}`note ") == zh.count("{ref}`注 ")
     assert en.count("{admonition} Check yourself") == zh.count("{admonition} 自测") >= 1
     for text in (en, zh):
         prose = re.sub(r"```\{code-cell\}.*?```", "", text, flags=re.S)
@@ -432,11 +439,10 @@ def test_energy_table_is_physics_energy():
 def test_fig2_facts_the_page_glues():
     """The α every layer's ring pays at 4,096 GPUs (80 layers × 2·4095 steps × α_IB) is part of,
     and less than, the all-reduce time of the step."""
-    from commbook.book.ch1 import parallelism_facts as pf
-    f = pf.fig2_facts()
+    f = s1.fig2_facts()
     assert f.alpha4096_s == pytest.approx(80 * 2 * 4095 * IB_NDR_CHAPTER.alpha) and f.alpha4096_s < f.tar4096_s
     assert (f.n8, f.n4096, f.layers, f.bwd) == (8, 4096, 80, "2/3")
     assert f.ill_ratio_one == pytest.approx(450 / 50) and f.ill_ratio_bidir == pytest.approx(900 / 50)
-    p = pf.purpose_facts(s1.connections_table(s1.PURPOSE_SIZES))
+    p = s1.purpose_facts()
     assert (p.small_pairs, p.large_pairs, p.q_pairs) == (8 * 7, 10_000 * 9_999, 64 * 63)
     assert p.ring_large == pytest.approx(2 * 9_999 / 10_000) and p.q_ring_msgs == 126

@@ -1,6 +1,7 @@
 r"""Chapter "Collective communication", purpose page and §1.1: Figures 1 and 2, with
-the numbers (:mod:`.parallelism_numbers`) and tables (:mod:`.parallelism_tables`)
-re-exported, so that a page imports one module.
+the numbers (:mod:`.parallelism_numbers`, :mod:`.parallelism_energy`,
+:mod:`.parallelism_step`) and tables (:mod:`.parallelism_tables`) re-exported, so that a
+page imports one module.
 
 * Figure 1 (:func:`fig_energy`): energy per bit of SRAM, HBM, NVLink and InfiniBand on a
   true log axis, the values the chapter draws next to the ranges of the sources in
@@ -8,7 +9,7 @@ re-exported, so that a page imports one module.
   them).
 * Figure 2 (:func:`fig_step_shares`): the shares of a training step that go to compute,
   to exposed communication and to the stall on the last layer's all-reduce, from the
-  model :class:`~.parallelism_numbers.StepModel`, drawn beside the chapter's illustrative
+  model :class:`~.parallelism_step.StepModel`, drawn beside the chapter's illustrative
   shares.
 
 Figure text lives in :data:`FIG_LABELS` (one dict per language), not in book/labels.py.
@@ -22,18 +23,22 @@ from matplotlib.figure import Figure
 
 from ... import physics
 from ...checks import check_p
-from ..plots import PALETTE, book_style, log_axis
+from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style, log_axis
 from ..text import texts
 from .inputs import CHAPTER_ENERGY_ESTIMATE
-from .parallelism_numbers import *  # noqa: F401,F403 (re-exported for the pages)
-from .parallelism_numbers import FIG2_MODEL, FIG2_SIZES, ILLUSTRATIVE_SHARES, StepModel, step_breakdown
+from .parallelism_energy import *  # noqa: F401,F403 (re-exported for the pages)
+from .parallelism_energy import __all__ as _energy_all
+from .parallelism_numbers import *  # noqa: F401,F403
 from .parallelism_numbers import __all__ as _numbers_all
+from .parallelism_step import *  # noqa: F401,F403
+from .parallelism_step import FIG2_MODEL, FIG2_SIZES, ILLUSTRATIVE_SHARES, StepModel, step_breakdown
+from .parallelism_step import __all__ as _step_all
 from .parallelism_tables import *  # noqa: F401,F403
 from .parallelism_tables import __all__ as _tables_all
 
 T = texts("ch1")
 __all__ = ["FIG_LABELS", "fig_label", "ENERGY_ORDER", "fig_energy", "fig_step_shares",
-           *_numbers_all, *_tables_all]
+           *_energy_all, *_numbers_all, *_step_all, *_tables_all]
 
 # ============================================================================ labels
 FIG_LABELS: dict[str, dict[str, str]] = T.labels("parallelism_figures.fig.")
@@ -62,7 +67,7 @@ def fig_energy(lang: str = "en", estimate_pj: float | None = None) -> Figure:
     pj_est = CHAPTER_ENERGY_ESTIMATE["pj_per_bit"] if estimate_pj is None else estimate_pj
     tiers = [physics.ENERGY[k] for k in ENERGY_ORDER]
     with book_style(lang) as lang:
-        fig = Figure(figsize=(7.4, 4.0))
+        fig = Figure(figsize=(COLUMN_IN, 4.4))
         ax = fig.add_subplot()
         ys = np.arange(len(tiers))[::-1]
         for k, t, y in zip(ENERGY_ORDER, tiers, ys):
@@ -79,7 +84,7 @@ def fig_energy(lang: str = "en", estimate_pj: float | None = None) -> Figure:
                 text = f"{text}\n{extra}" if text else extra
             if text:
                 ax.annotate(text, (max(t.figure_pj, t.high_pj), y), xytext=(9, 0), textcoords="offset points",
-                            va="center", fontsize=8.5, gid=f"note:{k}",
+                            va="center", fontsize=SMALL_PT, gid=f"note:{k}",
                             color=PALETTE[3] if t.figure_pj > t.high_pj else "0.2")
         ax.axvline(pj_est, color="0.35", lw=1, ls="--", gid="estimate",
                    label=fig_label("energy_estimate", lang, pj=pj_est))
@@ -90,7 +95,7 @@ def fig_energy(lang: str = "en", estimate_pj: float | None = None) -> Figure:
         ax.grid(axis="y", visible=False)
         ax.set_xlabel(fig_label("energy_x", lang))
         ax.set_title(fig_label("energy_title", lang))
-        ax.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="upper right", fontsize=SMALL_PT)
     return fig
 
 
@@ -109,7 +114,7 @@ def fig_step_shares(lang: str = "en", model: StepModel = FIG2_MODEL,
     """
     sizes = [check_p(n, "gpus") for n in sizes]
     with book_style(lang) as lang:
-        fig = Figure(figsize=(8.0, 4.4))
+        fig = Figure(figsize=(COLUMN_IN, 4.8))
         ax = fig.add_subplot()
         w = 0.36
         for i, n in enumerate(sizes):
@@ -122,7 +127,7 @@ def fig_step_shares(lang: str = "en", model: StepModel = FIG2_MODEL,
                 ax.bar(x, h, w, bottom=bottom, color=_PART_COLORS[part], gid=f"model:{n}:{part}",
                        label=fig_label(part, lang) if i == 0 else None)
                 bottom += h
-            ax.text(x, 101.5, fig_label("bar_model", lang), ha="center", va="bottom", fontsize=6.8)
+            ax.text(x, 101.5, fig_label("bar_model", lang), ha="center", va="bottom", fontsize=SMALL_PT)
             if has_ill:
                 bottom = 0.0
                 for part in _PARTS:
@@ -131,16 +136,16 @@ def fig_step_shares(lang: str = "en", model: StepModel = FIG2_MODEL,
                            hatch="//", edgecolor="white", gid=f"illustrative:{n}:{part}")
                     bottom += h
                 ax.text(i + w / 2 + 0.02, 101.5, fig_label("bar_illustrative", lang), ha="center",
-                        va="bottom", fontsize=6.8)
+                        va="bottom", fontsize=SMALL_PT)
         g = model.gpus_per_node
         ticks = [fig_label("gpus_node", lang, n=n) if n <= g else
                  fig_label("gpus_nodes", lang, n=n, nodes=n // g) for n in sizes]
-        ax.set_xticks(range(len(sizes)), ticks, fontsize=8.5)
+        ax.set_xticks(range(len(sizes)), ticks, fontsize=SMALL_PT)
         ax.set_ylim(0, 112)
         ax.set_yticks(range(0, 101, 20))
         ax.grid(axis="x", visible=False)
         ax.set_ylabel(fig_label("shares_y", lang))
         ax.set_xlabel(fig_label("shares_x", lang))
         ax.set_title(fig_label("shares_title", lang))
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=8.5)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=SMALL_PT)
     return fig

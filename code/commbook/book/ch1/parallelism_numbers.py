@@ -7,73 +7,33 @@ r"""Chapter "Collective communication", purpose page and §1.1: the worked numbe
 * :func:`napkin_1_1`: the same model on 64 GPUs over InfiniBand NDR with α = 1.5 µs
   (:data:`LINK_NM_1_1`): factor 1.96875, 5,512.5 ms + 189 µs = 5,512.689 ms, from the
   closed form and from the virtual cluster (a size-only ring on a switch).
-* :func:`energy_estimate`: the 10,000-GPU all-reduce at 30 pJ/bit (4.8 kJ) and at Figure 1's
-  InfiniBand value (160 kJ).
-* :class:`StepModel` / :func:`step_breakdown`: the model behind Figure 2 (below), and the
-  chapter's illustrative shares :data:`ILLUSTRATIVE_SHARES`.
+* the quiz (:func:`q11_facts`), the cost of synchronization (:func:`sync_facts`) and the
+  purpose page's pairs and ring factors (:func:`purpose_facts`).
 
-The figures are in :mod:`.parallelism_figures`, the tables in :mod:`.parallelism_tables`.
-
-The Figure 2 model
-------------------
-A 70B dense model (80 layers, BF16 gradients: 140 GB), pure data parallelism, the **ring
-all-reduce NCCL runs** per layer (one channel per NIC, PXN), and layer-wise overlap: layer ℓ's
-all-reduce starts as soon as its gradient exists and the all-reduces run one after the
-other on one communication stream (the chapter's Figure 4 in §1.8).
-
-* Compute per step: ``6 · params · tokens`` FLOP (2 forward + 4 backward per parameter
-  and token, Kaplan et al. 2020, "Scaling Laws for Neural Language Models", §2.1), at
-  ``mfu`` = 40 % of the H100's dense BF16 peak (Llama 3 reports 38–43 % BF16 MFU on up to
-  16K H100s: Dubey et al. 2024, "The Llama 3 Herd of Models", Table 4).  Backward is 2/3
-  of it.
-* Batch: a **fixed global batch** of 1,024 sequences × 4,096 tokens = 4M tokens per step
-  (Llama 2, Touvron et al. 2023, §2.2: "a global batch-size of 4M tokens"), divided over
-  the GPUs (strong scaling).  ``tokens_per_gpu`` switches to a fixed per-GPU batch
-  (weak scaling) instead.
-* Links: up to one node (8 GPUs) the ring runs on NVLink 4 (450 GB/s one way, α 1.5 µs:
-  ``NVLINK4_CHAPTER``); beyond, on ``TwoLevel(gpus/8, 8, pxn=True)`` with one NIC per GPU
-  (InfiniBand NDR, 50 GB/s, α = 2 µs: ``IB_NDR_CHAPTER``), NCCL's ring runs one channel
-  per NIC: each of its 2(p-1) rounds waits for its inter-node hop, a chunk of n/(8p) per
-  NIC (:func:`commbook.collectives.channels.ring_time_two_level`; the virtual cluster gives
-  the same time).  ``algorithm="flat"`` (:meth:`StepModel.single_ring`) is the single
-  ring of the chapter's setting, one NIC per node carrying the whole chunk n/p.
-* With L layers, each all-reduce taking t = T_ar/L, and backward T_bwd producing one layer
-  every T_bwd/L, the communication stream finishes max(T_bwd + t, T_bwd/L + T_ar) after
-  backward starts.  What sticks out past backward splits into the **stall** t (the last
-  layer's all-reduce: nothing is left to hide it) and **exposed communication**
-  max(0, T_ar − T_bwd)·(L−1)/L.  Step = compute + exposed communication + stall.
-* ``algorithm="hierarchical"`` (:meth:`StepModel.hierarchical`) prices each layer with the
-  hierarchical all-reduce of §1.5 instead, for comparison.
-* Why NCCL's ring: NCCL's topology search gives each new ring channel the next NIC
-  (src/graph/search.cc:677 of NCCL v2.29.2-1) and every ring enters and leaves a node
-  through a NIC (search.cc:762).
-* Memory is ignored: a 70B model does not fit on one GPU, and real runs combine data
-  parallelism with tensor, pipeline or sharded data parallelism, which changes the
-  traffic.  The model answers one question only: how the ring's time compares with the
-  compute it has to hide behind.
+Each function returns one typed result that the page glues as it is
+(:func:`commbook.book.glue.glue_fields`).  Light and energy are in :mod:`.parallelism_energy`,
+the model behind Figure 2 in :mod:`.parallelism_step`, the figures in :mod:`.parallelism_figures`, the tables in
+:mod:`.parallelism_tables`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from typing import Sequence
 
 from ... import physics
 from ...checks import check_p
-from ...collectives import all_reduce, t_allreduce_hierarchical, t_formula
-from ...collectives.channels import ring_time_two_level
+from ...collectives import all_reduce, t_formula
 from ...comm_sim import VirtualCluster
-from ...hardware import H100, IB_NDR_CHAPTER, NVLINK4_CHAPTER, Chip, Link
-from ...topology import Switch, TwoLevel
-from ...units import GB
+from ...hardware import IB_NDR_CHAPTER, Link
+from ...topology import Switch
+from ...units import fmt_number
 from .boxes import BOX_LINKS
-from .inputs import CHAPTER_ENERGY_ESTIMATE
 
 __all__ = [
-    "PARAMS_70B", "BF16_BYTES", "LAYERS_70B", "DEF_1_1_GPUS", "NM_1_1_GPUS", "INTRO_GPUS",
-    "LINK_DEF_1_1", "LINK_NM_1_1", "gradient_bytes", "logical_connections", "Definition11", "definition_1_1",
-    "Napkin11", "napkin_1_1", "EnergyEstimate", "SYNC_SHARE_RANGE", "LLAMA3_MFU", "EFFICIENCY_60", "at_efficiency", "HALVING_STEPS",
-    "gpu_hours_saved", "zero_copy_host_bytes", "energy_estimate", "H100_TDP_W",
-    "ALGORITHMS", "StepModel", "FIG2_MODEL", "FIG2_SEQUENCES", "FIG2_SEQ_LEN", "StepBreakdown", "step_breakdown", "first_exposed",
-    "FIG2_SIZES", "ILLUSTRATIVE_SHARES", "ILLUSTRATIVE_TEXT_COMM_PLUS_STALL", "ILLUSTRATIVE_NVLINK_BIDIR",
+    "PARAMS_70B", "BF16_BYTES", "DEF_1_1_GPUS", "NM_1_1_GPUS", "INTRO_GPUS", "LINK_DEF_1_1", "LINK_NM_1_1",
+    "billions", "gradient_bytes", "logical_connections", "Definition11", "definition_1_1", "Q11", "q11_facts",
+    "Napkin11", "napkin_1_1", "SYNC_SHARE_RANGE", "EFFICIENCY_60", "at_efficiency", "HALVING_STEPS",
+    "gpu_hours_saved", "zero_copy_host_bytes", "Sync", "sync_facts", "PURPOSE_SIZES", "Purpose", "purpose_facts",
 ]
 
 
@@ -82,9 +42,6 @@ PARAMS_70B = 70e9
 """Parameters of the 70B model of Definition 1.1 and Napkin Math 1.1."""
 BF16_BYTES = 2
 """Bytes per BF16 value."""
-LAYERS_70B = 80
-"""Transformer layers of a 70B dense model (Llama 2 70B: Touvron et al. 2023, Table 1 /
-model card: 80 layers)."""
 INTRO_GPUS = 10_000
 """The cluster of the section's opening sentence (10,000 GPUs applying one update)."""
 DEF_1_1_GPUS = 1_000
@@ -111,77 +68,134 @@ def logical_connections(n: int) -> int:
     return n * (n - 1)
 
 
+def billions(x: float) -> str:
+    """A parameter count as the chapter writes it: '70B'.
+
+    >>> billions(70e9)
+    '70B'
+    """
+    return f"{fmt_number(x / 1e9, 3)}B"
+
+
 @dataclass(frozen=True)
 class Definition11:
-    """:func:`definition_1_1`."""
+    """:func:`definition_1_1`, with the opening sentence's cluster (``intro_gpus``)."""
 
+    intro_gpus: int
+    params: str
+    bpv: int
     m_bytes: float
     gpus: int
     beta_Bps: float
     factor: float
     approx_s: float
     exact_s: float
-    per_worker_bytes: float
+    gap_frac: float
+    worker_bytes: float
     server_bytes: float
+    server_ratio: float
+    rounds: int
 
 
 def definition_1_1(params: float = PARAMS_70B, gpus: int = DEF_1_1_GPUS,
-                   link: Link = LINK_DEF_1_1, bytes_per_value: float = BF16_BYTES) -> Definition11:
+                   link: Link = LINK_DEF_1_1, bytes_per_value: int = BF16_BYTES) -> Definition11:
     """The numbers of Definition 1.1.
 
     ``m_bytes`` per worker, ``factor`` 2(N−1)/N, ``approx_s`` = 2·M/β (the box's
     "2 × 140/50"), ``exact_s`` = the ring closed form with the link's α (0: bandwidth term
-    only), ``per_worker_bytes`` = 2(N−1)/N·M (what each worker sends in a ring) and
-    ``server_bytes`` = N·M (what one parameter server receives from N workers).
+    only) and ``gap_frac`` how far below the approximation it lies, ``worker_bytes`` =
+    2(N−1)/N·M (what each worker sends in a ring), ``server_bytes`` = N·M (what one
+    parameter server receives from N workers) and their ratio, the ring's 2(N−1) rounds.
+
+    >>> round(definition_1_1().exact_s, 3)
+    5.594
     """
     gpus = check_p(gpus, "gpus")
     m = gradient_bytes(params, bytes_per_value)
     factor = 2 * (gpus - 1) / gpus
-    return Definition11(m, gpus, link.beta, factor, 2 * m / link.beta,
-                        t_formula("ring", gpus, m, link.alpha, link.beta), factor * m, gpus * m)
+    approx, exact = 2 * m / link.beta, t_formula("ring", gpus, m, link.alpha, link.beta)
+    return Definition11(INTRO_GPUS, billions(params), bytes_per_value, m, gpus, link.beta, factor, approx, exact,
+                        1 - exact / approx, factor * m, gpus * m, gpus / factor, 2 * (gpus - 1))
+
+
+@dataclass(frozen=True)
+class Q11:
+    """The quiz: Definition 1.1 on ten times the GPUs, and the α the ring then pays."""
+
+    big: int
+    factor: float
+    exact_s: float
+    exact_small_s: float
+    rounds: int
+    alpha_s: float
+    lat_s: float
+
+
+def q11_facts(link: Link = IB_NDR_CHAPTER) -> Q11:
+    """Definition 1.1 on ten times its GPUs, with the latency ``link``'s α adds.
+
+    >>> q11_facts().rounds
+    19998
+    """
+    d, small = definition_1_1(gpus=10 * DEF_1_1_GPUS), definition_1_1()
+    return Q11(d.gpus, d.factor, d.exact_s, small.exact_s, d.rounds, link.alpha, d.rounds * link.alpha)
 
 
 @dataclass(frozen=True)
 class Napkin11:
-    """:func:`napkin_1_1` (``sim_s`` and ``sim_rounds`` are None without ``simulate``)."""
+    """:func:`napkin_1_1` (``sim_s`` and ``rounds`` are None without ``simulate``)."""
 
-    m_bytes: float
+    params: str
     gpus: int
-    alpha_s: float
     beta_Bps: float
+    alpha_s: float
+    bpv: int
+    params_sci: str
+    m_bytes: float
     factor: float
-    t_bw_s: float
+    tbw_s: float
     steps: int
-    t_lat_s: float
+    tlat_s: float
+    tlat_ms_s: float
     total_s: float
-    sim_s: float | None = None
-    sim_rounds: int | None = None
+    sim_s: float | None
+    rounds: int | None
+    table_alpha_s: float
+    total_table_s: float
+    run_share_frac: float
+    run_n: int
 
 
 def napkin_1_1(params: float = PARAMS_70B, gpus: int = NM_1_1_GPUS, link: Link = LINK_NM_1_1,
-               bytes_per_value: float = BF16_BYTES, simulate: bool = True) -> Napkin11:
+               bytes_per_value: int = BF16_BYTES, simulate: bool = True, run_share: float = 0.01,
+               table: Link = IB_NDR_CHAPTER) -> Napkin11:
     """Napkin Math 1.1: a ring all-reduce of a 70B model's BF16 gradients on ``gpus`` GPUs.
 
-    ``m_bytes``, ``factor`` 2(N−1)/N, ``t_bw_s`` = factor·M/β, ``steps`` 2(N−1), ``t_lat_s``
-    = 2(N−1)·α, ``total_s`` (closed form), and with ``simulate`` the virtual cluster's
-    ``sim_s`` and ``sim_rounds`` (a size-only ring on a :class:`~commbook.topology.Switch`
-    built from ``link``).
+    ``m_bytes``, ``factor`` 2(N−1)/N, ``tbw_s`` = factor·M/β, ``steps`` 2(N−1), ``tlat_s``
+    (and ``tlat_ms_s``, the same, printed in ms) = 2(N−1)·α, ``total_s`` (closed form), with
+    ``simulate`` the virtual cluster's ``sim_s`` and ``rounds`` (a size-only ring on a
+    :class:`~commbook.topology.Switch` built from ``link``); the total at ``table``'s α
+    (Table 1's) for comparison, and ``run_n``, the size at which the latency term is
+    ``run_share`` of the bandwidth term.
+
+    >>> round(napkin_1_1(simulate=False).total_s * 1e3, 3)
+    5512.689
     """
     gpus = check_p(gpus, "gpus")
     m = gradient_bytes(params, bytes_per_value)
     factor = 2 * (gpus - 1) / gpus
     sim = all_reduce(VirtualCluster(Switch(gpus, link)), nbytes=m, algorithm="ring") if simulate else None
-    return Napkin11(m, gpus, link.alpha, link.beta, factor, factor * m / link.beta, 2 * (gpus - 1),
-                    2 * (gpus - 1) * link.alpha, t_formula("ring", gpus, m, link.alpha, link.beta),
-                    sim.time if sim else None, sim.rounds if sim else None)
+    lat = 2 * (gpus - 1) * link.alpha
+    return Napkin11(billions(params), gpus, link.beta, link.alpha, bytes_per_value,
+                    f"{fmt_number(params / 1e10)} × 10¹⁰", m, factor, factor * m / link.beta, 2 * (gpus - 1), lat,
+                    lat, t_formula("ring", gpus, m, link.alpha, link.beta), sim.time if sim else None,
+                    sim.rounds if sim else None, table.alpha, t_formula("ring", gpus, m, table.alpha, link.beta),
+                    run_share, round(run_share * m / (link.beta * link.alpha)))
 
 
 SYNC_SHARE_RANGE = (0.30, 0.70)
 """The share of each step that gradient synchronization takes at scale, as the chapter
 quotes it (no derivation and no source given)."""
-LLAMA3_MFU = {"range": (0.38, 0.43), "gpus": 16384}
-"""BF16 MFU that Llama 3 reports for its pre-training, on up to 16K H100s (Dubey et al.
-2024, "The Llama 3 Herd of Models", Table 4): the basis of Figure 2's 40 %."""
 EFFICIENCY_60 = 0.60
 """A sub-optimal algorithm reaching 60 % of the theoretical bandwidth."""
 HALVING_STEPS = 100_000
@@ -209,195 +223,69 @@ def zero_copy_host_bytes(m: float) -> float:
     return 2 * m
 
 
-# ============================================================================ energy
-H100_TDP_W = 700.0
-"""H100 SXM maximum thermal design power, W (NVIDIA H100 Tensor Core GPU datasheet: "up to
-700W (configurable)")."""
+@dataclass(frozen=True)
+class Sync:
+    """The cost of synchronization: the chapter's range, the zero-copy saving, a 60 %
+    efficient algorithm, and the GPU-hours a halved all-reduce saves."""
+
+    lo_frac: float
+    hi_frac: float
+    zc_bytes: float
+    eff_frac: float
+    eff_t_s: float
+    half_steps: int
+    half_gpuh: int
+    half_saved_s: float
+
+
+def sync_facts() -> Sync:
+    """The section's numbers on Napkin Math 1.1's all-reduce.
+
+    >>> sync_facts().half_steps
+    100000
+    """
+    nm = napkin_1_1(simulate=False)
+    lo, hi = SYNC_SHARE_RANGE
+    return Sync(lo, hi, zero_copy_host_bytes(nm.m_bytes), EFFICIENCY_60, at_efficiency(nm.total_s), HALVING_STEPS,
+                round(gpu_hours_saved(nm.total_s, nm.gpus)), nm.total_s / 2)
+
+
+# ============================================================================ the purpose page
+PURPOSE_SIZES = (8, 64, 1_000, 10_000)
+"""Cluster sizes of the purpose page's table (one node, the 64-GPU box, Definition 1.1's
+1,000 and the opening 10,000)."""
 
 
 @dataclass(frozen=True)
-class EnergyEstimate:
-    """:func:`energy_estimate`."""
+class Purpose:
+    """§1.0: ordered pairs N(N−1) and the ring's 2(N−1)/N on the smallest and largest cluster
+    of ``sizes`` (the connections table's), how much each grows between them; and the quiz's
+    ``q_n`` GPUs."""
 
-    gpus: int
-    n_bytes: float
-    pj_per_bit: float
-    factor: float
-    joules: float
-    joules_figure_ib: float
-    joules_ib_low: float
-    joules_ib_high: float
-    joules_ring: float
-    gpu_joules_per_s: float
+    small: int
+    small_pairs: int
+    large: int
+    large_pairs: int
+    grow_n: int
+    grow_pairs: int
+    ring_small: float
+    ring_large: float
+    q_n: int
+    q_pairs: int
+    q_ring: float
+    q_ring_msgs: int
+    sizes: tuple[int, ...]
 
 
-def energy_estimate(gpus: int | None = None, nbytes: float | None = None,
-                    pj_per_bit: float | None = None, factor: float | None = None) -> EnergyEstimate:
-    """The all-reduce energy estimate after Figure 1, with its inputs defaulting to the
-    chapter's (:data:`commbook.book.ch1.inputs.CHAPTER_ENERGY_ESTIMATE`: 10,000 GPUs, 1 GB each,
-    30 pJ/bit, factor 2).
+def purpose_facts(sizes: Sequence[int] = PURPOSE_SIZES, q_n: int = 64) -> Purpose:
+    """The purpose page's numbers (:func:`.parallelism_tables.connections_table` draws ``sizes``).
 
-    Returns ``joules`` at ``pj_per_bit``; ``joules_figure_ib`` at Figure 1's InfiniBand
-    value (1,000 pJ/bit); ``joules_ib_low``/``joules_ib_high`` at the ends of InfiniBand's
-    published range; ``joules_ring`` with the exact ring factor 2(p−1)/p; and
-    ``gpu_joules_per_s`` = GPUs × H100 TDP, for scale.
+    >>> purpose_facts().large_pairs
+    99990000
     """
-    ch = CHAPTER_ENERGY_ESTIMATE
-    gpus = ch["gpus"] if gpus is None else gpus
-    nbytes = ch["nbytes"] if nbytes is None else nbytes
-    pj = ch["pj_per_bit"] if pj_per_bit is None else pj_per_bit
-    factor = ch["factor"] if factor is None else factor
-    ib = physics.ENERGY["IB"]
-    e = lambda p_: physics.allreduce_energy(gpus, nbytes, p_, factor)  # noqa: E731
-    return EnergyEstimate(gpus, nbytes, pj, factor, e(pj), e(ib.figure_pj), e(ib.low_pj), e(ib.high_pj),
-                          physics.allreduce_energy(gpus, nbytes, pj, physics.ring_traffic_factor(gpus)),
-                          gpus * H100_TDP_W)
-
-
-# ============================================================================ Figure 2
-FIG2_SEQUENCES = 1024
-"""Sequences in the global batch of Figure 2's model (Llama 2: 4M tokens per step)."""
-FIG2_SEQ_LEN = 4096
-"""Tokens per sequence in Figure 2's model (Llama 2's context length)."""
-
-
-ALGORITHMS = ("ring", "flat", "hierarchical")
-"""All-reduces of :class:`StepModel`: NCCL's ring (one channel per NIC, PXN), the single
-ring, the hierarchical all-reduce."""
-
-
-@dataclass(frozen=True)
-class StepModel:
-    """The model behind Figure 2 (see the module docstring for every assumption).
-
-    ``global_tokens`` is the fixed global batch (strong scaling); set ``tokens_per_gpu``
-    for a fixed per-GPU batch (weak scaling) instead.
-    """
-
-    params: float = PARAMS_70B
-    bytes_per_value: float = BF16_BYTES
-    layers: int = LAYERS_70B
-    global_tokens: int = FIG2_SEQUENCES * FIG2_SEQ_LEN
-    tokens_per_gpu: int | None = None
-    flops_per_param_token: float = 6.0
-    backward_fraction: float = 2 / 3
-    chip: Chip = H100
-    mfu: float = 0.40
-    gpus_per_node: int = 8
-    intra: Link = NVLINK4_CHAPTER
-    inter: Link = IB_NDR_CHAPTER
-    algorithm: str = "ring"
-
-    def __post_init__(self) -> None:
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}")
-        if not 0 < self.mfu <= 1:
-            raise ValueError(f"mfu must be in (0, 1], got {self.mfu!r}")
-        if not 0 < self.backward_fraction < 1:
-            raise ValueError(f"backward_fraction must be in (0, 1), got {self.backward_fraction!r}")
-        check_p(self.layers, "layers")
-        check_p(self.gpus_per_node, "gpus_per_node")
-
-    def weak(self, tokens_per_gpu: int) -> "StepModel":
-        """The same model with a fixed per-GPU batch of ``tokens_per_gpu`` tokens."""
-        return replace(self, tokens_per_gpu=tokens_per_gpu)
-
-    def hierarchical(self) -> "StepModel":
-        """The same model with a hierarchical all-reduce per layer (reduce-scatter over
-        NVLink, a ring across nodes on each rail, all-gather over NVLink) instead of a
-        flat ring."""
-        return replace(self, algorithm="hierarchical")
-
-    def single_ring(self) -> "StepModel":
-        """The same model with the single ring (one channel: one NIC per node carries the
-        whole chunk of every step), the chapter's setting."""
-        return replace(self, algorithm="flat")
-
-
-FIG2_MODEL = StepModel()
-"""The model of Figure 2: 70B, BF16, 80 layers, 4M-token global batch, 40 % MFU on H100,
-NVLink 4 in the node, InfiniBand NDR across nodes (one NIC per GPU), NCCL's ring."""
-FIG2_SIZES = (8, 64, 1024, 2048, 4096, 8192)
-"""Cluster sizes of Figure 2's model bars (the chapter's 8, 64 and 4,096, two between and one beyond)."""
-
-
-@dataclass(frozen=True)
-class StepBreakdown:
-    """:func:`step_breakdown`: one step's times, one layer's all-reduce, the slowest hop's
-    ``link`` and (``shares``) the parts of the step, which sum to 1."""
-
-    gpus: int
-    tokens_per_gpu: float
-    layer_bytes: float
-    compute_s: float
-    backward_s: float
-    layer_s: float
-    allreduce_s: float
-    comm_s: float
-    stall_s: float
-    step_s: float
-    link: Link = field(repr=False)
-
-    @property
-    def shares(self) -> dict[str, float]:
-        """compute, comm and stall as shares of the step."""
-        return {"compute": self.compute_s / self.step_s, "comm": self.comm_s / self.step_s,
-                "stall": self.stall_s / self.step_s}
-
-
-def step_breakdown(gpus: int, model: StepModel = FIG2_MODEL) -> StepBreakdown:
-    """One training step of ``model`` on ``gpus`` GPUs (a whole number of nodes beyond one).
-
-    The times ``compute_s``, ``backward_s``, ``layer_s`` (one layer's all-reduce),
-    ``allreduce_s`` (all layers), ``comm_s`` (exposed communication), ``stall_s``,
-    ``step_s``, the ``link`` of the slowest hop, and the ``shares`` (compute, comm,
-    stall), which sum to 1.
-    """
-    gpus = check_p(gpus, "gpus")
-    g = model.gpus_per_node
-    if gpus > g and gpus % g:
-        raise ValueError(f"gpus must be at most {g} or a multiple of {g}, got {gpus}")
-    tokens = model.tokens_per_gpu if model.tokens_per_gpu is not None else model.global_tokens / gpus
-    t_compute = model.flops_per_param_token * model.params * tokens / (model.chip.bf16_flops * model.mfu)
-    t_backward = model.backward_fraction * t_compute
-    link = model.intra if gpus <= g else model.inter
-    layer_bytes = gradient_bytes(model.params, model.bytes_per_value) / model.layers
-    if model.algorithm == "hierarchical" and gpus > g:
-        t_layer = t_allreduce_hierarchical(gpus // g, g, layer_bytes, model.intra, model.inter)
-    elif model.algorithm == "ring" and gpus > g:
-        t_layer = ring_time_two_level(TwoLevel(gpus // g, g, model.intra, model.inter, pxn=True), layer_bytes)
-    else:
-        t_layer = t_formula("ring", gpus, layer_bytes, link.alpha, link.beta)
-    L = model.layers
-    t_ar = L * t_layer
-    t_stall = t_layer if gpus > 1 else 0.0
-    t_comm = max(0.0, t_ar - t_backward) * (L - 1) / L
-    t_step = t_compute + t_comm + t_stall
-    return StepBreakdown(gpus, tokens, layer_bytes, t_compute, t_backward, t_layer, t_ar, t_comm, t_stall, t_step, link)
-
-
-def first_exposed(model: StepModel = FIG2_MODEL, limit: int = 1 << 16) -> int:
-    """The smallest cluster (a whole number of nodes) where the all-reduces no longer fit
-    under backward, so that communication is exposed beyond the last layer's stall."""
-    g = model.gpus_per_node
-    for gpus in range(g, limit + 1, g):
-        b = step_breakdown(gpus, model)
-        if b.comm_s > 0:
-            return gpus
-    raise ValueError(f"communication stays hidden up to {limit} GPUs")
-
-
-ILLUSTRATIVE_SHARES: dict[int, dict[str, float]] = {
-    8: {"compute": 0.75, "comm": 0.25, "stall": 0.0},
-    64: {"compute": 0.45, "comm": 0.50, "stall": 0.05},
-    4096: {"compute": 0.20, "comm": 0.65, "stall": 0.15},
-}
-"""The chapter's Figure 2 shares, as its text and caption state them: ≈25 % communication
-on 8 GPUs; ≈50 % plus 5 % stall on 64; at 4,096 the caption says communication "over 65 %"
-and the text "communication and stalls together 80 %", which agree only with a 15 % stall.
-Illustrative: the chapter names no measurement that could be reproduced."""
-ILLUSTRATIVE_TEXT_COMM_PLUS_STALL = 0.80
-"""At 4,096 GPUs the chapter's text puts communication plus stalls at 80 %."""
-ILLUSTRATIVE_NVLINK_BIDIR = 900 * GB
-"""The NVLink figure the chapter's Figure 2 text uses: 900 GB/s, both directions together
-(one direction: 450 GB/s, as everywhere else in the book)."""
+    sizes = tuple(check_p(n, "N") for n in sizes)
+    small, large = sizes[0], sizes[-1]
+    pairs = logical_connections
+    return Purpose(small, pairs(small), large, pairs(large), round(large / small), round(pairs(large) / pairs(small)),
+                   physics.ring_traffic_factor(small), physics.ring_traffic_factor(large), q_n, pairs(q_n),
+                   physics.ring_traffic_factor(q_n), 2 * (q_n - 1), sizes)

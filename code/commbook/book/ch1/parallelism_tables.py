@@ -10,11 +10,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from ... import physics
-from ...checks import check_p
 from ...units import fmt_number
 from ..tables import Table
 from ..text import texts
-from .parallelism_numbers import logical_connections
+from .parallelism_numbers import Purpose, logical_connections, purpose_facts
 
 T, K = texts("ch1"), "parallelism_tables."
 
@@ -23,26 +22,21 @@ def _heads(key: str) -> dict[str, list[str]]:
     return {lang: text.split("|") for lang, text in T(K + key).items()}
 
 
-__all__ = ["PURPOSE_SIZES", "connections_table", "transport_manifest", "ENERGY_SCOPES", "energy_table"]
+__all__ = ["connections_table", "transport_manifest", "ENERGY_SCOPES", "energy_table"]
 
 # ============================================================================ purpose page
-PURPOSE_SIZES = (8, 64, 1_000, 10_000)
-"""Cluster sizes of the purpose page's table (one node, the 64-GPU box, Definition 1.1's
-1,000 and the opening 10,000)."""
+def connections_table(purpose: Purpose | None = None) -> Table:
+    """For each number of workers N of :func:`.parallelism_numbers.purpose_facts`: the N(N−1)
+    ordered pairs of the most general exchange, the N links a ring uses, and the bytes each
+    worker sends in a ring all-reduce, as a multiple of its buffer (2(N−1)/N).  The note
+    compares the largest and smallest N.
 
-
-def connections_table(sizes: Sequence[int] = PURPOSE_SIZES) -> Table:
-    """For each number of workers N: the N(N−1) ordered pairs of the most general
-    exchange, the N links a ring uses, and the bytes each worker sends in a ring
-    all-reduce, as a multiple of its buffer (2(N−1)/N).  The note compares the largest
-    and smallest N."""
-    sizes = [check_p(n, "N") for n in sizes]
+    >>> connections_table().column("pairs")
+    [56, 4032, 999000, 99990000]
+    """
+    p = purpose_facts() if purpose is None else purpose
     rows = [{"n": n, "pairs": logical_connections(n), "ring_links": n,
-             "ring_factor": physics.ring_traffic_factor(n)} for n in sizes]
-    lo, hi = rows[0], rows[-1]
-    grow_n = hi["n"] / lo["n"]
-    grow_pairs = hi["pairs"] / lo["pairs"]
-    grow_ring = hi["ring_factor"] / lo["ring_factor"]
+             "ring_factor": physics.ring_traffic_factor(n)} for n in p.sizes]
     return Table(
         key="ch1-connections",
         title=T(K + "conn_title"),
@@ -51,9 +45,8 @@ def connections_table(sizes: Sequence[int] = PURPOSE_SIZES) -> Table:
         rows=rows,
         formats={"n": lambda v: f"{v:,}", "pairs": lambda v: f"{v:,}", "ring_links": lambda v: f"{v:,}",
                  "ring_factor": lambda v: f"{v:.4f}"},
-        notes=T.pairs(K + "conn_note", lo=f"{lo['n']:,}", hi=f"{hi['n']:,}", grow_n=fmt_number(grow_n, 7),
-                      grow_pairs=fmt_number(grow_pairs, 7), grow_ring=fmt_number(grow_ring, 4)),
-        meta={"grow_n": grow_n, "grow_pairs": grow_pairs, "grow_ring": grow_ring},
+        notes=T.pairs(K + "conn_note", lo=f"{p.small:,}", hi=f"{p.large:,}", grow_n=fmt_number(p.grow_n, 7),
+                      grow_pairs=fmt_number(p.grow_pairs, 7), grow_ring=fmt_number(p.ring_large / p.ring_small, 4)),
     )
 
 
