@@ -216,6 +216,7 @@ def _write_notebooks(app, exc: Exception | None) -> None:
             continue
         executed, glue = _executed(app, docname)
         ctx = Context(docname=docname, lang=lang, glue=glue, srcdir=Path(app.srcdir),
+                      other_glue=lambda doc: book_glue(Path(app.outdir).parent / "jupyter_execute" / f"{doc}.ipynb"),
                       numfig_format={**english, **ZH_NUMFIG_FORMAT} if lang == "zh" else english, **refs)
         nb = page_notebook(executed, ctx, refs["titles"].get(docname, docname))
         target = Path(app.outdir, notebook_path(docname))

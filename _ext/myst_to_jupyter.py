@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,7 +57,9 @@ class Context:
 
     ``glue``: key -> mime bundle (plain mime types); ``labels``: label -> (docname, the text
     ``{ref}`` shows); ``numbers``: label -> (docname, figure type, number) for figures, tables
-    and equations; ``titles``: docname -> title; ``numfig_format``: figure type -> ``"Fig. %s"``.
+    and equations; ``titles``: docname -> title; ``numfig_format``: figure type -> ``"Fig. %s"``;
+    ``other_glue``: docname -> that page's glue, for the keys a page pastes from another
+    (MyST-NB's ``{glue:text}`../p5/page.md::key:s```; none: such a key is an error).
     """
 
     docname: str
@@ -68,13 +71,22 @@ class Context:
     numfig_format: dict[str, str] = field(default_factory=lambda: {"figure": "Fig. %s", "table": "Table %s"})
     srcdir: Path | None = None
     attachments: dict[str, dict[str, str]] = field(default_factory=dict)
+    other_glue: Callable[[str], dict[str, dict[str, str]]] | None = None
 
     def fail(self, message: str) -> ConversionError:
         return ConversionError(f"{self.docname}: {message}")
 
     def bundle(self, key: str) -> dict[str, str]:
         if "::" in key:
-            raise self.fail(f"glue key {key!r} names another page; notebooks only paste their own keys")
+            if self.other_glue is None:
+                raise self.fail(f"glue key {key!r} names another page, and no other page's glue was given")
+            path, _, name = key.partition("::")
+            doc = posixpath.normpath(posixpath.join(posixpath.dirname(self.docname), path))
+            doc = doc.removesuffix(".md").removesuffix(".ipynb")
+            glue = self.other_glue(doc)
+            if name not in glue:
+                raise self.fail(f"glue key {key!r}: the page {doc!r} never glues {name!r}")
+            return glue[name]
         if key not in self.glue:
             raise self.fail(f"glue key {key!r} is used in the text but the page's code never glues it")
         return self.glue[key]
@@ -164,6 +176,8 @@ def _options(body: list[str]) -> tuple[dict[str, str], list[str]]:
 
 def _directive(name: str, arg: str, body: list[str], ctx: Context) -> str:
     options, content = _options(body)
+    if name.startswith("glue") and options.get("doc"):  # MyST-NB's glue from another page
+        arg = f"{options['doc']}::{arg}"
     text = "\n".join(content).strip("\n")
     anchor = options.get("name") or options.get("label")
     head = f'<a id="{anchor}"></a>\n\n' if anchor else ""

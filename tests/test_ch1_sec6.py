@@ -366,8 +366,9 @@ def test_methods_table_flags_the_topk_row():
 def test_pages_carry_the_notes_and_the_checkpoint_link():
     for lang, path in PAGE.items():
         text = path.read_text(encoding="utf-8")
-        for key in ("mt_topk_stated_x", "mt_topk_x", "mt_sign_stated_x", "q_type", "q_levels"):
-            assert f"{{glue:text}}`{key}`" in text, (lang, key)
+        notes = (path.parents[1] / "notes" / "ch1-sources.md").read_text(encoding="utf-8")
+        for key in ("mt_topk_stated_x", "mt_topk_x", "mt_sign_stated_x", "q_type", "q_levels"):   # the page or its note
+            assert f"{{glue:text}}`{key}`" in text or f"06-compression.md::{key}:" in notes, (lang, key)
         assert f"exercises/{lang}/ch1-4" in text
         assert f"({lang}-ch1-comp-fig-conv)" not in text and f":name: {lang}-ch1-comp-fig-conv" in text
 
