@@ -296,14 +296,14 @@ def test_napkin_math_1_6_the_ring_nccl_runs_beats_the_rails(nodes):
 def test_fallacy_and_summary_quote_the_ring_nccl_runs():
     """§1.9's nic_load and §1.10's figures: NCCL's ring on 8 x 8 GPUs of Table 1 against the
     written-out form, and the summary's ratio hierarchy / that ring."""
-    from commbook.book.ch1 import fallacies as fa, summary as su
+    from commbook.book.ch1 import fallacies_topology as fo, summary as su
     from commbook.hardware import IB_NDR_CHAPTER as ib, NVLINK4_CHAPTER as nv
-    nl, p, g, n = fa.nic_load(), 64, 8, 1e9
+    nl, p, g, n = fo.nic_load(), 64, 8, 1e9
     form = 2 * (p - 1) * max(nv.alpha + n / (p * nv.beta), ib.alpha + max(n / (p * nv.beta), n / (g * p * ib.beta)))
-    assert nl["nccl"] == pytest.approx(form, rel=REL)
-    assert nl["nccl_nic_max"] == pytest.approx(2 * (p - 1) / p * n / g, rel=REL)
-    assert su.takeaway_numbers().hier_nccl_x == pytest.approx(nl["hierarchical"] / form, rel=REL)
-    assert f"{nl['hierarchical'] / form:.2f}×" in su.archetype_figures()["A"]["en"]
+    assert nl.nccl_s == pytest.approx(form, rel=REL)
+    assert nl.nccl_nic_bytes == pytest.approx(2 * (p - 1) / p * n / g, rel=REL)
+    assert su.takeaway_numbers().hier_nccl_x == pytest.approx(nl.hier_s / form, rel=REL)
+    assert f"{nl.hier_s / form:.2f}×" in su.archetype_figures()["A"]["en"]
 
 
 # ============================================================================ torus variants

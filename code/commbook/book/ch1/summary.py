@@ -16,7 +16,9 @@ from ...overlap import hidden_fraction_equal_layers, layerwise_timeline
 from ...units import fmt_bytes, fmt_count, fmt_number, fmt_pct, fmt_ratio
 from ..tables import Table, bilingual
 from ..text import texts
-from . import fallacies as fa
+from .fallacies import ring_tree
+from .fallacies_topology import nic_load, placement
+from .fallacies_training import ef_runs
 from .primitives_moe import flow_counts
 
 __all__ = ["ARCHETYPES", "archetype_figures", "lighthouse_table", "exposed_share", "RECAP", "STATED_RESIDUAL", "Recap",
@@ -50,17 +52,17 @@ ARCHETYPES: tuple[dict, ...] = (
 
 def archetype_figures(gradient_dim: int = 10**6) -> dict[str, dict[str, str]]:
     """One computed figure per archetype, in both languages: A, hierarchical against flat ring
-    (:func:`.fallacies.nic_load`); B, cross-node flows of the direct and the hierarchical
+    (:func:`.fallacies_topology.nic_load`); B, cross-node flows of the direct and the hierarchical
     all-to-all (:func:`.primitives_moe.flow_counts`); C, the bytes INT8 and 1-bit sign with
     error feedback save on a ``gradient_dim``-value gradient."""
-    nl, fl = fa.nic_load(), flow_counts()
-    x, y = nl["ring"] / nl["hierarchical"], nl["hierarchical"] / nl["nccl"]
+    nl, fl = nic_load(), flow_counts()
+    x, y = nl.speedup_x, nl.nccl_x
     d, h = fl["direct"].cross_node_gpu_pairs, fl["hierarchical"].cross_node_gpu_pairs
     i8, s1 = Int8().ratio(gradient_dim), Sign().ratio(gradient_dim)
-    a_gpus, b_gpus = f"{nl['nodes']} × {nl['gpn']}", f"{fl['nodes']} × {fl['gpus']}"
+    a_gpus, b_gpus = f"{nl.nodes} × {nl.gpn}", f"{fl['nodes']} × {fl['gpus']}"
     return {
         "A": _tx("faster_than_a_single", x=fmt_ratio(x), y=fmt_ratio(y), xn=fmt_number(x, 3), yn=fmt_number(y, 3),
-                 a_gpus=a_gpus, n=fmt_bytes(nl['n'])),
+                 a_gpus=a_gpus, n=fmt_bytes(nl.n_bytes)),
         "B": _tx("cross_node_flows_gpus", d=d, h=h, b_gpus=b_gpus),
         "C": _tx("int8_to_1_bit", i8=fmt_ratio(i8), s1=fmt_ratio(s1), i8n=fmt_number(i8, 3), s1n=fmt_number(s1, 3)),
     }
@@ -162,16 +164,13 @@ class Takeaways:
 
 def takeaway_numbers(layers: tuple[int, int] = (10, 20)) -> Takeaways:
     """``layers`` are the two equal-layer models of the overlap takeaway."""
-    rt, nl, ef = fa.ring_tree(), fa.nic_load(), fa.ef_runs()
-    fl = flow_counts()
-    spread = {r["cluster"]: r["spread"] for r in fa.placement_table().rows}
+    rt, nl, ef, pl, fl = ring_tree(), nic_load(), ef_runs(), placement(), flow_counts()
     return Takeaways(
-        nstar_bytes=IB_NDR_CHAPTER.n_half, p=rt["p"], cross_log_bytes=rt["cross_log"], cross_bytes=rt["cross"],
-        cross_crude_bytes=rt["cross_crude"], nodes=nl["nodes"], gpn=nl["gpn"], cluster=f"{nl['nodes']} × {nl['gpn']}",
-        flow_cluster=f"{fl['nodes']} × {fl['gpus']}", nic_times=nl["ring_nic_max"] / nl["hierarchical_nic_max"],
-        hier_x=nl["ring"] / nl["hierarchical"], hier_one_x=nl["ring_one_nic"] / nl["hierarchical_one_nic"],
-        hier_nccl_x=nl["hierarchical"] / nl["nccl"], flows_d=fl["direct"].cross_node_gpu_pairs,
-        flows_h=fl["hierarchical"].cross_node_gpu_pairs, ef_keep_frac=ef["fraction"], ef_drop_frac=1 - ef["fraction"],
-        ef_steps=ef["steps"], ef_gap=ef["ef"], ef_plain_frac=ef["plain"], l10=layers[0], l20=layers[1],
+        nstar_bytes=IB_NDR_CHAPTER.n_half, p=rt.p, cross_log_bytes=rt.cross_log_bytes, cross_bytes=rt.cross_bytes,
+        cross_crude_bytes=rt.cross_crude_bytes, nodes=nl.nodes, gpn=nl.gpn, cluster=f"{nl.nodes} × {nl.gpn}",
+        flow_cluster=f"{fl['nodes']} × {fl['gpus']}", nic_times=nl.nic_times, hier_x=nl.speedup_x,
+        hier_one_x=nl.one_nic_x, hier_nccl_x=nl.nccl_x, flows_d=fl["direct"].cross_node_gpu_pairs,
+        flows_h=fl["hierarchical"].cross_node_gpu_pairs, ef_keep_frac=ef.keep_frac, ef_drop_frac=ef.drop_frac,
+        ef_steps=ef.steps, ef_gap=ef.gap, ef_plain_frac=ef.without_frac, l10=layers[0], l20=layers[1],
         h10_frac=hidden_fraction_equal_layers(layers[0]), h20_frac=hidden_fraction_equal_layers(layers[1]),
-        map2_x=spread["nic2"], map4_x=spread["nic4"])
+        map2_x=pl.x2_x, map4_x=pl.x4_x)
