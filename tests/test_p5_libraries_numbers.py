@@ -8,10 +8,7 @@ import pytest
 
 from commbook import llm
 from commbook.book.p5 import libraries_numbers as N
-from commbook.collectives import all_reduce
-from commbook.comm_sim import VirtualCluster
 from commbook.hardware import NVLINK4
-from commbook.topology import Switch
 
 P, A, B = 8, NVLINK4.alpha, NVLINK4.beta
 CLOSED = {"ring": lambda n, p=P: 2 * (p - 1) * A + 2 * (p - 1) / p * n / B,
@@ -21,25 +18,25 @@ CLOSED = {"ring": lambda n, p=P: 2 * (p - 1) * A + 2 * (p - 1) / p * n / B,
 
 
 @pytest.fixture(scope="module")
-def rows():
-    cluster = VirtualCluster(Switch(P, NVLINK4))
-    out = []
-    for tokens in (1, 8, 64, 4096):
-        n = llm.tp_message_bytes(llm.LLAMA31_70B, tokens=tokens)
-        runs = {a: all_reduce(cluster, nbytes=n, algorithm=a) for a in CLOSED}
-        out.append({"tokens": tokens, "n": n, **{a: r.time for a, r in runs.items()},
-                    "rounds": {a: r.rounds for a, r in runs.items()}})
-    return out
+def runs():
+    return N.one_node_runs(P, NVLINK4)
 
 
-def test_the_simulated_table_is_the_closed_forms(rows):
-    for r in rows:
+def test_the_simulated_table_is_the_closed_forms(runs):
+    assert [r.tokens for r in runs] == [1, 8, 64, 4096]
+    for r in runs:
+        assert r.n_bytes == r.tokens * llm.LLAMA31_70B.d_model * 2          # BF16 activations
         for algo, t in CLOSED.items():
-            assert r[algo] == pytest.approx(t(r["n"]), rel=1e-12)
+            assert r.time(algo) == pytest.approx(t(r.n_bytes), rel=1e-12)
+        assert r.best == min(CLOSED, key=lambda a: CLOSED[a](r.n_bytes))
+        assert r.rounds == {"ring": 2 * (P - 1), "rd": 3, "one_shot": 1, "two_shot": 2}
+    t = N.one_node_table(runs, P, NVLINK4)
+    assert t.source == "commbook.book.p5.libraries_numbers.one_node_table"    # the table links its builder
+    assert t.cells("zh")[0][-1] == "one-shot" and t.cells("en")[-1][3].endswith("(3)")
 
 
-def test_one_shot_meets_two_shot_at_the_crossover(rows):
-    c = N.custom_numbers(rows, P, NVLINK4)
+def test_one_shot_meets_two_shot_at_the_crossover(runs):
+    c = N.custom_numbers(runs, P, NVLINK4)
     assert CLOSED["one_shot"](c.cross_bytes) == pytest.approx(CLOSED["two_shot"](c.cross_bytes))
     p = c.q_p
     assert CLOSED["one_shot"](c.q_cross_bytes, p) == pytest.approx(CLOSED["two_shot"](c.q_cross_bytes, p))

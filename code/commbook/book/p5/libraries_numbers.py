@@ -1,22 +1,30 @@
 """P5 §8, the libraries: the numbers its prose quotes, one typed result per section, each
 field named with its unit (``_s``, ``_bytes``, ``_Bps``, ``_x``, ``_frac``; counts are ints),
 glued whole by :func:`commbook.book.glue.glue_fields`.  The closed forms are
-:func:`commbook.collectives.t_formula`'s; the custom all-reduces' rows are the simulator runs
-the page makes itself.
+:func:`commbook.collectives.t_formula`'s; the custom all-reduces are simulated once
+(:func:`one_node_runs`), for the one-node table (:func:`one_node_table`) and the prose.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Sequence
+
 from ... import llm
-from ...collectives import t_formula
+from ...collectives import all_reduce, t_formula
+from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, NVLINK4, NVLINK_H800, Link
 from ...llm import DEEPSEEK_V3, LLAMA31_70B
-from ...units import GB, MB
+from ...topology import Switch
+from ...units import GB, MB, fmt_bytes, fmt_count, fmt_time
+from ..tables import Table
+from ..text import texts
 from .allreduce import HTSYM_ALLREDUCE_MEASURED, demo_03_3, sharp_gain
 
-__all__ = ["TENSOR_BYTES", "Nccl", "nccl_numbers", "Custom", "custom_numbers", "Sharp", "sharp_numbers",
-           "H800", "h800_numbers", "Mpi", "mpi_numbers"]
+__all__ = ["TENSOR_BYTES", "Nccl", "nccl_numbers", "ONE_NODE", "NodeRun", "one_node_runs", "one_node_table",
+           "Custom", "custom_numbers", "Sharp", "sharp_numbers", "H800", "h800_numbers", "Mpi", "mpi_numbers"]
+
+T = texts("p5")
 
 TENSOR_BYTES = 8192 * 3584 * 2
 """bf16[8192, 3584], the measured tensor of §5.6."""
@@ -51,6 +59,66 @@ def nccl_numbers(p: int = 8, link: Link = NVLINK4) -> Nccl:
                 step_s=calls * t_eff, step_link_s=calls * t_link, step_x=t_eff / t_link)
 
 
+ONE_NODE = ("ring", "rd", "one_shot", "two_shot")
+"""The all-reduces of the one-node table, in its column order."""
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    """A decode batch of ``tokens`` tokens of Llama 3.1 70B on one NVSwitch node: its
+    all-reduce message, each algorithm of :data:`ONE_NODE` simulated (``{algorithm}_s``;
+    ``rounds``: its steps) and the fastest."""
+    tokens: int
+    n_bytes: float
+    ring_s: float
+    rd_s: float
+    one_shot_s: float
+    two_shot_s: float
+    rounds: dict[str, int]
+    best: str
+
+    def time(self, algorithm: str) -> float:
+        """The simulated time of ``algorithm`` (one of :data:`ONE_NODE`)."""
+        return getattr(self, f"{algorithm}_s")
+
+
+def one_node_runs(p: int = 8, link: Link = NVLINK4, tokens: Sequence[int] = (1, 8, 64, 4096)) -> tuple[NodeRun, ...]:
+    """The algorithms of :data:`ONE_NODE` on ``Switch(p, link)`` for each batch of ``tokens``.
+
+    >>> one_node_runs(tokens=(1,))[0].best
+    'one_shot'
+    """
+    c = VirtualCluster(Switch(p, link))
+    out = []
+    for k in tokens:
+        n = llm.tp_message_bytes(LLAMA31_70B, tokens=k)
+        runs = {a: all_reduce(c, nbytes=n, algorithm=a) for a in ONE_NODE}
+        out.append(NodeRun(k, n, *(r.time for r in runs.values()), {a: r.rounds for a, r in runs.items()},
+                           min(ONE_NODE, key=lambda a: runs[a].time)))
+    return tuple(out)
+
+
+def one_node_table(runs: Sequence[NodeRun], p: int = 8, link: Link = NVLINK4) -> Table:
+    """§8.2's table: per batch, the message, each all-reduce's time with its steps in
+    brackets, and the fastest (``runs`` from :func:`one_node_runs` on ``p`` GPUs over ``link``).
+
+    >>> one_node_table(one_node_runs(tokens=(1,))).cell(0, "n")
+    '16.4 KB'
+    """
+    cols = ["tokens", "n", *ONE_NODE, "best"]
+    steps = lambda v: f"{fmt_time(v[0], 4)} ({v[1]})"
+    return Table(
+        key="p5-one-node",
+        title=T("libraries.one_node_title", p=p, link=link.name),
+        columns=cols,
+        headers=T.pairs(*(f"libraries.h_{c}" for c in cols)),
+        rows=[{"tokens": r.tokens, "n": r.n_bytes, **{a: (r.time(a), r.rounds[a]) for a in ONE_NODE}, "best": r.best}
+              for r in runs],
+        formats={"tokens": fmt_count, "n": fmt_bytes, **{a: steps for a in ONE_NODE}},
+        labels={lang: {a: T.get(f"libraries.h_{a}", lang) for a in ONE_NODE} for lang in ("en", "zh")},
+    )
+
+
 @dataclass(frozen=True)
 class Custom:
     """§8.2: the custom all-reduces (one-shot, two-shot) against the ring, from the page's runs."""
@@ -80,17 +148,21 @@ def _cross(p: int, link: Link) -> float:
     return link.alpha * link.beta * p / ((p - 1) * (p - 2))
 
 
-def custom_numbers(rows: list[dict], p: int = 8, link: Link = NVLINK4) -> Custom:
-    """From the page's runs: ``rows`` of ``tokens``, ``n``, a time per algorithm, ``rounds``."""
-    dec, big = rows[0], rows[-1]
+def custom_numbers(runs: Sequence[NodeRun], p: int = 8, link: Link = NVLINK4) -> Custom:
+    """From :func:`one_node_runs`: the smallest batch (decode) and the largest.
+
+    >>> custom_numbers(one_node_runs()).ring_rounds
+    14
+    """
+    dec, big = runs[0], runs[-1]
     calls = llm.tp_allreduces_per_step(LLAMA31_70B)
-    mem = llm.decode_step(LLAMA31_70B, dec["tokens"], tp=p).time
-    return Custom(tokens_dec=dec["tokens"], n_dec_bytes=dec["n"], ring_dec_s=dec["ring"], os_dec_s=dec["one_shot"],
-                  dec_x=dec["ring"] / dec["one_shot"], ring_rounds=dec["rounds"]["ring"], calls=calls,
-                  step_ring_s=calls * dec["ring"], step_os_s=calls * dec["one_shot"], step_mem_s=mem,
-                  step_share_frac=calls * dec["ring"] / mem, cross_bytes=_cross(p, link), tokens_big=big["tokens"],
-                  n_big_bytes=big["n"], os_big_x=big["one_shot"] / big["two_shot"],
-                  ts_gain_s=big["ring"] - big["two_shot"], ts_gain_frac=1 - big["two_shot"] / big["ring"],
+    mem = llm.decode_step(LLAMA31_70B, dec.tokens, tp=p).time
+    return Custom(tokens_dec=dec.tokens, n_dec_bytes=dec.n_bytes, ring_dec_s=dec.ring_s, os_dec_s=dec.one_shot_s,
+                  dec_x=dec.ring_s / dec.one_shot_s, ring_rounds=dec.rounds["ring"], calls=calls,
+                  step_ring_s=calls * dec.ring_s, step_os_s=calls * dec.one_shot_s, step_mem_s=mem,
+                  step_share_frac=calls * dec.ring_s / mem, cross_bytes=_cross(p, link), tokens_big=big.tokens,
+                  n_big_bytes=big.n_bytes, os_big_x=big.one_shot_s / big.two_shot_s,
+                  ts_gain_s=big.ring_s - big.two_shot_s, ts_gain_frac=1 - big.two_shot_s / big.ring_s,
                   q_p=p // 2, q_cross_bytes=_cross(p // 2, link))
 
 

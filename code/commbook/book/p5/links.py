@@ -10,7 +10,7 @@ import numpy as np
 
 from ...collectives import send_recv
 from ...comm_sim import VirtualCluster
-from ...hardware import (IB_HDR, IB_NDR, ICI_V5E, NVLINK4, NVLINK5, PCIE_GEN5, ROCE_100G,
+from ...hardware import (IB_HDR, IB_NDR, ICI_V5E, LINKS, NVLINK4, NVLINK5, PCIE_GEN5, ROCE_100G,
                          Link)
 from ..tables import DEFAULT_SIZES, Table, link_table
 from ..text import texts
@@ -162,4 +162,22 @@ def demo_01_3(sizes: Sequence[float] = (4 * KB, 1 * MB, 64 * MB),
         labels={"zh": zh},
         notes={lang: [T.get("links.01_3_alpha", lang, **alpha_note), T.get("links.01_3_bytes", lang, **bytes_note)]
                for lang in LANGS},
+    )
+
+
+def presets_table(links: dict[str, Link] = LINKS) -> Table:
+    """P5 §0: every link preset of :mod:`commbook.hardware` (``hw.<name>``) with its α, β
+    (one direction), n½ = αβ and the source it is taken from (in the source's words).
+
+    >>> presets_table().find(const="hw.NVLINK4")["name"]
+    'NVLink 4 (H100)'
+    """
+    return Table(
+        key="hardware",
+        title=T("links.presets_title"),
+        columns=["const", "name", "alpha", "beta", "n_half", "source"],
+        headers=T.pairs(*(f"links.presets_h_{c}" for c in ("const", "name", "alpha", "beta", "n_half", "source"))),
+        rows=[{"const": f"hw.{key}", "name": link.name, "alpha": link.alpha, "beta": link.beta,
+               "n_half": link.n_half, "source": link.source} for key, link in links.items()],
+        formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda b: f"{b / 1e9:g} GB/s", "n_half": fmt_bytes},
     )
