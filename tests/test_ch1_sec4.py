@@ -399,10 +399,11 @@ def test_race_on_clusters_of_real_shape():
     2(p-1)(α_IB + max(n/(pβ_NV), n/(Gpβ_IB))); the near-first butterfly takes its three NVLink
     rounds of n/2, n/4, n/8 and five rail rounds of n/16 … n/256, twice; at 1 GB the ring wins,
     at 64 KB the butterfly."""
-    from commbook.book.ch1.allreduce_race import race_table
+    from commbook.book.ch1.allreduce_race import race, race_table
     from commbook.hardware import IB_HDR, NVLINK4
 
-    t = race_table()
+    f = race()
+    t = race_table(f)
     p, G, n = 256, 8, 1e9
     ring = 2 * (p - 1) * (IB_HDR.alpha + max(n / (p * NVLINK4.beta), n / (G * p * IB_HDR.beta)))
     fly = 2 * (sum(NVLINK4.alpha + n / 2 ** j / NVLINK4.beta for j in (1, 2, 3))
@@ -412,7 +413,6 @@ def test_race_on_clusters_of_real_shape():
     assert big["rabenseifner_near_first"] == pytest.approx(fly, rel=1e-9)
     assert big["fastest"] == "ring" and t.find(cluster="pow2", n=64e3)["fastest"] == "rabenseifner_near_first"
     assert t.find(cluster="npow2", n=n)["fastest"] == t.find(cluster="racks", n=n)["fastest"] == "ring"
-    f = fx.race_facts(t)
     assert f.big_ring_s == pytest.approx(ring, rel=1e-9) and f.big_rab_s == pytest.approx(fly, rel=1e-9)
     assert f.steps == 2 * (p - 1) and f.small_rab_s < f.small_ring_s
 

@@ -19,8 +19,7 @@ from .allreduce_numbers import CHAPTER_STATED, EXAMPLE_1_1, alpha_steps, run, tr
 from .boxes import BOX_LINKS
 
 __all__ = ["RingExample", "ring_example", "TreeFacts", "tree_facts", "ButterflyFacts", "butterfly_facts",
-           "BucketFacts", "bucket_facts", "Table2Facts", "table2_facts", "Stated", "FALLACY", "RaceFacts",
-           "race_facts"]
+           "BucketFacts", "bucket_facts", "Table2Facts", "table2_facts", "Stated", "FALLACY"]
 
 
 @dataclass(frozen=True)
@@ -167,30 +166,3 @@ class Stated:
 
 
 FALLACY = Stated(CHOICE_STATED["fallacy"]["tree_bw_us"] * 1e-6, CHOICE_STATED["fallacy"]["ring_lat_us"] * 1e-6)
-
-
-@dataclass(frozen=True)
-class RaceFacts:
-    """§1.4.7's race: ring against the near-first (``rab``) and far-first butterfly at 1 GB on
-    the power-of-two cluster (``big``), the other cluster (``np``) and across racks (``far``),
-    and at 64 KB (``small``, where the ring pays ``steps`` α)."""
-
-    big_ring_s: float
-    big_rab_s: float
-    np_p: int
-    np_ring_s: float
-    np_rab_s: float
-    far_s: float
-    far_ring_s: float
-    small_ring_s: float
-    small_rab_s: float
-    steps: int
-
-
-def race_facts(race: Table, big: float = 1e9, small: float = 64e3) -> RaceFacts:
-    """Read :func:`.allreduce_race.race_table` at ``big`` and ``small`` bytes."""
-    b, n, f, s = (race.find(cluster=c, n=float(x)) for c, x in
-                  (("pow2", big), ("npow2", big), ("racks", big), ("pow2", small)))
-    rab = "rabenseifner_near_first"
-    return RaceFacts(b["ring"], b[rab], n["p"], n["ring"], n[rab], f["rabenseifner_far_first"], f["ring"],
-                     s["ring"], s[rab], 2 * (s["p"] - 1))

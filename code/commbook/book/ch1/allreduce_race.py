@@ -2,14 +2,14 @@
 on clusters of real shape instead of a contention-free switch.
 
 On ``Switch(256, IB_HDR)`` the closed forms make Rabenseifner the fastest at every size.
-:func:`race_table` runs the ring as NCCL does (a channel per NIC, PXN), Rabenseifner in
+:func:`race` runs the ring as NCCL does (a channel per NIC, PXN), Rabenseifner in
 both pairing orders and the binomial tree on the simulator, on three clusters: a power of
 two of 8-GPU nodes, a node count that is not one (MPICH's fold), and racks under a 2:1
 spine.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ... import collectives as coll
 from ...comm_sim import VirtualCluster
@@ -21,7 +21,7 @@ from ..text import texts
 
 T, K = texts("ch1"), "allreduce_race."
 
-__all__ = ["RACE_SIZES", "RACE_ALGORITHMS", "RaceCluster", "race_clusters", "race_table"]
+__all__ = ["RACE_SIZES", "RACE_ALGORITHMS", "RaceCluster", "race_clusters", "Race", "race", "race_table"]
 
 RACE_SIZES = (64 * KB, 25 * MB, 1 * GB)
 """A small message, a DDP bucket, a whole gradient."""
@@ -53,9 +53,34 @@ def _key(name: str, params: dict) -> str:
     return name if not params else f"{name}_{params['order']}"
 
 
-def race_table(sizes=RACE_SIZES, clusters: tuple[RaceCluster, ...] | None = None) -> Table:
+@dataclass(frozen=True)
+class Race:
+    """:func:`race`: ring against the near-first (``rab``) and far-first butterfly at the
+    largest size on the power-of-two cluster (``big``), the other one (``np``) and across
+    racks (``far``), and at the smallest size (``small``, where the ring pays ``steps`` α);
+    ``rows`` holds every time, keyed by cluster and size, ``clusters`` the clusters raced."""
+
+    big_ring_s: float
+    big_rab_s: float
+    np_p: int
+    np_ring_s: float
+    np_rab_s: float
+    far_s: float
+    far_ring_s: float
+    small_ring_s: float
+    small_rab_s: float
+    steps: int
+    rows: tuple = field(repr=False)
+    clusters: tuple = field(repr=False)
+
+
+def race(sizes=RACE_SIZES, clusters: tuple[RaceCluster, ...] | None = None) -> Race:
     """Simulated all-reduce time of every algorithm of :data:`RACE_ALGORITHMS` at each size on
-    each cluster, with the fastest; rows keyed by cluster and size."""
+    each cluster (keys ``pow2``, ``npow2``, ``racks``, as :func:`race_clusters`), with the fastest.
+
+    >>> race(sizes=(64 * KB,)).steps
+    510
+    """
     clusters = race_clusters() if clusters is None else clusters
     rows = []
     for c in clusters:
@@ -67,6 +92,18 @@ def race_table(sizes=RACE_SIZES, clusters: tuple[RaceCluster, ...] | None = None
             times = {k: row[k] for k in (_key(a, p) for a, p in RACE_ALGORITHMS)}
             row["fastest"] = min(times, key=times.get)
             rows.append(row)
+    at = {(r["cluster"], r["n"]): r for r in rows}
+    big, small = float(max(sizes)), float(min(sizes))
+    b, n, f, s = at["pow2", big], at["npow2", big], at["racks", big], at["pow2", small]
+    rab = "rabenseifner_near_first"
+    return Race(b["ring"], b[rab], n["p"], n["ring"], n[rab], f["rabenseifner_far_first"], f["ring"], s["ring"],
+                s[rab], 2 * (s["p"] - 1), tuple(rows), tuple(clusters))
+
+
+def race_table(r: Race | None = None) -> Table:
+    """The times of :func:`race` with the fastest, one row per cluster and size."""
+    r = race() if r is None else r
+    clusters = r.clusters
     keys = [_key(a, p) for a, p in RACE_ALGORITHMS]
     names = T.labels(K + "algo.")
     labels = {lang: {**{c.key: getattr(c, lang) for c in clusters}, **names[lang]} for lang in ("en", "zh")}
@@ -77,9 +114,8 @@ def race_table(sizes=RACE_SIZES, clusters: tuple[RaceCluster, ...] | None = None
         columns=["cluster", "p", "n", *keys, "fastest"],
         headers={lang: [*T.pairs(K + "h_cluster", K + "h_gpus", K + "h_size")[lang], *(names[lang][k] for k in keys),
                         T.get(K + "h_fastest", lang)] for lang in ("en", "zh")},
-        rows=rows,
+        rows=list(r.rows),
         formats={"p": lambda v: f"{v}", "n": fmt_bytes, **fmt},
         labels=labels,
         notes=T.pairs(K + "note", ib_alpha=fmt_time(IB_HDR.alpha)),
-        meta={"clusters": clusters, "keys": keys},
     )
