@@ -56,9 +56,10 @@ from ..hardware import Link  # noqa: E402
 from ..units import GB, fmt_bytes, fmt_time  # noqa: E402
 
 __all__ = [
-    "CJK_FONT_CANDIDATES", "CJKFontWarning", "LABELS", "PALETTE",
+    "CJK_FONT_CANDIDATES", "CJKFontWarning", "LABELS", "PALETTE", "COLUMN_IN", "SMALL_PT",
+    "min_readable_pt",
     "find_cjk_font", "resolve_lang", "label", "book_style",
-    "figure_png", "min_font_pt", "PNG_KEYS", "TICK_FORMATS", "log_axis", "fig_effective_bandwidth",
+    "figure_png", "min_font_pt", "PNG_KEYS", "label_line_ends", "TICK_FORMATS", "log_axis", "fig_effective_bandwidth",
 ]
 
 CJK_FONT_CANDIDATES: tuple[str, ...] = (
@@ -78,6 +79,28 @@ PALETTE: tuple[str, ...] = (
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442",
 )
 """Okabe–Ito colours: distinguishable with the common colour-vision deficiencies."""
+
+COLUMN_IN = 6.9
+"""The widest a figure is drawn, in inches: the book's text column (about 690 CSS px on a
+desktop) at 100 px per inch, so that a figure is shown at most at its drawn scale there
+(at 150 dpi its PNG has 1.5 pixels per CSS pixel)."""
+
+SMALL_PT = 9.5
+"""The smallest font size, in points, a figure of :data:`COLUMN_IN` width may use: on a
+412 px phone the column is about 380 px, so such a figure is shown at 380 / 6.9 = 55 px
+per inch and 9.5 pt text at 9.5 / 72 * 55 = 7.3 px (the rule: at least 7 px there, 9 px
+on the desktop column).  A narrower figure may go below it in proportion
+(:func:`min_readable_pt`)."""
+
+PHONE_COLUMN_PX = 380.0
+"""The text column on a 412 px wide phone, in CSS px (measured in the built site)."""
+
+
+def min_readable_pt(width_in: float, phone_px: float = 7.0) -> float:
+    """The smallest font size (points) that a figure ``width_in`` inches wide may use for
+    its text to be at least ``phone_px`` CSS px tall on the phone's column."""
+    return phone_px * 72.0 * width_in / PHONE_COLUMN_PX
+
 
 class CJKFontWarning(UserWarning):
     """No CJK font is installed: Chinese figure labels fall back to English."""
@@ -146,9 +169,14 @@ def _style_rc(lang: str) -> dict:
         # explicit family names (not the generic "sans-serif"), so that text objects
         # keep their fonts even when drawn outside this context
         "font.family": families,
-        "font.size": 10,
-        "axes.titlesize": 11,
-        "axes.labelsize": 10,
+        "font.size": 10.5,
+        "axes.titlesize": 11.5,
+        "axes.labelsize": 10.5,
+        "xtick.labelsize": SMALL_PT,
+        "ytick.labelsize": SMALL_PT,
+        "legend.title_fontsize": SMALL_PT,
+        "figure.titlesize": 12,
+        "figure.labelsize": 10.5,
         "axes.prop_cycle": matplotlib.cycler(color=list(PALETTE)),
         "axes.spines.top": False,
         "axes.spines.right": False,
@@ -158,8 +186,8 @@ def _style_rc(lang: str) -> dict:
         "grid.linewidth": 0.6,
         "lines.linewidth": 1.8,
         "legend.frameon": False,
-        "legend.fontsize": 9,
-        "figure.figsize": (7.0, 4.3),
+        "legend.fontsize": SMALL_PT,
+        "figure.figsize": (COLUMN_IN, 4.3),
         "figure.dpi": 100,
         "savefig.dpi": 150,
         "figure.constrained_layout.use": True,
@@ -238,6 +266,37 @@ def _with_text_chunks(png: bytes, meta: dict[str, str]) -> bytes:
         body = b"tEXt" + key.encode("latin-1") + b"\0" + value.encode("latin-1")
         chunks += struct.pack(">I", len(body) - 4) + body + struct.pack(">I", zlib.crc32(body))
     return png[:end_of_ihdr] + chunks + png[end_of_ihdr:]
+
+
+def label_line_ends(ax, lines: Sequence, fontsize: float = SMALL_PT, pad: float = 0.015) -> list:
+    """Write each line's label at its right end, just outside ``ax``, in its colour,
+    instead of a legend; labels whose ends are close are spread apart vertically so that
+    they never overlap (one text line apart).  Call it after the axes' limits are final.
+    Returns the texts (gid ``"end:<line gid or label>"``)."""
+    ax.get_xlim(), ax.get_ylim()  # autoscaled limits are final now
+    to_axes = ax.transScale + ax.transLimits  # data -> axes fraction, log scales included
+    ends = []
+    for line in lines:
+        x, y = line.get_xdata(), line.get_ydata()
+        ends.append([float(to_axes.transform((x[-1], y[-1]))[1]), line])
+    ends.sort(key=lambda e: e[0])
+    height_in = ax.get_position().height * ax.figure.get_figheight()
+    gap = 1.2 * fontsize / 72 / max(height_in, 1e-6)
+    for i in range(1, len(ends)):  # push up what sits too close to the one below
+        ends[i][0] = max(ends[i][0], ends[i - 1][0] + gap)
+    over = ends[-1][0] - 1.0 if ends else 0.0
+    if over > 0:  # then back down, keeping the gaps, if the top one left the axes
+        for e in ends:
+            e[0] -= over
+        for i in range(len(ends) - 2, -1, -1):
+            ends[i][0] = min(ends[i][0], ends[i + 1][0] - gap)
+    out = []
+    for yf, line in ends:
+        name = line.get_label()
+        out.append(ax.text(1 + pad, yf, name, transform=ax.transAxes, ha="left", va="center",
+                           fontsize=fontsize, color=line.get_color(), clip_on=False,
+                           gid=f"end:{line.get_gid() or name}"))
+    return out
 
 
 def _bytes_tick(x: float, _pos: object = None) -> str:
