@@ -1,4 +1,4 @@
-"""P5 §5's typed results (book/p5/allreduce_numbers.py, allreduce_measured.py) against the
+"""P5 §5's typed results (book/p5/allreduce_numbers.py, book/measuring_p5.py) against the
 closed forms written out here, the numbers the chapter states, and numpy; these are the
 checks the page's cells used to assert."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from commbook.book.glue import fields
-from commbook.book.p5.allreduce_measured import TENSOR, measured_vs_ring
+from commbook.book.measuring_p5 import TENSOR, p5_curve
 from commbook.book.p5.allreduce_numbers import (chain_broadcast, crossovers, double_tree, race, ring_cost,
                                                 sharp, sim_check, step_runs)
 from commbook.book.p5.results import link_numbers, versus
@@ -104,7 +104,7 @@ def test_chain_broadcast_against_its_closed_form():
 
 
 def test_measured_vs_ring_signs():
-    m = measured_vs_ring(8, NV)
+    m = p5_curve(NV).measured
     assert m.alpha_min_s > 0 and m.first_above_alpha_s < 0       # below β: a positive α; above: none fits
     assert m.worst_frac < 0.75 and m.first_above_Bps > NV.beta
     assert m.blog_exact == math.prod(TENSOR) and m.blog_exact_bytes == m.blog_exact

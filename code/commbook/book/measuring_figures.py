@@ -118,28 +118,28 @@ def fig_gloo_noise(lang: str = "en", collective: str = "all_reduce") -> Figure:
     return fig
 
 
-def fig_p5_curve(lang: str = "en", data: dict | None = None) -> Figure:
+def fig_p5_curve(lang: str = "en", data=None) -> Figure:
     """P5 §5.6: all-reduce bus bandwidth of the two 8×H100 logs (gids ``"measured:h100"``,
     ``"measured:azure"``), the ring model on the nominal link (``"model"``), its β
     (``"beta"``) and the two SHARP-off points stated in How to Scale Your Model (``"blog"``)."""
     from .measuring_p5 import p5_curve
 
     d = p5_curve() if data is None else data
-    link = d["link"]
+    link = d.link
     with book_style(lang) as lang:
         L = _LAB[lang]
         fig = Figure(figsize=(7.6, 4.4))
         ax = fig.subplots()
-        az, h = d["azure"], d["h100"]
+        az, h = d.azure, d.h100
         ax.plot(az.sizes, az.busbw / GB, "s", ms=4, color=PALETTE[5], label=L["p5_azure"].format(v=az.version, pl=az.placement.replace("_", "-")),
                 gid="measured:azure")
         ax.plot(h.sizes, h.busbw / GB, "o", ms=5, color="0.15", label=L["p5_h100"].format(v=h.version, pl=h.placement.replace("_", "-")),
                 gid="measured:h100")
-        ax.plot(d["grid"], d["grid_busbw"] / GB, color=PALETTE[0],
+        ax.plot(d.grid, d.grid_busbw / GB, color=PALETTE[0],
                 label=L["p5_model"].format(a=f"{link.alpha * 1e6:g} µs", b=fmt_rate(link.beta, 3)), gid="model")
         ax.axhline(link.beta / GB, color=PALETTE[2], ls=":", lw=1.2, label=L["p5_beta"].format(b=fmt_rate(link.beta, 3)),
                    gid="beta")
-        ax.plot(d["blog_sizes"], d["blog_busbw"] / GB, "x", ms=8, mew=2, color=PALETTE[3], label=L["p5_blog"],
+        ax.plot(d.blog_sizes, d.blog_busbw / GB, "x", ms=8, mew=2, color=PALETTE[3], label=L["p5_blog"],
                 gid="blog")
         log_axis(ax, "x", "bytes")
         ax.set_ylim(0, 520)
