@@ -245,17 +245,16 @@ def test_figure3_ratios_and_the_flag():
         for g in (g for g in physics.GENERATIONS.values() if g.family == fam):
             inter = [x for x in ib if x.year <= g.year][-1]
             independent[g.name] = (g.lanes * g.lane_bps * g.efficiency) / (inter.lanes * inter.lane_bps * inter.efficiency)
-    for a, _, ratio in r["pcie"] + r["nvlink"]:
+    for a, _, ratio in r.pcie + r.nvlink:
         assert ratio == pytest.approx(independent[a])
-    pcie = [x for *_, x in r["pcie"]]
-    nvl = [x for *_, x in r["nvlink"]]
+    pcie = [x for *_, x in r.pcie]
+    nvl = [x for *_, x in r.nvlink]
     assert max(pcie) == pytest.approx(2.3106, abs=1e-4) and min(pcie) == pytest.approx(1.2603, abs=1e-4)
-    assert max(pcie) < r["claimed"] / 4 and min(nvl) == pytest.approx(6.4) and max(nvl) == pytest.approx(12)
-    assert nvl[-1] == pytest.approx(9) and r["nvlink_dgx"][-1][2] == pytest.approx(18)
-    assert r["nvlink_dgx"][-1][2] > max(nvl)                     # "widening" needs the NDR pairing
-    assert r["within"] == {"PCIe": False, "NVLink": True}
-    f = pf.gap_facts()
-    assert (f.pcie_lo_x, f.pcie_hi_x, f.nvl5_ndr_x) == pytest.approx((min(pcie), max(pcie), 18))
+    assert max(pcie) < r.claim_x / 4 and min(nvl) == pytest.approx(6.4) and max(nvl) == pytest.approx(12)
+    assert nvl[-1] == pytest.approx(9) and r.nvlink_dgx[-1][2] == pytest.approx(18)
+    assert r.nvlink_dgx[-1][2] > max(nvl)                     # "widening" needs the NDR pairing
+    assert r.within == {"PCIe": False, "NVLink": True}
+    assert (r.pcie_lo_x, r.pcie_hi_x, r.nvl5_ndr_x) == pytest.approx((min(pcie), max(pcie), 18))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -269,8 +268,8 @@ def test_figure3_draws_every_generation_and_ratio(lang, cjk_font):
         assert lines[f"gen:{fam}"].get_ydata() == pytest.approx([g.beta / 1e9 for g in gens])
     blines = {l.get_gid(): l for l in bx.get_lines() if l.get_gid()}
     r = m.gap_ratios()
-    assert blines["ratio:PCIe"].get_ydata() == pytest.approx([x for *_, x in r["pcie"]])
-    assert blines["ratio:NVLink"].get_ydata() == pytest.approx([x for *_, x in r["nvlink"]])
+    assert blines["ratio:PCIe"].get_ydata() == pytest.approx([x for *_, x in r.pcie])
+    assert blines["ratio:NVLink"].get_ydata() == pytest.approx([x for *_, x in r.nvlink])
     assert blines["ratio:dgx"].get_ydata() == pytest.approx([18.0])
     assert blines["claimed"].get_ydata()[0] == pytest.approx(10.0)
 

@@ -1,21 +1,22 @@
 r"""Chapter §1.2: the numbers each section of ``chapters/{zh,en}/ch1/02-performance-models.md``
-puts into its prose, one typed result per section, built from :mod:`.perf_numbers` (the
-calibration's are :class:`.perf_calibration.Calibration`'s own; the page glues them with :func:`commbook.book.glue.glue_fields`).
+puts into its prose that no builder returns itself, one typed result per section, built from
+:mod:`.perf_numbers` (Figure 3's are :class:`.perf_numbers.Gap`'s own, the calibration's
+:class:`.perf_calibration.Calibration`'s; the page glues them with
+:func:`commbook.book.glue.glue_fields`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ... import physics
 from ...cost import LogP, p2p_time
 from ...hardware import NVLINK4_CHAPTER, ROCE_100G, Link
 from ...units import KB, MB, fmt_number, ms, us
 from ..tables import Table
 from .perf_numbers import CHAPTER_LLAMA, CHAPTER_PRINTED_NSTAR, CHECKPOINT_1_1, FIG4, NM13, TABLE1, LlamaBudget
-from .perf_numbers import figure4_timelines, gap_ratios
+from .perf_numbers import figure4_timelines
 
 __all__ = ["in_ms", "Scale", "SCALE", "LinkFacts", "link_facts", "BoxFacts", "box_facts", "Compressed",
-           "compressed", "Table1Facts", "table1_facts", "GapFacts", "gap_facts", "Checkpoint11",
+           "compressed", "Table1Facts", "table1_facts", "Checkpoint11",
            "checkpoint11", "NM13Facts", "nm13_facts", "Fig4Facts", "fig4_facts", "Printed", "printed"]
 
 
@@ -111,41 +112,6 @@ def table1_facts(mid: float = 300 * KB) -> Table1Facts:
     return Table1Facts(nv.n_half, max(others), min(others), mid, share(nv), share(ib),
                        CHAPTER_PRINTED_NSTAR["NVLINK4_CHAPTER"][1], CHAPTER_PRINTED_NSTAR["ROCE_100G"][1],
                        ROCE_100G.n_half)
-
-
-@dataclass(frozen=True)
-class GapFacts:
-    """Figure 3: the chapter's claim, the lowest and highest ratio of each family, NVLink 5
-    against XDR and NDR and NVLink 4 against NDR (with the NICs' names), the years drawn,
-    and PCIe Gen5 x16's data rate, raw rate and Table 1's β."""
-
-    claim_x: float
-    pcie_lo_x: float
-    pcie_hi_x: float
-    nvl_lo_x: float
-    nvl_hi_x: float
-    nvl5_xdr_x: float
-    nvl5_ndr_x: float
-    nvl4_ndr_x: float
-    xdr: str
-    ndr: str
-    y0: int
-    y1: int
-    pcie5_Bps: float
-    pcie5_raw_Bps: float
-    pcie5_t1_Bps: float
-
-
-def gap_facts() -> GapFacts:
-    from ...hardware import PCIE_GEN5
-
-    r = gap_ratios()
-    pc, nvl, dgx = ([x for *_, x in r[k]] for k in ("pcie", "nvlink", "nvlink_dgx"))
-    years = sorted(g.year for g in physics.GENERATIONS.values() if g.family != "InfiniBand")
-    gen5 = physics.generation("PCIe Gen5 x16")
-    return GapFacts(r["claimed"], min(pc), max(pc), min(nvl), max(nvl), nvl[-1], dgx[-1], nvl[-2],
-                    r["nvlink"][-1][1], r["nvlink_dgx"][-1][1], years[0], years[-1], gen5.beta,
-                    gen5.lanes * gen5.lane_bps / 8, PCIE_GEN5.beta)
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ def fig_bandwidth_gap(lang: str = "en") -> Figure:
         ax.legend(loc="upper left")
 
         for key, fam in (("pcie", "PCIe"), ("nvlink", "NVLink")):
-            pairs = ratios[key]
+            pairs = getattr(ratios, key)
             x = [physics.generation(a).year for a, _, _ in pairs]
             y = [r for *_, r in pairs]
             bx.plot(x, y, marker="o", color=_FAMILY_COLOR[fam], gid=f"ratio:{fam}",
@@ -67,13 +67,13 @@ def fig_bandwidth_gap(lang: str = "en") -> Figure:
                 bx.annotate(f"{fmt_ratio(r)}\n{short}/{b}", (xi, r), textcoords="offset points",
                             xytext=(0, 7 if up else -9), ha="center", va="bottom" if up else "top",
                             fontsize=6.5, color=_FAMILY_COLOR[fam])
-        a, b, r = ratios["nvlink_dgx"][-1]
+        a, b, r = ratios.nvlink_dgx[-1]
         bx.plot([physics.generation(a).year], [r], marker="D", ls="none", mfc="white",
                 color=_FAMILY_COLOR["NVLink"], gid="ratio:dgx", label=L["pair_dgx"])
         bx.annotate(f"{fmt_ratio(r)}\nNVL 5.0/{b}", (physics.generation(a).year, r), textcoords="offset points",
                     xytext=(-8, 0), ha="right", va="center", fontsize=6.5, color=_FAMILY_COLOR["NVLink"])
-        bx.axhline(ratios["claimed"], color="0.4", ls="--", lw=1.0, gid="claimed",
-                   label=L["claimed"].format(x=ratios["claimed"]))
+        bx.axhline(ratios.claim_x, color="0.4", ls="--", lw=1.0, gid="claimed",
+                   label=L["claimed"].format(x=ratios.claim_x))
         log_axis(bx, "y", "plain", subs=(1.0, 2.0, 5.0))
         bx.set_ylim(0.6, 40)
         bx.set_xlim(2011, 2025)

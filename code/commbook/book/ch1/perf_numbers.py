@@ -39,7 +39,7 @@ __all__ = [
     "fusion_table",
     "BOX_LINKS", "BOX_NAMES", "box_link_table", "Fusion", "hockney_fusion", "CHECKPOINT_1_1",
     "TABLE1", "CHAPTER_PRINTED_NSTAR", "table1", "link_name", "regime",
-    "gap_ratios", "generations_table", "FIG4", "NM13", "figure4_timelines",
+    "Gap", "gap_ratios", "generations_table", "FIG4", "NM13", "figure4_timelines",
     "LLAMA", "CHAPTER_LLAMA", "LlamaBudget", "llama_budget", "llama_budget_table",
 ]
 
@@ -187,24 +187,60 @@ def table1() -> Table:
 
 
 # ============================================================================ Figure 3 (data)
-def gap_ratios() -> dict:
+@dataclass(frozen=True)
+class Gap:
+    """:func:`gap_ratios`: the chapter's claim (``claim_x``), the lowest and highest ratio of
+    each family, NVLink 5 against XDR and NDR and NVLink 4 against NDR (with the NICs'
+    names), the years drawn, and PCIe Gen5 x16's data rate, raw rate and Table 1's β.
+    ``pcie``, ``nvlink`` and ``nvlink_dgx`` are the (intra, inter, ratio) pairs drawn;
+    ``within`` says per family whether every ratio is at least ``floor``."""
+
+    claim_x: float
+    pcie_lo_x: float
+    pcie_hi_x: float
+    nvl_lo_x: float
+    nvl_hi_x: float
+    nvl5_xdr_x: float
+    nvl5_ndr_x: float
+    nvl4_ndr_x: float
+    xdr: str
+    ndr: str
+    y0: int
+    y1: int
+    pcie5_Bps: float
+    pcie5_raw_Bps: float
+    pcie5_t1_Bps: float
+    floor_x: float
+    within: dict = field(repr=False)
+    pcie: list = field(repr=False)
+    nvlink: list = field(repr=False)
+    nvlink_dgx: list = field(repr=False)
+
+
+def gap_ratios() -> Gap:
     """Intra/inter bandwidth ratios of Figure 3.
 
     ``pcie`` and ``nvlink``: :func:`commbook.physics.contemporary_pairs` (each generation
     against the newest InfiniBand of its year); ``nvlink_dgx``: the same with NVLink 5.0
     paired with the NIC the DGX B200 ships (:data:`commbook.physics.DGX_B200_NIC`).
-    ``claimed`` is the chapter's "order of magnitude" and ``within`` says, per family,
+    ``claim_x`` is the chapter's "order of magnitude" and ``within`` says, per family,
     whether every ratio is at least a third of it (the loosest reading of "roughly an order
     of magnitude": within a factor √10 ≈ 3.2 of 10×, i.e. ≥ 3.2×).
+
+    >>> gap_ratios().within
+    {'PCIe': False, 'NVLink': True}
     """
     pcie = physics.contemporary_pairs("PCIe")
     nvl = physics.contemporary_pairs("NVLink")
     dgx = physics.contemporary_pairs("NVLink", {"NVLink 5.0": physics.DGX_B200_NIC})
     claimed = FIGURE3_CLAIMED_RATIO
     floor = claimed / math.sqrt(claimed)
-    return {"pcie": pcie, "nvlink": nvl, "nvlink_dgx": dgx, "claimed": claimed, "floor": floor,
-            "within": {"PCIe": all(r >= floor for *_, r in pcie),
-                       "NVLink": all(r >= floor for *_, r in nvl)}}
+    pc, nv, dg = ([x for *_, x in pairs] for pairs in (pcie, nvl, dgx))
+    years = sorted(g.year for g in physics.GENERATIONS.values() if g.family != "InfiniBand")
+    gen5 = physics.generation("PCIe Gen5 x16")
+    return Gap(claimed, min(pc), max(pc), min(nv), max(nv), nv[-1], dg[-1], nv[-2], nvl[-1][1], dgx[-1][1], years[0],
+               years[-1], gen5.beta, gen5.lanes * gen5.lane_bps / 8, PCIE_GEN5.beta, floor,
+               {"PCIe": min(pc) >= floor, "NVLink": min(nv) >= floor}, pcie, nvl, dgx)
 
 
 def generations_table() -> Table:
