@@ -143,6 +143,18 @@ def test_front_matter_names_both_sources():
             assert f"chapters/{lang}/notes/{src}-sources" in toc
 
 
+def test_the_pdf_prints_the_notes_last():
+    """tools/pdf_book.py prints each language's parts in _toc.yml order: the notes are its last part."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from pdf_book import book_parts
+
+    for lang, caption in (("en", "Notes on the sources"), ("zh", "关于原文")):
+        assert book_parts(ROOT / "_toc.yml", lang)[-1] == (
+            caption, [f"chapters/{lang}/notes/p5-sources", f"chapters/{lang}/notes/ch1-sources"])
+
+
 # ----------------------------------------------------------------------------- the checker
 def test_checker_sees_markers_and_notes():
     page = "(en-src-p5-1)=\n### Note 1\n[A](../p5/a.md)\n(en-src-p5-2)=\n### Note 2\ntext\n"
