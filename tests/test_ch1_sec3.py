@@ -129,8 +129,9 @@ def test_naive_simulated_equals_serial_convention():
 
 # ============================================================================ six primitives
 def test_primitives_table_is_the_closed_forms():
-    t = pr.primitives_table()
-    N, M, a, b = t.meta["p"], t.meta["n"], t.meta["link"].alpha, t.meta["link"].beta
+    x = pr.primitives()
+    t = pr.primitives_table(x)
+    N, M, a, b = x.p, x.n_bytes, x.link.alpha, x.link.beta
     lg = math.ceil(math.log2(N))
     expect = {
         ("broadcast", "binomial"): lg * (a + M / b),
@@ -145,6 +146,10 @@ def test_primitives_table_is_the_closed_forms():
     assert len(t) == len(expect)
     for (c, alg), v in expect.items():
         assert t.find(collective=c, algorithm=alg)["time"] == pytest.approx(v, rel=1e-12)
+    assert (x.bc_tree_s, x.bc_sag_s, x.ar_ring_s, x.ar_tree_s, x.ag_ring_s) == pytest.approx(
+        [expect[k] for k in (("broadcast", "binomial"), ("broadcast", "scatter_allgather"), ("all_reduce", "ring"),
+                             ("all_reduce", "tree"), ("all_gather", "ring"))], rel=1e-12)
+    assert x.levels == lg == 6
     for lang in ("en", "zh"):
         html = t.to_html(lang)
         assert all(r.formula in html for r in pr.PRIMITIVE_ROWS)

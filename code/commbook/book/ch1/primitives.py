@@ -28,7 +28,8 @@ Conventions (stated so every number can be checked):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import InitVar, dataclass, field
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -42,7 +43,7 @@ from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch
 from ...units import GB, MB, fmt_bytes, fmt_time
 from ..names import display_name
-from ..plots import PALETTE, book_style
+from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style
 from ..text import texts
 from ..tables import Table
 from .boxes import BOX_LINKS, link_name
@@ -51,7 +52,7 @@ T = texts("ch1")
 __all__ = [
     "CHAPTER_STATED", "NM_1_4_LINK", "link_name", "FIG5_OPS", "FIG5_LABELS", "figure5_inputs",
     "figure5_runs", "fig5_text", "fig_primitives", "NaiveRatio", "naive_ring_ratio", "Decomposition", "FloatOrder", "PRIMITIVE_ROWS",
-    "primitives_table", "rs_ag_equals_ar", "float_order",
+    "Primitives", "primitives", "primitives_table", "rs_ag_equals_ar", "float_order",
 ]
 
 NM_1_4_LINK = BOX_LINKS["nm1.4"]
@@ -125,7 +126,7 @@ def fig5_text(op: str, value: int, rank: int, role: str) -> str:
     raise ValueError(f"Figure 5 has no panel {op!r}")
 
 
-def _box(ax, x, y, w, h, text, edge, face, gid, weight="normal", size=8.5, color="0.1"):
+def _box(ax, x, y, w, h, text, edge, face, gid, weight="normal", size=SMALL_PT, color="0.1"):
     ax.add_patch(FancyBboxPatch((x, y - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.08",
                                 ec=edge, fc=face, lw=1.1))
     ax.text(x + w / 2, y, text, ha="center", va="center", fontsize=size, fontweight=weight,
@@ -142,8 +143,8 @@ def fig_primitives(lang: str = "en") -> Figure:
     blue, green, violet, orange = PALETTE[0], PALETTE[2], PALETTE[4], PALETTE[1]
     with book_style(lang) as lang:
         lab = FIG5_LABELS[lang]
-        fig = Figure(figsize=(11.5, 7.6))
-        axes = fig.subplots(2, 2).ravel()
+        fig = Figure(figsize=(COLUMN_IN, 11.6))
+        axes = fig.subplots(4, 1)  # one panel per row: each the column's width
         for ax, op in zip(axes, FIG5_OPS):
             ax.set_xlim(0, 14)
             ax.set_ylim(0.4, 7.2)
@@ -154,15 +155,15 @@ def fig_primitives(lang: str = "en") -> Figure:
                 (green, (0.0, 0.62, 0.45, 0.18))
             op_edge = violet if op == "all_to_all" else orange
             ax.text(0.35, 6.7, lab[op], ha="left", va="center", fontsize=11, fontweight="bold")
-            ax.text(13.65, 6.7, lab[f"{op}_head"], ha="right", va="center", fontsize=8.5,
+            ax.text(13.65, 6.7, lab[f"{op}_head"], ha="right", va="center", fontsize=SMALL_PT,
                     fontweight="bold", color=out_edge)
-            ax.text(0.35, 6.15, lab[f"{op}_desc"], ha="left", va="center", fontsize=8, color="0.35")
+            ax.text(0.35, 6.15, lab[f"{op}_desc"], ha="left", va="center", fontsize=SMALL_PT, color="0.35")
             ys = [5.2, 4.3, 3.4, 2.5]
             y_op = sum(ys) / len(ys)
             outs = runs[op].outputs
             x_op, w_op = 5.3, 3.6
             for r, (x_in, x_out, y) in enumerate(zip(inputs[op], outs, ys)):
-                ax.text(0.3, y, f"G{r}", ha="left", va="center", fontsize=8.5, color="0.25")
+                ax.text(0.3, y, f"G{r}", ha="left", va="center", fontsize=SMALL_PT, color="0.25")
                 w = 0.95
                 for j, v in enumerate(np.ravel(x_in)):
                     _box(ax, 1.0 + j * w, y, w * 0.92, 0.7, fig5_text(op, v, r, "in"), blue, "white",
@@ -176,10 +177,10 @@ def fig_primitives(lang: str = "en") -> Figure:
                 ax.annotate("", (9.75, y), (x_op + w_op, y_op),
                             arrowprops=dict(arrowstyle="-|>", color=out_edge, lw=0.9))
             _box(ax, x_op, y_op, w_op, 0.95, OPERATOR[op], op_edge, (1, 1, 1, 1) if op == "all_to_all"
-                 else (0.9, 0.62, 0.0, 0.15), f"{op}:op", weight="bold", size=9, color=op_edge)
-            ax.text(7.0, 1.35, lab["use"] + lab[f"{op}_use"], ha="center", va="center", fontsize=8.5)
+                 else (0.9, 0.62, 0.0, 0.15), f"{op}:op", weight="bold", size=10, color=op_edge)
+            ax.text(7.0, 1.35, lab["use"] + lab[f"{op}_use"], ha="center", va="center", fontsize=SMALL_PT)
         fig.suptitle(lab["title"], fontsize=12)
-        fig.supxlabel(lab["key"], fontsize=8.5, color="0.3")
+        fig.supxlabel(lab["key"], fontsize=SMALL_PT, color="0.3")
     return fig
 
 
@@ -240,18 +241,48 @@ for all-to-all."""
 _PRIM_TEXT = T.labels("primitives.prim.")
 
 
-def primitives_table(p: int = 64, n: float = 100 * MB, link: Link = IB_NDR_CHAPTER) -> Table:
+@dataclass(frozen=True)
+class Primitives:
+    """:func:`primitives`: the setting (``p`` ranks, ``n_bytes``, ``levels`` = ⌈log₂p⌉ of a
+    binomial tree), the five times the prose reads, and every row's time in ``times``
+    ((collective, algorithm) → s); ``link`` is an attribute, not a field."""
+
+    p: int
+    n_bytes: float
+    bc_tree_s: float
+    bc_sag_s: float
+    ar_ring_s: float
+    ar_tree_s: float
+    ag_ring_s: float
+    levels: int
+    times: dict = field(repr=False)
+    link: InitVar[Link] = None
+
+    def __post_init__(self, link: Link) -> None:
+        object.__setattr__(self, "link", link)
+
+
+def primitives(p: int = 64, n: float = 100 * MB, link: Link = IB_NDR_CHAPTER) -> Primitives:
+    """The time of each algorithm of :data:`PRIMITIVE_ROWS` for ``p`` ranks, ``n`` bytes and
+    ``link`` (:func:`commbook.collectives.predict`).
+
+    >>> primitives().levels
+    6
+    """
+    t = {(r.collective, r.algorithm): predict(r.collective, r.algorithm, p, n, link.alpha, link.beta)
+         for r in PRIMITIVE_ROWS}
+    return Primitives(p, n, t["broadcast", "binomial"], t["broadcast", "scatter_allgather"], t["all_reduce", "ring"],
+                      t["all_reduce", "tree"], t["all_gather", "ring"], math.ceil(math.log2(p)), t, link)
+
+
+def primitives_table(prim: Primitives | None = None) -> Table:
     """The six primitives, narrowest first: what each computes, its main use, the closed
-    form of the algorithms in :data:`PRIMITIVE_ROWS` and their time for ``p`` ranks, ``n``
-    bytes and ``link`` (:func:`commbook.collectives.predict`)."""
-    rows = []
-    for r in PRIMITIVE_ROWS:
-        rows.append({
-            "prim": r.collective, "does": f"{r.collective}_does", "use": f"{r.collective}_use",
-            "algo": f"{r.collective}:{r.algorithm}", "formula": r.formula,
-            "time": predict(r.collective, r.algorithm, p, n, link.alpha, link.beta),
-            "collective": r.collective, "algorithm": r.algorithm,
-        })
+    form of the algorithms in :data:`PRIMITIVE_ROWS` and their time (:func:`primitives`)."""
+    x = primitives() if prim is None else prim
+    p, n, link = x.p, x.n_bytes, x.link
+    rows = [{"prim": r.collective, "does": f"{r.collective}_does", "use": f"{r.collective}_use",
+             "algo": f"{r.collective}:{r.algorithm}", "formula": r.formula, "time": x.times[r.collective, r.algorithm],
+             "collective": r.collective, "algorithm": r.algorithm} for r in PRIMITIVE_ROWS]
     labels = {lang: dict(_PRIM_TEXT[lang]) for lang in ("en", "zh")}
     for lang in labels:
         for r in PRIMITIVE_ROWS:
@@ -266,7 +297,6 @@ def primitives_table(p: int = 64, n: float = 100 * MB, link: Link = IB_NDR_CHAPT
         headers={lang: text.split("|") for lang, text in T("primitives.table_heads").items()},
         rows=rows, formats={"time": lambda t: fmt_time(t, 3)}, labels=labels,
         notes=T.pairs("primitives.note_m", "primitives.note_times"),
-        meta={"p": p, "n": n, "link": link},
     )
 
 

@@ -5,7 +5,6 @@ into its prose, one typed result per section, built from :mod:`.primitives`,
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,8 +18,7 @@ from ...units import MB
 from ..tables import Table
 from .primitives import CHAPTER_STATED, figure5_inputs, figure5_runs
 
-__all__ = ["listing", "Fig5Facts", "fig5_facts", "PrimFacts", "prim_facts",
-           "PairCounts", "pair_counts", "TopK", "top_k_facts", "CapFacts", "cap_facts", "SkewFacts", "skew_facts",
+__all__ = ["listing", "Fig5Facts", "fig5_facts", "PairCounts", "pair_counts", "TopK", "top_k_facts", "CapFacts", "cap_facts", "SkewFacts", "skew_facts",
            "HierFacts", "hier_facts"]
 
 
@@ -48,28 +46,6 @@ def fig5_facts() -> Fig5Facts:
     return Fig5Facts(p, p - 1, listing([int(v[0]) for v in x["all_reduce"]]), int(runs["all_reduce"].outputs[0][0]),
                      listing([int(o[0]) for o in runs["reduce_scatter"].outputs]),
                      listing(x["reduce_scatter"][1].tolist()))
-
-
-@dataclass(frozen=True)
-class PrimFacts:
-    """The primitives table read by the prose: its setting and five of its times."""
-
-    p: int
-    n_bytes: float
-    bc_tree_s: float
-    bc_sag_s: float
-    ar_ring_s: float
-    ar_tree_s: float
-    ag_ring_s: float
-    levels: int
-
-
-def prim_facts(prim: Table) -> PrimFacts:
-    """Read :func:`.primitives.primitives_table`."""
-    t = lambda c, a: prim.find(collective=c, algorithm=a)["time"]
-    p = prim.meta["p"]
-    return PrimFacts(p, prim.meta["n"], t("broadcast", "binomial"), t("broadcast", "scatter_allgather"),
-                     t("all_reduce", "ring"), t("all_reduce", "tree"), t("all_gather", "ring"), math.ceil(math.log2(p)))
 
 
 @dataclass(frozen=True)
