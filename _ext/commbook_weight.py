@@ -5,6 +5,8 @@ Once the site is written, every page but the search page loses
 * the search scripts (``searchtools.js``, ``language_data.js`` and ``searchindex.js``, 1.3 MB
   with the API reference): the pydata theme loads them everywhere for a search-as-you-type
   box that this book turns off (its search box opens the search page, which keeps them);
+  with them goes the book's own ``commbook-search.js`` (the search page's language and
+  snippets);
 * ``fontawesome.js`` (1.5 MB), which redraws the theme's ten or so icons as inline SVG: the
   theme's stylesheet already draws the same icons from the Font Awesome web font it ships
   (``fa-solid-900.woff2``, 0.16 MB), so the header looks the same without the script.
@@ -18,7 +20,7 @@ from sphinx.application import Sphinx
 
 DROPPED = re.compile(
     r'[ \t]*<script (?:defer )?src="(?:\.\./)*(?:_static/searchtools\.js|_static/language_data\.js'
-    r'|searchindex\.js|_static/scripts/fontawesome\.js)(?:\?[^"]*)?"></script>\n?')
+    r'|searchindex\.js|_static/commbook-search\.js|_static/scripts/fontawesome\.js)(?:\?[^"]*)?"></script>\n?')
 
 
 def lighter_pages(app: Sphinx, exception: Exception | None) -> None:
