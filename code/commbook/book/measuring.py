@@ -26,7 +26,7 @@ T = texts("measure")
 
 __all__ = ["H100_LOG", "A100_LOG", "AZURE_LOG", "NVIDIA", "GLOO", "GLOO_P", "GLOO_OPS", "GLOO_FIT_MAX",
            "Curve", "curve", "log_run", "system_name", "coll_name", "size_text", "wire_rate", "gloo_repeats",
-           "gloo_spread", "fit_curve", "FIT_CASES", "fits", "gloo_table", "logs_table", "fit_table"]
+           "Spread", "gloo_spread", "fit_curve", "FIT_CASES", "fits", "gloo_table", "logs_table", "fit_table"]
 
 H100_LOG = "h100x8_nvswitch_nccl2.29.2_nccl-tests.log"
 A100_LOG = "a100x8_nvswitch_nccl-tests_allreduce.txt"
@@ -130,19 +130,34 @@ def gloo_repeats(system: str, p: int, collective: str) -> np.ndarray:
     return np.array([pt["time_s_repeats"] for pt in raw["points"]], dtype=float)
 
 
-def gloo_spread(system: str) -> dict:
-    """Slowest over fastest repeat of every point of ``system`` (18 records × 9 sizes):
-    the median, the 90th percentile and the largest; and the range of the smallest size's
-    median times."""
+@dataclass(frozen=True)
+class Spread:
+    """Slowest over fastest repeat of every point of a gloo machine (18 records × 9 sizes):
+    the median, the 90th percentile and the largest; and each record's median time at its
+    smallest size."""
+
+    points: int
+    median_x: float
+    p90_x: float
+    max_x: float
+    small_s: tuple[float, ...]
+
+
+def gloo_spread(system: str) -> Spread:
+    """:class:`Spread` of the gloo records of ``system`` (``gloo16`` or ``gloo2``).
+
+    >>> gloo_spread("gloo16").points
+    162
+    """
     ratios, small = [], []
     for p in GLOO_P:
         for op in GLOO_OPS:
             r = gloo_repeats(system, p, op)
             ratios.extend(r.max(axis=1) / r.min(axis=1))
-            small.append(curve(system, op, p).times[0])
+            small.append(float(curve(system, op, p).times[0]))
     ratios = np.array(ratios)
-    return {"median": float(np.median(ratios)), "p90": float(np.percentile(ratios, 90)),
-            "max": float(ratios.max()), "n": int(ratios.size), "small_min": min(small), "small_max": max(small)}
+    return Spread(int(ratios.size), float(np.median(ratios)), float(np.percentile(ratios, 90)), float(ratios.max()),
+                  tuple(small))
 
 
 def fit_curve(c: Curve, algorithm: str = "ring") -> _fit.Fit:
@@ -203,8 +218,8 @@ def gloo_table() -> Table:
         rows=rows,
         formats={"t_small16": t, "t_small2": t, "t_mid16": t, "t_mid2": t, "bus16": lambda v: fmt_rate(v, 3), "bus2": lambda v: fmt_rate(v, 3)},
         notes={lang: [T.get("measuring.gloo.note_times", lang),
-                      T.get("measuring.gloo.note_spread", lang, n=s16["n"], med16=x(s16["median"]), med2=x(s2["median"]),
-                            p90_16=x(s16["p90"]), p90_2=x(s2["p90"]))] for lang in ("en", "zh")},
+                      T.get("measuring.gloo.note_spread", lang, n=s16.points, med16=x(s16.median_x), med2=x(s2.median_x),
+                            p90_16=x(s16.p90_x), p90_2=x(s2.p90_x))] for lang in ("en", "zh")},
         meta={"spread": spread},
     )
 

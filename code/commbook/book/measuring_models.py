@@ -20,9 +20,10 @@ from ..measure.fitting import fit_point_to_point
 from ..measure.nccl_tuning import NCCL_RELEASE
 from .ch1.libraries import flat_region
 from ..units import fmt_number, fmt_pct, fmt_rate, fmt_ratio, fmt_time
+from .p5.common import span
 from .measuring import A100_LOG, GLOO_FIT_MAX, GLOO_P, curve, fit_curve, log_run, size_text, wire_rate
 
-__all__ = ["NCCL_RELEASE", "NODES", "COMPARED", "comparisons", "predictor_lines", "span", "SIMPLE_BAND",
+__all__ = ["NCCL_RELEASE", "NODES", "COMPARED", "comparisons", "predictor_lines", "SIMPLE_BAND",
            "Flat", "flat_miss", "Simple", "simple_miss", "Nvls", "nvls_miss", "Small", "small_miss",
            "GlooRs", "gloo_rs_miss"]
 
@@ -57,17 +58,6 @@ def _ring_time(c, f, n):
 
 _t3 = lambda t: fmt_time(t, 3)
 _r3 = lambda b: fmt_rate(b, 3)
-
-
-def span(values, fmt) -> str:
-    """The range of ``values`` as text, ``'lo–hi'``; one value when both ends print alike.
-
-    >>> span([1.0, 2.0], str)
-    '1.0–2.0'
-    """
-    values = list(values)
-    lo, hi = fmt(min(values)), fmt(max(values))
-    return lo if lo == hi else f"{lo}–{hi}"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from ..measure.nccl_model import TARGETS, WORST_TARGET
 from ..units import MiB, fmt_pct
 from . import measuring as M
 from . import measuring_models as MM
-from .measuring_models import _r3, _t3, span
+from .measuring_models import _r3, _t3
+from .p5.common import span
 
 __all__ = ["three", "Gloo", "gloo_numbers", "Logs", "log_numbers", "Fits", "fit_numbers",
            "AgCheck", "ag_check", "Accuracy", "accuracy_numbers", "RsCheck", "rs_check"]
@@ -60,11 +61,10 @@ def gloo_numbers(gt=None) -> Gloo:
     gt = M.gloo_table() if gt is None else gt
     s16, s2 = gt.meta["spread"]["gloo16"], gt.meta["spread"]["gloo2"]
     ar4 = gt.find(collective="all_reduce", p=4)
-    return Gloo(ops=len(M.GLOO_OPS), ps=", ".join(str(p) for p in M.GLOO_P), points=s16["n"],
-                spread16_med_x=s16["median"], spread16_p90_x=s16["p90"], spread2_med_x=s2["median"],
-                spread2_p90_x=s2["p90"], spread2_max_x=s2["max"],
-                small16_range=span((s16["small_min"], s16["small_max"]), _t3),
-                small2_range=span((s2["small_min"], s2["small_max"]), _t3),
+    return Gloo(ops=len(M.GLOO_OPS), ps=", ".join(str(p) for p in M.GLOO_P), points=s16.points,
+                spread16_med_x=s16.median_x, spread16_p90_x=s16.p90_x, spread2_med_x=s2.median_x,
+                spread2_p90_x=s2.p90_x, spread2_max_x=s2.max_x,
+                small16_range=span(s16.small_s, _t3), small2_range=span(s2.small_s, _t3),
                 ar4_16_s=ar4["t_small16"], ar4_2_s=ar4["t_small2"], ar4_x=ar4["t_small2"] / ar4["t_small16"])
 
 
