@@ -18,6 +18,8 @@ import pytest
 
 from commbook import hardware as hw
 from commbook.book.ch1 import overlap_figures as figs
+from commbook.book.ch1 import overlap_buckets as ob
+from commbook.book.ch1 import overlap_napkin as on
 from commbook.book.ch1 import overlap_numbers as ov
 from commbook.book.ch1 import overlap_tables as ovt
 from commbook.book.ch1.boxes import BOX_LINKS, BOX_NAMES
@@ -37,7 +39,7 @@ L, B, A = 32, 15e-3, 26.4e-3             # the box: 32 layers, 15 ms backward, 2
 
 
 def test_nm18_inputs_are_the_box():
-    c = ov.NM18
+    c = on.NM18
     assert (c["layers"], c["params"], c["nodes"] * c["gpus_per_node"]) == (32, 7e9, 64)
     assert c["backward"] == pytest.approx(B) and c["allreduce"] == pytest.approx(A)
     assert c["bucket"] == 100 * MB and c["bytes_per_value"] == 4
@@ -46,7 +48,7 @@ def test_nm18_inputs_are_the_box():
 def test_nm18_timeline_equals_the_closed_forms_and_the_chapter():
     """Sequential N(b + a); pipelined, the box's T_bwd + T_first + (N − 1)(a − b), which is
     b + N·a when a > b (the network stream never rests); 1,324.8 ms, 859.8 ms, 35.1 %."""
-    r = ov.nm18()
+    r = on.nm18()
     assert r["sequential"] == pytest.approx(L * (B + A), rel=1e-12)
     assert r["pipelined"] == pytest.approx(L * B + A + (L - 1) * (A - B), rel=1e-12)
     assert r["pipelined"] == pytest.approx(B + L * A, rel=1e-12)
@@ -56,15 +58,15 @@ def test_nm18_timeline_equals_the_closed_forms_and_the_chapter():
     assert r["stall"] == pytest.approx(r["pipelined"] - L * B, rel=1e-12)
     assert r["hidden"] == pytest.approx(1 - (B + L * A - L * B) / (L * A), rel=1e-12)
     for key in ("sequential", "pipelined"):
-        value, dec = ov.CHAPTER_NM18[key]
+        value, dec = on.CHAPTER_NM18[key]
         assert _round(r[key] * 1e3, dec) == _round(value * 1e3, dec)
 
 
 def test_nm18_layer_bytes_round_to_the_chapter():
     """7e9 / 32 × 4 B = 875 MB of FP32 gradients per layer; the box says about 880 MB."""
-    r = ov.nm18()
+    r = on.nm18()
     assert r["layer_bytes"] == pytest.approx(7e9 / 32 * 4) == pytest.approx(875 * MB)
-    assert round(r["layer_bytes"], -7) == ov.CHAPTER_NM18["layer_bytes"][0] == 880 * MB
+    assert round(r["layer_bytes"], -7) == on.CHAPTER_NM18["layer_bytes"][0] == 880 * MB
 
 
 def test_nm18_in_flight_when_backward_ends():
@@ -72,8 +74,8 @@ def test_nm18_in_flight_when_backward_ends():
     end after N·b are still in flight: N − ⌊(N·b − b)/a⌋ = 15."""
     ends = B + A * np.arange(1, L + 1)
     expected = int(np.sum(ends > L * B + 1e-12))
-    assert ov.nm18()["in_flight"] == expected == L - math.floor((L * B - B) / A)
-    hier = ov.nm18(ov.nm18_check()["bucketed"])
+    assert on.nm18()["in_flight"] == expected == L - math.floor((L * B - B) / A)
+    hier = on.nm18(on.nm18_check()["bucketed"])
     assert hier["in_flight"] == 1                      # only the last one: it is hidden otherwise
 
 
@@ -88,7 +90,7 @@ def _hierarchical(nodes, g, n, intra, inter):
 def test_nm18_all_reduce_against_the_hierarchical_model():
     """The given 26.4 ms is 3.6× the model's 7.28 ms (7.23 ms of it bandwidth);
     in 100 MB buckets 7.67 ms; only a flat ring (34.7 ms) is slower than the given value."""
-    chk = ov.nm18_check()
+    chk = on.nm18_check()
     n = 875e6
     nvl, ib = BOX_LINKS["nm1.8-nvl"], BOX_LINKS["nm1.8"]
     assert (nvl.alpha, nvl.beta) == (hw.NVLINK4_CHAPTER.alpha, hw.NVLINK4_CHAPTER.beta)
@@ -105,7 +107,7 @@ def test_nm18_all_reduce_against_the_hierarchical_model():
 
 
 def test_nm18_table_rows():
-    t = ov.nm18_table()
+    t = on.nm18_table()
     chk = t.meta["check"]
     given, hier, flat = t.rows
     assert [r["variant"] for r in t.rows] == ["given", "hierarchical", "flat"]
@@ -130,13 +132,13 @@ def test_single_node_check_and_its_memory():
     """2·(7/8)·140 GB / 450 GB/s = 0.5444 s ≈ 0.54 s, 25.9 % ≈ 26 % of 2.1 s; plain data
     parallelism needs 16 B per parameter, 1.12 TB per GPU, 14× an 80 GB H100;
     ZeRO-3 over 8 GPUs still 140 GB."""
-    from commbook.book.ch1.overlap_results import single_node
+    from commbook.book.ch1.overlap_napkin import single_node
     sn = single_node()
     t = 2 * 7 / 8 * 140e9 / 450e9
     assert sn.time_s == pytest.approx(t, rel=1e-12)
-    assert _round(sn.time_s, 2) == ov.CHAPTER_SINGLE_NODE["time"][0] == 0.54
+    assert _round(sn.time_s, 2) == on.CHAPTER_SINGLE_NODE["time"][0] == 0.54
     assert sn.share_frac == pytest.approx(t / 2.1, rel=1e-12)
-    assert _round(sn.share_frac * 100, 0) == ov.CHAPTER_SINGLE_NODE["share"][0] == 26
+    assert _round(sn.share_frac * 100, 0) == on.CHAPTER_SINGLE_NODE["share"][0] == 26
     assert _round(sn.share_frac * 100, 1) == 25.9
     assert sn.mem_bytes == pytest.approx((2 + 2 + 12) * 70e9) == pytest.approx(1.12e12)
     assert sn.mem_times == pytest.approx(14) and not sn.fits
@@ -166,19 +168,20 @@ def test_overhead_example():
     without: overlap saves the wire time of all but the last layer and nothing else."""
     e = ov.overhead_example()
     n, b, a, o = 100, 30 * us, 20 * us, 50 * us
-    assert e["layers"] == n and e["o"] == pytest.approx(o)
-    assert e["overlapped"] == pytest.approx(n * b + 2 * n * o + a, rel=1e-12)
-    assert e["blocking"] == pytest.approx(n * (b + 2 * o + a), rel=1e-12)
-    assert e["overhead"] > e["compute"] and b < 2 * o
+    assert e.layers == n and e.o_s == pytest.approx(o)
+    assert e.over_s == pytest.approx(n * b + 2 * n * o + a, rel=1e-12)
+    assert e.block_s == pytest.approx(n * (b + 2 * o + a), rel=1e-12)
+    assert e.overhead_s > e.compute_s and b < 2 * o
+    assert e.saved_s == pytest.approx((n - 1) * a) and e.share_frac == pytest.approx(2 * n * o / e.over_s)
 
 
 def test_residual_example():
     """2o + max(compute, wire) against compute + 2o + wire; the wire is the ring closed form."""
     r = ov.residual_example()
     wire = 2 * 63 * 5e-6 + 2 * 63 / 64 * 500e6 / 50e9
-    assert r["wire"] == pytest.approx(wire, rel=1e-12) and round(wire * 1e3) == 20
-    assert r["overlapped"] == pytest.approx(2 * 50e-6 + max(30e-3, wire), rel=1e-12)
-    assert r["hidden"] == pytest.approx(wire, rel=1e-9)
+    assert r.wire_s == pytest.approx(wire, rel=1e-12) and round(wire * 1e3) == 20
+    assert r.over_s == pytest.approx(2 * 50e-6 + max(30e-3, wire), rel=1e-12)
+    assert r.hidden_s == pytest.approx(wire, rel=1e-9)
 
 
 def test_ring_against_tree():
@@ -188,10 +191,10 @@ def test_ring_against_tree():
     p, n, al, be = 64, 1e6, 5e-6, 50e9
     ring = 2 * (p - 1) * al + 2 * (p - 1) / p * n / be
     tree = 2 * math.log2(p) * (al + n / be)
-    assert rt["ring"]["allreduce"] == pytest.approx(ring) and rt["tree"]["allreduce"] == pytest.approx(tree)
-    assert rt["penalty_blocking"] == pytest.approx(32 * (ring - tree), rel=1e-9)
-    assert rt["penalty_overlapped"] == pytest.approx(ring - tree, rel=1e-9)
-    x = rt["crossover"]     # ring = tree there: solve the two affine forms
+    assert rt.ring_s == pytest.approx(ring) and rt.tree_s == pytest.approx(tree)
+    assert rt.pen_block_s == pytest.approx(32 * (ring - tree), rel=1e-9)
+    assert rt.pen_over_s == pytest.approx(ring - tree, rel=1e-9)
+    x = rt.cross_bytes     # ring = tree there: solve the two affine forms
     assert x == pytest.approx((2 * math.log2(p) - 2 * (p - 1)) * al / (2 * (p - 1) / p / be - 2 * math.log2(p) / be),
                               rel=1e-6)
     assert n < x
@@ -200,8 +203,8 @@ def test_ring_against_tree():
 # ============================================================================ buckets
 @pytest.mark.parametrize("cap", [CAP, 50 * MiB, 10 * MiB])
 def test_bucket_boundaries_on_the_synthetic_list(cap):
-    t = ov.bucket_table(cap=cap)
-    sizes = [int(s) for _, s in ov.SYNTHETIC_PARAMS]
+    t = ob.bucket_table(cap=cap)
+    sizes = [int(s) for _, s in ob.SYNTHETIC_PARAMS]
     walks = {"first": (False, False), "construction": (False, True), "rebuilt": (True, False)}
     assert t.meta["first"] == [list(range(len(sizes)))]           # the default's 1st iteration
     for key, (rebuilt, unused) in walks.items():
@@ -218,7 +221,7 @@ def test_synthetic_table_shows_the_rule():
     1 MiB by itself) and is reduced last; the rebuilt first bucket overshoots 1 MiB; buckets
     above the cap exist; the open bucket and the default's single first-iteration bucket
     show no limit."""
-    t = ov.bucket_table()
+    t = ob.bucket_table()
     sizes = t.meta["sizes"]
     cons, reb = t.meta["construction"], t.meta["rebuilt"]
     assert cons[-1] == [0] and sizes[0] > CAP
@@ -243,7 +246,7 @@ def _maxplus(plan, shape):
     t_ready = np.cumsum([shape.backward[i] for i in ready_order])
     pos = {p: k for k, p in enumerate(ready_order)}
     end = 0.0
-    cost = ov.ring_allreduce_cost(ov.SWEEP_GPUS, ov.EXAMPLE_LINK)
+    cost = ob.ring_allreduce_cost(ob.SWEEP_GPUS, ov.EXAMPLE_LINK)
     for bucket, nbytes in zip(plan.buckets, plan.bucket_bytes):
         start = max(t_ready[max(pos[i] for i in bucket)], end)
         end = start + cost(nbytes)
@@ -252,7 +255,7 @@ def _maxplus(plan, shape):
 
 @pytest.mark.parametrize("shape", [MANY_SMALL_LAYERS, FEW_LARGE_LAYERS], ids=lambda s: s.name)
 def test_sweep_optimum_is_interior(shape):
-    s = ov.sweep_summary(shape)
+    s = ob.sweep_summary(shape)
     caps = [c for c, _ in s["sweep"]]
     steps = np.array([p.step_time for _, p in s["sweep"]])
     k = int(np.argmin(steps))
@@ -265,7 +268,7 @@ def test_sweep_optimum_is_interior(shape):
 def test_sweep_optimum_against_the_chapter_ranges():
     """Many small layers: 5 MiB = 5.24 MB, inside '5–10 MB'; few large layers: 120 MiB =
     126 MB, above '50–100 MB', with 100 MiB (104.9 MB) within 0.2 % of it."""
-    small, large = ov.sweep_summary(MANY_SMALL_LAYERS), ov.sweep_summary(FEW_LARGE_LAYERS)
+    small, large = ob.sweep_summary(MANY_SMALL_LAYERS), ob.sweep_summary(FEW_LARGE_LAYERS)
     lo, hi = small["range"]
     assert lo <= small["cap"] <= hi and small["cap"] == 5 * MiB
     lo, hi = large["range"]
@@ -277,30 +280,30 @@ def test_sweep_optimum_against_the_chapter_ranges():
 def test_sweep_assumptions():
     """Compute per gradient byte 0.2 ns and 0.04 ns; the ring's 2(p−1)/(pβ) per byte and
     2(p−1)α per call on 64 GPUs, α = 5 µs, β = 50 GB/s."""
-    small, large = ov.sweep_summary(MANY_SMALL_LAYERS), ov.sweep_summary(FEW_LARGE_LAYERS)
+    small, large = ob.sweep_summary(MANY_SMALL_LAYERS), ob.sweep_summary(FEW_LARGE_LAYERS)
     assert small["compute_per_byte"] == pytest.approx(0.2e-9) and large["compute_per_byte"] == pytest.approx(0.04e-9)
     assert small["net_per_byte"] == pytest.approx(2 * 63 / 64 / 50e9, rel=1e-9)
-    assert small["start_up"] == pytest.approx(2 * 63 * 5e-6) == ov.ring_startup()
-    fb = ov.FEW_LARGE_BASIS
+    assert small["start_up"] == pytest.approx(2 * 63 * 5e-6) == ob.ring_startup()
+    fb = ob.FEW_LARGE_BASIS
     d = fb["d_model"]
-    assert sum(ov.layer_tensors(FEW_LARGE_LAYERS)) == (4 * d * d + 2 * d * 4 * d) * fb["bytes_per_value"]
+    assert sum(ob.layer_tensors(FEW_LARGE_LAYERS)) == (4 * d * d + 2 * d * 4 * d) * fb["bytes_per_value"]
     per_byte = fb["flops_per_param_token"] * fb["tokens"] / fb["flops"] / fb["bytes_per_value"]
     assert per_byte == pytest.approx(large["compute_per_byte"], rel=0.03)
-    assert max(ov.layers_of(MANY_SMALL_LAYERS)) + 1 == 100 and max(ov.layers_of(FEW_LARGE_LAYERS)) + 1 == 8
+    assert max(ob.layers_of(MANY_SMALL_LAYERS)) + 1 == 100 and max(ob.layers_of(FEW_LARGE_LAYERS)) + 1 == 8
 
 
 def test_construction_against_rebuilt():
-    cr = ov.construction_vs_rebuilt()
+    cr = ob.construction_vs_rebuilt()
     assert cr["rebuilt"].step_time < cr["construction"].step_time
     # the rebuilt first bucket is the 1 MiB-limited one; the constructor's is reduced last
     assert cr["rebuilt"].bucket_bytes[0] < CAP and cr["construction"].bucket_bytes[-1] < CAP
 
 
 def test_bucket_plans_for_the_figure():
-    plans = ov.bucket_plans()
+    plans = ob.bucket_plans()
     caps = [c for c, _ in plans]
-    best = ov.sweep_summary(ov.TIMELINE_SHAPE)["cap"]
-    assert caps == [CAP, best, ov.SWEEP_GRID[-1]]
+    best = ob.sweep_summary(ob.TIMELINE_SHAPE)["cap"]
+    assert caps == [CAP, best, ob.SWEEP_GRID[-1]]
     steps = [p.step_time for _, p in plans]
     assert steps[1] == min(steps)
 
@@ -314,7 +317,7 @@ def _rects(ax):
 def test_bucket_timeline_figure_draws_the_plans(lang):
     fig = figs.fig_bucket_timeline(lang)
     axes = fig.axes
-    plans = ov.bucket_plans()
+    plans = ob.bucket_plans()
     assert len(axes) == len(plans)
     for ax, (_, plan) in zip(axes, plans):
         rects = _rects(ax)
@@ -332,8 +335,8 @@ def test_bucket_timeline_figure_draws_the_plans(lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_bucket_sweep_figure_draws_the_sweep(lang):
     fig = figs.fig_bucket_sweep(lang)
-    for ax, shape in zip(fig.axes, ov.SHAPES):
-        s = ov.sweep_summary(shape)
+    for ax, shape in zip(fig.axes, ob.SHAPES):
+        s = ob.sweep_summary(shape)
         line = next(l for l in ax.lines if l.get_gid() == f"sweep:{shape.name}")
         assert list(line.get_xdata()) == [c for c, _ in s["sweep"]]
         np.testing.assert_allclose(line.get_ydata(), [p.step_time / ms for _, p in s["sweep"]])
@@ -366,7 +369,7 @@ def test_overlap_tables_render_in_both_languages_and_are_on_both_pages(make):
     root = Path(__file__).resolve().parents[1]
     for lang in ("en", "zh"):
         page = (root / "chapters" / lang / "ch1" / "08-overlap.md").read_text(encoding="utf-8")
-        assert f"HTML(ovt.{make.__name__}().to_html(LANG))" in page
+        assert f"HTML(ovt.{make.__name__}(" in page
 
 
 def test_overlap_tables_carry_the_worked_numbers():
@@ -375,8 +378,8 @@ def test_overlap_tables_carry_the_worked_numbers():
     is the difference), the three bucket caps, 2o per collective and (L − 1)/L."""
     r = ov.residual_example()
     raw = {row["what"]: row["raw"] for row in ovt.residual_table().rows}
-    assert raw["Step, sent after the backward"] == pytest.approx(r["compute"] + 2 * r["o"] + r["wire"])
-    assert raw["Step, sent as gradients appear"] == pytest.approx(r["compute"] + 2 * r["o"])
+    assert raw["Step, sent after the backward"] == pytest.approx(r.compute_s + 2 * r.o_s + r.wire_s)
+    assert raw["Step, sent as gradients appear"] == pytest.approx(r.compute_s + 2 * r.o_s)
     assert raw["Network time hidden"] == pytest.approx(raw["Transfer on the wire"])
     rt = ovt.ring_tree_table()
     ring, tree, pen = rt.rows
@@ -384,10 +387,10 @@ def test_overlap_tables_carry_the_worked_numbers():
         assert pen[col] == pytest.approx(ring[col] - tree[col])
     assert pen["blocking"] > 10 * pen["overlapped"]                       # overlap shrinks the penalty
     plans = ovt.plans_table().rows
-    assert [p["cap"] for p in plans] == [c for c, _ in ov.bucket_plans()]
+    assert [p["cap"] for p in plans] == [c for c, _ in ob.bucket_plans()]
     assert plans[1]["step"] == min(p["step"] for p in plans) and plans[1]["wait"] == min(p["wait"] for p in plans)
     for p in plans:
-        assert p["startups"] == pytest.approx(p["buckets"] * 2 * (ov.SWEEP_GPUS - 1) * ov.EXAMPLE_LINK.alpha)
+        assert p["startups"] == pytest.approx(p["buckets"] * 2 * (ob.SWEEP_GPUS - 1) * ov.EXAMPLE_LINK.alpha)
     oe = {row["what"]: row["raw"] for row in ovt.overhead_table().rows}
     assert oe["Step, not overlapped"] - oe["Step, overlapped"] == pytest.approx(oe["Wire time in all"], rel=0.02)
     assert oe["Overheads in all"] == pytest.approx(2 * oe["LogP overhead o"] * oe["Layers"])
@@ -404,13 +407,12 @@ def test_check_yourself_timelines_follow_the_slower_stream():
     """Equal layers: with half the backward per layer the ring is the slower stream, the
     step is b + L·a; the tree is faster than b, the step is L·b + a (written out); with
     twice napkin math 1.8's backward, L·2b + a pipelined against L·(2b + a) in sequence."""
-    from commbook.book.ch1 import overlap_results as ovr
-    rt, r = ov.ring_vs_tree(), ovr.ring_tree_numbers()
-    ring, tree, L = rt["ring"]["allreduce"], rt["tree"]["allreduce"], rt["layers"]
+    r = ov.ring_vs_tree()
+    ring, tree, L = r.ring_s, r.tree_s, r.layers
     assert tree <= r.q_b_s < ring
     assert r.q_ring_s == pytest.approx(r.q_b_s + L * ring, rel=1e-12)
     assert r.q_tree_s == pytest.approx(L * r.q_b_s + tree, rel=1e-12)
-    c, nm = ov.NM18, ovr.nm18_numbers()
+    c, nm = on.NM18, on.nm18_numbers()
     b2, a, L = 2 * c["backward"], c["allreduce"], c["layers"]
     assert b2 > a
     assert nm.q18_pipe_ms * 1e-3 == pytest.approx(L * b2 + a, rel=1e-12)
@@ -421,7 +423,7 @@ def test_check_yourself_buckets_at_50_mib():
     """At a 50 MiB cap the rebuilt order keeps the same first bucket, the embedding alone
     closes the list, and the last bucket stays below the cap."""
     from commbook.units import MiB
-    base, q = ov.bucket_table().meta, ov.bucket_table(cap=50 * MiB).meta
+    base, q = ob.bucket_table().meta, ob.bucket_table(cap=50 * MiB).meta
     sizes = base["sizes"]
     assert q["rebuilt"][-1] == [0] and q["rebuilt"][0] == base["rebuilt"][0]
     assert sum(sizes[i] for i in q["rebuilt"][-1]) < 50 * MiB
@@ -429,5 +431,5 @@ def test_check_yourself_buckets_at_50_mib():
 
 def test_a_smaller_alpha_moves_the_best_bucket_down():
     from commbook.hardware import IB_NDR_CHAPTER
-    small = ov.sweep_summary(ov.SHAPES[0])
-    assert ov.sweep_summary(ov.SHAPES[0], IB_NDR_CHAPTER)["cap"] < small["cap"]
+    small = ob.sweep_summary(ob.SHAPES[0])
+    assert ob.sweep_summary(ob.SHAPES[0], IB_NDR_CHAPTER)["cap"] < small["cap"]

@@ -16,7 +16,7 @@ from ...hardware import IB_NDR
 from ...measure import fitting as _fit
 from ...measure import load_log
 from ...units import MiB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
 from ..text import texts
 from .libraries_protocols import A100_RING_BUSBW, NCCL_TUNING_VERSION, PROTOCOLS, Protocol, protocol_table
 

@@ -21,7 +21,7 @@ from ... import physics
 from ...measure import nccl_model as M
 from ...measure import nccl_tuning as T
 from ...units import fmt_bytes, fmt_pct, fmt_rate, fmt_time, us
-from ..tables import Table, bilingual, bilingual_notes
+from ..tables import Table
 from ..text import texts
 
 __all__ = ["NCCL_TUNING_VERSION", "Protocol", "PROTOCOLS", "H100_NO_NVLS", "NODES", "protocol_table",

@@ -1,6 +1,6 @@
 r"""Chapter §1.8: the small tables that carry the worked numbers of
 ``chapters/{zh,en}/ch1/08-overlap.md``, so that the prose keeps only the ones its argument
-needs.  Every value comes from :mod:`.overlap_numbers`; a row holds the raw number (``raw``,
+needs.  Every value comes from a result of :mod:`.overlap_numbers` or :mod:`.overlap_buckets`; a row holds the raw number (``raw``,
 SI units) next to the text it is shown as.
 
 * :func:`residual_table`: the opening example (a residual all-reduce beside compute);
@@ -16,6 +16,7 @@ from ...parallelism import DDP_BUCKET_CAP_BYTES
 from ...units import GB, MB, MiB, fmt_bytes, fmt_pct, fmt_time
 from ..tables import Table, bilingual, bilingual_notes
 from ..text import texts
+from . import overlap_buckets as ob
 from . import overlap_numbers as ov
 
 __all__ = ["quantity_table", "residual_table", "ring_tree_table", "plans_table", "shapes_table",
@@ -46,48 +47,49 @@ def quantity_table(key: str, title: tuple[str, str], rows: list[tuple[str, str, 
         notes=bilingual_notes(*notes) if notes else {})
 
 
-def residual_table() -> Table:
+def residual_table(r: ov.Residual | None = None) -> Table:
     """The opening example: :func:`~.overlap_numbers.residual_example`."""
-    r = ov.residual_example()
-    link = r["link"]
+    r = ov.residual_example() if r is None else r
     return quantity_table("ch1-ovl-residual", _two("the_residual_all_reduce"), [
-        (*_two("gradients"), r["bytes"], fmt_bytes(r["bytes"])),
-        (*_two("gpus_ring"), r["gpus"], f"{r['gpus']}"),
-        (*_two("infiniband_ndr"), link.alpha, fmt_time(link.alpha, 3)),
-        (*_two("infiniband_ndr_2"), link.beta, f"{link.beta / GB:g} GB/s"),
-        (*_two("transfer_on_the_wire"), r["wire"], _t(r["wire"])),
-        (*_two("backward_still_to_run"), r["compute"], _t(r["compute"])),
-        (*_two("logp_overheads_2o"), 2 * r["o"], _t(2 * r["o"])),
-        (*_two("step_sent_after_the"), r["blocking"], _t(r["blocking"])),
-        (*_two("step_sent_as_gradients"), r["overlapped"], _t(r["overlapped"])),
-        (*_two("network_time_hidden"), r["hidden"], _t(r["hidden"])),
+        (*_two("gradients"), r.n_bytes, fmt_bytes(r.n_bytes)),
+        (*_two("gpus_ring"), r.gpus, f"{r.gpus}"),
+        (*_two("infiniband_ndr"), r.alpha_s, fmt_time(r.alpha_s, 3)),
+        (*_two("infiniband_ndr_2"), r.beta_Bps, f"{r.beta_Bps / GB:g} GB/s"),
+        (*_two("transfer_on_the_wire"), r.wire_s, _t(r.wire_s)),
+        (*_two("backward_still_to_run"), r.compute_s, _t(r.compute_s)),
+        (*_two("logp_overheads_2o"), 2 * r.o_s, _t(2 * r.o_s)),
+        (*_two("step_sent_after_the"), r.block_s, _t(r.block_s)),
+        (*_two("step_sent_as_gradients"), r.over_s, _t(r.over_s)),
+        (*_two("network_time_hidden"), r.hidden_s, _t(r.hidden_s)),
     ])
 
 
-def ring_tree_table() -> Table:
+def ring_tree_table(rt: ov.RingTree | None = None) -> Table:
     """Ring against binomial tree below their crossover: :func:`~.overlap_numbers.ring_vs_tree`."""
-    rt = ov.ring_vs_tree()
-    rows = [{"algo": k, **{c: rt[k][c] for c in ("allreduce", "blocking", "overlapped")}} for k in ("ring", "tree")]
-    rows.append({"algo": "penalty", "allreduce": rt["ring"]["allreduce"] - rt["tree"]["allreduce"],
-                 "blocking": rt["penalty_blocking"], "overlapped": rt["penalty_overlapped"]})
-    setup = _two("layers_of_gradients_and", layers=rt['layers'], bytes=fmt_bytes(rt['bytes']), backward=_t(rt['backward']), gpus=rt['gpus'], crossover=fmt_bytes(rt['crossover']))
+    rt = ov.ring_vs_tree() if rt is None else rt
+    rows = [{"algo": k, "allreduce": getattr(rt, f"{k}_s"), "blocking": getattr(rt, f"{k}_block_s"),
+             "overlapped": getattr(rt, f"{k}_over_s")} for k in ("ring", "tree")]
+    rows.append({"algo": "penalty", "allreduce": rt.ring_s - rt.tree_s, "blocking": rt.pen_block_s,
+                 "overlapped": rt.pen_over_s})
+    setup = _two("layers_of_gradients_and", layers=rt.layers, bytes=fmt_bytes(rt.n_bytes), backward=_t(rt.backward_s),
+                 gpus=rt.gpus, crossover=fmt_bytes(rt.cross_bytes))
     return Table(
         key="ch1-ovl-ring-tree", title=_tx("ring_and_binomial_tree"),
         columns=["algo", "allreduce", "blocking", "overlapped"],
         headers=_txs("blank", "one_all_reduce", "step_blocking", "step_layer_wise_overlap"),
         rows=rows, formats={c: _t for c in ("allreduce", "blocking", "overlapped")},
         labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('ring', 'tree', 'penalty',)} for lang in ("en", "zh")},
-        notes=bilingual_notes(setup), meta={"rt": rt})
+        notes=bilingual_notes(setup), meta=rt)
 
 
 def plans_table() -> Table:
     """The three caps of the bucket-timeline figure: :func:`~.overlap_numbers.bucket_plans`."""
     rows = []
-    for cap, plan in ov.bucket_plans():
-        rows.append({"cap": cap, "buckets": len(plan.buckets), "startups": len(plan.buckets) * ov.ring_startup(),
+    for cap, plan in ob.bucket_plans():
+        rows.append({"cap": cap, "buckets": len(plan.buckets), "startups": len(plan.buckets) * ob.ring_startup(),
                      "wait": plan.timeline.stall, "step": plan.step_time})
-    shape = ov.TIMELINE_SHAPE
-    name = ov.SHAPE_NAMES[shape.name]
+    shape = ob.TIMELINE_SHAPE
+    name = ob.SHAPE_NAMES[shape.name]
     return Table(
         key="ch1-ovl-plans", title=_tx("three_bucket_caps_on", en=name['en'], zh=name['zh']),
         columns=["cap", "buckets", "startups", "wait", "step"],
@@ -99,11 +101,11 @@ def plans_table() -> Table:
 
 def shapes_table() -> Table:
     """The two model shapes of the sweep and what the sweep finds: :func:`~.overlap_numbers.sweep_summary`."""
-    s, g = (ov.sweep_summary(x) for x in ov.SHAPES)
-    lo, hi = ov.SWEEP_GRID[0], ov.SWEEP_GRID[-1]
+    s, g = (ob.sweep_summary(x) for x in ob.SHAPES)
+    lo, hi = ob.SWEEP_GRID[0], ob.SWEEP_GRID[-1]
     ns = lambda v: f"{v * 1e9:.2g} ns"
     rows = [
-        (*_two("blocks"), lambda d: max(ov.layers_of(d["shape"])) + 1, str),
+        (*_two("blocks"), lambda d: max(ob.layers_of(d["shape"])) + 1, str),
         (*_two("fp32_gradients"), lambda d: d["bytes"], fmt_bytes),
         (*_two("backward_per_step"), lambda d: d["compute"], _t),
         (*_two("backward_per_gradient_byte"), lambda d: d["compute_per_byte"], ns),
@@ -111,7 +113,7 @@ def shapes_table() -> Table:
          lambda v: f"{v:.3g}"),
         (*_two("best_cap"), lambda d: d["cap"], lambda v: f"{fmt_bytes(v)} ({v / MiB:g} MiB)"),
         (*_two("step_at_the_best"), lambda d: d["step"], _t),
-        (*_two("caps_within_of_the", near_optimum=fmt_pct(ov.NEAR_OPTIMUM)),
+        (*_two("caps_within_of_the", near_optimum=fmt_pct(ob.NEAR_OPTIMUM)),
          lambda d: d["near"], lambda v: f"{fmt_bytes(v[0])}–{fmt_bytes(v[1])}"),
         (*_two("often_recommended_range"), lambda d: d["range"],
          lambda v: f"{v[0] / MB:g}–{v[1] / MB:g} MB"),
@@ -120,8 +122,8 @@ def shapes_table() -> Table:
         (*_two("step_at_pytorch_s", ddp_bucket_cap_bytes=DDP_BUCKET_CAP_BYTES / MiB),
          lambda d: d["default"], _t),
     ]
-    names = {k: ov.SHAPE_NAMES[x.name] for k, x in (("small", ov.SHAPES[0]), ("large", ov.SHAPES[1]))}
-    sm_t, fb = ov.layer_tensors(ov.SHAPES[0]), ov.FEW_LARGE_BASIS
+    names = {k: ob.SHAPE_NAMES[x.name] for k, x in (("small", ob.SHAPES[0]), ("large", ob.SHAPES[1]))}
+    sm_t, fb = ob.layer_tensors(ob.SHAPES[0]), ob.FEW_LARGE_BASIS
     return Table(
         key="ch1-ovl-shapes", title=_tx("the_two_model_shapes"),
         columns=["what", "small", "large"],
@@ -130,23 +132,23 @@ def shapes_table() -> Table:
         rows=[{"what": en, "small": f(fn(s)), "large": f(fn(g)), "raw": (fn(s), fn(g))} for en, _, fn, f in rows],
         formats={"what": str, "small": str, "large": str},
         labels={"zh": {en: zh for en, zh, _, _ in rows}},
-        notes=_txs("ring_all_reduce_on", "each_layer_one_weight", sweep_gpus=ov.SWEEP_GPUS, net_per_byte=ns(s['net_per_byte']), start_up=_t(s['start_up']), v=names['small']['en'].capitalize(), sm_t=fmt_bytes(max(sm_t), binary=True), sm_t2=len(sm_t) - 1, sm_t3=fmt_bytes(min(sm_t), binary=True), v2=names['large']['en'].capitalize(), d_model=fb['d_model'], flops=fb['flops'] / 1e12, tokens=fb['tokens'], zh=names['small']['zh'], zh2=names['large']['zh']),
+        notes=_txs("ring_all_reduce_on", "each_layer_one_weight", sweep_gpus=ob.SWEEP_GPUS, net_per_byte=ns(s['net_per_byte']), start_up=_t(s['start_up']), v=names['small']['en'].capitalize(), sm_t=fmt_bytes(max(sm_t), binary=True), sm_t2=len(sm_t) - 1, sm_t3=fmt_bytes(min(sm_t), binary=True), v2=names['large']['en'].capitalize(), d_model=fb['d_model'], flops=fb['flops'] / 1e12, tokens=fb['tokens'], zh=names['small']['zh'], zh2=names['large']['zh']),
         meta={"small": s, "large": g})
 
 
-def overhead_table() -> Table:
+def overhead_table(oe: ov.Overhead | None = None) -> Table:
     """Many short layers against 2o per collective: :func:`~.overlap_numbers.overhead_example`."""
-    oe = ov.overhead_example()
+    oe = ov.overhead_example() if oe is None else oe
     return quantity_table("ch1-ovl-overhead", _two("many_short_layers_the"), [
-        (*_two("layers"), oe["layers"], f"{oe['layers']}"),
-        (*_two("backward_per_layer"), oe["backward"], _t(oe["backward"])),
-        (*_two("all_reduce_per_layer"), oe["wire"], _t(oe["wire"])),
-        (*_two("logp_overhead_o"), oe["o"], _t(oe["o"])),
-        (*_two("compute_in_all"), oe["compute"], _t(oe["compute"])),
-        (*_two("overheads_in_all"), oe["overhead"], _t(oe["overhead"])),
-        (*_two("wire_time_in_all"), oe["wire_total"], _t(oe["wire_total"])),
-        (*_two("step_overlapped"), oe["overlapped"], fmt_time(oe["overlapped"], 4)),
-        (*_two("step_not_overlapped"), oe["blocking"], fmt_time(oe["blocking"], 4)),
+        (*_two("layers"), oe.layers, f"{oe.layers}"),
+        (*_two("backward_per_layer"), oe.b_s, _t(oe.b_s)),
+        (*_two("all_reduce_per_layer"), oe.wire_s, _t(oe.wire_s)),
+        (*_two("logp_overhead_o"), oe.o_s, _t(oe.o_s)),
+        (*_two("compute_in_all"), oe.compute_s, _t(oe.compute_s)),
+        (*_two("overheads_in_all"), oe.overhead_s, _t(oe.overhead_s)),
+        (*_two("wire_time_in_all"), oe.wire_total_s, _t(oe.wire_total_s)),
+        (*_two("step_overlapped"), oe.over_s, fmt_time(oe.over_s, 4)),
+        (*_two("step_not_overlapped"), oe.block_s, fmt_time(oe.block_s, 4)),
     ])
 
 

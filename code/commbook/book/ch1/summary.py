@@ -14,7 +14,7 @@ from ...compression import Int8, Sign, TopK
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER
 from ...overlap import hidden_fraction_equal_layers, layerwise_timeline
 from ...units import fmt_bytes, fmt_count, fmt_number, fmt_pct, fmt_ratio
-from ..tables import Table, bilingual
+from ..tables import Table
 from ..text import texts
 from .fallacies import ring_tree
 from .fallacies_topology import nic_load, placement

@@ -1,0 +1,196 @@
+"""Chapter §1.8: Napkin math 1.8 (:func:`nm18`, :func:`nm18_check`, :func:`nm18_table`,
+:func:`nm18_numbers`) and the single-node 70B check (:func:`single_node`) of
+``chapters/{zh,en}/ch1/08-overlap.md``; the chapter's printed values are kept apart
+(``CHAPTER_*``).  Results name their units as in :mod:`.overlap_numbers` (``_ms``: a plain
+number of milliseconds).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...collectives import t_allreduce_hierarchical, t_formula
+from ...overlap import layerwise_timeline, single_node_check, step_time_no_overlap
+from ...parallelism import zero_memory_per_gpu
+from ...units import MB, fmt_bytes, fmt_pct, fmt_time, ms
+from ..tables import Table
+from ..text import texts
+from .boxes import BOX_LINKS
+from .inputs import SINGLE_NODE
+from .overlap_numbers import in_flight
+
+__all__ = ["NM18", "CHAPTER_NM18", "nm18", "nm18_check", "nm18_table", "Nm18", "nm18_numbers",
+           "CHAPTER_SINGLE_NODE", "SingleNode", "single_node"]
+
+T = texts("ch1")
+K = "overlap_numbers."
+_tx = T.under(K)       # the entries of the section (ch1.toml, under overlap_numbers.)
+_txs = _tx.pairs
+
+
+# ============================================================================ Napkin math 1.8
+NM18 = {"layers": 32, "params": 7e9, "bytes_per_value": 4, "nodes": 8, "gpus_per_node": 8,
+        "backward": 15 * ms, "allreduce": 26.4 * ms, "bucket": 100 * MB}
+"""Napkin math 1.8: 32 layers, 7B parameters, FP32 gradients, 64 GPUs (8 × 8), 15 ms of
+backward per layer, 26.4 ms per layer's hierarchical all-reduce (given), 100 MB buckets."""
+CHAPTER_NM18 = {"sequential": (1324.8 * ms, 1), "pipelined": (859.8 * ms, 1), "saving": (35.1, 1),
+                "layer_bytes": (880 * MB, -1)}
+"""The box's printed results: value and decimals (ms, %; −1: rounded to tens of MB)."""
+
+
+def nm18(allreduce: float | None = None) -> dict:
+    """Napkin math 1.8 as two timelines, with the closed forms the timeline must equal
+    (one run per per-layer all-reduce: the table runs three; :func:`nm18_numbers` is the page's result)."""
+    c = NM18
+    L, b = c["layers"], c["backward"]
+    a = c["allreduce"] if allreduce is None else allreduce
+    bs, ars = [b] * L, [a] * L
+    seq = layerwise_timeline(bs, ars, overlap=False)
+    pipe = layerwise_timeline(bs, ars)
+    exposed = max(a - b, 0.0)
+    closed = L * b + a + (L - 1) * exposed          # the box's T_bwd + T_first + (N_L − 1) T_exposed
+    n_out = in_flight(pipe, L * b)
+    return {"allreduce": a, "layer_bytes": c["params"] / L * c["bytes_per_value"], "backward_total": L * b,
+            "sequential": seq.step_time, "pipelined": pipe.step_time, "closed_sequential": L * (b + a),
+            "closed_pipelined": closed, "exposed_per_layer": exposed, "stall": pipe.stall,
+            "saving": 1 - pipe.step_time / seq.step_time, "hidden": pipe.hidden_fraction,
+            "in_flight": n_out, "timeline": pipe}
+
+
+def nm18_check() -> dict:
+    """The per-layer all-reduce of Napkin math 1.8 from the hierarchical model (8 × 8, NVLink
+    4.0 inside the nodes, InfiniBand NDR between them): one all-reduce of the layer's bytes,
+    the same in 100 MB buckets, the bandwidth terms alone, and a flat ring over InfiniBand."""
+    c = NM18
+    n = c["params"] / c["layers"] * c["bytes_per_value"]
+    nvl, ib = BOX_LINKS["nm1.8-nvl"], BOX_LINKS["nm1.8"]
+    hier = lambda x, i=nvl, e=ib: t_allreduce_hierarchical(c["nodes"], c["gpus_per_node"], x, i, e)
+    k = math.ceil(n / c["bucket"])
+    pieces = [c["bucket"]] * (k - 1) + [n - (k - 1) * c["bucket"]]
+    g, m = c["gpus_per_node"], c["nodes"]
+    bw_only = 2 * (g - 1) / g * n / nvl.beta + 2 * (m - 1) / m * (n / g) / ib.beta
+    flat = t_formula("ring", m * g, n, ib.alpha, ib.beta)
+    return {"bytes": n, "one": hier(n), "buckets": k, "pieces": pieces, "bucketed": sum(hier(x) for x in pieces),
+            "bandwidth_only": bw_only, "flat": flat, "intra": nvl, "inter": ib,
+            "ratio": c["allreduce"] / hier(n)}
+
+
+def nm18_table() -> Table:
+    """Napkin math 1.8 for three per-layer all-reduces: the given one, the hierarchical
+    model's (100 MB buckets) and a flat ring's."""
+    chk = nm18_check()
+    variants = [("given", NM18["allreduce"]), ("hierarchical", chk["bucketed"]), ("flat", chk["flat"])]
+    rows = []
+    for key, a in variants:
+        r = nm18(a)
+        rows.append({"variant": key, "allreduce": a, "sequential": r["sequential"], "pipelined": r["pipelined"],
+                     "saving": r["saving"], "hidden": r["hidden"], "in_flight": r["in_flight"]})
+    t_ms = lambda v: f"{v / ms:,.1f} ms"
+    gb = fmt_bytes(chk["bytes"], digits=3)
+    return Table(
+        key="ch1-nm18",
+        title=_tx("napkin_math_1_8"),
+        columns=["variant", "allreduce", "sequential", "pipelined", "saving", "hidden", "in_flight"],
+        headers=_txs("per_layer_all_reduce", "time", "sequential", "pipelined", "saved", "comm_hidden", "still_in_flight_when"),
+        rows=rows,
+        formats={"allreduce": t_ms, "sequential": t_ms, "pipelined": t_ms, "saving": fmt_pct,
+                 "hidden": fmt_pct, "in_flight": lambda v: f"{v}"},
+        labels={lang: {k: T.get(K + "nm18_" + k, lang, buckets=chk["buckets"]) for k in ("given", "hierarchical", "flat")}
+                for lang in ("en", "zh")},
+        notes=_txs("layers_of_backward_and", layers=NM18['layers'], backward=fmt_time(NM18['backward'], 3), gb=gb, nodes=NM18['nodes'], gpus_per_node=NM18['gpus_per_node'], alpha=fmt_time(chk['intra'].alpha, 3), beta=chk['intra'].beta / 1e9, alpha2=fmt_time(chk['inter'].alpha, 3), beta2=chk['inter'].beta / 1e9, bucket=fmt_bytes(NM18['bucket'])),
+        meta={"check": chk},
+    )
+
+
+# ============================================================================ single node
+CHAPTER_SINGLE_NODE = {"time": (0.54, 2), "share": (26, 0)}
+"""The printed results: ≈ 0.54 s, ≈ 26 % of a 2.1 s step."""
+
+
+@dataclass(frozen=True)
+class Nm18:
+    """Napkin math 1.8: the box's inputs, sequential and pipelined, the hierarchical check,
+    and the check-yourself case with twice the backward per layer."""
+    layers: int
+    gpus: int
+    b_s: float
+    a_ms: float
+    lb_bytes: float
+    btot_s: float
+    seq_ms: float
+    pipe_ms: float
+    exp_ms: float
+    rest: int
+    commtot_ms: float
+    saving_frac: float
+    stall_ms: float
+    hidden_frac: float
+    inflight: int
+    inflight_bytes: float
+    ck_one_s: float
+    ck_k: int
+    ck_bucketed_s: float
+    ck_ratio: float
+    ck_pipe_ms: float
+    chapter_lb_bytes: float
+    q18_b_s: float
+    q18_seq_ms: float
+    q18_pipe_ms: float
+    q18_saving_frac: float
+
+
+def nm18_numbers() -> Nm18:
+    """Napkin math 1.8 (:func:`nm18`, :func:`nm18_check`) and its check-yourself case.
+
+    >>> nm18_numbers().layers
+    32
+    """
+    nm, chk, c = nm18(), nm18_check(), NM18
+    L, a = c["layers"], c["allreduce"]
+    q_b = 2 * c["backward"]
+    q_seq = step_time_no_overlap([q_b] * L, [a] * L)
+    q_pipe = layerwise_timeline([q_b] * L, [a] * L).step_time
+    return Nm18(layers=L, gpus=c["nodes"] * c["gpus_per_node"], b_s=c["backward"], a_ms=a / ms,
+                lb_bytes=nm["layer_bytes"], btot_s=nm["backward_total"], seq_ms=nm["sequential"] / ms,
+                pipe_ms=nm["pipelined"] / ms, exp_ms=nm["exposed_per_layer"] / ms, rest=L - 1, commtot_ms=L * a / ms,
+                saving_frac=nm["saving"], stall_ms=nm["stall"] / ms, hidden_frac=nm["hidden"], inflight=nm["in_flight"],
+                inflight_bytes=nm["in_flight"] * nm["layer_bytes"], ck_one_s=chk["one"], ck_k=chk["buckets"],
+                ck_bucketed_s=chk["bucketed"], ck_ratio=chk["ratio"], ck_pipe_ms=nm18(chk["bucketed"])["pipelined"] / ms,
+                chapter_lb_bytes=CHAPTER_NM18["layer_bytes"][0], q18_b_s=q_b, q18_seq_ms=q_seq / ms,
+                q18_pipe_ms=q_pipe / ms, q18_saving_frac=1 - q_pipe / q_seq)
+
+
+@dataclass(frozen=True)
+class SingleNode:
+    """The 70B check on 8 GPUs over NVLink (:data:`~commbook.book.ch1.inputs.SINGLE_NODE`),
+    and the model-state bytes per GPU under plain data parallelism and under ZeRO-3."""
+    n_bytes: float
+    gpus: int
+    beta_Bps: float
+    time_s: float
+    budget_s: float
+    share_frac: float
+    mem_bytes: float
+    bpp: float                # bytes of model state per parameter
+    gpu_mem_bytes: float
+    mem_times: float
+    zero3_bytes: float
+    fits: bool
+    chapter_time_s: float
+    chapter_share_frac: float
+    n_params: float
+
+
+def single_node() -> SingleNode:
+    """:func:`commbook.overlap.single_node_check` of the chapter's inputs on its NVLink.
+
+    >>> single_node().fits
+    False
+    """
+    c, link, ch = SINGLE_NODE, BOX_LINKS["sn1.8"], CHAPTER_SINGLE_NODE
+    chk = single_node_check(link=link, **c)
+    return SingleNode(n_bytes=c["params"] * c["bytes_per_value"], gpus=c["gpus"], beta_Bps=link.beta,
+                      time_s=chk.allreduce_time, budget_s=chk.step_budget, share_frac=chk.share,
+                      mem_bytes=chk.memory_per_gpu, bpp=chk.memory_per_gpu / c["params"], gpu_mem_bytes=chk.gpu_memory,
+                      mem_times=chk.memory_per_gpu / chk.gpu_memory, zero3_bytes=zero_memory_per_gpu(3, c["params"], c["gpus"]),
+                      fits=chk.fits, chapter_time_s=ch["time"][0], chapter_share_frac=ch["share"][0] / 100, n_params=c["params"])
