@@ -129,9 +129,20 @@ def test_allreduce_vs_size_draws_the_pipelined_double_tree(figs):
 @pytest.mark.parametrize("name, algos", [("fig_allreduce_vs_size", figures_p5.ALLREDUCE_LINES),
                                          ("fig_allreduce_vs_p", figures_p5.SCALING_LINES)])
 def test_legends_are_registry_names(figs, name, algos, lang):
+    """The lines are named by the registry: in the legend, or (against message size, seven
+    lines) at each line's end, in the line's own colour."""
     for ax in figs[name, lang].axes:
-        shown = [t.get_text() for t in ax.get_legend().get_texts()]
-        assert shown == [display_name("all_reduce", a, lang) for a in algos]
+        want = [display_name("all_reduce", a, lang) for a in algos]
+        if ax.get_legend() is not None:
+            assert [t.get_text() for t in ax.get_legend().get_texts()] == want
+            continue
+        ends = {t.get_gid(): t for t in ax.texts if (t.get_gid() or "").startswith("end:")}
+        assert sorted(t.get_text() for t in ends.values()) == sorted(want)
+        for a in algos:
+            line = next(ln for ln in ax.lines if ln.get_gid() == f"t:{a}")
+            end = ends[f"end:t:{a}"]
+            assert end.get_text() == display_name("all_reduce", a, lang)
+            assert end.get_color() == line.get_color()
 
 
 def test_allreduce_vs_p_panels(figs):

@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from ..topology import Torus
+from .plots import SMALL_PT
 
 __all__ = ["DEVICE_EDGE", "SWITCH_COLOR", "curve", "draw_nodes", "blank_axes", "grid_positions",
            "wrap_bulge", "torus_links"]
@@ -40,9 +41,12 @@ def curve(p0, p1, bulge=(0.0, 0.0), shift: float = 0.0, n: int = 24) -> tuple[np
     return pts[:, 0], pts[:, 1]
 
 
-def draw_nodes(ax, pos: dict, names: Sequence, switch: bool = False, fontsize: float = 6.5,
+def draw_nodes(ax, pos: dict, names: Sequence, switch: bool = False, fontsize: float = SMALL_PT,
                 size: float = 150) -> None:
-    """Devices as white circles labelled with their id (or switches as grey squares)."""
+    """Devices as white circles labelled with their id (or switches as grey squares).
+
+    ``size`` (points squared) grows to hold a two-digit label at ``fontsize``."""
+    size = max(size, (1.9 * fontsize) ** 2)
     xy = np.array([pos[k] for k in names], dtype=float).reshape(-1, 2)
     if switch:
         ax.scatter(xy[:, 0], xy[:, 1], s=0.75 * size, marker="s", color=SWITCH_COLOR, zorder=3)

@@ -191,9 +191,11 @@ def racks(comps: dict | None = None, systems=("gb1", "gb2", "gb20")) -> dict:
 
 # ============================================================================ the figure
 FIG_WIDTH_IN = 6.9
-"""Drawn at the width the book shows it (the ~690 px text column at 100 px per inch), so that
-its smallest text, :data:`MIN_FONT_PT`, is ≥ 9 px there."""
-MIN_FONT_PT = 8.0
+"""Drawn at the width the book shows it (the ~690 px text column at 100 px per inch,
+:data:`commbook.book.plots.COLUMN_IN`)."""
+MIN_FONT_PT = 9.5
+"""Its smallest text: ≥ 9 px on the desktop column and ≥ 7 px on a phone's (380 px) at
+that width (:data:`commbook.book.plots.SMALL_PT`)."""
 _PICK_COLOURS = ("#56B4E9", "#0072B2", "#009E73", "#E69F00", "#CC79A7", "#F0E442", "0.6", "#000000")
 _BAND = 0.07                   # height of the pick band, a fraction of the axes
 
@@ -229,7 +231,7 @@ def fig_cluster(lang: str = "en", comps: dict | None = None):
 
     from ..measure.nccl_tuning import NCCL_RELEASE
     from ..units import GB
-    from .plots import book_style, label, log_axis
+    from .plots import SMALL_PT, book_style, label, log_axis
 
     comps = cluster_comparisons() if comps is None else comps
     lines = model_lines(comps)
@@ -262,7 +264,7 @@ def fig_cluster(lang: str = "en", comps: dict | None = None):
                 ax.set_ylim(-room * hi, hi)
             ax.set_xlim(c.sizes.min() / 1.3, c.sizes.max() * 1.3)
             ax.tick_params(labelsize=MIN_FONT_PT)
-            ax.set_title(f"({'abcdef'[k]}) {cluster_name(s, lang)}", fontsize=9)
+            ax.set_title(f"({'abcdef'[k]}) {cluster_name(s, lang)}", fontsize=SMALL_PT)
             if k >= 4:
                 ax.set_xlabel(label("mc_size", lang), fontsize=MIN_FONT_PT + 0.5)
             if k % 2 == 0:

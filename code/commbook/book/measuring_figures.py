@@ -12,7 +12,7 @@ from ..bandwidth import busbw
 from ..collectives import predict
 from ..units import GB, fmt_rate
 from .measuring import GLOO_FIT_MAX, GLOO_P, coll_name, curve, fit_curve, system_name, wire_rate
-from .plots import PALETTE, book_style, log_axis
+from .plots import COLUMN_IN, SMALL_PT, PALETTE, book_style, log_axis
 from .text import texts
 
 __all__ = ["PANELS", "fit_busbw", "fig_model_vs_measured", "fig_gloo_noise", "fig_p5_curve"]
@@ -49,8 +49,8 @@ def fig_model_vs_measured(lang: str = "en", predicted: dict | None = None) -> Fi
     predicted = predicted or {}
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(12.0, 7.2))
-        axes = fig.subplots(2, 3).ravel()
+        fig = Figure(figsize=(COLUMN_IN, 9.6))
+        axes = fig.subplots(3, 2).ravel()  # two per row: each panel half the column
         for k, (ax, (system, ops, p)) in enumerate(zip(axes, PANELS)):
             for j, op in enumerate(ops):
                 c = curve(system, op, p)
@@ -75,18 +75,18 @@ def fig_model_vs_measured(lang: str = "en", predicted: dict | None = None) -> Fi
                 ax.axhline(wire / GB, color=PALETTE[2], ls=":", lw=1.2, label=L["wire"].format(b=fmt_rate(wire, 3)),
                            gid="wire")
             log_axis(ax, "x", "bytes")
-            ax.xaxis.set_major_locator(LogLocator(base=10, numticks=6))
+            ax.xaxis.set_major_locator(LogLocator(base=10, numticks=4))  # half the column: 4 labels
             if c.busbw.max() / c.busbw.min() > 100:      # many decades: log busbw, or the small sizes vanish
                 log_axis(ax, "y", "plain")
             else:
                 ax.set_ylim(bottom=0)
             letter = "abcdef"[k]
             what = coll_name(ops[0]) if len(ops) == 1 else L["p"].format(p=p)
-            ax.set_title(f"({letter}) {system_name(system, lang)}\n{what}", fontsize=9)
+            ax.set_title(f"({letter}) {system_name(system, lang)}\n{what}", fontsize=SMALL_PT)
             ax.set_xlabel(L["size"])
-            if k % 3 == 0:
+            if k % 2 == 0:
                 ax.set_ylabel(L["busbw"])
-            ax.legend(loc="lower right", fontsize=7)
+            ax.legend(loc="best")
     return fig
 
 
@@ -98,8 +98,8 @@ def fig_gloo_noise(lang: str = "en", collective: str = "all_reduce") -> Figure:
 
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(10.0, 4.0))
-        axes = fig.subplots(1, 2, sharey=True)
+        fig = Figure(figsize=(COLUMN_IN, 7.4))
+        axes = fig.subplots(2, 1, sharey=True)  # stacked: each panel the column's width
         for ax, system, title in zip(axes, ("gloo16", "gloo2"), (L["noise_a"], L["noise_b"])):
             for j, p in enumerate(GLOO_P):
                 c = curve(system, collective, p)
@@ -113,7 +113,7 @@ def fig_gloo_noise(lang: str = "en", collective: str = "all_reduce") -> Figure:
             log_axis(ax, "y", "time")
             ax.set_xlabel(L["size"])
             ax.set_title(f"{title} · {coll_name(collective)}")
-            ax.legend(loc="upper left", fontsize=8)
+            ax.legend(loc="upper left", fontsize=SMALL_PT)
         axes[0].set_ylabel(L["time"])
     return fig
 
@@ -128,7 +128,7 @@ def fig_p5_curve(lang: str = "en", data=None) -> Figure:
     link = d.link
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(7.6, 4.4))
+        fig = Figure(figsize=(COLUMN_IN, 4.6))
         ax = fig.subplots()
         az, h = d.azure, d.h100
         ax.plot(az.sizes, az.busbw / GB, "s", ms=4, color=PALETTE[5], label=L["p5_azure"].format(v=az.version, pl=az.placement.replace("_", "-")),
@@ -146,5 +146,5 @@ def fig_p5_curve(lang: str = "en", data=None) -> Figure:
         ax.set_xlabel(L["size"])
         ax.set_ylabel(L["busbw"])
         ax.set_title(L["p5_title"])
-        ax.legend(loc="lower right", fontsize=7.5)
+        ax.legend(loc="lower right", fontsize=SMALL_PT)
     return fig

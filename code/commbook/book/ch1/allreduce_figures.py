@@ -15,7 +15,7 @@ from ...collectives import predict
 from ...comm_sim import VirtualCluster
 from ...topology import Switch
 from ...units import GB, fmt_bytes, fmt_time
-from ..plots import PALETTE, book_style, log_axis
+from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style, log_axis
 from ..text import texts
 from .allreduce_choice import ORDERS, Figure7, figure7_data
 from .allreduce_numbers import EXAMPLE_1_1, ring_trace, trace_facts
@@ -41,13 +41,13 @@ def _ring_panel(ax, states: list[np.ndarray], total: np.ndarray, phase: str, tit
         x0 = g * width
         ax.add_patch(FancyBboxPatch((x0, 0), 2.9, 1.6, boxstyle="round,pad=0.02,rounding_size=0.12",
                                     fc="white", ec=BLUE if phase == "rs" else GREEN, lw=1.2))
-        ax.text(x0 + 1.45, 1.3, L["gpu"].format(g=g), ha="center", va="center", fontsize=9, weight="bold")
+        ax.text(x0 + 1.45, 1.3, L["gpu"].format(g=g), ha="center", va="center", fontsize=SMALL_PT, weight="bold")
         for c, v in enumerate(buf):
             done = v == total[c]
             x = x0 + 0.2 + c * 0.65
             ax.add_patch(Rectangle((x, 0.25), 0.55, 0.7, fc=GREEN if done else "0.93",
                                    ec=GREEN if done else "0.7", lw=1.0, alpha=0.9 if done else 1.0))
-            ax.text(x + 0.275, 0.6, ("Σ" if done else "") + SHARDS[c], ha="center", va="center", fontsize=8.5,
+            ax.text(x + 0.275, 0.6, ("Σ" if done else "") + SHARDS[c], ha="center", va="center", fontsize=SMALL_PT,
                     color="white" if done else "0.45", weight="bold" if done else "normal",
                     gid=f"shard:{phase}:{g}:{c}")
     color = BLUE if phase == "rs" else GREEN
@@ -58,7 +58,7 @@ def _ring_panel(ax, states: list[np.ndarray], total: np.ndarray, phase: str, tit
     ax.plot([last, last, 1.45], [-0.05, -0.45, -0.45], color=color, lw=1.6)
     ax.add_patch(FancyArrowPatch((1.45, -0.45), (1.45, -0.05), arrowstyle="-|>", mutation_scale=12, color=color,
                                  lw=1.6, gid=f"link:{phase}:{p - 1}:0"))
-    ax.text(last / 2 + 0.7, -0.62, L["wrap"].format(last=p - 1), ha="center", va="top", fontsize=8, color=color)
+    ax.text(last / 2 + 0.7, -0.62, L["wrap"].format(last=p - 1), ha="center", va="top", fontsize=SMALL_PT, color=color)
     ax.set_title(title, loc="left", fontsize=10)
     ax.set_xlim(-0.3, p * width - 0.4)
     ax.set_ylim(-1.0, 1.8)
@@ -79,7 +79,7 @@ def fig_ring_phases(lang: str = "en", data=EXAMPLE_1_1) -> Figure:
     p = facts["p"]
     with book_style(lang) as lang:
         L = FIG_LABELS[lang]
-        fig = Figure(figsize=(10.0, 5.8))
+        fig = Figure(figsize=(COLUMN_IN, 6.6))
         axes = fig.subplots(2, 1, height_ratios=(2.8, 3.5))
         for ax, phase in zip(axes, ("rs", "ag")):
             _ring_panel(ax, after[phase], total, phase, L[phase].format(k=facts[phase]), L)
@@ -87,9 +87,9 @@ def fig_ring_phases(lang: str = "en", data=EXAMPLE_1_1) -> Figure:
         links = {len(set(zip(s.round.src.tolist(), s.round.dst.tolist()))) for s in res.trace}
         axes[1].text(p * 1.8 - 0.35, -1.25, L["foot"].format(sent=f"{sent:g}", steps=facts["rounds"],
                                                            links="/".join(map(str, sorted(links)))),
-                     ha="center", va="top", fontsize=8.5, color="0.25", gid="foot")
+                     ha="center", va="top", fontsize=SMALL_PT, color="0.25", gid="foot")
         axes[1].set_ylim(-1.7, 1.8)
-        fig.text(0.99, 0.965, L["key"], ha="right", fontsize=8, color=GREEN)
+        fig.suptitle(L["key"], x=0.99, ha="right", fontsize=SMALL_PT, color=GREEN)  # a row of its own
     return fig
 
 
@@ -119,8 +119,8 @@ def fig_butterfly(lang: str = "en", p: int = 8, gpus_per_node: int = 4) -> Figur
     ``"pair:<order>:<round>:<a>:<b>"``, the share texts ``"share:<order>:<round>"``."""
     with book_style(lang) as lang:
         L = FIG_LABELS[lang]
-        fig = Figure(figsize=(10.0, 4.6))
-        axes = fig.subplots(1, 2, sharey=True)
+        fig = Figure(figsize=(COLUMN_IN, 7.6))
+        axes = fig.subplots(2, 1, sharex=True)  # stacked: each panel the column's width
         for ax, order, tag in zip(axes, ORDERS, "ab"):
             rounds = butterfly_rounds(p, order, gpus_per_node)
             count = {"rs": 0, "ag": 0}
@@ -132,23 +132,23 @@ def fig_butterfly(lang: str = "en", p: int = 8, gpus_per_node: int = 4) -> Figur
                     ax.plot([x, x], [a, b], color=RED if rnd["cross"] else BLUE, lw=1.8, marker="o", ms=3.5,
                             gid=f"pair:{order}:{r}:{a}:{b}")
                 share = f"M/{round(1 / rnd['share'])}"
-                ax.text(r, -0.9, share, ha="center", va="center", fontsize=8.5, gid=f"share:{order}:{r}")
+                ax.text(r, -0.9, share, ha="center", va="center", fontsize=SMALL_PT, gid=f"share:{order}:{r}")
                 ax.text(r, p - 0.2, L["round"].format(phase=L[f"{rnd['phase']}_short"], r=count[rnd["phase"]]),
-                        ha="center", va="center", fontsize=8)
+                        ha="center", va="center", fontsize=SMALL_PT)
             for j in range(1, p // gpus_per_node):
                 ax.axhline(j * gpus_per_node - 0.5, color="0.4", ls="--", lw=1.0)
-            ax.text(len(rounds) + 0.55, gpus_per_node - 0.5, L["boundary"], ha="right", va="bottom", fontsize=7.5,
+            ax.text(len(rounds) + 0.55, gpus_per_node - 0.5, L["boundary"], ha="right", va="bottom", fontsize=SMALL_PT,
                     color="0.35")
             ax.set_xlim(0.4, len(rounds) + 0.6)
             ax.set_ylim(p - 0.5 + 0.3, -1.3)
             ax.set_xticks([])
-            ax.set_yticks(range(p), [f"GPU {g}" for g in range(p)], fontsize=8)
+            ax.set_yticks(range(p), [f"GPU {g}" for g in range(p)], fontsize=SMALL_PT)
             ax.grid(False)
             for side in ("top", "right", "bottom"):
                 ax.spines[side].set_visible(False)
             ax.set_title(L["bf_title"].format(tag=tag, order=L[order]), loc="left", fontsize=9.5)
         handles = [axes[0].plot([], [], color=c, lw=1.8, label=L[k])[0] for c, k in ((RED, "cross"), (BLUE, "local"))]
-        fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8.5)
+        fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=SMALL_PT)
     return fig
 
 
@@ -165,7 +165,7 @@ def fig_crossover(lang: str = "en", data: Figure7 | None = None) -> Figure:
               "double_tree": (PALETTE[2], "-")}
     with book_style(lang) as lang:
         L = FIG_LABELS[lang]
-        fig = Figure(figsize=(8.6, 5.2))
+        fig = Figure(figsize=(COLUMN_IN, 5.0))
         ax = fig.subplots()
         for name, (color, ls) in styles.items():
             ax.plot(x, [getattr(r, f"{name}_s") for r in rows], color=color, ls=ls, lw=1.8, label=L[name],
@@ -179,12 +179,12 @@ def fig_crossover(lang: str = "en", data: Figure7 | None = None) -> Figure:
             t = predict("all_reduce", "ring", p, n, d.alpha_s, d.beta_Bps)
             ax.plot([n], [t], marker="o", ms=6, mfc="white", mec=color, mew=1.6, ls="none", gid=f"xover:{key}")
             ax.annotate(L[lab].format(n=fmt_bytes(n)), (n, t), textcoords="offset points", xytext=off,
-                        ha="right", fontsize=7.5, color=color)
+                        ha="right", fontsize=SMALL_PT, color=color)
         log_axis(ax, "x", "bytes")
         log_axis(ax, "y", "time")
         ax.set_xlabel(L["size_axis"])
         ax.set_ylabel(L["time_axis"])
         ax.set_title(L["fig7_title"].format(p=p, a=fmt_time(d.alpha_s, 3), b=f"{d.beta_Bps / GB:g} GB/s",
                                             gbps=f"{d.beta_Bps * 8 / 1e9:g}"), fontsize=10)
-        ax.legend(loc="upper left", fontsize=8)
+        ax.legend(loc="upper left", fontsize=SMALL_PT)
     return fig

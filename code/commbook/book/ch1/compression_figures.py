@@ -19,7 +19,7 @@ from ...compression import (Int8, RandomK, Sign, TopK, break_even_comm_time, com
 from ...compression import training as tr
 from ...hardware import IB_NDR_CHAPTER
 from ...units import fmt_pct, fmt_ratio
-from ..plots import PALETTE, book_style, log_axis
+from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style, log_axis
 from ..tables import Table, bilingual, bilingual_notes
 from ..text import texts
 from .compression_numbers import DECISION
@@ -123,8 +123,8 @@ def fig_convergence(lang: str = "en") -> Figure:
     and without; Adam and 1-bit Adam with the end of warm-up (gid ``"warmup"``)."""
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(11.0, 4.2))
-        axes = fig.subplots(1, 3, sharey=True)
+        fig = Figure(figsize=(COLUMN_IN, 9.6))
+        axes = fig.subplots(3, 1, sharey=True)  # stacked: each panel the column's width
         panels = (("a", ("fp32", "top1+ef", "top1", "top10+ef", "top10", "randk10")),
                   ("b", ("fp32", "sign+ef", "sign", "int8+ef", "int8")), ("c", ("adam", "1bit")))
         for ax, (key, keys) in zip(axes, panels):
@@ -134,10 +134,10 @@ def fig_convergence(lang: str = "en") -> Figure:
             ax.set_ylim(FLOOR / 3, 3)
             ax.set_title(L[key], loc="left")
             ax.set_xlabel(L["step"])
-            ax.legend(loc="lower left", fontsize=7.5)
+            ax.legend(loc="lower left", fontsize=SMALL_PT)
         warm = max(1, round(RUN_SETTINGS["warmup"] * RUN_SETTINGS["adam_steps"]))
         axes[2].axvline(warm, color="0.5", ls=":", lw=1.0, gid="warmup")
-        axes[2].text(warm, 0.3, " " + L["warm"], fontsize=7.5, color="0.4")
+        axes[2].text(warm, 0.3, " " + L["warm"], fontsize=SMALL_PT, color="0.4")
         axes[0].set_ylabel(L["excess"])
     return fig
 
@@ -160,15 +160,15 @@ def fig_when(lang: str = "en") -> Figure:
     link = IB_NDR_CHAPTER
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(10.5, 4.0))
-        ax, bx = fig.subplots(1, 2)
+        fig = Figure(figsize=(COLUMN_IN, 7.4))
+        ax, bx = fig.subplots(2, 1)  # stacked: each panel the column's width
         t = np.linspace(0, 1.25 * max(DECISION["t_comm"]), 251)
         base = [time_to_train(steps, c, ti) for ti in t]
         comp = [time_to_train(steps, c, ti, r, extra_steps=x) for ti in t]
         ax.plot(t * 1e3, base, color="0.2", label=L["base"], gid="ttt:base")
         ax.plot(t * 1e3, comp, color=PALETTE[1], label=L["comp"].format(r=fmt_ratio(r), x=fmt_pct(x)), gid="ttt:comp")
         ax.axvline(t_even * 1e3, color="0.5", ls=":", lw=1.0, gid="break_even")
-        ax.text(t_even * 1e3, min(base), " " + L["even"].format(t=t_even * 1e3), fontsize=8, color="0.35",
+        ax.text(t_even * 1e3, min(base), " " + L["even"].format(t=t_even * 1e3), fontsize=SMALL_PT, color="0.35",
                 va="bottom")
         for tc in DECISION["t_comm"]:
             b, k = time_to_train(steps, c, tc), time_to_train(steps, c, tc, r, extra_steps=x)
@@ -176,12 +176,12 @@ def fig_when(lang: str = "en") -> Figure:
             top = tc == max(DECISION["t_comm"])
             ax.annotate(f"{b:,.0f} → {k:,.0f} s", (tc * 1e3, max(b, k) if top else min(b, k)),
                         textcoords="offset points", xytext=(-6, 8) if top else (8, -6),
-                        ha="right" if top else "left", va="bottom" if top else "top", fontsize=7.5,
+                        ha="right" if top else "left", va="bottom" if top else "top", fontsize=SMALL_PT,
                         color=PALETTE[3])
         ax.set_xlabel(L["tcomm"])
         ax.set_ylabel(L["ttt"])
         ax.set_title(L["when_a"], loc="left")
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="lower right", fontsize=SMALL_PT)
 
         n = np.logspace(3, 10, 141)
         for ratio in WHEN_RATIOS:
@@ -190,11 +190,11 @@ def fig_when(lang: str = "en") -> Figure:
             bx.plot(n, s, label=L["ratio"].format(r=fmt_ratio(ratio)), gid=f"speedup:{ratio}")
         for val, key in ((link.n_half, "nstar"), (WHEN_P * link.n_half, "pnstar")):
             bx.axvline(val, color="0.5", ls=":", lw=1.0, gid=key)
-            bx.text(val, 1.05, " " + L[key], fontsize=8, color="0.35", rotation=90, va="bottom")
+            bx.text(val, 1.05, " " + L[key], fontsize=SMALL_PT, color="0.35", rotation=90, va="bottom")
         log_axis(bx, "x", "bytes")
         log_axis(bx, "y", "plain", subs=(1.0, 2.0, 5.0))
         bx.set_xlabel(L["size"])
         bx.set_ylabel(L["speedup"])
         bx.set_title(L["when_b"].format(p=WHEN_P, link="InfiniBand NDR"), loc="left")
-        bx.legend(loc="upper left", fontsize=8)
+        bx.legend(loc="upper left", fontsize=SMALL_PT)
     return fig

@@ -15,6 +15,8 @@ Artists that carry data have a ``gid`` so that tests read them back.
 """
 from __future__ import annotations
 
+import math
+
 import matplotlib
 import numpy as np
 from matplotlib.colors import Normalize
@@ -32,7 +34,7 @@ from ..p5.allreduce import sharp_gain
 from ..text import texts
 from ..diagrams import (blank_axes as _blank, curve as _curve, draw_nodes as _draw_nodes,
                         grid_positions as _grid_pos, torus_links as _torus_links, wrap_bulge as _wrap_bulge)
-from ..plots import PALETTE, book_style, log_axis
+from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style, log_axis
 from .hierarchy_numbers import sharp_curves, sharp_sim
 from .hierarchy_routing import TORUS, TORUS_VARIANTS, torus_runs
 
@@ -80,13 +82,14 @@ def fig_hierarchical(lang: str = "en", data: dict | None = None) -> Figure:
     rail_phase = ph["rail all-reduce"]
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(11.0, 7.2))
-        gs = fig.add_gridspec(2, 2, height_ratios=(1.15, 1.0))
-        ax = fig.add_subplot(gs[0, :])
+        fig = Figure(figsize=(COLUMN_IN, 8.6))
+        gs = fig.add_gridspec(3, 1, height_ratios=(1.0, 1.15, 1.0))  # (a), (b), (c) stacked
+        ax = fig.add_subplot(gs[0])
         pitch = G + 1.5
         pos = {a * G + g: (a * pitch + g, 0.0) for a in range(N) for g in range(G)}
         mid = ((N - 1) * pitch + G - 1) / 2
-        leaf = {g: (mid + (g - (G - 1) / 2) * 1.25, 2.6) for g in range(G)}
+        spread = min(2.2, ((N - 1) * pitch + G - 1) / max(G - 1, 1))  # room for each label
+        leaf = {g: (mid + (g - (G - 1) / 2) * spread, 2.6) for g in range(G)}
         for dev, (x, y) in pos.items():
             g = dev % G
             nic_b = rail_phase["nic"][f"gpu{dev}.nic.out"]
@@ -95,20 +98,20 @@ def fig_hierarchical(lang: str = "en", data: dict | None = None) -> Figure:
         for a in range(N):
             ax.add_patch(FancyBboxPatch((a * pitch - 0.55, -0.5), G - 1 + 1.1, 1.0, boxstyle="round,pad=0.05",
                                         fc="0.95", ec="0.6", zorder=0))
-            ax.text(a * pitch - 0.5, -0.62, L["node"].format(a=a), ha="left", va="top", fontsize=9)
+            ax.text(a * pitch - 0.5, -0.62, L["node"].format(a=a), ha="left", va="top", fontsize=SMALL_PT)
             ax.plot([a * pitch, a * pitch + G - 1], [-0.28, -0.28], color="0.55", lw=4, solid_capstyle="round")
-        _draw_nodes(ax, pos, list(pos), size=190, fontsize=7)
+        _draw_nodes(ax, pos, list(pos), size=190, fontsize=SMALL_PT)
         for g, (x, y) in leaf.items():
             ax.scatter([x], [y], s=120, marker="s", color=PALETTE[g % len(PALETTE)], zorder=3)
             ax.text(x, y + 0.22, L["rail"].format(g=g, b=fmt_bytes(rail_phase["leaf"][f"leaf{g}"])), ha="center",
-                    va="bottom", fontsize=7.5, gid=f"rail:{g}")
+                    va="bottom", fontsize=SMALL_PT, gid=f"rail:{g}")
         nv = max(ph["node reduce-scatter"]["nvlink"].values())
-        ax.text(mid, -1.05, L["nvswitch"].format(b=fmt_bytes(nv)), ha="center", va="top", fontsize=9, color="0.3")
+        ax.text(mid, -1.05, L["nvswitch"].format(b=fmt_bytes(nv)), ha="center", va="top", fontsize=SMALL_PT, color="0.3")
         ax.set_title(L["f8_a"].format(N=N, G=G))
         _blank(ax)
-        ax.set_ylim(-1.5, 3.6)
+        ax.set_ylim(-1.5, 4.0)
 
-        bx = fig.add_subplot(gs[1, 0])
+        bx = fig.add_subplot(gs[1])
         names = list(ph)
         x = np.arange(len(names))
         for k, (cls, col) in enumerate((("nvlink", PALETTE[0]), ("nic", PALETTE[3]))):
@@ -117,16 +120,16 @@ def fig_hierarchical(lang: str = "en", data: dict | None = None) -> Figure:
             for nm, bar, v in zip(names, bars, vals):
                 bar.set_gid(f"bytes:{nm}:{cls}")
                 if v:
-                    bx.text(bar.get_x() + bar.get_width() / 2, v, f"{v:,.0f}", ha="center", va="bottom", fontsize=8)
+                    bx.text(bar.get_x() + bar.get_width() / 2, v, f"{v:,.0f}", ha="center", va="bottom", fontsize=SMALL_PT)
         for i, nm in enumerate(names):
-            bx.text(i, -0.2, fmt_time(ph[nm]["time"], 3), ha="center", va="top", fontsize=8.5,
+            bx.text(i, -0.2, fmt_time(ph[nm]["time"], 3), ha="center", va="top", fontsize=SMALL_PT,
                     transform=bx.get_xaxis_transform(), color="0.3")
-        bx.set_xticks(x, [L[f"ph_{nm}"] for nm in names], fontsize=8.5)
+        bx.set_xticks(x, [L[f"ph_{nm}"] for nm in names], fontsize=SMALL_PT)
         bx.set_ylabel(L["mb"])
         bx.set_title(L["f8_b"])
         bx.legend(loc="upper center")
 
-        cx = fig.add_subplot(gs[1, 1])
+        cx = fig.add_subplot(gs[2])
         gx = np.arange(G)
         for k, (a, col) in enumerate((("hierarchical", PALETTE[3]), ("leader", PALETTE[1]))):
             vals = [d["nic"][a].get(f"gpu{g}.nic.out", 0.0) / MB for g in gx]
@@ -171,18 +174,18 @@ def _tree_panel(ax, topo: SwitchTree, res: RunResult, n: float, key: str, L: dic
         right = p0[0] > p1[0]                      # labels on the outer side of each edge
         t = 0.4 if name.startswith("gpu") else 0.5
         xm, ym = p0[0] + t * (p1[0] - p0[0]), p0[1] + t * (p1[1] - p0[1])
-        ax.text(xm + (0.1 if right else -0.1), ym, f"↑{up / n:g}n ↓{down / n:g}n", fontsize=8,
+        ax.text(xm + (0.1 if right else -0.1), ym, f"↑{up / n:g}n ↓{down / n:g}n", fontsize=SMALL_PT,
                 ha="left" if right else "right", va="center",
                 gid=f"{key}:{name}", bbox=dict(fc="white", ec="none", pad=0.4, alpha=0.85), zorder=4)
     sw_col = PALETTE[2] if key == "innet" else "0.6"
     for xy in list(leaf.values()) + [root]:
         ax.scatter(*xy, s=220, marker="s", color=sw_col, zorder=3)
         ax.text(xy[0], xy[1] + 0.2, L["switch"] if key == "innet" else L["fwd"], ha="center", va="bottom",
-                fontsize=7.5, color="0.3")
-    _draw_nodes(ax, gpu, list(range(P)), size=260, fontsize=8)
+                fontsize=SMALL_PT, color="0.3")
+    _draw_nodes(ax, gpu, list(range(P)), size=260, fontsize=SMALL_PT)
     if key == "naive":
         ax.scatter(*gpu[0], s=330, facecolor="none", edgecolor=PALETTE[3], lw=2, zorder=5)
-        ax.text(0, -0.3, L["reducer"], ha="center", va="top", fontsize=8, color=PALETTE[3])
+        ax.text(0, -0.3, L["reducer"], ha="center", va="top", fontsize=SMALL_PT, color=PALETTE[3])
     _blank(ax)
     ax.set_ylim(-0.6, 2.9)
 
@@ -199,8 +202,8 @@ def fig_in_network(lang: str = "en", runs: dict | None = None, curves: dict | No
     gain = sharp_gain()
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(12.0, 5.0))
-        axes = fig.subplots(1, 3, width_ratios=(1.0, 1.0, 1.2))
+        fig = Figure(figsize=(COLUMN_IN, 10.5))
+        axes = fig.subplots(3, 1, height_ratios=(1.0, 1.0, 1.0))  # stacked for the column
         for ax, key in zip(axes, ("naive", "innet")):
             _tree_panel(ax, topo, runs[key], FIG9["n"], key, L)
             ax.set_title(L[f"f9_{'a' if key == 'naive' else 'b'}"].format(t=fmt_time(runs[key].time, 3)), fontsize=10)
@@ -217,7 +220,7 @@ def fig_in_network(lang: str = "en", runs: dict | None = None, curves: dict | No
         cx.set_xlabel(L["size"])
         cx.set_ylabel(L["x"])
         cx.set_title(L["f9_c"].format(p=curves["p"]), fontsize=10)
-        cx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8)
+        cx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=SMALL_PT)
     return fig
 
 
@@ -234,8 +237,8 @@ def fig_torus(lang: str = "en", runs: dict | None = None) -> Figure:
     cmap = matplotlib.colormaps["YlOrRd"]
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(11.0, 4.3))
-        axes = fig.subplots(1, len(TORUS_VARIANTS))
+        fig = Figure(figsize=(COLUMN_IN, 3.6 * math.ceil(len(TORUS_VARIANTS) / 2) + 0.6))
+        axes = fig.subplots(math.ceil(len(TORUS_VARIANTS) / 2), 2).ravel()  # two per row
         for ax, v in zip(axes, TORUS_VARIANTS):
             r = runs[v]
             for i, u, w in _torus_links(topo):
@@ -249,6 +252,10 @@ def fig_torus(lang: str = "en", runs: dict | None = None) -> Figure:
             _blank(ax)
             ax.set_xlim(-0.75, TORUS["dims"][1] - 0.55)
             ax.set_ylim(-TORUS["dims"][0] + 0.55, 0.75)
-        fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap), ax=list(axes), shrink=0.8,
-                     label=L["f10_bar"])
+        bar = dict(ax=list(axes), orientation="horizontal", fraction=0.08, aspect=25)
+        if len(axes) > len(TORUS_VARIANTS):  # the free cell of the grid holds the colour bar
+            for ax in axes[len(TORUS_VARIANTS):]:
+                ax.set_axis_off()
+            bar = dict(cax=axes[-1].inset_axes((0.05, 0.45, 0.9, 0.08)), orientation="horizontal")
+        fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap), label=L["f10_bar"], **bar)
     return fig

@@ -127,7 +127,9 @@ def fig_step_shares(lang: str = "en", model: StepModel = FIG2_MODEL,
                 ax.bar(x, h, w, bottom=bottom, color=_PART_COLORS[part], gid=f"model:{n}:{part}",
                        label=fig_label(part, lang) if i == 0 else None)
                 bottom += h
-            ax.text(x, 101.5, fig_label("bar_model", lang), ha="center", va="bottom", fontsize=SMALL_PT)
+            turn = 90 if lang == "en" else 0  # upright: side by side the English labels overlap
+            ax.text(x, 101.5, fig_label("bar_model", lang), ha="center", va="bottom", fontsize=SMALL_PT,
+                    rotation=turn)
             if has_ill:
                 bottom = 0.0
                 for part in _PARTS:
@@ -136,12 +138,12 @@ def fig_step_shares(lang: str = "en", model: StepModel = FIG2_MODEL,
                            hatch="//", edgecolor="white", gid=f"illustrative:{n}:{part}")
                     bottom += h
                 ax.text(i + w / 2 + 0.02, 101.5, fig_label("bar_illustrative", lang), ha="center",
-                        va="bottom", fontsize=SMALL_PT)
+                        va="bottom", fontsize=SMALL_PT, rotation=turn)
         g = model.gpus_per_node
         ticks = [fig_label("gpus_node", lang, n=n) if n <= g else
                  fig_label("gpus_nodes", lang, n=n, nodes=n // g) for n in sizes]
         ax.set_xticks(range(len(sizes)), ticks, fontsize=SMALL_PT)
-        ax.set_ylim(0, 112)
+        ax.set_ylim(0, 140 if turn else 112)
         ax.set_yticks(range(0, 101, 20))
         ax.grid(axis="x", visible=False)
         ax.set_ylabel(fig_label("shares_y", lang))

@@ -15,7 +15,7 @@ from ...collectives import t_formula
 from ...cost import p2p_time
 from ...overlap import Timeline
 from ...units import GB, fmt_rate, fmt_ratio, fmt_time, us
-from ..plots import PALETTE, book_style, log_axis
+from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style, log_axis
 from ..text import texts
 from .perf_calibration import Calibration, calibration
 from .boxes import link_name
@@ -36,8 +36,8 @@ def fig_bandwidth_gap(lang: str = "en") -> Figure:
     ratios = gap_ratios()
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(10.0, 4.2))
-        ax, bx = fig.subplots(1, 2)
+        fig = Figure(figsize=(COLUMN_IN, 7.6))
+        ax, bx = fig.subplots(2, 1)  # stacked: each panel the column's width
         for fam in ("PCIe", "NVLink", "InfiniBand"):
             gens = sorted((g for g in physics.GENERATIONS.values() if g.family == fam), key=lambda g: g.year)
             x = [g.year for g in gens]
@@ -47,7 +47,7 @@ def fig_bandwidth_gap(lang: str = "en") -> Figure:
                 ax.plot([g.year], [g.beta / GB], ls="none", marker="o", ms=0, gid=f"genpt:{g.name}")
                 short = g.name.replace("PCIe ", "").replace(" x16", "").replace("NVLink ", "NVL ")
                 ax.annotate(short, (g.year, g.beta / GB), textcoords="offset points", xytext=(4, -10),
-                            fontsize=7, color=_FAMILY_COLOR[fam])
+                            fontsize=SMALL_PT, color=_FAMILY_COLOR[fam])
         log_axis(ax, "y", "plain", subs=(1.0, 2.0, 5.0))
         ax.set_xlabel(L["year"])
         ax.set_ylabel(L["beta"])
@@ -66,12 +66,12 @@ def fig_bandwidth_gap(lang: str = "en") -> Figure:
                 up = above and i < len(pairs) - 1          # the last NVLink label goes below its point
                 bx.annotate(f"{fmt_ratio(r)}\n{short}/{b}", (xi, r), textcoords="offset points",
                             xytext=(0, 7 if up else -9), ha="center", va="bottom" if up else "top",
-                            fontsize=6.5, color=_FAMILY_COLOR[fam])
+                            fontsize=SMALL_PT, color=_FAMILY_COLOR[fam])
         a, b, r = ratios.nvlink_dgx[-1]
         bx.plot([physics.generation(a).year], [r], marker="D", ls="none", mfc="white",
                 color=_FAMILY_COLOR["NVLink"], gid="ratio:dgx", label=L["pair_dgx"])
         bx.annotate(f"{fmt_ratio(r)}\nNVL 5.0/{b}", (physics.generation(a).year, r), textcoords="offset points",
-                    xytext=(-8, 0), ha="right", va="center", fontsize=6.5, color=_FAMILY_COLOR["NVLink"])
+                    xytext=(-8, 0), ha="right", va="center", fontsize=SMALL_PT, color=_FAMILY_COLOR["NVLink"])
         bx.axhline(ratios.claim_x, color="0.4", ls="--", lw=1.0, gid="claimed",
                    label=L["claimed"].format(x=ratios.claim_x))
         log_axis(bx, "y", "plain", subs=(1.0, 2.0, 5.0))
@@ -80,7 +80,7 @@ def fig_bandwidth_gap(lang: str = "en") -> Figure:
         bx.set_xlabel(L["year"])
         bx.set_ylabel(L["ratio"])
         bx.set_title(L["gap_b"])
-        bx.legend(loc="upper left", fontsize=7)
+        bx.legend(loc="upper left", bbox_to_anchor=(0.0, -0.2))  # below: the labels fill the panel
     return fig
 
 
@@ -110,7 +110,7 @@ def _draw_timeline(ax, tl: Timeline, L: dict, scale: float, single: bool) -> Non
                                gid=f"block:{blk.stream}:{blk.kind}:{blk.label}"))
         text = _block_text(blk, L, single)
         if text:
-            ax.text(x0 + w / 2, y, text, ha="center", va="center", fontsize=7.5,
+            ax.text(x0 + w / 2, y, text, ha="center", va="center", fontsize=SMALL_PT,
                     color="white" if blk.kind not in ("launch", "complete") else "white")
     end = tl.step_time / scale
     ax.axvline(end, color="0.2", ls=":", lw=1.0, gid="step_end")
@@ -129,25 +129,25 @@ def fig_overlap(lang: str = "en") -> Figure:
     ta, tb = figure4_timelines()
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(10.0, 5.0))
+        fig = Figure(figsize=(COLUMN_IN, 5.6))
         ax, bx = fig.subplots(2, 1)
         _draw_timeline(ax, ta, L, 1.0, single=False)
         tail = ta.stall
         last_ar = max((b for b in ta.blocks if b.kind == "allreduce"), key=lambda b: b.start)
         ax.annotate(L["tail"].format(t=f"{tail:g}"), xy=(last_ar.start + tail / 2, 0.45), ha="center",
-                    fontsize=8, color=_KIND_COLOR["stall"])
-        ax.text(ta.step_time, 1.45, L["step"].format(t=f"{ta.step_time:g}"), ha="right", fontsize=8)
+                    fontsize=SMALL_PT, color=_KIND_COLOR["stall"])
+        ax.text(ta.step_time, 1.45, L["step"].format(t=f"{ta.step_time:g}"), ha="right", fontsize=SMALL_PT)
         ax.set_xlabel(L["time_units"].format(b=FIG4["backward"]))
         ax.set_title(L["ov_a"], loc="left")
 
         _draw_timeline(bx, tb, L, us, single=True)
-        bx.text(tb.step_time / us, 1.45, L["step"].format(t=fmt_time(tb.step_time, 3)), ha="right", fontsize=8)
+        bx.text(tb.step_time / us, 1.45, L["step"].format(t=fmt_time(tb.step_time, 3)), ha="right", fontsize=SMALL_PT)
         wire = next(b for b in tb.blocks if b.kind == "allreduce")
         o_total = sum(b.duration for b in tb.blocks if b.kind in ("launch", "complete"))
         bx.text(wire.end / us + 8, -0.05, L["hidden"].format(t=fmt_time(wire.duration, 3)), va="center",
-                fontsize=8, color=_KIND_COLOR["allreduce"])
+                fontsize=SMALL_PT, color=_KIND_COLOR["allreduce"])
         bx.text(tb.step_time / us * 0.5, 1.45, L["exposed"].format(t=f"2o = {fmt_time(o_total, 3)}"),
-                ha="center", fontsize=8, color="0.3")
+                ha="center", fontsize=SMALL_PT, color="0.3")
         bx.set_xlabel(L["time_us"])
         bx.set_title(L["ov_b"].format(t=fmt_time(NM13["backward"], 3)), loc="left")
     return fig
@@ -167,8 +167,8 @@ def fig_calibration(lang: str = "en", cal: Calibration | None = None) -> Figure:
     t_nom = np.array([t_formula("ring", p, x, nom.alpha, nom.beta) for x in grid])
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(10.0, 4.2))
-        ax, bx = fig.subplots(1, 2)
+        fig = Figure(figsize=(COLUMN_IN, 7.6))
+        ax, bx = fig.subplots(2, 1)  # stacked: each panel the column's width
         meas = L["measured"].format(p=p, placement=c.placement.replace("_", "-"))
         ax.plot(n, t, "o", color="0.15", ms=5, label=meas, gid="measured")
         ax.plot(grid, t_ring, color=PALETTE[0], label=L["fit_ring"], gid="fit:ring")
@@ -179,7 +179,7 @@ def fig_calibration(lang: str = "en", cal: Calibration | None = None) -> Figure:
         ax.set_xlabel(L["size"])
         ax.set_ylabel(L["time"])
         ax.set_title(L["cal_a"])
-        ax.legend(loc="upper left", fontsize=7.5)
+        ax.legend(loc="upper left", fontsize=SMALL_PT)
 
         bw_ring = np.array([busbw("all_reduce", x, y, p) for x, y in zip(grid, t_ring)]) / GB
         bx.plot(n, c.busbw / GB, "o", color="0.15", ms=5, label=meas, gid="busbw:measured")
@@ -193,5 +193,5 @@ def fig_calibration(lang: str = "en", cal: Calibration | None = None) -> Figure:
         bx.set_xlabel(L["size"])
         bx.set_ylabel(L["busbw"])
         bx.set_title(L["cal_b"])
-        bx.legend(loc="lower right", fontsize=7.5)
+        bx.legend(loc="lower right", fontsize=SMALL_PT)
     return fig

@@ -25,7 +25,7 @@ from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch, TwoLevel
 from ...units import fmt_bytes, fmt_pct, fmt_ratio, fmt_time
-from ..plots import PALETTE, book_style
+from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style
 from ..tables import Table
 from ..text import texts
 from .inputs import NM_1_4
@@ -219,7 +219,7 @@ def fig_expert_load(lang: str = "en", config: moe.MoEConfig = NM_1_4,
     fmt = dict(n=config.tokens, e=config.experts, k=config.top_k, b=batches)
     with book_style(lang) as lang:
         lab = FIG_LOAD_LABELS[lang]
-        fig = Figure(figsize=(8.0, 4.2))
+        fig = Figure(figsize=(COLUMN_IN, 4.4))
         ax = fig.subplots()
         ax.bar(k[sel], load.pmf[sel], width=1.0, color=PALETTE[5], alpha=0.6, label=lab["pmf"].format(**fmt),
                gid="pmf")
@@ -237,7 +237,7 @@ def fig_expert_load(lang: str = "en", config: moe.MoEConfig = NM_1_4,
         ax.set_xlabel(lab["x"])
         ax.set_ylabel(lab["y"])
         ax.set_title(lab["title"].format(**fmt))
-        ax.legend(fontsize=8, loc="upper right")
+        ax.legend(fontsize=SMALL_PT, loc="upper right")
     return fig
 
 

@@ -12,6 +12,7 @@ the metrics and routes of :mod:`commbook.topology`).  Artists that carry data ha
 """
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import matplotlib
@@ -27,7 +28,7 @@ from ... import llm
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
 from ..diagrams import blank_axes, curve, draw_nodes, grid_positions, torus_links, wrap_bulge
-from ..plots import PALETTE, book_style, label, log_axis
+from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style, label, log_axis
 from ...topology import Ring, Switch, Topology, Torus, TwoLevel, ring_order
 from ...units import KB, MB, fmt_bytes, fmt_rate, fmt_time
 from .figures_algorithms import (ALLREDUCE_LINES, SCALING_LINES, fig_allreduce_vs_p,  # noqa: F401
@@ -57,17 +58,21 @@ def _circle(p: int, r: float = 1.0) -> dict:
 
 
 def _two_level_pos(topo: TwoLevel) -> dict:
+    """Each node's GPUs in two rows (room for readable labels), its NVSwitch below, the
+    leaves spread over the nodes' width, the spine on top."""
     G, N = topo.gpus_per_node, topo.nodes
-    step, pitch = 0.6, (G + 1) * 0.6
+    cols = math.ceil(G / 2)
+    pitch = cols + 1.0
     pos = {}
     for a in range(N):
         for g in range(G):
-            pos[a * G + g] = (a * pitch + (g - (G - 1) / 2) * step, 0.0)
-        pos[f"nvswitch{a}"] = (a * pitch, -1.3)
+            pos[a * G + g] = (a * pitch + (g % cols - (cols - 1) / 2), -float(g // cols))
+        pos[f"nvswitch{a}"] = (a * pitch, -2.2)
     mid = (N - 1) * pitch / 2
+    spread = max((N - 1) * pitch / max(G - 1, 1), 1.6)
     for g in range(G):
-        pos[f"leaf{g}"] = (mid + (g - (G - 1) / 2) * 1.6, 2.8)
-    pos["spine"] = (mid, 4.2)
+        pos[f"leaf{g}"] = (mid + (g - (G - 1) / 2) * spread, 1.6)
+    pos["spine"] = (mid, 3.0)
     return pos
 
 
@@ -96,12 +101,12 @@ def _draw_topology(ax, topo: Topology, pos: dict, title: str, lang: str) -> None
     switches = [k for k in pos if isinstance(k, str)]
     size = 110 if isinstance(topo, TwoLevel) else 150
     draw_nodes(ax, pos, switches, switch=True, size=size)
-    draw_nodes(ax, pos, list(range(topo.p)), size=size, fontsize=6 if size < 150 else 6.5)
+    draw_nodes(ax, pos, list(range(topo.p)), size=size)
     for k in switches:
         text, above = _switch_label(k, lang)
         if text:
             ax.text(pos[k][0], pos[k][1] + (0.2 if above else -0.2), text, ha="center",
-                    va="bottom" if above else "top", fontsize=7.5, color="0.3",
+                    va="bottom" if above else "top", fontsize=SMALL_PT, color="0.3",
                     bbox=dict(fc="white", ec="none", pad=0.5, alpha=0.8), zorder=4)
     metrics = label("topo_metrics", lang, ports=topo.ports_per_device, diam=topo.diameter,
                     bis=fmt_rate(topo.bisection_bandwidth))
@@ -130,7 +135,7 @@ def fig_topologies(lang: str = "en", p: int = 16, link: Link = ICI_V5E) -> Figur
         (two, _two_level_pos(two), "topo_twolevel"),
     ]
     with book_style(lang) as lang:
-        fig = Figure(figsize=(8.0, 7.6))
+        fig = Figure(figsize=(COLUMN_IN, 7.2))
         for ax, (topo, pos, key) in zip(fig.subplots(2, 2).ravel(), panels):
             title = label(key, lang, dims=f"{side}×{side}", nodes=two.nodes, gpus=4)
             _draw_topology(ax, topo, pos, title, lang)
@@ -167,8 +172,8 @@ def fig_ring_mapping(lang: str = "en", n: float = 64 * MB, link: Link = ICI_V5E,
     norm = Normalize(0, max(r.link_bytes.max() for *_, r in runs) / MB)
     cmap = matplotlib.colormaps["YlOrRd"]
     with book_style(lang) as lang:
-        fig = Figure(figsize=(max(10.0 * len(runs) / 3, 5.5), 4.2))
-        axes = np.atleast_1d(fig.subplots(1, len(runs)))
+        fig = Figure(figsize=(COLUMN_IN, 3.3 * math.ceil(len(runs) / 2) + 0.8))
+        axes = np.atleast_1d(fig.subplots(math.ceil(len(runs) / 2), 2)).ravel()  # two per row
         for ax, (kind, seed, order, res) in zip(axes, runs):
             for i, u, v in torus_links(topo):
                 used = res.link_bytes[i] > 0
@@ -188,8 +193,12 @@ def fig_ring_mapping(lang: str = "en", n: float = 64 * MB, link: Link = ICI_V5E,
             blank_axes(ax)
             ax.set_xlim(-0.75, dims[1] - 0.55)
             ax.set_ylim(-dims[0] + 0.55, 0.75)
-        fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap), ax=list(axes), shrink=0.8,
-                     label=label("map_bytes", lang))
+        bar = dict(ax=list(axes), orientation="horizontal", fraction=0.08, aspect=25)
+        if len(axes) > len(runs):  # the free cell of the grid holds the colour bar
+            for ax in axes[len(runs):]:
+                ax.set_axis_off()
+            bar = dict(cax=axes[-1].inset_axes((0.05, 0.45, 0.9, 0.08)), orientation="horizontal")
+        fig.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap), label=label("map_bytes", lang), **bar)
         fig.suptitle(label("map_title", lang, n=fmt_bytes(n), link=link.name, dims="×".join(map(str, dims))), fontsize=11)
     return fig
 
@@ -221,7 +230,7 @@ def fig_hierarchical_speedup(lang: str = "en", gpus: int = 8, max_nodes: int = 6
             if nccl:
                 vs_nccl[n].append(coll.all_reduce(c, nbytes=n).time / hier)
     with book_style(lang) as lang:
-        fig = Figure(figsize=(7.0, 4.3))
+        fig = Figure(figsize=(COLUMN_IN, 4.3))
         ax = fig.add_subplot()
         for i, n in enumerate(sizes):
             ax.plot(nodes, speedup[n], marker="o", ms=4, color=PALETTE[i], label=label("size_n", lang, n=fmt_bytes(n)),
@@ -241,7 +250,7 @@ def fig_hierarchical_speedup(lang: str = "en", gpus: int = 8, max_nodes: int = 6
             for style, key in (("-", "hier_vs_single"), ("--", "hier_vs_nccl")):
                 handles.append(Line2D([], [], color="0.25", ls=style))
                 labels.append(label(key, lang))
-        ax.legend(handles, labels, loc="center right", bbox_to_anchor=(1.0, 0.47), fontsize=8)
+        ax.legend(handles, labels, loc="center right", bbox_to_anchor=(1.0, 0.47), fontsize=SMALL_PT)
     return fig
 
 
@@ -254,7 +263,7 @@ def fig_tp_decode_share(lang: str = "en", model: llm.DenseModel = llm.LLAMA31_70
     :func:`commbook.llm.decode_step` (lines have gid ``"share:<algo>:<alpha>"``)."""
     xs = np.asarray(batches)
     with book_style(lang) as lang:
-        fig = Figure(figsize=(7.0, 5.0))
+        fig = Figure(figsize=(COLUMN_IN, 5.0))
         ax = fig.add_subplot()
         for i, (algo, alpha) in enumerate((a, al) for al in alphas for a in ("ring", "rd")):
             lk = Link(link.name, alpha, link.beta, link.source)
@@ -270,7 +279,7 @@ def fig_tp_decode_share(lang: str = "en", model: llm.DenseModel = llm.LLAMA31_70
         ax.set_xlabel(label("tp_batch", lang))
         ax.set_ylabel(label("tp_share", lang))
         ax.set_title(label("tp_title", lang, model=model.name, tp=tp), fontsize=10)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=8)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=SMALL_PT)
     return fig
 
 
@@ -282,7 +291,7 @@ def fig_kv_transfer(lang: str = "en", model: llm.DenseModel = llm.LLAMA31_70B,
     they finish, and the prefill compute (:func:`commbook.llm.prefill_compute`)."""
     xs = np.asarray(tokens)
     with book_style(lang) as lang:
-        fig = Figure(figsize=(7.0, 4.3))
+        fig = Figure(figsize=(COLUMN_IN, 4.3))
         ax = fig.add_subplot()
         ax.plot(xs, [llm.prefill_compute(model, n, tp=tp) for n in tokens], color="0.3", lw=2,
                 gid="prefill", label=label("kv_prefill", lang, tp=tp))
@@ -296,5 +305,5 @@ def fig_kv_transfer(lang: str = "en", model: llm.DenseModel = llm.LLAMA31_70B,
         ax.set_xlabel(label("kv_tokens", lang))
         ax.set_ylabel(label("kv_time", lang))
         ax.set_title(label("kv_title", lang, model=model.name, link=link.name), fontsize=10)
-        ax.legend(loc="upper left", fontsize=8)
+        ax.legend(loc="upper left", fontsize=SMALL_PT)
     return fig

@@ -19,7 +19,8 @@ from ... import cost
 from ...collectives import t_broadcast, t_formula
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
 from ...units import KB, MB, fmt_bytes, fmt_time
-from ..plots import PALETTE, TICK_FORMATS, book_style, label, log_axis
+from ..plots import (COLUMN_IN, PALETTE, SMALL_PT, TICK_FORMATS, book_style, label,
+                     label_line_ends, log_axis)
 
 __all__ = ["fig_allreduce_vs_size", "fig_allreduce_vs_p", "fig_broadcast_pipeline"]
 
@@ -32,16 +33,28 @@ SCALING_LINES = ("ring", "rd", "rabenseifner", "double_tree", "double_binomial")
 tree next to two unpipelined binomial trees shows what pipelining buys as p grows."""
 
 
-def _sizes_panel(ax, xs, curves: dict, lang: str, x_unit: str, base: int = 10) -> None:
+LINE_STYLES = {
+    "ring": (PALETTE[0], "-"), "rd": (PALETTE[1], "-"), "rabenseifner": (PALETTE[2], "-"),
+    "tree": (PALETTE[3], "-"), "double_tree": (PALETTE[4], "-"), "naive": ("0.15", ":"),
+    "innet": ("0.55", "-."), "double_binomial": ("0.4", "--"),
+}
+"""Colour and dash of each algorithm's line: no two lines of one figure share a hue family
+(the ring is dark blue, the naive all-reduce black and dotted; Rabenseifner green, the
+double tree reddish purple; only the unpipelined double binomial tree is dashed)."""
+
+
+def _sizes_panel(ax, xs, curves: dict, lang: str, x_unit: str, base: int = 10) -> list:
     """Log-log time curves ``curves[algo] = times`` against ``xs``, labelled by algorithm
-    (the registry's display names); the unpipelined double binomial tree is dashed."""
-    for i, (algo, ts) in enumerate(curves.items()):
-        ax.plot(xs, ts, color=PALETTE[i % len(PALETTE)], label=label(f"algo_{algo}", lang),
-                ls="--" if algo == "double_binomial" else "-", gid=f"t:{algo}")
+    (the registry's display names), each in its :data:`LINE_STYLES`; returns the lines."""
+    lines = []
+    for algo, ts in curves.items():
+        color, dash = LINE_STYLES[algo]
+        lines += ax.plot(xs, ts, color=color, ls=dash, label=label(f"algo_{algo}", lang), gid=f"t:{algo}")
     log_axis(ax, "x", x_unit, base=base)
     span = max(t.max() for t in curves.values()) / min(t.min() for t in curves.values())
     log_axis(ax, "y", "time", subs=(1.0, 2.0, 5.0) if span < 100 else (1.0,))
     ax.set_xlim(xs[0], xs[-1])
+    return lines
 
 
 # ============================================================================ 4-5 all-reduce costs
@@ -66,20 +79,20 @@ def fig_allreduce_vs_size(lang: str = "en", p: int = 8, link: Link = NVLINK4,
     xovers = {"rd_ring": cost.crossover_rd_ring(p, link.alpha, link.beta),
               "tree_ring": cost.crossover_tree_ring(p, link.alpha, link.beta)}
     with book_style(lang) as lang:
-        fig = Figure(figsize=(7.6, 4.8))
+        fig = Figure(figsize=(COLUMN_IN, 5.0))
         ax = fig.add_subplot()
-        _sizes_panel(ax, n, curves, lang, "bytes")
+        lines = _sizes_panel(ax, n, curves, lang, "bytes")
         for i, (key, nx) in enumerate(xovers.items()):
             tx = t_formula("ring", p, nx, link.alpha, link.beta)
             ax.plot([nx], [tx], marker="o", ms=7, mfc="white", mec="0.1", ls="none", zorder=4,
                     gid=f"xover:{key}")
             ax.annotate(label(f"xover_{key}", lang, n=fmt_bytes(nx)), (nx, tx),
-                        xytext=(-12, 40 + 40 * i), textcoords="offset points", ha="right", fontsize=8,
-                        arrowprops=dict(arrowstyle="-", color="0.4", lw=0.8))
+                        xytext=(-12, 40 + 40 * i), textcoords="offset points", ha="right",
+                        fontsize=SMALL_PT, arrowprops=dict(arrowstyle="-", color="0.4", lw=0.8))
         ax.set_xlabel(label("size", lang))
         ax.set_ylabel(label("ar_time", lang))
         ax.set_title(label("ar_size_title", lang, p=p, link=link.name))
-        ax.legend(loc="upper left", fontsize=8.5)
+        label_line_ends(ax, lines)  # the lines named at their ends: no legend to match colours
     return fig
 
 
@@ -92,15 +105,15 @@ def fig_allreduce_vs_p(lang: str = "en", link: Link = IB_NDR,
     Lines have gid ``"t:<algo>"``."""
     ps = 2 ** np.arange(1, int(np.log2(p_max)) + 1)
     with book_style(lang) as lang:
-        fig = Figure(figsize=(8.6, 3.9))
-        axes = fig.subplots(1, len(sizes))
+        fig = Figure(figsize=(COLUMN_IN, 3.3 * len(sizes) + 0.4))
+        axes = fig.subplots(len(sizes), 1)  # stacked: each panel the column's width
         for ax, n in zip(np.atleast_1d(axes), sizes):
             _sizes_panel(ax, ps, _formula_times(algorithms, ps, n, link), lang,
                          "plain", base=2)
             ax.set_xlabel(label("devices", lang))
             ax.set_ylabel(label("ar_time", lang))
-            ax.set_title(label("ar_p_title", lang, n=fmt_bytes(n), link=link.name), fontsize=10)
-            ax.legend(loc="upper left", fontsize=8.5)
+            ax.set_title(label("ar_p_title", lang, n=fmt_bytes(n), link=link.name), fontsize=10.5)
+            ax.legend(loc="upper left", ncol=2)
     return fig
 
 
@@ -119,7 +132,7 @@ def fig_broadcast_pipeline(lang: str = "en", p: int = 8, n: float = 8 * MB, link
     chain = np.array([t_broadcast("chain", p, n, a, b, chunks=int(k)) for k in ks])
     k_star, t_star = cost.chain_broadcast_optimum(p, n, a, b)
     with book_style(lang) as lang:
-        fig = Figure(figsize=(7.2, 4.4))
+        fig = Figure(figsize=(COLUMN_IN, 4.4))
         ax = fig.add_subplot()
         ax.plot(ks, chain, color=PALETTE[0], label=label("bcast_chain", lang), gid="t:chain")
         for i, algo in enumerate(("binomial", "flat"), start=1):
@@ -135,7 +148,7 @@ def fig_broadcast_pipeline(lang: str = "en", p: int = 8, n: float = 8 * MB, link
         ax.set_xlabel(label("bcast_chunks", lang))
         ax.set_ylabel(label("bcast_time", lang))
         ax.set_title(label("bcast_title", lang, n=fmt_bytes(n), p=p, link=link.name))
-        ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.86), fontsize=8.5)
+        ax.legend(loc="upper right", bbox_to_anchor=(1.0, 0.86))
     return fig
 
 

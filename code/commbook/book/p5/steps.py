@@ -29,7 +29,7 @@ from ...comm_sim import VirtualCluster
 from ...hardware import NVLINK4
 from ...topology import Switch
 from ..names import display_name
-from ..plots import PALETTE, book_style, label
+from ..plots import COLUMN_IN, PALETTE, SMALL_PT, book_style, label
 from ..text import texts
 
 __all__ = ["fig_collectives", "fig_ring_trace", "fig_allreduce_steps"]
@@ -37,6 +37,10 @@ __all__ = ["fig_collectives", "fig_ring_trace", "fig_allreduce_steps"]
 REDUCE_COLOR, COPY_COLOR = PALETTE[1], PALETTE[5]
 LANE = 2.4
 """Width of the arrow lane left of each panel's cells (in cells)."""
+MIN_CELL_IN, RANK_LABELS_IN = 0.24, 0.6
+"""The smallest cell of a step diagram (inches: a two-digit number in 9.5 pt fits) and
+the room for the rank names left of a row of panels: as many panels share a row as fit
+the column (:data:`commbook.book.plots.COLUMN_IN`) at that size."""
 
 EXAMPLE_1_1 = ([1, 5, 3, 7], [2, 6, 4, 8], [3, 7, 5, 9], [4, 8, 6, 10])
 """The chapter's Example 1.1: the four GPUs' inputs of the 4-GPU all-reduce."""
@@ -49,7 +53,7 @@ several figures live in :mod:`commbook.book.labels`)."""
 
 # ============================================================================ cells
 def _cell_grid(ax, x0: float, rows: Sequence[Sequence], color, gid: str = "cell",
-               fontsize: float = 8) -> None:
+               fontsize: float = SMALL_PT) -> None:
     """A grid of numbers, row i at y = -i, column j at x = x0 + j (cells 1 x 1).
 
     ``color(i, j, value)`` gives each cell's face colour; ``None`` values leave the
@@ -101,7 +105,7 @@ def fig_collectives(lang: str = "en") -> Figure:
     before = [a.tolist() for a in x]
     x_after, mid = p + 6, -(p - 1) / 2
     with book_style(lang) as lang:
-        fig = Figure(figsize=(9.0, 8.4))
+        fig = Figure(figsize=(COLUMN_IN, 8.8))
         axes = fig.subplots(len(runs), 1)
         for ax, (name, outs) in zip(axes, runs.items()):
             after = [[None] if o is None else np.ravel(o).tolist() for o in outs]
@@ -112,14 +116,14 @@ def fig_collectives(lang: str = "en") -> Figure:
             ax.text((p + x_after) / 2 - 0.5, mid + 0.25, label(f"coll_{name}", lang), ha="center",
                     va="bottom", fontsize=9.5, gid=f"name:{name}")
             for d in range(p):
-                ax.text(-0.8, -d, f"d{d}", ha="right", va="center", fontsize=8)
+                ax.text(-0.8, -d, f"d{d}", ha="right", va="center", fontsize=SMALL_PT)
             ax.set_xlim(-1.6, x_after + width - 0.4)
             ax.set_ylim(-p + 0.4, 0.6)
             ax.set_axis_off()
         for x0, key in ((0, "before"), (x_after, "after")):
-            axes[0].text(x0 + (p - 1) / 2, 0.7, label(key, lang), ha="center", va="bottom", fontsize=9)
+            axes[0].text(x0 + (p - 1) / 2, 0.7, label(key, lang), ha="center", va="bottom", fontsize=SMALL_PT)
         fig.suptitle(label("coll_title", lang), fontsize=11)
-        fig.supxlabel(label("coll_key", lang), fontsize=8.5, color="0.3")
+        fig.supxlabel(label("coll_key", lang), fontsize=SMALL_PT, color="0.3")
     return fig
 
 
@@ -140,9 +144,10 @@ def _trace(algorithm: str, data: Sequence[Sequence[int]]):
     return arrays, res
 
 
-def _step_panel(ax, k: int, state: list[list], rnd, title: str) -> None:
+def _step_panel(ax, k: int, state: list[list], rnd, title: str, rank_labels: bool = True) -> None:
     """Panel k: the buffers after round k (rows = ranks), the blocks received filled, the
-    blocks sent outlined, and one arrow per message across the lane on the left."""
+    blocks sent outlined, and one arrow per message across the lane on the left; the
+    ranks are named on the left of the panel when ``rank_labels``."""
     q, w = len(state), len(state[0])
     fill = {}
     if rnd is not None:
@@ -156,17 +161,17 @@ def _step_panel(ax, k: int, state: list[list], rnd, title: str) -> None:
                                          mutation_scale=8, color="0.25", lw=0.9, shrinkA=0,
                                          shrinkB=0, zorder=2, gid=f"msg:{k}:{s}:{d}:{so}:{c}"))
     _cell_grid(ax, 0, state, lambda i, j, v: _tint(fill.get((i, j), "0.85"), 0.55 if (i, j) in fill else 0.4),
-               gid=f"state{k}", fontsize=9)
+               gid=f"state{k}", fontsize=SMALL_PT)
     ax.set_xlim(-LANE - 0.6, w - 0.4)
     ax.set_ylim(-q + 0.4, 0.6)
     ax.set_aspect("equal")
     ax.set_xticks([])
-    ax.set_yticks([-i for i in range(q)], [f"GPU {i}" for i in range(q)], fontsize=8)
-    ax.tick_params(length=0, labelsize=8, pad=1)
+    ax.set_yticks([-i for i in range(q)], [f"GPU {i}" for i in range(q)] if rank_labels else [])
+    ax.tick_params(length=0, labelsize=SMALL_PT, pad=1)
     ax.grid(False)
     for side in ax.spines.values():
         side.set_visible(False)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=SMALL_PT)
 
 
 def fig_allreduce_steps(lang: str = "en", algorithm: str = "rd",
@@ -180,24 +185,27 @@ def fig_allreduce_steps(lang: str = "en", algorithm: str = "rd",
     sender's row to the receiver's row for every message of the round, the block sent
     outlined in the sender's row and the block received filled in the receiver's row
     (orange: added, blue: copied).  The last panel holds the sum on every rank.  ``title``
-    replaces the default title; ``ncol`` sets the panels per row (default: one row up to
-    five panels, two rows beyond).
+    replaces the default title; ``ncol`` sets the panels per row (default: as many as fit
+    the column, :data:`~commbook.book.plots.COLUMN_IN`, with cells of at least
+    :data:`MIN_CELL_IN`: three for four elements per rank).
     """
     arrays, res = _trace(algorithm, data)
     states = [[a.tolist() for a in arrays]] + [[b[0].tolist() for b in st.state] for st in res.trace]
     rounds = [None] + [st.round for st in res.trace]
     n = len(states)
-    ncol = ncol or (n if n <= 5 else math.ceil(n / 2))
-    nrow = math.ceil(n / ncol)
     q, w = len(arrays), arrays[0].size
+    span = w + LANE + 0.6  # a panel's width in cells: lane, cells, margin
+    ncol = ncol or min(n, max(1, int((COLUMN_IN - RANK_LABELS_IN) / (MIN_CELL_IN * span))))
+    nrow = math.ceil(n / ncol)
+    cell = min(0.36, (COLUMN_IN - RANK_LABELS_IN) / (ncol * span))  # inches
     with book_style(lang) as lang:
         text = STEP_LABELS[lang]
-        fig = Figure(figsize=(ncol * 0.36 * (w + LANE + 2.2), nrow * 0.36 * (q + 1.6) + 1.2))
+        fig = Figure(figsize=(RANK_LABELS_IN + ncol * cell * span, nrow * cell * (q + 1.6) + 1.7))
         axes = np.atleast_1d(fig.subplots(nrow, ncol)).ravel()
         for k, (ax, state, rnd) in enumerate(zip(axes, states, rounds)):
             head = (label("trace_initial", lang) if rnd is None else
                     text["reduce" if rnd.reduce.any() else "copy"].format(r=k))
-            _step_panel(ax, k, state, rnd, head)
+            _step_panel(ax, k, state, rnd, head, rank_labels=k % ncol == 0)
         for ax in axes[n:]:
             ax.set_axis_off()
         kinds = {bool(r.reduce.any()) for r in rounds[1:]}       # the fills that occur
@@ -206,8 +214,8 @@ def fig_allreduce_steps(lang: str = "en", algorithm: str = "rd",
                 if red in kinds]
         keys += [Patch(fill=False, ec="0.15", lw=1.6, label=label("trace_key_sent", lang)),
                  Line2D([], [], color="0.25", lw=0.9, marker=">", markevery=[-1], label=text["arrow"])]
-        fig.legend(handles=keys, loc="outside lower center", ncol=len(keys), fontsize=8.5,
-                   title=text["cols"].format(last=w - 1), title_fontsize=8.5)
+        fig.legend(handles=keys, loc="outside lower center", ncol=2,
+                   title=text["cols"].format(last=w - 1))
         if title is None:
             title = text["title"].format(algo=display_name("all_reduce", algorithm, lang), p=q)
             title = title[0].upper() + title[1:]
