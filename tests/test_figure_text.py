@@ -104,3 +104,18 @@ def test_pil_reads_the_same_chunks():
 
     png = plots.figure_png(_figure(7.0))
     assert Image.open(io.BytesIO(png)).text["commbook:min-font-pt"] == "7"
+
+
+def test_line_end_labels_do_not_overlap():
+    """Three lines ending at one point: their end labels are spread apart (no two drawn
+    boxes intersect), each in its line's colour, just right of the axes."""
+    fig = Figure(figsize=(5.0, 3.0))
+    ax = fig.add_subplot()
+    lines = [ax.plot([0, 1], [k, 1.0], color=c, label=f"line {k}")[0]
+             for k, c in enumerate(("red", "green", "blue"))]
+    texts = plots.label_line_ends(ax, lines)
+    plots.figure_png(fig)  # lays out and draws
+    boxes = [t.get_window_extent() for t in texts]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert [t.get_color() for t in texts] == [ln.get_color() for ln in lines]
+    assert min(b.x0 for b in boxes) >= ax.get_window_extent().x1

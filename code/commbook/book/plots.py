@@ -273,15 +273,15 @@ def label_line_ends(ax, lines: Sequence, fontsize: float = SMALL_PT, pad: float 
     instead of a legend; labels whose ends are close are spread apart vertically so that
     they never overlap (one text line apart).  Call it after the axes' limits are final.
     Returns the texts (gid ``"end:<line gid or label>"``)."""
-    ax.get_xlim(), ax.get_ylim()  # autoscaled limits are final now
+    ax.figure.canvas.draw()  # limits autoscaled and the layout done: the axes' final height
     to_axes = ax.transScale + ax.transLimits  # data -> axes fraction, log scales included
     ends = []
     for line in lines:
         x, y = line.get_xdata(), line.get_ydata()
         ends.append([float(to_axes.transform((x[-1], y[-1]))[1]), line])
     ends.sort(key=lambda e: e[0])
-    height_in = ax.get_position().height * ax.figure.get_figheight()
-    gap = 1.2 * fontsize / 72 / max(height_in, 1e-6)
+    height_pt = ax.get_window_extent().height * 72 / ax.figure.dpi
+    gap = 1.5 * fontsize / max(height_pt, 1e-6)  # a text box is ~1.4 font sizes tall
     for i in range(1, len(ends)):  # push up what sits too close to the one below
         ends[i][0] = max(ends[i][0], ends[i - 1][0] + gap)
     over = ends[-1][0] - 1.0 if ends else 0.0
