@@ -232,7 +232,6 @@ def test_03_3_model_vs_measurement(tables):
     # only the measured points of the data file, at their exact sizes, with its source
     assert [(r["n"], r["measured"]) for r in t.rows if r["measured"] is not None] == list(data.pairs())
     assert t.meta["measurement"] == data and t.meta["source"] == data.source.cite()
-    assert allreduce.HTSYM_ALLREDUCE_MEASURED == data.pairs()
     # α_eff = n/p·(1/busbw − 1/β); the source's rounded 58 MB gives the inventory's 32.2 µs
     assert row["alpha_eff"] == approx(tensor / 8 * (1 / row["measured"] - 1 / NVLINK4.beta), rel=1e-12)
     stated = 58 * MB / 8 * (1 / row["measured"] - 1 / NVLINK4.beta)

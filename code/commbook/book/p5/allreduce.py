@@ -152,10 +152,6 @@ def sharp_gain() -> float:
     over the SHARP-off point of the same source, minus one (≈ 30 %)."""
     return load(HTSYM_SHARP).points[-1].busbw / load(HTSYM).points[-1].busbw - 1
 
-HTSYM_ALLREDUCE_MEASURED: tuple[tuple[float, float], ...] = load(HTSYM).pairs()
-"""``(bytes, busbw)`` of the points of :data:`HTSYM`, read from its data file (kept for the
-pages that unpack it; new code calls ``commbook.measure.points.load(HTSYM)``)."""
-
 
 ORIGINAL_03_3 = {"p": 8, "link": NVLINK4}
 """The original notes' model setting for demo 03-3: their effective α used the size the

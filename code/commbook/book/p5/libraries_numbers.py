@@ -19,16 +19,13 @@ from ...topology import Switch
 from ...units import GB, MB, fmt_bytes, fmt_count, fmt_time
 from ..tables import Table
 from ..text import texts
-from .allreduce import HTSYM_ALLREDUCE_MEASURED, demo_03_3, sharp_gain
+from ..measuring_p5 import p5_curve
+from .allreduce import sharp_gain
 
-__all__ = ["TENSOR_BYTES", "Nccl", "nccl_numbers", "ONE_NODE", "NodeRun", "one_node_runs", "one_node_table",
+__all__ = ["Nccl", "nccl_numbers", "ONE_NODE", "NodeRun", "one_node_runs", "one_node_table",
            "Custom", "custom_numbers", "Sharp", "sharp_numbers", "H800", "h800_numbers", "Mpi", "mpi_numbers"]
 
 T = texts("p5")
-
-TENSOR_BYTES = 8192 * 3584 * 2
-"""bf16[8192, 3584], the measured tensor of §5.6."""
-
 
 @dataclass(frozen=True)
 class Nccl:
@@ -48,13 +45,14 @@ class Nccl:
 
 
 def nccl_numbers(p: int = 8, link: Link = NVLINK4) -> Nccl:
-    (_, mid), top = HTSYM_ALLREDUCE_MEASURED
-    row = demo_03_3(sizes=(), measured=((TENSOR_BYTES, mid), top)).find(n=float(TENSOR_BYTES))
-    a_eff = row["alpha_eff"]
+    """§5.6's effective α (:func:`commbook.book.measuring_p5.p5_curve`, the ring on ``link``) on
+    a decode step of Llama 3.1 70B over ``p`` GPUs."""
+    m = p5_curve(link).measured
+    a_eff = m.blog_alpha_exact_s
     n = llm.tp_message_bytes(LLAMA31_70B, 1)
     calls = llm.tp_allreduces_per_step(LLAMA31_70B)
     t_eff, t_link = (t_formula("ring", p, n, a, link.beta) for a in (a_eff, link.alpha))
-    return Nccl(p=p, nvl_alpha_s=link.alpha, n_bytes=row["n"], alpha_eff_s=a_eff, alpha_x=a_eff / link.alpha,
+    return Nccl(p=p, nvl_alpha_s=link.alpha, n_bytes=m.blog_exact_bytes, alpha_eff_s=a_eff, alpha_x=a_eff / link.alpha,
                 dec_n_bytes=n, dec_s=t_eff, dec_lat_frac=2 * (p - 1) * a_eff / t_eff, calls=calls,
                 step_s=calls * t_eff, step_link_s=calls * t_link, step_x=t_eff / t_link)
 

@@ -8,19 +8,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ... import llm
+from ...bandwidth import busbw
+from ...collectives import t_formula
 from ...hardware import IB_NDR, NVLINK4
 from ...units import MB, fmt_bytes, fmt_pct, fmt_ratio
-from .allreduce import HTSYM_ALLREDUCE_MEASURED, demo_03_1, demo_03_2, demo_03_3, sharp_gain
+from ..measuring_p5 import p5_curve
+from .allreduce import demo_03_1, demo_03_2, sharp_gain
 from .common import span
 from .inference import demo_05_1, demo_05_2, demo_05_3, demo_05_4, demo_05_5
 from .links import demo_01_1, demo_01_2
 from .semantics import demo_02_3
 from .topology import demo_04_1, demo_04_2, demo_04_3
 
-__all__ = ["Summary", "summary_numbers", "Pitfalls", "pitfall_numbers", "TENSOR_BYTES"]
+__all__ = ["Summary", "summary_numbers", "Pitfalls", "pitfall_numbers"]
 
-TENSOR_BYTES = 8192 * 3584 * 2
-"""bf16[8192, 3584], the measured tensor of §5.6."""
 NV, IB = NVLINK4, IB_NDR
 _x3 = lambda v: fmt_ratio(v, 3)
 
@@ -119,9 +120,7 @@ def summary_numbers(p8: int = 8) -> Summary:
     tp = demo_05_1().find(batch=1)
     pre, tp16, kv = demo_05_2(), demo_05_3(), demo_05_5()
     moe_x = [r["vs_intra"] for r in demo_05_4().rows if r["ep"] > 8 and r["dtype"] == "BF16"]
-    (_, mid), top = HTSYM_ALLREDUCE_MEASURED
-    meas = demo_03_3(sizes=(), measured=((TENSOR_BYTES, mid), top))
-    m58, m_big = meas.find(n=float(TENSOR_BYTES)), meas.find(n=float(top[0]))
+    m = p5_curve(NV).measured                      # §5.6: the measured tensor and the largest stated point
     model = llm.LLAMA31_70B
     n_tok = llm.tp_message_bytes(model, 1)
     return Summary(
@@ -146,9 +145,9 @@ def summary_numbers(p8: int = 8) -> Summary:
         hidden_from=next(r["tokens"] for r in pre.rows if r["ratio"] < 1),
         tp16_x=tp16.find(tp=8)["total"] / tp16.find(tp=16)["total"], moe_range=span(moe_x, _x3),
         kv8_range=span(kv.column("share8"), fmt_pct), kv1_range=span(kv.column("share1"), fmt_pct),
-        alpha_eff_s=m58["alpha_eff"], alpha_link_s=NV.alpha, alpha_x=m58["alpha_eff"] / NV.alpha, m58_bytes=m58["n"],
+        alpha_eff_s=m.blog_alpha_exact_s, alpha_link_s=NV.alpha, alpha_x=m.blog_alpha_x, m58_bytes=m.blog_exact_bytes,
         bstar_ring=-(-p8 * NV.n_half // n_tok), bstar_rd=-(-NV.n_half // n_tok),
-        mbig_frac=m_big["measured"] / NV.beta, mbig_bytes=m_big["n"], nv_beta_Bps=NV.beta,
+        mbig_frac=m.blog_top_Bps / NV.beta, mbig_bytes=m.blog_top_bytes, nv_beta_Bps=NV.beta,
         rate_ring=round(1 / tp["ring"]), rate_rd=round(1 / tp["rd"]))
 
 
@@ -201,8 +200,8 @@ def pitfall_numbers(p_mid: int = 64) -> Pitfalls:
     a2a = demo_04_2().find(topology="switch")
     tp16 = demo_05_3()
     tp8, tp16r = tp16.find(tp=8), tp16.find(tp=16)
-    (_, mid), top = HTSYM_ALLREDUCE_MEASURED
-    m58 = demo_03_3(sizes=(), measured=((TENSOR_BYTES, mid), top)).find(n=float(TENSOR_BYTES))
+    m = p5_curve(NV).measured
+    n, p = m.blog_exact_bytes, 8                    # §5.6's tensor on one 8-GPU node
     return Pitfalls(
         small_bytes=small, small_bw_Bps=bw_small, small_frac=frac_small, p=p_max, n_bytes=n_small,
         ring_s=far["ring"], ring_rounds=far["ring_rounds"], rd_s=far["rd"], rd_rounds=far["rd_rounds"],
@@ -212,5 +211,5 @@ def pitfall_numbers(p_mid: int = 64) -> Pitfalls:
         ring_small_min_s=near["ring"], a2a_p=2 * demo_01_2().find(topology="ring")["diameter"],
         a2a_sim_s=a2a["time"], a2a_egress_s=a2a["egress"], a2a_bis_s=a2a["bisection"], k8_s=tp8["comm"],
         k16_s=tp16r["comm"], nodes=tp16r["tp"] // tp8["tp"], c8_s=tp8["compute"], c16_s=tp16r["compute"],
-        bus_meas_Bps=m58["measured"], bus_spec_Bps=NV.beta, bus_frac=m58["measured"] / NV.beta,
-        bus_model_Bps=m58["busbw"])
+        bus_meas_Bps=m.blog_mid_Bps, bus_spec_Bps=NV.beta, bus_frac=m.blog_mid_Bps / NV.beta,
+        bus_model_Bps=busbw("all_reduce", n, t_formula("ring", p, n, NV.alpha, NV.beta), p))
