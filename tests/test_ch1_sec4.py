@@ -290,22 +290,24 @@ def test_figure7_envelope_lies_below_the_tree(lang, cjk_font):
 
 
 def test_table2_measured_columns_follow_the_formulas():
-    t = ac.table2()
-    p = t.meta["p"]
+    res = fx.table2_numbers()
+    t = fx.table2(res)
+    p = res.p
     rows = {r["algo"]: r for r in t.rows}
     for name in ("ring", "tree", "rabenseifner"):
-        spec, c = ac.TABLE2[name], rows[name]["cost"]
+        spec, c = fx.TABLE2[name], rows[name]["cost"]
         assert c.rounds[0] == pytest.approx(spec["steps"][1](p), abs=1e-9)
         assert c.bandwidth[0] == pytest.approx(spec["bw"][1](p), rel=1e-9)
     assert [rows[k]["optimal"] for k in ("ring", "tree", "rabenseifner", "double_tree")] == ["yes", "no", "yes", "near"]
     c = rows["double_tree"]["cost"]
     assert c.rounds[1] == pytest.approx(2) and c.bandwidth[0] == pytest.approx(2)
     assert rows["double_tree"]["ratio"] == pytest.approx(p / (p - 1))
-    assert fx.table2_facts(t).dt_ratio == pytest.approx(p / (p - 1))
+    assert res.dt_ratio == pytest.approx(p / (p - 1)) and res.bound == pytest.approx(2 * (p - 1) / p)
 
 
 def test_bucket_table():
-    rows = {r["p"]: r for r in ac.bucket_table().rows}
+    bk = fx.buckets()
+    rows = {r["p"]: r for r in fx.bucket_table(bk).rows}
     assert SC["buckets"] == (25 * MB, 100 * MB)
     for p, r in rows.items():
         for i in (0, 1):
@@ -314,7 +316,7 @@ def test_bucket_table():
             n = SC["buckets"][i]
             assert (r[f"b{i}"] == "ring") == (n > r["x_dtree"])      # consistent with the crossover
     assert rows[64]["b0"] == rows[64]["b1"] == "ring" and rows[256]["b0"] == rows[256]["b1"] == "double_tree"
-    f = fx.bucket_facts(ac.bucket_table())
+    f = bk
     assert (f.ring_max, f.dt_min, f.big) == (64, 256, 1024) and f.xtree_big_bytes == rows[1024]["x_tree"]
 
 

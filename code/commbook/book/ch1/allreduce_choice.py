@@ -1,7 +1,8 @@
 r"""Chapter §1.4, all-reduce algorithms, second half: the butterfly's pairing orders, NCCL's
-double binary tree, Table 2, the DDP buckets, Figure 7's data, the switch point and
+double binary tree, Figure 7's data, the switch point and
 Napkin Math 1.5, for ``chapters/{zh,en}/ch1/04-allreduce-algorithms.md`` and the notebooks
-of Checkpoint 1.3.  The first half is :mod:`.allreduce_numbers`.
+of Checkpoint 1.3.  The first half is :mod:`.allreduce_numbers`; Table 2 and the DDP buckets
+are in :mod:`.allreduce_facts`.
 
 * Butterfly: the chapter's 8-GPU trace pairs i with i xor 2^k, k = 0, 1, 2 (``near_first``
   in :mod:`commbook.collectives.butterfly`), as MPICH's Rabenseifner all-reduce does;
@@ -26,12 +27,11 @@ from ... import collectives as coll
 from ...coefficients import closed_form_coefficients
 from ...collectives import coefficients, crossover, predict
 from ...comm_sim import VirtualCluster
-from ...cost import crossover_tree_ring, lower_bound_bytes
+from ...cost import crossover_tree_ring
 from ...double_tree import allreduce_double_tree_envelope, double_tree_optimum, double_tree_parents
 from ...hardware import IB_NDR, NVLINK4, Link
 from ...topology import Ring, Switch, Torus, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_number, fmt_ratio, fmt_time, us
-from ..cheatsheet import measure
 from ..names import display_name
 from ..tables import Table
 from ..text import texts
@@ -50,7 +50,7 @@ def _heads(*keys: str, **fields) -> dict[str, list[str]]:
 
 __all__ = [
     "CHAPTER_STATED", "ORDERS", "order_topologies", "order_table", "DTreeInner", "dtree_inner",
-    "DTreeRow", "dtree_rows", "dtree_table", "FIG7", "Figure7", "figure7_data", "bucket_table", "TABLE2", "table2",
+    "DTreeRow", "dtree_rows", "dtree_table", "FIG7", "Figure7", "figure7_data",
     "SwitchPoint", "switch_point", "Split", "NM15", "nm15", "in_us", "nm15_table", "checkpoint13",
 ]
 
@@ -207,82 +207,6 @@ def figure7_data(p: int = FIG7["p"], link: Link = FIG7["link"], sizes=FIG7["size
     return Figure7(p, a, b, f"{b * 8 / 1e9:g} Gb/s", rows[0].n_bytes, rows[-1].n_bytes,
                    crossover("ring", "tree", p, a, b), crossover("ring", "double_tree", p, a, b), env,
                    crossover_tree_ring(p, a, b, exact=False), tuple(rows))
-
-
-def bucket_table(ps=(8, 64, 256, 1024), buckets=CHAPTER_STATED["buckets"], link: Link = FIG7["link"]) -> Table:
-    """For each N: the ring–tree and ring–double-tree crossovers on ``link``, and which of ring,
-    tree and the pipelined double tree is fastest for each DDP bucket size."""
-    a, b = link.alpha, link.beta
-    rows = []
-    for p in ps:
-        row = {"p": p, "x_tree": crossover("ring", "tree", p, a, b), "x_dtree": crossover("ring", "double_tree", p, a, b)}
-        for i, n in enumerate(buckets):
-            t = {x: predict("all_reduce", x, p, n, a, b) for x in ("ring", "tree")}
-            t["double_tree"] = double_tree_optimum(p, n, a, b)[1]
-            row[f"b{i}"] = min(t, key=t.get)
-            row[f"t{i}"] = t
-        rows.append(row)
-    heads = _heads("h_gpus_n", "h_x_tree", "h_x_dtree")
-    for n in buckets:
-        for lang, h in _t("h_fastest_at", n=fmt_bytes(n)).items():
-            heads[lang].append(h)
-    title = {lang: T.get(K + "bucket_title", lang, dtree=display_name("all_reduce", "double_tree", lang),
-                         a=fmt_time(a, 3), b=f"{b / GB:g} GB/s") for lang in ("en", "zh")}
-    return Table(
-        key="ch1-buckets", title=title,
-        columns=["p", "x_tree", "x_dtree", "b0", "b1"],
-        headers=heads,
-        rows=rows,
-        formats={"p": lambda p: f"{p:,}", "x_tree": fmt_bytes, "x_dtree": fmt_bytes},
-        labels={lang: {x: display_name("all_reduce", x, lang) for x in ("ring", "tree", "double_tree")}
-                for lang in ("en", "zh")},
-    )
-
-
-# ============================================================================ Table 2
-TABLE2 = {
-    "ring": {"steps": ("2(N−1)", lambda N: 2 * (N - 1)), "bw": ("2(N−1)/N", lambda N: 2 * (N - 1) / N),
-             "constraint": "t2_none"},
-    "tree": {"steps": ("2⌈log₂N⌉", lambda N: 2 * math.ceil(math.log2(N))),
-             "bw": ("2⌈log₂N⌉", lambda N: 2 * math.ceil(math.log2(N))), "constraint": "t2_none"},
-    "rabenseifner": {"steps": ("2log₂N", lambda N: 2 * math.log2(N)), "bw": ("2(N−1)/N", lambda N: 2 * (N - 1) / N),
-                     "constraint": "t2_pow2"},
-    "double_tree": {"steps": ("2(k + D − 1)", None), "bw": ("2 + c/k → 2", None), "constraint": "t2_two_trees"},
-}
-"""Table 2's symbolic columns (text, and the function of N the measured column must equal;
-for the double tree: k chunks per tree, D the trees' depth, c a constant of N); the
-constraint is a key of the chapter's text file."""
-
-
-def table2(p: int = 256, link: Link = FIG7["link"]) -> Table:
-    """Table 2: per algorithm the α steps and the bandwidth coefficient b of T = steps·α +
-    b·M/β, symbolic and measured on the simulator at ``p`` ranks (:func:`commbook.book.cheatsheet.measure`),
-    and whether b meets the lower bound 2(N−1)/N."""
-    bound = lower_bound_bytes("all_reduce", p, 1.0)
-    odd, extra = p - 1, alpha_steps_fold(p - 1)
-    rows = []
-    for name, spec in TABLE2.items():
-        c = measure("all_reduce", name, p, link)
-        b = c.bandwidth[0]              # the double tree: the limit of 2 + c/k for many chunks
-        status = "yes" if math.isclose(b, bound, rel_tol=1e-9) else ("near" if b / bound < 1.01 else "no")
-        bw = f"{round(b, 9):.4g}" + (f" + {round(c.bandwidth[1], 9):.4g}/k" if c.pipelined else "")
-        rows.append({"algo": name, "steps_f": spec["steps"][0], "steps": c.rounds_text(), "bw_f": spec["bw"][0],
-                     "bw": bw, "optimal": status, "ratio": b / bound,
-                     "constraint": T.get(K + spec["constraint"], "en", extra=extra, odd=odd), "cost": c})
-    words = {w: _t(f"t2_{w}") for w in ("yes", "no", "near")}
-    words |= {T.get(K + spec["constraint"], "en", extra=extra, odd=odd): _t(spec["constraint"], extra=extra, odd=odd)
-              for spec in TABLE2.values()}
-    labels = {lang: {**{name: display_name("all_reduce", name, lang) for name in TABLE2},
-                     **{k: v[lang] for k, v in words.items()}} for lang in ("en", "zh")}
-    return Table(
-        key="ch1-table2", title=_t("t2_title", p=p),
-        columns=["algo", "steps_f", "steps", "bw_f", "bw", "optimal", "constraint"],
-        headers=_heads("h_algorithm", "h_alpha_steps", "h_at_n", "h_bw_term", "h_at_n", "h_optimal", "h_constraint",
-                       p=p),
-        rows=rows, labels=labels,
-        notes=_heads("t2_note", bound=f"{bound:.4g}", p=p),
-        meta={"bound": bound, "p": p},
-    )
 
 
 def alpha_steps_fold(p: int) -> int:

@@ -5,21 +5,27 @@ puts into its prose, one typed result per section, built from :mod:`.allreduce_n
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass, field
 
-from ...collectives import predict
+from ...collectives import crossover, predict
+from ...cost import lower_bound_bytes
+from ...double_tree import double_tree_optimum
 from ...collectives.butterfly import butterfly_pairs
 from ...comm_sim import RunResult
 from ...hardware import Link
+from ...units import GB, fmt_bytes, fmt_time
+from ..cheatsheet import measure
+from ..names import display_name
 from ..tables import Table
 from .allreduce_choice import CHAPTER_STATED as CHOICE_STATED
-from .allreduce_choice import alpha_steps_fold, order_topologies
+from .allreduce_choice import FIG7, K, T, _heads, _t, alpha_steps_fold, order_topologies
 from .allreduce_figures import butterfly_rounds
 from .allreduce_numbers import CHAPTER_STATED, EXAMPLE_1_1, alpha_steps, run, trace_facts, tree_activity
 from .boxes import BOX_LINKS
 
 __all__ = ["RingExample", "ring_example", "TreeFacts", "tree_facts", "ButterflyFacts", "butterfly_facts",
-           "BucketFacts", "bucket_facts", "Table2Facts", "table2_facts", "Stated", "FALLACY"]
+           "Buckets", "buckets", "bucket_table", "TABLE2",
+           "Table2Numbers", "table2_numbers", "table2", "Stated", "FALLACY"]
 
 
 @dataclass(frozen=True)
@@ -122,10 +128,11 @@ def butterfly_facts(order_table: Table, p: int = 8) -> ButterflyFacts:
 
 
 @dataclass(frozen=True)
-class BucketFacts:
-    """Where the DDP buckets fall: the bucket range, the largest N where the ring wins both
-    buckets, the smallest where the double tree does, and the ring = tree crossover at the
-    largest N of the table."""
+class Buckets:
+    """:func:`buckets`: where the DDP buckets fall: the bucket range, the largest N where the
+    ring wins both buckets, the smallest where the double tree does, and the ring = tree
+    crossover at the largest N of ``rows`` (per N: both crossovers, and per bucket the times
+    and the fastest); ``link`` is an attribute, not a field."""
 
     lo_bytes: float
     hi_bytes: float
@@ -133,28 +140,122 @@ class BucketFacts:
     dt_min: int
     big: int
     xtree_big_bytes: float
+    rows: tuple = field(repr=False)
+    link: InitVar[Link] = None
+
+    def __post_init__(self, link: Link) -> None:
+        object.__setattr__(self, "link", link)
 
 
-def bucket_facts(bucket_table: Table) -> BucketFacts:
-    """Read :func:`.allreduce_choice.bucket_table`: which N each algorithm wins both buckets at."""
-    rows = {r["p"]: r for r in bucket_table.rows}
-    ring = [p for p, r in rows.items() if r["b0"] == r["b1"] == "ring"]
-    dt = [p for p, r in rows.items() if r["b0"] == r["b1"] == "double_tree"]
-    lo, hi = CHOICE_STATED["buckets"]
-    return BucketFacts(lo, hi, max(ring), min(dt), max(rows), rows[max(rows)]["x_tree"])
+def buckets(ps=(8, 64, 256, 1024), sizes=CHOICE_STATED["buckets"], link: Link = FIG7["link"]) -> Buckets:
+    """For each N: the ring–tree and ring–double-tree crossovers on ``link``, and which of ring,
+    tree and the pipelined double tree is fastest for each DDP bucket size.
+
+    >>> buckets().ring_max, buckets().dt_min
+    (64, 256)
+    """
+    a, b = link.alpha, link.beta
+    rows = []
+    for p in ps:
+        row = {"p": p, "x_tree": crossover("ring", "tree", p, a, b), "x_dtree": crossover("ring", "double_tree", p, a, b)}
+        for i, n in enumerate(sizes):
+            t = {x: predict("all_reduce", x, p, n, a, b) for x in ("ring", "tree")}
+            t["double_tree"] = double_tree_optimum(p, n, a, b)[1]
+            row[f"b{i}"] = min(t, key=t.get)
+            row[f"t{i}"] = t
+        rows.append(row)
+    both = lambda algo: [r["p"] for r in rows if r["b0"] == r["b1"] == algo]  # noqa: E731
+    big = max(rows, key=lambda r: r["p"])
+    return Buckets(min(sizes), max(sizes), max(both("ring")), min(both("double_tree")), big["p"], big["x_tree"],
+                   tuple(rows), link)
+
+
+def bucket_table(bk: Buckets | None = None) -> Table:
+    """:func:`buckets` per N: the crossovers and the fastest algorithm for each bucket size."""
+    bk = buckets() if bk is None else bk
+    a, b = bk.link.alpha, bk.link.beta
+    heads = _heads("h_gpus_n", "h_x_tree", "h_x_dtree")
+    for n in (bk.lo_bytes, bk.hi_bytes):
+        for lang, h in _t("h_fastest_at", n=fmt_bytes(n)).items():
+            heads[lang].append(h)
+    title = {lang: T.get(K + "bucket_title", lang, dtree=display_name("all_reduce", "double_tree", lang),
+                         a=fmt_time(a, 3), b=f"{b / GB:g} GB/s") for lang in ("en", "zh")}
+    return Table(
+        key="ch1-buckets", title=title,
+        columns=["p", "x_tree", "x_dtree", "b0", "b1"],
+        headers=heads,
+        rows=list(bk.rows),
+        formats={"p": lambda p: f"{p:,}", "x_tree": fmt_bytes, "x_dtree": fmt_bytes},
+        labels={lang: {x: display_name("all_reduce", x, lang) for x in ("ring", "tree", "double_tree")}
+                for lang in ("en", "zh")},
+    )
+
+
+TABLE2 = {
+    "ring": {"steps": ("2(N−1)", lambda N: 2 * (N - 1)), "bw": ("2(N−1)/N", lambda N: 2 * (N - 1) / N),
+             "constraint": "t2_none"},
+    "tree": {"steps": ("2⌈log₂N⌉", lambda N: 2 * math.ceil(math.log2(N))),
+             "bw": ("2⌈log₂N⌉", lambda N: 2 * math.ceil(math.log2(N))), "constraint": "t2_none"},
+    "rabenseifner": {"steps": ("2log₂N", lambda N: 2 * math.log2(N)), "bw": ("2(N−1)/N", lambda N: 2 * (N - 1) / N),
+                     "constraint": "t2_pow2"},
+    "double_tree": {"steps": ("2(k + D − 1)", None), "bw": ("2 + c/k → 2", None), "constraint": "t2_two_trees"},
+}
+"""Table 2's symbolic columns (text, and the function of N the measured column must equal;
+for the double tree: k chunks per tree, D the trees' depth, c a constant of N); the
+constraint is a key of the chapter's text file."""
 
 
 @dataclass(frozen=True)
-class Table2Facts:
-    """Table 2 at ``p`` ranks: the double tree's bandwidth term over the lower bound."""
+class Table2Numbers:
+    """:func:`table2_numbers`: Table 2 at ``p`` ranks: the lower bound 2(N−1)/N, the double
+    tree's bandwidth term over it, and the table's ``rows``."""
 
     p: int
+    bound: float
     dt_ratio: float
+    rows: tuple = field(repr=False)
 
 
-def table2_facts(table2: Table) -> Table2Facts:
-    """Read :func:`.allreduce_choice.table2`."""
-    return Table2Facts(table2.meta["p"], {r["algo"]: r for r in table2.rows}["double_tree"]["ratio"])
+def table2_numbers(p: int = 256, link: Link = FIG7["link"]) -> Table2Numbers:
+    """Per algorithm the α steps and the bandwidth coefficient b of T = steps·α + b·M/β,
+    symbolic and measured on the simulator at ``p`` ranks (:func:`commbook.book.cheatsheet.measure`),
+    and whether b meets the lower bound 2(N−1)/N.
+
+    >>> round(table2_numbers(p=8).dt_ratio, 4)
+    1.1429
+    """
+    bound = lower_bound_bytes("all_reduce", p, 1.0)
+    odd, extra = p - 1, alpha_steps_fold(p - 1)
+    rows = []
+    for name, spec in TABLE2.items():
+        c = measure("all_reduce", name, p, link)
+        b = c.bandwidth[0]              # the double tree: the limit of 2 + c/k for many chunks
+        status = "yes" if math.isclose(b, bound, rel_tol=1e-9) else ("near" if b / bound < 1.01 else "no")
+        bw = f"{round(b, 9):.4g}" + (f" + {round(c.bandwidth[1], 9):.4g}/k" if c.pipelined else "")
+        rows.append({"algo": name, "steps_f": spec["steps"][0], "steps": c.rounds_text(), "bw_f": spec["bw"][0],
+                     "bw": bw, "optimal": status, "ratio": b / bound,
+                     "constraint": T.get(K + spec["constraint"], "en", extra=extra, odd=odd), "cost": c})
+    return Table2Numbers(p, bound, next(r["ratio"] for r in rows if r["algo"] == "double_tree"), tuple(rows))
+
+
+def table2(t2: Table2Numbers | None = None) -> Table:
+    """Table 2 (:func:`table2_numbers`) in both languages."""
+    t2 = table2_numbers() if t2 is None else t2
+    p, bound = t2.p, t2.bound
+    odd, extra = p - 1, alpha_steps_fold(p - 1)
+    words = {w: _t(f"t2_{w}") for w in ("yes", "no", "near")}
+    words |= {T.get(K + spec["constraint"], "en", extra=extra, odd=odd): _t(spec["constraint"], extra=extra, odd=odd)
+              for spec in TABLE2.values()}
+    labels = {lang: {**{name: display_name("all_reduce", name, lang) for name in TABLE2},
+                     **{k: v[lang] for k, v in words.items()}} for lang in ("en", "zh")}
+    return Table(
+        key="ch1-table2", title=_t("t2_title", p=p),
+        columns=["algo", "steps_f", "steps", "bw_f", "bw", "optimal", "constraint"],
+        headers=_heads("h_algorithm", "h_alpha_steps", "h_at_n", "h_bw_term", "h_at_n", "h_optimal", "h_constraint",
+                       p=p),
+        rows=list(t2.rows), labels=labels,
+        notes=_heads("t2_note", bound=f"{bound:.4g}", p=p),
+    )
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,10 @@ import numpy as np
 from ... import moe
 from ...collectives import all_to_all_v
 from ...comm_sim import VirtualCluster
-from ...hardware import IB_NDR_CHAPTER, Link
+from ...hardware import Link
 from ...topology import Switch
-from ...units import MB
 from ..tables import Table
-from .primitives import CHAPTER_STATED, figure5_inputs, figure5_runs
+from .primitives import figure5_inputs, figure5_runs
 
 __all__ = ["listing", "Fig5Facts", "fig5_facts", "PairCounts", "pair_counts", "TopK", "top_k_facts", "CapFacts", "cap_facts", "SkewFacts", "skew_facts",
            "HierFacts", "hier_facts"]
