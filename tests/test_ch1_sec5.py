@@ -19,6 +19,7 @@ from commbook import cost
 from commbook.book.ch1 import hierarchy_figures as hf
 from commbook.book.ch1 import hierarchy_numbers as hn
 from commbook.book.ch1 import hierarchy_routing as hr
+from commbook.book.ch1 import hierarchy_where as hw
 from commbook.book.ch1.boxes import BOX_LINKS, BOX_NAMES
 from commbook.book.p5.allreduce import sharp_gain
 from commbook.collectives import t_allreduce_hierarchical, t_formula
@@ -59,9 +60,11 @@ def test_napkin_1_6_in_the_chapter_convention_gives_its_printed_numbers():
     """RS 875 MB / 450 GB/s = 1.944 ms; inter 2·7/8·125 MB / 50 GB/s + 14·3 µs = 4.417 ms;
     8.306 ms in all; flat 2 GB / 50 GB/s = 40 ms; 4.82× (printed 1.94, 4.42, 8.3, 40, 4.8)."""
     d = hn.nm16()
-    b = d["chapter"]
+    b = d.chapter
     a = BOX_LINKS["nm1.6"].alpha
-    assert a == 3e-6 and d["inter"] is BOX_LINKS["nm1.6"] and "nm1.6" in BOX_NAMES
+    assert a == 3e-6 and d.inter is BOX_LINKS["nm1.6"] and "nm1.6" in BOX_NAMES
+    assert (d.rs_s, d.inter_s, d.total_s, d.flat_s, d.speedup_x) == (b.reduce_scatter, b.inter, b.total, b.flat, b.speedup)
+    assert (d.pr_rs, d.pr_inter, d.pr_total, d.pr_flat, d.pr_x) == ("1.94", "4.42", "8.3", "40", "4.8×")
     rs = 7 / 8 * 1e9 / 450e9
     inter = 2 * 7 * (a + 1e9 / 64 / 50e9)
     assert b.reduce_scatter == pytest.approx(rs, rel=REL) and round(rs / ms, 3) == 1.944
@@ -78,17 +81,17 @@ def test_napkin_1_6_counted_consistently_is_the_simulator():
     """Every α and (p-1)/p: flat 2·63(α + M/(64β)) = 39.753 ms, hierarchy with NVLink α
     1.5 µs 8.327 ms, 4.77× — the simulator on TwoLevel(8, 8) gives the same, phase by phase."""
     d = hn.nm16()
-    c = d["consistent"]
+    c = d.consistent
     a = BOX_LINKS["nm1.6"].alpha
     flat = 2 * 63 * (a + 1e9 / (64 * 50e9))
     rs = 7 * (NV.alpha + 1e9 / (8 * 450e9))
     inter = 2 * 7 * (a + 1e9 / (64 * 50e9))
-    assert c.flat == pytest.approx(flat, rel=REL) and d["sim"]["flat"] == pytest.approx(flat, rel=REL)
-    assert c.total == pytest.approx(2 * rs + inter, rel=REL) == d["sim"]["hier"]
-    assert list(d["sim_phases"].values()) == pytest.approx([rs, inter, rs], rel=REL)
+    assert c.flat == pytest.approx(flat, rel=REL) and d.sim["flat"] == pytest.approx(flat, rel=REL)
+    assert c.total == pytest.approx(2 * rs + inter, rel=REL) == d.sim["hier"]
+    assert list(d.sim_phases.values()) == pytest.approx([rs, inter, rs], rel=REL)
     assert (round(c.flat / ms, 3), round(c.total / ms, 3), round(c.speedup, 2)) == (39.753, 8.327, 4.77)
     table = hn.nm16_table(d)
-    assert table.find(what="total")["chapter"] == pytest.approx(d["chapter"].total)
+    assert table.find(what="total")["chapter"] == pytest.approx(d.chapter.total)
     assert "flat" not in table.column("what")                  # the single ring lives in the note only
 
 
@@ -105,7 +108,7 @@ def test_napkin_1_6_against_the_ring_nccl_runs():
     126 (3 µs + 1 GB/(512 · 50 GB/s)) = 5.300 ms = simulator; the hierarchy 1.69× (box's
     count) and 1.57× (every term) as long."""
     d = hn.nm16()
-    r, a, c = d["ring"], d["chapter"], d["consistent"]
+    r, a, c = d.ring, d.chapter, d.consistent
     M, p, G, ib = 1e9, 64, 8, BOX_LINKS["nm1.6"]
     assert r["channels"] == 8
     assert r["bandwidth"] == pytest.approx(2 * (p - 1) / p * M / G / ib.beta, rel=REL)
@@ -116,6 +119,7 @@ def test_napkin_1_6_against_the_ring_nccl_runs():
     assert table.find(what="slower")["chapter"] == pytest.approx(a.total / r["bandwidth"], rel=REL)
     assert table.find(what="slower")["consistent"] == pytest.approx(c.total / r["sim"], rel=REL)
     assert (round(a.total / r["bandwidth"], 2), round(c.total / r["sim"], 2)) == (1.69, 1.57)
+    assert (d.k, d.ring_bw_s, d.c_ring_s) == (8, r["bandwidth"], r["sim"])
 
 
 def _hier(N, G, n, nv, ib):
@@ -125,14 +129,14 @@ def _hier(N, G, n, nv, ib):
 
 @pytest.fixture(scope="module")
 def overtake():
-    return hn.overtake()
+    return hw.overtake()
 
 
 def test_the_hierarchy_overtakes_the_ring_where_the_closed_forms_cross(overtake):
     """The node count from the written-out forms (the ring's 2(p-1) α_IB against the
     hierarchy's 2(G-1) α_NV + 2(N-1) α_IB); the simulator agrees on both sides of it."""
     G, ib = 8, BOX_LINKS["nm1.6"]
-    assert list(overtake) == list(hn.OVERTAKE_SIZES)
+    assert list(overtake) == list(hw.OVERTAKE_SIZES)
     for n, v in overtake.items():
         N = next(N for N in range(2, 4096) if _hier(N, G, n, NV, ib) < _ring_pxn(N * G, G, n, NV, ib))
         assert v["nodes"] == N and v["gpus"] == N * G
@@ -143,7 +147,7 @@ def test_the_hierarchy_overtakes_the_ring_where_the_closed_forms_cross(overtake)
         assert v["alpha_ring"] == pytest.approx(2 * (N * G - 1) * ib.alpha, rel=REL)
         assert v["alpha_hier"] == pytest.approx(2 * 7 * NV.alpha + 2 * (N - 1) * ib.alpha, rel=REL)
     assert [v["nodes"] for v in overtake.values()] == sorted(v["nodes"] for v in overtake.values())
-    assert len(hn.overtake_table(overtake)) == len(hn.OVERTAKE_SIZES)
+    assert len(hw.overtake_table(overtake)) == len(hw.OVERTAKE_SIZES)
 
 
 def test_where_the_hierarchy_wins_and_where_the_ring_does():
@@ -151,7 +155,7 @@ def test_where_the_hierarchy_wins_and_where_the_ring_does():
     racks): one NIC per node leaves one channel through one NIC, 2(p-1)(α + n/(pβ)), against
     a rail phase of 8 GPUs on that NIC; a 2:1 spine without PXN puts the 8 nodes' hops of a
     channel on one leaf uplink of 8β/2; the racks as in the three-tier test."""
-    w = hn.where_cases()
+    w = hw.where_cases()
     M, p, G, N, ib = 1e9, 64, 8, 8, BOX_LINKS["nm1.6"]
     ring = lambda bw: 2 * (p - 1) * (ib.alpha + M / (G * p * bw))
     rs = (G - 1) * (NV.alpha + M / (G * NV.beta))
@@ -168,7 +172,7 @@ def test_where_the_hierarchy_wins_and_where_the_ring_does():
     faster = {k: v["ratio"] > 1 for k, v in w.items()}
     assert faster == {"plain": True, "one_nic": False, "spine": False, "spine_pxn": True, "racks": True,
                       "racks_no_pxn": False}
-    assert len(hn.where_table(w)) == 6
+    assert len(hw.where_table(w)) == 6
 
 
 # ============================================================================ Figure 8
@@ -231,23 +235,23 @@ def test_three_tier_example_model_equals_simulator_and_corrects_the_chapter():
     rs_node = 7 * (NV.alpha + M / (G * NV.beta))
     rs_rail = 3 * (IB.alpha + M / (G * Nr * IB.beta))
     ar_rack = 2 * 3 * (IB.alpha + M / (G * Nr * R * IB.beta / 2))
-    assert [t for _, t in d["phases"]] == pytest.approx([rs_node, rs_rail, ar_rack, rs_rail, rs_node], rel=REL)
-    assert d["model"] == pytest.approx(d["sim"], rel=REL) == 2 * rs_node + 2 * rs_rail + ar_rack
-    assert d["flat"] == pytest.approx(2 * (p - 1) * (IB.alpha + M / p / (IB.beta / 2)), rel=REL)
+    assert [t for _, t in d.phases] == pytest.approx([rs_node, rs_rail, ar_rack, rs_rail, rs_node], rel=REL)
+    assert d.model_s == pytest.approx(d.sim_s, rel=REL) == 2 * rs_node + 2 * rs_rail + ar_rack
+    assert d.flat_s == pytest.approx(2 * (p - 1) * (IB.alpha + M / p / (IB.beta / 2)), rel=REL)
     # NCCL's ring, 8 channels with PXN: a rail hop inside the rack, one message per leaf uplink
     # (4·β/2 per leaf) between racks, so the NIC's M/(Gp) binds; without PXN the rack's 4 nodes
     # share each leaf uplink
     ring = 2 * (p - 1) * max(NV.alpha + M / (p * NV.beta), IB.alpha + max(M / (p * NV.beta), M / (G * p * IB.beta)))
-    assert d["ring"] == pytest.approx(ring, rel=REL) == d["ring_model"]
-    assert d["ring_no_pxn"] == pytest.approx(2 * (p - 1) * (IB.alpha + Nr * M / (G * p * Nr * IB.beta / 2)), rel=REL)
-    assert (d["channels"], round(d["ring"] / ms, 2), round(d["ring_no_pxn"] / ms, 2)) == (8, 5.47, 10.43)
-    assert d["flat_aligned"] == pytest.approx(2 * (p - 1) * (IB.alpha + M / p / IB.beta), rel=REL)
-    assert (round(d["sim"] / ms, 2), round(d["flat"] / ms, 1), round(d["flat_aligned"] / ms, 1)) == (9.56, 79.9, 40.2)
-    assert d["reduction"] == ST["three_tier"]["reduction"] == 32
-    b160 = d["beta_for_160"]
+    assert d.ring_s == pytest.approx(ring, rel=REL) == d.ring_model_s
+    assert d.ring_nopxn_s == pytest.approx(2 * (p - 1) * (IB.alpha + Nr * M / (G * p * Nr * IB.beta / 2)), rel=REL)
+    assert (d.k, round(d.ring_s / ms, 2), round(d.ring_nopxn_s / ms, 2)) == (8, 5.47, 10.43)
+    assert d.aligned_s == pytest.approx(2 * (p - 1) * (IB.alpha + M / p / IB.beta), rel=REL)
+    assert (round(d.sim_s / ms, 2), round(d.flat_s / ms, 1), round(d.aligned_s / ms, 1)) == (9.56, 79.9, 40.2)
+    assert d.reduction == ST["three_tier"]["reduction"] == 32
+    b160 = d.for_160_Bps
     assert 2 * (p - 1) * (IB.alpha + M / p / b160) == pytest.approx(ST["three_tier"]["flat"], rel=1e-12)
     assert round(b160 / 1e9, 1) == 12.4
-    assert abs(d["sim"] - ST["three_tier"]["hier"]) > 5 * ms and abs(d["flat"] - ST["three_tier"]["flat"]) > 80 * ms
+    assert abs(d.sim_s - ST["three_tier"]["hier"]) > 5 * ms and abs(d.flat_s - ST["three_tier"]["flat"]) > 80 * ms
     assert len(hn.three_tier_table(d)) == 9
 
 

@@ -1,9 +1,10 @@
 """Chapter §1.5, the numbers and tables of the hierarchical all-reduce and of in-network
 reduction: the bandwidth tiers, napkin math 1.6 in the chapter's convention and counted
 consistently (= the simulator), both against the ring NCCL runs (one channel per NIC,
-PXN), the three-tier 128-GPU example with its assumptions, where the hierarchy still
-beats NCCL's ring and where it does not, and the speed-up of in-switch reduction over
-software all-reduces.
+PXN), the three-tier 128-GPU example with its assumptions, and the speed-up of in-switch
+reduction over software all-reduces; each builder returns the typed result (fields named
+with their units) that the page glues and the table reads.  Where the hierarchy still beats
+NCCL's ring and where it does not is in :mod:`.hierarchy_where`.
 
 Times come from :class:`~commbook.comm_sim.VirtualCluster` or from closed forms the tests
 hold equal to it; :mod:`commbook.book.ch1.tier_budgets` does the counting.  The routing
@@ -25,14 +26,13 @@ from ...collectives.tiers import tier_phases
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch, TwoLevel
-from ...units import GB, MB, fmt_bytes, fmt_rate, fmt_ratio, fmt_time, ms
+from ...units import GB, fmt_bytes, fmt_rate, fmt_ratio, fmt_time, ms
 from ..tables import Table
 from ..text import texts
 from .boxes import BOX_LINKS, link_name
 
-__all__ = ["CHAPTER_STATED", "TIERS", "Tiers", "tier_numbers", "tier_table", "nm16", "nm16_table",
-           "three_tier", "three_tier_table", "WHERE_CASES", "where_cases", "where_table", "OVERTAKE_SIZES",
-           "overtake", "overtake_table", "SHARP_SETTING", "sharp_curves", "sharp_sim"]
+__all__ = ["CHAPTER_STATED", "TIERS", "Tiers", "tier_numbers", "tier_table", "Nm16", "nm16", "nm16_table",
+           "ThreeTier", "three_tier", "three_tier_table", "SHARP_SETTING", "sharp_curves", "sharp_sim"]
 
 T = texts("ch1")
 K = "hierarchy_numbers."
@@ -110,28 +110,91 @@ def tier_table() -> Table:
 
 
 # ============================================================================ napkin math 1.6
-def nm16() -> dict:
+def _printed(key: str) -> str:
+    """Napkin math 1.6's printed milliseconds as the chapter prints them."""
+    value, decimals = CHAPTER_STATED["nm16"][key]
+    return f"{value / ms:,.{decimals}f}"
+
+
+@dataclass(frozen=True)
+class Nm16:
+    """Napkin math 1.6: the box's count (``chapter``, its times as ``*_s``), every term
+    counted (``consistent``, = the simulator ``sim``/``sim_phases``; ``c_``), NCCL's ring
+    (``ring_bw_s`` its bandwidth term, ``c_ring_s`` simulated), and the chapter's printed
+    values (``pr_``, text as printed)."""
+    chapter: TB.HierBudget
+    consistent: TB.HierBudget
+    inter: Link
+    sim: dict
+    sim_phases: dict
+    ring: dict
+    nodes: int
+    g: int
+    p: int
+    n_bytes: float
+    ib_beta_Bps: float
+    nv_beta_Bps: float
+    alpha_s: float
+    nv_alpha_s: float
+    rs_bytes: float           # each GPU's reduce-scatter in the node, (G-1)/G · M
+    shard_bytes: float        # M/G
+    steps: int                # 2(N-1) start-ups of the inter-node ring
+    flat_s: float
+    rs_s: float
+    inter_s: float
+    inter_bw_s: float         # the inter-node phase without its start-ups
+    total_s: float
+    speedup_x: float
+    nv_phases_s: float        # both NVLink phases
+    c_flat_s: float
+    c_inter_s: float
+    c_total_s: float
+    c_x: float
+    gap_frac: float           # the consistent speed-up against the box's
+    k: int                    # NCCL's ring channels
+    ring_nic_bytes: float     # 2(p-1)/p · M/G through each card
+    ring_bw_s: float
+    c_ring_s: float
+    slower_x: float           # hierarchy ÷ ring, the box's count
+    c_slower_x: float
+    pr_rs: str
+    pr_inter: str
+    pr_total: str
+    pr_flat: str
+    pr_x: str
+
+
+def nm16() -> Nm16:
     """Napkin math 1.6 (8 nodes x 8 GPUs, 1 GB) in both conventions of
     :data:`commbook.book.ch1.tier_budgets.CONVENTIONS`, with the box's InfiniBand link
     from :data:`.boxes.BOX_LINKS`, and the simulator on ``TwoLevel(8, 8)`` (which the
-    consistent count equals)."""
-    inter = BOX_LINKS["nm1.6"]
-    inputs = {**TB.NM_1_6, "inter": inter}
-    b = TB.napkin_1_6(inter=inter)
-    topo = TwoLevel(inputs["nodes"], inputs["gpus_per_node"], NVLINK4_CHAPTER, inter)
-    c = VirtualCluster(topo)
-    sim = {"flat": coll.all_reduce(c, nbytes=inputs["n"], channels=1).time,
-           "hier": coll.all_reduce(c, nbytes=inputs["n"], algorithm="hierarchical").time}
-    phases = {name: c.run(r).time for name, r in tier_phases(topo, inputs["n"], True, allreduce_ring)}
-    pxn = TwoLevel(inputs["nodes"], inputs["gpus_per_node"], NVLINK4_CHAPTER, inter, pxn=True)
-    bw_only = TwoLevel(inputs["nodes"], inputs["gpus_per_node"], inputs["intra"],
-                       Link(inter.name, 0.0, inter.beta, "napkin math 1.6 without α"), pxn=True)
-    ring = {"sim": coll.all_reduce(VirtualCluster(pxn), nbytes=inputs["n"]).time,
-            "model": ring_time_two_level(pxn, inputs["n"]), "bandwidth": ring_time_two_level(bw_only, inputs["n"]),
-            "channels": pxn.ring_channels(np.arange(pxn.p))}
-    return {**inputs, "p": inputs["nodes"] * inputs["gpus_per_node"], "nv_alpha": NVLINK4_CHAPTER.alpha,
-            "chapter": b["chapter"], "consistent": b["consistent"], "sim": sim, "sim_phases": phases,
-            "ring": ring}
+    consistent count equals), against the ring NCCL runs (one channel per NIC, PXN).
+
+    >>> nm16().k
+    8
+    """
+    ib, N, G, n = BOX_LINKS["nm1.6"], TB.NM_1_6["nodes"], TB.NM_1_6["gpus_per_node"], TB.NM_1_6["n"]
+    p, budgets = N * G, TB.napkin_1_6(inter=ib)
+    b, c = budgets["chapter"], budgets["consistent"]
+    topo = TwoLevel(N, G, NVLINK4_CHAPTER, ib)
+    vc = VirtualCluster(topo)
+    sim = {"flat": coll.all_reduce(vc, nbytes=n, channels=1).time,
+           "hier": coll.all_reduce(vc, nbytes=n, algorithm="hierarchical").time}
+    phases = {name: vc.run(r).time for name, r in tier_phases(topo, n, True, allreduce_ring)}
+    pxn = TwoLevel(N, G, NVLINK4_CHAPTER, ib, pxn=True)
+    bw_only = TwoLevel(N, G, TB.NM_1_6["intra"], Link(ib.name, 0.0, ib.beta, "napkin math 1.6 without α"), pxn=True)
+    ring = {"sim": coll.all_reduce(VirtualCluster(pxn), nbytes=n).time, "model": ring_time_two_level(pxn, n),
+            "bandwidth": ring_time_two_level(bw_only, n), "channels": pxn.ring_channels(np.arange(p))}
+    return Nm16(
+        chapter=b, consistent=c, inter=ib, sim=sim, sim_phases=phases, ring=ring, nodes=N, g=G, p=p, n_bytes=n,
+        ib_beta_Bps=ib.beta, nv_beta_Bps=TB.NM_1_6["intra"].beta, alpha_s=ib.alpha, nv_alpha_s=NVLINK4_CHAPTER.alpha,
+        rs_bytes=(G - 1) / G * n, shard_bytes=n / G, steps=2 * (N - 1), flat_s=b.flat, rs_s=b.reduce_scatter,
+        inter_s=b.inter, inter_bw_s=b.inter - 2 * (N - 1) * ib.alpha, total_s=b.total, speedup_x=b.speedup,
+        nv_phases_s=2 * b.reduce_scatter, c_flat_s=c.flat, c_inter_s=c.inter, c_total_s=c.total, c_x=c.speedup,
+        gap_frac=abs(c.speedup / b.speedup - 1), k=int(ring["channels"]), ring_nic_bytes=2 * (p - 1) / p * n / G,
+        ring_bw_s=ring["bandwidth"], c_ring_s=ring["sim"], slower_x=b.total / ring["bandwidth"],
+        c_slower_x=c.total / ring["sim"], pr_rs=_printed("rs"), pr_inter=_printed("inter"),
+        pr_total=_printed("total"), pr_flat=_printed("flat"), pr_x=fmt_ratio(CHAPTER_STATED["nm16"]["speedup"][0]))
 
 
 _NM16_ROWS = {
@@ -144,15 +207,14 @@ _NM16_ROWS = {
 }
 
 
-def nm16_table(d: dict | None = None) -> Table:
+def nm16_table(d: Nm16 | None = None) -> Table:
     """Napkin math 1.6 side by side: NCCL's ring and the three phases as the box counts them
     (the ring's bandwidth term, NVLink without α) and with every term (= simulator)."""
     d = nm16() if d is None else d
-    a, b, r = d["chapter"], d["consistent"], d["ring"]
-    rows = [{"what": "ring", "chapter": r["bandwidth"], "consistent": r["sim"]}]
-    rows += [{"what": k, "chapter": getattr(a, k), "consistent": getattr(b, k)}
+    rows = [{"what": "ring", "chapter": d.ring_bw_s, "consistent": d.c_ring_s}]
+    rows += [{"what": k, "chapter": getattr(d.chapter, k), "consistent": getattr(d.consistent, k)}
              for k in ("reduce_scatter", "inter", "all_gather", "total")]
-    rows.append({"what": "slower", "chapter": a.total / r["bandwidth"], "consistent": b.total / r["sim"]})
+    rows.append({"what": "slower", "chapter": d.slower_x, "consistent": d.c_slower_x})
     fmt = lambda v: fmt_ratio(v) if v > 1 else fmt_time(v, 4)
     return Table(
         key="ch1-nm16",
@@ -162,27 +224,68 @@ def nm16_table(d: dict | None = None) -> Table:
         rows=rows,
         formats={"chapter": fmt, "consistent": fmt},
         labels={lang: {k: v[lang] for k, v in _NM16_ROWS.items()} for lang in ("en", "zh")},
-        notes=_txs("nm16_note", nv=fmt_time(d["nv_alpha"], 3), ib=fmt_time(d["inter"].alpha, 3)),
+        notes=_txs("nm16_note", nv=fmt_time(d.nv_alpha_s, 3), ib=fmt_time(d.alpha_s, 3)),
         meta=d,
     )
 
 
 # ============================================================================ three tiers
-def three_tier(n: float = 1 * GB) -> dict:
+@dataclass(frozen=True)
+class ThreeTier:
+    """The 128-GPU three-tier example: every phase (``phases``: (name, s)), the multi-level
+    schedule by its closed form (``model_s``) and the simulator (``sim_s``), NCCL's ring with
+    and without PXN, the flat ring in rank order and rail-aligned, against the chapter's 15
+    and 160 ms."""
+    topology: object
+    phases: tuple
+    racks: int
+    nodes: int
+    g: int
+    os: str                   # the rack oversubscription, "2:1"
+    n_bytes: float
+    reduction: int            # G × nodes per rack: the cut in cross-rack bytes
+    payload_bytes: float
+    model_s: float
+    sim_s: float
+    flat_s: float
+    aligned_s: float
+    flat_x: float             # the flat ring over the multi-level schedule
+    aligned_x: float
+    k: int
+    ring_s: float
+    ring_model_s: float
+    ring_x: float             # the multi-level schedule over NCCL's ring
+    ring_nopxn_s: float
+    spine_Bps: float
+    for_160_Bps: float        # the per-hop β a flat ring would need to take 160 ms
+    for_160_frac: float
+    printed_hier_s: float
+    printed_flat_s: float
+
+
+def three_tier(n: float = 1 * GB) -> ThreeTier:
     """The 128-GPU example (4 racks x 4 nodes x 8 GPUs, 2:1 between racks) by
     :func:`commbook.book.ch1.tier_budgets.three_tier_example`, with the time of every
     phase from the simulator and the per-hop bandwidth a flat ring would need to take
-    the chapter's 160 ms."""
+    the chapter's 160 ms.
+
+    >>> three_tier().reduction
+    32
+    """
     e = TB.three_tier_example(n)
-    topo = e["topology"]
+    topo, st = e["topology"], CHAPTER_STATED["three_tier"]
     c = VirtualCluster(topo)
-    phases = [(name, c.run(r).time) for name, r in tier_phases(topo, n, True, allreduce_ring)]
+    phases = tuple((name, c.run(r).time) for name, r in tier_phases(topo, n, True, allreduce_ring))
     p, inter = topo.p, topo.inter
-    steps = 2 * (p - 1)
-    flat_target = CHAPTER_STATED["three_tier"]["flat"]
-    beta_160 = 2 * (p - 1) / p * n / (flat_target - steps * inter.alpha)
-    return {**e, "n": n, "p": p, "phases": phases, "beta_for_160": beta_160,
-            "spine_share": topo.tier_links()[-1].beta, "flat_steps": steps}
+    b160 = 2 * (p - 1) / p * n / (st["flat"] - 2 * (p - 1) * inter.alpha)
+    return ThreeTier(
+        topology=topo, phases=phases, racks=topo.racks, nodes=topo.nodes_per_rack, g=topo.gpus_per_node,
+        os=f"{topo.rack_oversubscription:g}:1", n_bytes=n, reduction=round(e["reduction"]),
+        payload_bytes=e["cross_rack_payload"], model_s=e["model"], sim_s=e["sim"], flat_s=e["flat"],
+        aligned_s=e["flat_aligned"], flat_x=e["flat"] / e["model"], aligned_x=e["flat_aligned"] / e["model"],
+        k=int(e["channels"]), ring_s=e["ring"], ring_model_s=e["ring_model"], ring_x=e["model"] / e["ring"],
+        ring_nopxn_s=e["ring_no_pxn"], spine_Bps=topo.tier_links()[-1].beta, for_160_Bps=b160,
+        for_160_frac=b160 / inter.beta, printed_hier_s=st["hier"], printed_flat_s=st["flat"])
 
 
 _TIER_PHASE = {
@@ -198,124 +301,20 @@ _TIER_PHASE = {
 }
 
 
-def three_tier_table(d: dict | None = None) -> Table:
+def three_tier_table(d: ThreeTier | None = None) -> Table:
     """The three-tier example: every phase, both totals, both flat rings."""
     d = three_tier() if d is None else d
-    rows = [{"what": k, "time": t} for k, t in d["phases"]]
-    rows += [{"what": "total_model", "time": d["model"]}, {"what": "total_sim", "time": d["sim"]},
-             {"what": "ring", "time": d["ring"]}, {"what": "ring_no_pxn", "time": d["ring_no_pxn"]}]
-    topo = d["topology"]
+    rows = [{"what": k, "time": t} for k, t in d.phases]
+    rows += [{"what": "total_model", "time": d.model_s}, {"what": "total_sim", "time": d.sim_s},
+             {"what": "ring", "time": d.ring_s}, {"what": "ring_no_pxn", "time": d.ring_nopxn_s}]
     return Table(
         key="ch1-three-tier",
-        title=_tx("three_tier_title", n=fmt_bytes(d["n"]), racks=topo.racks, nodes=topo.nodes_per_rack,
-                 g=topo.gpus_per_node),
+        title=_tx("three_tier_title", n=fmt_bytes(d.n_bytes), racks=d.racks, nodes=d.nodes, g=d.g),
         columns=["what", "time"],
         headers=_txs("phase_or_schedule", "time"),
         rows=rows,
         formats={"time": fmt_time},
         labels={lang: {k: v[lang] for k, v in _TIER_PHASE.items()} for lang in ("en", "zh")},
-        meta=d,
-    )
-
-
-# ============================================================================ where the hierarchy wins
-WHERE_CASES = {
-    "plain": ({"pxn": True}, "two"),
-    "one_nic": ({"nics_per_node": 1, "pxn": True}, "two"),
-    "spine": ({"spine_oversubscription": 2, "pxn": False}, "two"),
-    "spine_pxn": ({"spine_oversubscription": 2, "pxn": True}, "two"),
-    "racks": ({"pxn": True}, "three"),
-    "racks_no_pxn": ({}, "three"),
-}
-"""The clusters of :func:`where_cases`: napkin math 1.6's 8 nodes x 8 GPUs ("two": TwoLevel
-keywords) or the three-tier example ("three": 4 racks x 4 nodes x 8,
-2:1 between racks, Table 1's links), 1 GB."""
-
-
-def where_cases(n: float = 1 * GB) -> dict[str, dict]:
-    """NCCL's ring (default channels) against the hierarchy in each case of
-    :data:`WHERE_CASES`: ``ring``, ``ring_model`` (closed form), ``hier`` (three phases
-    on TwoLevel, the five-phase multi-level schedule on ThreeTier), ``channels``, and
-    ``ratio`` = hier / ring (above 1: the ring is faster)."""
-    out = {}
-    for key, (kw, kind) in WHERE_CASES.items():
-        if kind == "two":
-            topo = TwoLevel(TB.NM_1_6["nodes"], TB.NM_1_6["gpus_per_node"], NVLINK4_CHAPTER, BOX_LINKS["nm1.6"],
-                            **kw)
-            r = TB.nccl_ring(topo, n)
-        else:
-            e = TB.three_tier_example(n)
-            r = {"ring": e["ring"] if kw.get("pxn") else e["ring_no_pxn"], "hier": e["sim"],
-                 "channels": e["channels"], "ring_model": e["ring_model"] if kw.get("pxn") else None}
-            topo = e["topology"]
-        out[key] = {**r, "topology": topo, "ratio": r["hier"] / r["ring"]}
-    return out
-
-
-_WHERE_NAMES = {
-    "plain": _tx("8_8_one_nic"),
-    "one_nic": _tx("8_8_one_nic_2"),
-    "spine": _tx("8_8_2_1"),
-    "spine_pxn": _tx("8_8_2_1_2"),
-    "racks": _tx("4_racks_4_8"),
-    "racks_no_pxn": _tx("4_racks_4_8_2"),
-}
-
-
-def where_table(cases: dict | None = None, n: float = 1 * GB) -> Table:
-    """NCCL's ring against the hierarchy, case by case: channels, both times, their ratio."""
-    cases = where_cases(n) if cases is None else cases
-    rows = [{"case": k, "channels": v["channels"], "ring": v["ring"], "hier": v["hier"], "ratio": v["ratio"]}
-            for k, v in cases.items()]
-    return Table(
-        key="ch1-where",
-        title=_tx("where_title", n=fmt_bytes(n)),
-        columns=["case", "channels", "ring", "hier", "ratio"],
-        headers=_txs("cluster", "ring_channels", "nccl_s_ring", "hierarchy", "hierarchy_ring"),
-        rows=rows,
-        formats={"ring": fmt_time, "hier": fmt_time, "ratio": fmt_ratio},
-        labels={lang: {k: v[lang] for k, v in _WHERE_NAMES.items()} for lang in ("en", "zh")},
-        notes=_txs("simulator_8_8_nvlink"),
-        meta=cases,
-    )
-
-
-OVERTAKE_SIZES = (64 * MB, 256 * MB, 1 * GB)
-"""Buffers for which :func:`overtake` finds the node count where the hierarchy overtakes."""
-
-
-def overtake(sizes=OVERTAKE_SIZES) -> dict:
-    """For each buffer: the fewest nodes N (8 GPUs, one NIC each, PXN, napkin math 1.6's
-    links) where the hierarchy beats NCCL's ring by the closed forms, checked with the
-    simulator on N-1 nodes (ring faster) and on N (hierarchy faster), and the start-up
-    terms of both at N: 2(p-1)α_IB for the ring, 2(G-1)α_NV + 2(N-1)α_IB for the hierarchy."""
-    G, nv, ib = TB.NM_1_6["gpus_per_node"], NVLINK4_CHAPTER, BOX_LINKS["nm1.6"]
-    out = {}
-    for n in sizes:
-        N = TB.overtake_nodes(G, n, nv, ib)
-        sim = {m: TB.nccl_ring(TwoLevel(m, G, nv, ib, pxn=True), n) for m in (N - 1, N)}
-        p = N * G
-        out[n] = {"nodes": N, "gpus": p, "before": sim[N - 1], "at": sim[N],
-                  "alpha_ring": 2 * (p - 1) * ib.alpha, "alpha_hier": 2 * (G - 1) * nv.alpha + 2 * (N - 1) * ib.alpha}
-    return out
-
-
-def overtake_table(d: dict | None = None) -> Table:
-    """Where the hierarchy overtakes NCCL's ring as the nodes grow: per buffer, the node
-    count, both times on one node fewer and at that count (simulator), and the start-ups
-    each pays there."""
-    d = overtake() if d is None else d
-    rows = [{"n": fmt_bytes(n), "nodes": v["nodes"], "ring_before": v["before"]["ring"],
-             "hier_before": v["before"]["hier"], "ring_at": v["at"]["ring"], "hier_at": v["at"]["hier"],
-             "alpha_ring": v["alpha_ring"], "alpha_hier": v["alpha_hier"]} for n, v in d.items()]
-    return Table(
-        key="ch1-overtake",
-        title=_tx("where_the_hierarchy_overtakes"),
-        columns=["n", "nodes", "ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier"],
-        headers=_txs("buffer", "nodes_n", "ring_n_1", "hierarchy_n_1", "ring_n", "hierarchy_n", "ring_s_start_ups", "hierarchy_s_start_ups"),
-        rows=rows,
-        formats={k: fmt_time for k in ("ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier")},
-        notes=_txs("times_from_the_simulator"),
         meta=d,
     )
 

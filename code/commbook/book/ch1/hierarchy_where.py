@@ -1,0 +1,163 @@
+"""Chapter §1.5: where the hierarchical all-reduce still beats the ring NCCL runs and where
+it does not: the node count where it overtakes (:func:`overtake`), six clusters side by side
+(:func:`where_cases`), their tables, and the numbers the page quotes (:func:`where_numbers`).
+Napkin math 1.6's links and counting are those of :mod:`.hierarchy_numbers`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...hardware import NVLINK4_CHAPTER
+from ...topology import TwoLevel
+from ...units import GB, MB, fmt_bytes, fmt_ratio, fmt_time
+from ..tables import Table
+from ..text import texts
+from . import tier_budgets as TB
+from .boxes import BOX_LINKS
+
+__all__ = ["WHERE_CASES", "where_cases", "where_table", "OVERTAKE_SIZES", "overtake", "overtake_table", "Where",
+           "where_numbers"]
+
+T = texts("ch1")
+K = "hierarchy_numbers."
+_tx = T.under(K)       # the entries of §1.5's numbers (ch1.toml, under hierarchy_numbers.)
+_txs = _tx.pairs
+
+
+# ============================================================================ where the hierarchy wins
+WHERE_CASES = {
+    "plain": ({"pxn": True}, "two"),
+    "one_nic": ({"nics_per_node": 1, "pxn": True}, "two"),
+    "spine": ({"spine_oversubscription": 2, "pxn": False}, "two"),
+    "spine_pxn": ({"spine_oversubscription": 2, "pxn": True}, "two"),
+    "racks": ({"pxn": True}, "three"),
+    "racks_no_pxn": ({}, "three"),
+}
+"""The clusters of :func:`where_cases`: napkin math 1.6's 8 nodes x 8 GPUs ("two": TwoLevel
+keywords) or the three-tier example ("three": 4 racks x 4 nodes x 8,
+2:1 between racks, Table 1's links), 1 GB."""
+
+
+def where_cases(n: float = 1 * GB) -> dict[str, dict]:
+    """NCCL's ring (default channels) against the hierarchy in each case of
+    :data:`WHERE_CASES`: ``ring``, ``ring_model`` (closed form), ``hier`` (three phases
+    on TwoLevel, the five-phase multi-level schedule on ThreeTier), ``channels``, and
+    ``ratio`` = hier / ring (above 1: the ring is faster)."""
+    out = {}
+    for key, (kw, kind) in WHERE_CASES.items():
+        if kind == "two":
+            topo = TwoLevel(TB.NM_1_6["nodes"], TB.NM_1_6["gpus_per_node"], NVLINK4_CHAPTER, BOX_LINKS["nm1.6"],
+                            **kw)
+            r = TB.nccl_ring(topo, n)
+        else:
+            e = TB.three_tier_example(n)
+            r = {"ring": e["ring"] if kw.get("pxn") else e["ring_no_pxn"], "hier": e["sim"],
+                 "channels": e["channels"], "ring_model": e["ring_model"] if kw.get("pxn") else None}
+            topo = e["topology"]
+        out[key] = {**r, "topology": topo, "ratio": r["hier"] / r["ring"]}
+    return out
+
+
+_WHERE_NAMES = {
+    "plain": _tx("8_8_one_nic"),
+    "one_nic": _tx("8_8_one_nic_2"),
+    "spine": _tx("8_8_2_1"),
+    "spine_pxn": _tx("8_8_2_1_2"),
+    "racks": _tx("4_racks_4_8"),
+    "racks_no_pxn": _tx("4_racks_4_8_2"),
+}
+
+
+def where_table(cases: dict | None = None, n: float = 1 * GB) -> Table:
+    """NCCL's ring against the hierarchy, case by case: channels, both times, their ratio."""
+    cases = where_cases(n) if cases is None else cases
+    rows = [{"case": k, "channels": v["channels"], "ring": v["ring"], "hier": v["hier"], "ratio": v["ratio"]}
+            for k, v in cases.items()]
+    return Table(
+        key="ch1-where",
+        title=_tx("where_title", n=fmt_bytes(n)),
+        columns=["case", "channels", "ring", "hier", "ratio"],
+        headers=_txs("cluster", "ring_channels", "nccl_s_ring", "hierarchy", "hierarchy_ring"),
+        rows=rows,
+        formats={"ring": fmt_time, "hier": fmt_time, "ratio": fmt_ratio},
+        labels={lang: {k: v[lang] for k, v in _WHERE_NAMES.items()} for lang in ("en", "zh")},
+        notes=_txs("simulator_8_8_nvlink"),
+        meta=cases,
+    )
+
+
+OVERTAKE_SIZES = (64 * MB, 256 * MB, 1 * GB)
+"""Buffers for which :func:`overtake` finds the node count where the hierarchy overtakes."""
+
+
+def overtake(sizes=OVERTAKE_SIZES) -> dict:
+    """For each buffer: the fewest nodes N (8 GPUs, one NIC each, PXN, napkin math 1.6's
+    links) where the hierarchy beats NCCL's ring by the closed forms, checked with the
+    simulator on N-1 nodes (ring faster) and on N (hierarchy faster), and the start-up
+    terms of both at N: 2(p-1)α_IB for the ring, 2(G-1)α_NV + 2(N-1)α_IB for the hierarchy."""
+    G, nv, ib = TB.NM_1_6["gpus_per_node"], NVLINK4_CHAPTER, BOX_LINKS["nm1.6"]
+    out = {}
+    for n in sizes:
+        N = TB.overtake_nodes(G, n, nv, ib)
+        sim = {m: TB.nccl_ring(TwoLevel(m, G, nv, ib, pxn=True), n) for m in (N - 1, N)}
+        p = N * G
+        out[n] = {"nodes": N, "gpus": p, "before": sim[N - 1], "at": sim[N],
+                  "alpha_ring": 2 * (p - 1) * ib.alpha, "alpha_hier": 2 * (G - 1) * nv.alpha + 2 * (N - 1) * ib.alpha}
+    return out
+
+
+def overtake_table(d: dict | None = None) -> Table:
+    """Where the hierarchy overtakes NCCL's ring as the nodes grow: per buffer, the node
+    count, both times on one node fewer and at that count (simulator), and the start-ups
+    each pays there."""
+    d = overtake() if d is None else d
+    rows = [{"n": fmt_bytes(n), "nodes": v["nodes"], "ring_before": v["before"]["ring"],
+             "hier_before": v["before"]["hier"], "ring_at": v["at"]["ring"], "hier_at": v["at"]["hier"],
+             "alpha_ring": v["alpha_ring"], "alpha_hier": v["alpha_hier"]} for n, v in d.items()]
+    return Table(
+        key="ch1-overtake",
+        title=_tx("where_the_hierarchy_overtakes"),
+        columns=["n", "nodes", "ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier"],
+        headers=_txs("buffer", "nodes_n", "ring_n_1", "hierarchy_n_1", "ring_n", "hierarchy_n", "ring_s_start_ups", "hierarchy_s_start_ups"),
+        rows=rows,
+        formats={k: fmt_time for k in ("ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier")},
+        notes=_txs("times_from_the_simulator"),
+        meta=d,
+    )
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where the hierarchy overtakes NCCL's ring (1 GB and 64 MB) and the six clusters."""
+    n1_bytes: float
+    nodes1: int
+    p1: int
+    a_ring_s: float           # the ring's start-ups at that node count
+    a_hier_s: float
+    nodes0: int
+    n0_bytes: float
+    one_x: float              # ring over hierarchy with one NIC per node
+    one_k: int
+    spine_s: float
+    spine_h_s: float
+    spine_pxn_s: float
+    racks_x: float
+    racks_np_x: float
+
+
+def where_numbers(ov: dict | None = None, wc: dict | None = None, big: float = 1 * GB,
+                  small: float = 64 * MB) -> Where:
+    """Where the hierarchy overtakes NCCL's ring, read from the runs of :func:`overtake`
+    (buffers ``big`` and ``small``) and :func:`where_cases` (made when not given).
+
+    >>> where_numbers().nodes1 > where_numbers().nodes0
+    True
+    """
+    ov = overtake() if ov is None else ov
+    wc = where_cases() if wc is None else wc
+    b, s = ov[big], ov[small]
+    return Where(n1_bytes=big, nodes1=b["nodes"], p1=b["gpus"], a_ring_s=b["alpha_ring"], a_hier_s=b["alpha_hier"],
+                 nodes0=s["nodes"], n0_bytes=small, one_x=1 / wc["one_nic"]["ratio"],
+                 one_k=int(wc["one_nic"]["channels"]), spine_s=wc["spine"]["ring"], spine_h_s=wc["spine"]["hier"],
+                 spine_pxn_s=wc["spine_pxn"]["ring"], racks_x=wc["racks"]["ratio"],
+                 racks_np_x=1 / wc["racks_no_pxn"]["ratio"])
