@@ -15,13 +15,11 @@ from ..tables import algorithm_labels, Table, bilingual_notes
 from ..text import texts
 from ...topology import Switch
 from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_ratio, fmt_time, us
+from .allreduce_numbers import HTSYM, SIX, race, sharp_gain  # sharp_gain: ch1 imports it from here
 from .common import US2, original_note
 
 T = texts("p5")
 LANGS = ("en", "zh")
-
-
-_SIX = ("ring", "rd", "rabenseifner", "tree", "naive", "innet")
 
 
 def _where_cross(find, *args) -> float | None:
@@ -45,16 +43,11 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
     Part "03-1b": crossovers naive→RD 81.8 KB, RD→Rabenseifner 2.16 MB (closed forms
     equated), RD↔ring 7.92 MB = 8.8·αβ (:func:`commbook.cost.crossover_rd_ring`).
     """
-    c = VirtualCluster(Switch(p, link))
-    rows = []
-    for n in sizes:
-        row = {"n": float(n)}
-        row.update({a: all_reduce(c, nbytes=n, algorithm=a).time for a in _SIX})
-        row["best"] = min(_SIX[:-1], key=lambda a: row[a])
-        rows.append(row)
-    innet_best = all(r["innet"] < min(r[a] for a in _SIX[:-1]) for r in rows)
+    races = [race(p, n, link) for n in sizes]                # the six algorithms, simulated
+    rows = [{"n": r.n_bytes, **{a: getattr(r, a).time_s for a in SIX}, "best": r.best} for r in races]
+    innet_best = all(r.innet.time_s < r.best_time_s for r in races)
     ab = link.alpha * link.beta
-    rounds = {a: all_reduce(c, nbytes=sizes[0], algorithm=a).rounds for a in ("ring", "rabenseifner")}
+    rounds = {a: getattr(races[0], a).rounds for a in ("ring", "rabenseifner")}
     ring_lat, rab_lat = (t_formula(a, p, 0, link.alpha, link.beta) for a in ("ring", "rabenseifner"))
     xs = [(T.get("allreduce.x_naive_rd", "en"), _where_cross(crossover, "naive", "rd", p, link.alpha, link.beta),
            "2α + 2(p−1)n/β = log₂p·(α + n/β)"),
@@ -79,10 +72,10 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
     return Table(
         key="03-1",
         title=T("allreduce.03_1_title", p=p, link=link.name),
-        columns=["n"] + list(_SIX) + ["best"],
-        headers=T.pairs("allreduce.h_n", *(f"allreduce.h_{a}" for a in _SIX), "allreduce.h_best"),
+        columns=["n"] + list(SIX) + ["best"],
+        headers=T.pairs("allreduce.h_n", *(f"allreduce.h_{a}" for a in SIX), "allreduce.h_best"),
         rows=rows,
-        formats={"n": fmt_bytes, **{a: US2 for a in _SIX}},
+        formats={"n": fmt_bytes, **{a: US2 for a in SIX}},
         labels=algorithm_labels("all_reduce"),
         notes={lang: [T.get("allreduce.03_1_note", lang, rounds=rounds["ring"], lat=fmt_time(rounds["ring"] * link.alpha),
                             innet=T.get("allreduce.03_1_innet_best" if innet_best else "allreduce.03_1_innet_switch",
@@ -137,20 +130,6 @@ def demo_03_2(ps: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
         formats={"n": fmt_bytes, **{a: t for a in algos}},
         notes=bilingual_notes(*notes),
     )
-
-
-HTSYM = "htsym_allreduce_8xh100"
-"""The data set (``code/commbook/data/measured/htsym_allreduce_8xh100.json``) demo 03-3 compares with:
-all-reduce bus bandwidth on 8×H100 with SHARP off, How to Scale Your Model ch. 12."""
-
-HTSYM_SHARP = "htsym_allreduce_8xh100_sharp"
-"""The same node with NVLink SHARP on (``code/commbook/data/measured/htsym_allreduce_8xh100_sharp.json``)."""
-
-
-def sharp_gain() -> float:
-    """Measured busbw gain of NVLink SHARP on 8×H100 at large messages: the SHARP-on point
-    over the SHARP-off point of the same source, minus one (≈ 30 %)."""
-    return load(HTSYM_SHARP).points[-1].busbw / load(HTSYM).points[-1].busbw - 1
 
 
 ORIGINAL_03_3 = {"p": 8, "link": NVLINK4}

@@ -20,14 +20,26 @@ from ...double_tree import allreduce_double_tree_envelope, double_tree_optimum
 from ...hardware import Link
 from ...measure.points import load
 from ...topology import Switch
-from .allreduce import HTSYM, HTSYM_SHARP
 
-__all__ = ["AlgoRun", "Race", "race", "RingCost", "ring_cost", "DoubleTree", "double_tree",
-           "Crossovers", "crossovers", "Sharp", "sharp", "SimCheck", "sim_check", "StepRuns",
+__all__ = ["HTSYM", "HTSYM_SHARP", "sharp_gain", "AlgoRun", "Race", "race", "RingCost", "ring_cost", "DoubleTree",
+           "double_tree", "Crossovers", "crossovers", "Sharp", "sharp", "SimCheck", "sim_check", "StepRuns",
            "step_runs", "ChainBroadcast", "chain_broadcast"]
 
 SIX = ("ring", "rd", "rabenseifner", "tree", "naive", "innet")
 """The six all-reduce algorithms of §5.2."""
+
+HTSYM = "htsym_allreduce_8xh100"
+"""The data set (``code/commbook/data/measured/htsym_allreduce_8xh100.json``) demo 03-3 compares with:
+all-reduce bus bandwidth on 8×H100 with SHARP off, How to Scale Your Model ch. 12."""
+
+HTSYM_SHARP = "htsym_allreduce_8xh100_sharp"
+"""The same node with NVLink SHARP on (``code/commbook/data/measured/htsym_allreduce_8xh100_sharp.json``)."""
+
+
+def sharp_gain() -> float:
+    """Measured busbw gain of NVLink SHARP on 8×H100 at large messages: the SHARP-on point
+    over the SHARP-off point of the same source, minus one (≈ 30 %)."""
+    return load(HTSYM_SHARP).points[-1].busbw / load(HTSYM).points[-1].busbw - 1
 
 
 @dataclass(frozen=True)
@@ -169,7 +181,7 @@ def sharp(p: int, big_p: int = 1024) -> Sharp:
     """:class:`Sharp` for ``p`` devices (the measured points are the data sets HTSYM and HTSYM_SHARP)."""
     off, on = load(HTSYM).points[-1].busbw, load(HTSYM_SHARP).points[-1].busbw
     ideal = 2 * (p - 1) / p
-    return Sharp(ideal, ideal - 1, big_p, 2 * (big_p - 1) / big_p, on / off - 1, off, on)
+    return Sharp(ideal, ideal - 1, big_p, 2 * (big_p - 1) / big_p, sharp_gain(), off, on)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from ...units import GB, MB, fmt_bytes, fmt_count, fmt_time
 from ..tables import Table
 from ..text import texts
 from ..measuring_p5 import p5_curve
-from .allreduce import sharp_gain
+from .allreduce_numbers import sharp_gain
 
 __all__ = ["Nccl", "nccl_numbers", "ONE_NODE", "NodeRun", "one_node_runs", "one_node_table",
            "Custom", "custom_numbers", "Sharp", "sharp_numbers", "H800", "h800_numbers", "Mpi", "mpi_numbers"]

@@ -13,7 +13,8 @@ from ...collectives import t_formula
 from ...hardware import IB_NDR, NVLINK4
 from ...units import MB, fmt_bytes, fmt_pct, fmt_ratio
 from ..measuring_p5 import p5_curve
-from .allreduce import demo_03_1, demo_03_2, sharp_gain
+from .allreduce import demo_03_1, demo_03_2
+from .allreduce_numbers import sharp_gain
 from .common import span
 from .inference import demo_05_1, demo_05_2, demo_05_3, demo_05_4, demo_05_5
 from .links import demo_01_1, demo_01_2
