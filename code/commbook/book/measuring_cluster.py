@@ -193,8 +193,8 @@ def racks(comps: dict | None = None, systems=("gb1", "gb2", "gb20")) -> dict:
 FIG_WIDTH_IN = 6.9
 """Drawn at the width the book shows it (the ~690 px text column at 100 px per inch,
 :data:`commbook.book.plots.COLUMN_IN`)."""
-MIN_FONT_PT = 9.5
-"""Its smallest text: ≥ 9 px on the desktop column and ≥ 7 px on a phone's (380 px) at
+MIN_FONT_PT = 10.0
+"""Its smallest text: ≥ 9 px on the desktop column and ≥ 7 px on a phone's (364 px) at
 that width (:data:`commbook.book.plots.SMALL_PT`)."""
 _PICK_COLOURS = ("#56B4E9", "#0072B2", "#009E73", "#E69F00", "#CC79A7", "#F0E442", "0.6", "#000000")
 _BAND = 0.07                   # height of the pick band, a fraction of the axes

@@ -85,15 +85,16 @@ COLUMN_IN = 6.9
 desktop) at 100 px per inch, so that a figure is shown at most at its drawn scale there
 (at 150 dpi its PNG has 1.5 pixels per CSS pixel)."""
 
-SMALL_PT = 9.5
+SMALL_PT = 10.0
 """The smallest font size, in points, a figure of :data:`COLUMN_IN` width may use: on a
-412 px phone the column is about 380 px, so such a figure is shown at 380 / 6.9 = 55 px
-per inch and 9.5 pt text at 9.5 / 72 * 55 = 7.3 px (the rule: at least 7 px there, 9 px
-on the desktop column).  A narrower figure may go below it in proportion
-(:func:`min_readable_pt`)."""
+412 px phone the column is 364 px (:data:`PHONE_COLUMN_PX`), so such a figure is shown at
+364 / 6.9 = 53 px per inch and 10 pt text at 10 / 72 * 53 = 7.3 px (the rule: at least
+7 px there, 9 px on the desktop column, where it is 13.9 px).  A narrower figure may go
+below it in proportion (:func:`min_readable_pt`)."""
 
-PHONE_COLUMN_PX = 380.0
-"""The text column on a 412 px wide phone, in CSS px (measured in the built site)."""
+PHONE_COLUMN_PX = 364.0
+"""The text column on a 412 x 915 phone, in CSS px (measured in the built site: an
+``<img>`` of the article is at most this wide there)."""
 
 
 def min_readable_pt(width_in: float, phone_px: float = 7.0) -> float:

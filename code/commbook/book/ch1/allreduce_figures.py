@@ -146,7 +146,7 @@ def fig_butterfly(lang: str = "en", p: int = 8, gpus_per_node: int = 4) -> Figur
             ax.grid(False)
             for side in ("top", "right", "bottom"):
                 ax.spines[side].set_visible(False)
-            ax.set_title(L["bf_title"].format(tag=tag, order=L[order]), loc="left", fontsize=9.5)
+            ax.set_title(L["bf_title"].format(tag=tag, order=L[order]), loc="left", fontsize=SMALL_PT)
         handles = [axes[0].plot([], [], color=c, lw=1.8, label=L[k])[0] for c, k in ((RED, "cross"), (BLUE, "local"))]
         fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=SMALL_PT)
     return fig

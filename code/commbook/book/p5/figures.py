@@ -110,7 +110,7 @@ def _draw_topology(ax, topo: Topology, pos: dict, title: str, lang: str) -> None
                     bbox=dict(fc="white", ec="none", pad=0.5, alpha=0.8), zorder=4)
     metrics = label("topo_metrics", lang, ports=topo.ports_per_device, diam=topo.diameter,
                     bis=fmt_rate(topo.bisection_bandwidth))
-    ax.set_title(f"{title}\n{metrics}", fontsize=9.5, gid=f"title:{type(topo).__name__}")
+    ax.set_title(f"{title}\n{metrics}", fontsize=SMALL_PT, gid=f"title:{type(topo).__name__}")
     blank_axes(ax)
 
 

@@ -114,7 +114,7 @@ def fig_collectives(lang: str = "en") -> Figure:
             ax.annotate("", (x_after - 0.8, mid), (p - 0.2, mid),
                         arrowprops=dict(arrowstyle="-|>", color="0.3", lw=1.2))
             ax.text((p + x_after) / 2 - 0.5, mid + 0.25, label(f"coll_{name}", lang), ha="center",
-                    va="bottom", fontsize=9.5, gid=f"name:{name}")
+                    va="bottom", fontsize=SMALL_PT, gid=f"name:{name}")
             for d in range(p):
                 ax.text(-0.8, -d, f"d{d}", ha="right", va="center", fontsize=SMALL_PT)
             ax.set_xlim(-1.6, x_after + width - 0.4)
