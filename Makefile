@@ -13,9 +13,9 @@ STAMP   := $(VENV)/.commbook-installed
 # --all: rebuild every page, so warnings from unchanged pages are not hidden.
 JB_FLAGS := --warningiserror --keep-going --all
 
-.PHONY: venv fonts browser book pdf test clean
+.PHONY: venv fonts browser js book pdf test clean
 
-venv: $(STAMP) fonts browser
+venv: $(STAMP) fonts browser js
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,19 @@ browser:
 	else \
 	  echo "note: no /usr/bin/chromium and no root/apt-get to install it; the browser check will be skipped"; \
 	fi
+
+# The explorers on the built pages (_static/commbook-interactive.js) draw with Vega 6.4.0 and
+# Vega-Lite 6.4.3 from the npm registry, pinned in package.json / package-lock.json; the
+# build serves them as one file, _static/commbook-vega.js (_ext/commbook_interactive.py), never
+# from a CDN.  Weighed before choosing (minified; gzip -9): vega.min.js 521 KB (180 KB) +
+# vega-lite.min.js 251 KB (79 KB) = 772 KB (259 KB); plotly-basic.min.js 4.1.1: 1,192 KB
+# (395 KB); Bokeh 3.9.2: bokeh.min.js 1,268 KB (351 KB) + bokeh-widgets.min.js 382 KB.
+js: node_modules/.package-lock.json
+
+node_modules/.package-lock.json: package.json package-lock.json
+	@command -v npm >/dev/null || { echo "npm (Node.js 20) is needed to install the explorers' chart library (package.json)"; exit 1; }
+	npm ci --no-audit --no-fund
+	touch $@
 
 # The site serves the package it documents: the wheel and the sdist of the current version
 # (pyproject.toml's) under _build/html/_downloads/dist/, linked from the reference's first
