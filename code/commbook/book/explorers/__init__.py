@@ -5,7 +5,9 @@ kernel runs (see :mod:`.base`).
 One module per explorer: :mod:`.effbw` (effective bandwidth of a link, §2),
 :mod:`.race` (the all-reduce race, §5), :mod:`.mapping` (a ring mapped onto a torus, §6.1),
 :mod:`.hierarchy` (hierarchical against flat all-reduce, §6.3), :mod:`.tp_decode` (the
-TP decode budget, §7.1).
+TP decode budget, §7.1); for chapter 1, :mod:`.crossover` (Figure 7, where the ring
+takes over, §1.4) and :mod:`.payoff` (when compression pays, §1.6).  :mod:`.static`
+precomputes an explorer's states for the static page (:func:`offline`).
 """
 from .base import Explorer, Result
 from .effbw import EffectiveBandwidthExplorer
@@ -13,6 +15,10 @@ from .race import AllReduceRaceExplorer
 from .mapping import RingMappingExplorer
 from .hierarchy import HierarchyExplorer
 from .tp_decode import TPDecodeExplorer
+from .crossover import CrossoverExplorer
+from .payoff import CompressionPayoffExplorer
+from .static import OfflineExplorer, offline
 
 __all__ = ["Explorer", "Result", "EffectiveBandwidthExplorer", "AllReduceRaceExplorer", "RingMappingExplorer",
-           "HierarchyExplorer", "TPDecodeExplorer"]
+           "HierarchyExplorer", "TPDecodeExplorer", "CrossoverExplorer", "CompressionPayoffExplorer",
+           "OfflineExplorer", "offline"]

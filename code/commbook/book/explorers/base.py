@@ -148,6 +148,7 @@ class Explorer:
         self.values: dict[str, Any] = {k: c.value for k, c in self.controls.items()}
         self.result: Result | None = None
         self._syncing = False
+        self._quiet = False            # True while precomputing states (static.py): no view redraw
         self._view = widgets.HTML()
         for name, control in self.controls.items():
             control.observe(functools.partial(self._on_control, name), names="value")
@@ -189,7 +190,8 @@ class Explorer:
                     control.value = new[name]
         finally:
             self._syncing = False
-        self._view.value = self.to_html(live=True)
+        if not self._quiet:
+            self._view.value = self.to_html(live=True)
         return result
 
     def _on_control(self, name: str, change: Mapping[str, Any]) -> None:

@@ -27,6 +27,9 @@ class EffectiveBandwidthExplorer(Explorer):
     ``alpha_us`` (µs), ``beta_gbps`` (GB/s), ``n`` (bytes).
     """
 
+    OFFLINE_GRID = {"alpha_us": None, "beta_gbps": None}
+    """The static page's grid (:mod:`.static`): every preset, six sizes; α and β follow the preset."""
+
     def _controls(self):
         start = LINKS["NVLINK4"]
         return {

@@ -42,6 +42,9 @@ class HierarchyExplorer(Explorer):
     ``inter`` (link presets inside and between nodes), ``n`` (bytes).
     """
 
+    OFFLINE_GRID = {"nodes": [2, 32], "gpus": [4, 8], "intra": None, "inter": None, "n": [1e4, 1e8]}
+    """The static page's grid (:mod:`.static`): three node counts, 4 or 8 GPUs, both NIC layouts, three sizes."""
+
     def _controls(self):
         return {
             "nodes": int_slider(self._text(T("explorers.hierarchy.nodes")), 1, MAX_NODES, 8),

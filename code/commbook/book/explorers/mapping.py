@@ -43,6 +43,9 @@ class RingMappingExplorer(Explorer):
     ``seed`` (0 to 99, used by "random"), ``n`` (bytes).
     """
 
+    OFFLINE_GRID = {"rows": [2, 8], "cols": [2, 8], "seed": None, "n": None}
+    """The static page's grid (:mod:`.static`): 2, 4 or 8 rows and columns, every mapping."""
+
     def _controls(self):
         words = self._text(MAPPING_WORDS)
         return {

@@ -38,6 +38,9 @@ class AllReduceRaceExplorer(Explorer):
     ``beta_gbps`` (GB/s), ``innet`` (bool).
     """
 
+    OFFLINE_GRID = {"p": [4, 16, 64, 256, 1024], "n": [1e3, 1e9], "alpha_us": None, "beta_gbps": None}
+    """The static page's grid (:mod:`.static`): six p, three sizes, NVLink 4's α and β."""
+
     def _controls(self):
         return {
             "p": steps(self._text(T("explorers.race.p")), [2 ** k for k in range(2, 11)], 8),

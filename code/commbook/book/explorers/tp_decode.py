@@ -44,6 +44,9 @@ class TPDecodeExplorer(Explorer):
     powers of two), ``link`` (the link preset inside a node).
     """
 
+    OFFLINE_GRID = {"batch": [32, 256], "tp": [2, 8, 32], "link": ["NVLINK4", "PCIE_GEN5"]}
+    """The static page's grid (:mod:`.static`): every model, three batches, three TP degrees, two links."""
+
     def _controls(self):
         return {
             "model": choice(self._text(T("explorers.tp_decode.model")),
