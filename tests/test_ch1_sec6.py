@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from commbook import compression as cz
+from commbook.book.ch1 import compression_effects as ce
+from commbook.book.ch1.inputs import napkin_math_1_7
 from commbook.book.ch1 import compression_figures as cf
 from commbook.book.ch1 import compression_numbers as cn
-from commbook.book.ch1 import compression_results as cr
-from commbook.book.ch1 import compression_tables as ct
 from commbook.hardware import IB_NDR_CHAPTER
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +58,7 @@ def test_quant_table_ratios_from_the_payloads():
 
 
 def test_int8_levels_are_255_not_the_chapters_256():
-    lev = cr.int8_levels()
+    lev = cn.int8_levels()
     assert (lev.lo, lev.hi, lev.used) == (-127, 127, 255)
     assert lev.type == 256                       # what the chapter gives as the number of levels
     # independent: round(g / (max|g|/127)) over [-1, 1]
@@ -117,7 +117,7 @@ def test_sparse_table_against_the_chapter():
 
 
 def test_a_persistently_small_gradient():
-    ps = cr.persistent_small()
+    ps = ce.persistent_small()
     assert ps.naive == 0 and ps.true == pytest.approx(10)
     assert ps.ef == pytest.approx(ps.true, abs=1e-9)
     assert ps.times == ps.steps * ps.small / ps.big                    # once per 1/0.01 steps
@@ -176,10 +176,10 @@ def test_table4_by_an_independent_recurrence():
 
 def test_example_1_2():
     ex = cn.example_1_2()
-    assert ex["true"] == F("1.6") and ex["naive_sent"] == 0 and ex["lost_share"] == 1     # "100 %"
-    assert ex["ef_sent"] == 2 and ex["residual"] == F("-0.4")
-    assert ex["ef_sent"] == ex["true"] - ex["residual"]                # telescoping, e₁ = 0
-    assert ex["sends"] == [2, 5]
+    assert ex.true_q == F("1.6") and ex.naive_q == 0 and ex.lost_frac == 1      # "100 %"
+    assert ex.sent_q == 2 and ex.res_q == F("-0.4")
+    assert ex.sent_q == ex.true_q - ex.res_q                           # telescoping, e₁ = 0
+    assert ex.sends == (2, 5) and (ex.true, ex.sent, ex.res) == ("1.6", "2", "−0.4")
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -200,7 +200,7 @@ def test_telescoping_identity(seed):
 
 
 def test_definition_1_4_numbers():
-    d = cr.def14()
+    d = ce.def14()
     assert d.full_bytes == 140e9 and d.values_bytes == 1.4e9 and d.nominal_x == 100    # 140 GB -> 1.4 GB
     assert d.index_bytes == pytest.approx(0.01 * 70e9 * (2 + 4))
     assert d.ratio_x == pytest.approx(2 / 6 * 100)
@@ -263,7 +263,7 @@ def test_convergence_figure_draws_the_runs(runs):
 
 # ============================================================================ payoff
 def test_napkin_math_1_7():
-    nm = cn.napkin_math_1_7()
+    nm = napkin_math_1_7()
     net, nv = nm["network"], nm["nvlink"]
     assert net.t_comm_new == pytest.approx(5e-3) and net.t_total_new == pytest.approx(7e-3)
     assert f"{net.speedup:.1f}" == "5.7" and f"{net.speedup:.3f}" == "5.714"
@@ -297,8 +297,7 @@ def test_page_numbers_of_the_when_section():
     """The break-even extra steps of case a, (c + T)/(c + T/r) − 1 = 42.9 %, is where the
     library's break-even time is case a's T; case b's change is the extra steps' time less
     the communication saved, written out."""
-    from commbook.book.ch1 import compression_results as cr
-    D, w = cn.DECISION, cr.when_numbers()
+    D, w = cn.DECISION, ce.when_numbers()
     c, r, x, steps = D["t_compute"], D["ratio"], D["extra_steps"], D["steps"]
     ta, tb = D["t_comm"]
     assert w.x_even_frac == pytest.approx((c + ta) / (c + ta / r) - 1) and round(w.x_even_frac, 3) == 0.429
@@ -311,8 +310,7 @@ def test_page_numbers_of_the_when_section():
 def test_page_numbers_of_blocks_and_the_optimum(runs):
     """INT8 in blocks of 64 with FP16 scales costs what blocks of 128 with FP32 scales
     cost, 4·64/66 = 4·128/132; at the optimum FP32 leaves no update, top-1 % and sign do."""
-    from commbook.book.ch1 import compression_results as cr
-    b = cr.block_numbers(cn.block_table(), cn.heavy_tail_table())
+    b = cn.block_numbers()
     assert b.fp16_scales_x == pytest.approx(4 * 64 / 66) == pytest.approx(4 * 128 / 132) == pytest.approx(b.r128_x)
     assert b.fp32_scales_x == pytest.approx(4 * 64 / 68)
     pr = runs["problem"]
@@ -353,7 +351,7 @@ def test_checkpoint_1_4_givens():
 
 # ============================================================================ the methods table (flag)
 def test_methods_table_flags_the_topk_row():
-    t = cn.methods_table()
+    t = ce.methods_table()
     row = {r["method"]: r for r in t.rows}
     topk, sign = row["Top-k (1%) + EF"], row["1-bit + EF"]
     assert topk["stated"] == 100 and topk["encoded"] == 50 == t.meta["d"] / (2 * 0.01 * t.meta["d"])
@@ -377,10 +375,10 @@ def test_pages_carry_the_notes_and_the_checkpoint_link():
 
 
 def test_compression_tables_render_and_are_on_both_pages():
-    t = ct.decision_table()
+    t = ce.decision_table()
     for lang, path in PAGE.items():
         text = path.read_text(encoding="utf-8")
-        assert "<table" in t.to_html(lang) and "HTML(ct.decision_table().to_html(LANG))" in text
+        assert "<table" in t.to_html(lang) and "HTML(ce.decision_table().to_html(LANG))" in text
         assert "HTML(cf.runs_table().to_html(LANG))" in text           # the runs' final losses and settings
     assert all(r["what"] in t.labels["zh"] for r in t.rows)
     S = cf.RUN_SETTINGS
@@ -392,7 +390,7 @@ def test_compression_tables_render_and_are_on_both_pages():
 def test_compression_tables_carry_the_worked_numbers():
     """The decision table: −23 % on the slower network, +2.5 % on the faster (the chapter's
     rounded results)."""
-    d = ct.decision_table()
+    d = ce.decision_table()
     rows = {r["what"]: r["raw"] for r in d.rows}
     ta, tb = cn.DECISION["t_comm"]
     for i, t in enumerate((ta, tb)):
