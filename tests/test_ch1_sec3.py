@@ -236,7 +236,8 @@ def _binomial_tail(n: int, q: Fraction, c: int) -> tuple[Fraction, Fraction]:
 
 
 def test_capacities_and_exact_drops():
-    t = pm.capacity_table()
+    cap = pm.capacity()
+    t = pm.capacity_table(cap)
     cfg = NM_1_4
     for row in t.rows:
         c = row["C"]
@@ -245,7 +246,9 @@ def test_capacities_and_exact_drops():
         assert row["overflow"] == pytest.approx(float(over), rel=1e-9)
         assert row["dropped"] == pytest.approx(float(drop) / 64, rel=1e-9)
     assert [r["capacity"] for r in t.rows] == [64, 80, 96]      # the closed form at C = 1, 1.25, 1.5
-    load = t.meta["load"]
+    assert (cap.mid, cap.c1, cap.c_hi, cap.factors) == (80, 1.0, 1.5, "1, 1.25, 1.5")
+    assert (cap.over1_frac, cap.drop1_frac) == (t.rows[0]["overflow"], t.rows[0]["dropped"])
+    load = cap.load
     assert load.mean == 64 and load.var == pytest.approx(63) and load.sd == pytest.approx(math.sqrt(63))
 
 

@@ -1,13 +1,12 @@
-r"""Chapter §1.3: the numbers each section of ``chapters/{zh,en}/ch1/03-primitives.md`` puts
-into its prose, one typed result per section, built from :mod:`.primitives`,
-:mod:`.primitives_moe` (FSDP's are :class:`.primitives_use.Fsdp`'s own; the page glues them with
-:func:`commbook.book.glue.glue_fields`).
+r"""Chapter §1.3: the numbers of ``chapters/{zh,en}/ch1/03-primitives.md`` that combine
+several results of :mod:`.primitives` and :mod:`.primitives_moe` (Figure 5's values, the pair
+counts, top-k, skew, hierarchical all-to-all), one typed result per section; the
+six primitives' numbers are :class:`.primitives.Primitives`'s own, expert capacity's
+:class:`.primitives_moe.Capacity`'s and FSDP's :class:`.primitives_use.Fsdp`'s (the page glues them with :func:`commbook.book.glue.glue_fields`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
 
 from ... import moe
 from ...collectives import all_to_all_v
@@ -17,7 +16,7 @@ from ...topology import Switch
 from ..tables import Table
 from .primitives import figure5_inputs, figure5_runs
 
-__all__ = ["listing", "Fig5Facts", "fig5_facts", "PairCounts", "pair_counts", "TopK", "top_k_facts", "CapFacts", "cap_facts", "SkewFacts", "skew_facts",
+__all__ = ["listing", "Fig5Facts", "fig5_facts", "PairCounts", "pair_counts", "TopK", "top_k_facts", "SkewFacts", "skew_facts",
            "HierFacts", "hier_facts"]
 
 
@@ -81,38 +80,6 @@ def top_k_facts(nm, k: int = 2) -> TopK:
     sent = float(counts[0].sum() - counts[0, 0])
     sim = all_to_all_v(VirtualCluster(Switch(cfg.ranks, link)), counts=counts).time
     return TopK(k, float(counts[0, 1]), sent, link.alpha + sent / link.beta, sim, sim / nm.sim_s)
-
-
-@dataclass(frozen=True)
-class CapFacts:
-    """Expert capacity: the factors, the load's trials, overflow and drops at C = 1 and at
-    the largest C, the busiest expert (independent bound and simulated), the share of
-    batches whose busiest expert overflows the middle capacity."""
-
-    factors: str
-    c1: float
-    c_lo: float
-    c_hi: float
-    n: int
-    over1_frac: float
-    drop1_frac: float
-    over3_frac: float
-    max_ind: float
-    max_mc: float
-    batches: int
-    max_ratio: float
-    mid: int
-    batch_over_frac: float
-
-
-def cap_facts(cap: Table, mc) -> CapFacts:
-    """Read :func:`.primitives_moe.capacity_table` and :func:`.primitives_moe.expert_max_monte_carlo`."""
-    load, f = cap.meta["load"], cap.column("C")
-    row = lambda c: cap.find(C=c)
-    mid = row(f[1])["capacity"]
-    return CapFacts(listing(f), f[0], f[1], f[2], load.n, row(f[0])["overflow"], row(f[0])["dropped"],
-                    row(f[2])["overflow"], mc.independent, mc.mean_max, mc.batches,
-                    mc.mean_max / load.mean, mid, float(np.mean(mc.counts.max(axis=1) > mid)))
 
 
 @dataclass(frozen=True)

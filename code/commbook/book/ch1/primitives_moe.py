@@ -1,8 +1,8 @@
 r"""Chapter §1.3, the MoE half of ``chapters/{zh,en}/ch1/03-primitives.md``: Napkin
 Math 1.4 (uniform dispatch, its bounds and the simulated shift rounds), expert capacity
 and the binomial load of one expert (table, figure, busiest expert by Monte Carlo), the
-lower bounds of a skewed dispatch, and direct against hierarchical all-to-all with their
-flow counts.  Everything is computed with :mod:`commbook.moe` and the simulator
+lower bounds of a skewed dispatch; direct against hierarchical all-to-all with their flow
+counts is :mod:`.primitives_a2a` (re-exported here).  Everything is computed with :mod:`commbook.moe` and the simulator
 (:func:`commbook.collectives.all_to_all`, ``all_to_all_v``).
 
 Napkin Math 1.4's configuration is :data:`commbook.book.ch1.inputs.NM_1_4` and its link
@@ -12,7 +12,7 @@ hierarchical comparison uses the chapter's Table 1 presets.  Units are decimal.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -22,20 +22,21 @@ from ... import collectives as coll
 from ... import moe
 from ...collectives import predict
 from ...comm_sim import VirtualCluster
-from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
-from ...topology import Switch, TwoLevel
-from ...units import fmt_bytes, fmt_pct, fmt_ratio, fmt_time
+from ...hardware import IB_NDR_CHAPTER, Link
+from ...topology import Switch
+from ...units import fmt_bytes, fmt_pct, fmt_time
 from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style
 from ..tables import Table
 from ..text import texts
 from .inputs import NM_1_4
 from .primitives import CHAPTER_STATED, NM_1_4_LINK, link_name
+from .primitives_a2a import HIER_TOKENS, flow_counts, flow_table, hierarchical_table  # noqa: F401 (re-exported)
 
 T = texts("ch1")
 __all__ = [
-    "NapkinMath14", "napkin_1_4", "capacity_table", "ExpertMax", "expert_max_monte_carlo", "FIG_LOAD_LABELS", "fig_expert_load",
-    "SKEWS", "skew_table", "Oversubscribed", "oversubscribed_bisection", "HIER_TOKENS", "hierarchical_table",
-    "flow_counts", "napkin_1_4_table", "flow_table",
+    "NapkinMath14", "napkin_1_4", "Capacity", "capacity", "capacity_table", "ExpertMax", "expert_max_monte_carlo", "FIG_LOAD_LABELS", "fig_expert_load",
+    "SKEWS", "skew_table", "Oversubscribed", "oversubscribed_bisection", "napkin_1_4_table",
+    "HIER_TOKENS", "hierarchical_table", "flow_counts", "flow_table",
 ]
 
 
@@ -150,26 +151,68 @@ def _probability(x: float) -> str:
     return fmt_pct(x) if x else "0"
 
 
-def capacity_table(config: moe.MoEConfig = NM_1_4,
-                   factors: Sequence[float] = (1.0, 1.25, 1.5)) -> Table:
+@dataclass(frozen=True)
+class Capacity:
+    """:func:`capacity`: the factors C (as text and each), the load's trials, overflow and drops
+    at the smallest C and overflow at the largest, the busiest expert (independent bound and
+    simulated, over ``batches``) and its ratio to the mean load, the middle capacity and the
+    share of simulated batches whose busiest expert overflows it; ``rows`` per C, ``load``
+    the binomial load; ``config`` is an attribute, not a field."""
+
+    factors: str
+    c1: float
+    c_lo: float
+    c_hi: float
+    n: int
+    over1_frac: float
+    drop1_frac: float
+    over3_frac: float
+    max_ind: float
+    max_mc: float
+    batches: int
+    max_ratio: float
+    mid: int
+    batch_over_frac: float
+    rows: tuple = field(repr=False)
+    load: moe.ExpertLoad = field(repr=False)
+    config: InitVar[moe.MoEConfig] = None
+
+    def __post_init__(self, config: moe.MoEConfig) -> None:
+        object.__setattr__(self, "config", config)
+
+
+def capacity(config: moe.MoEConfig = NM_1_4, factors: Sequence[float] = (1.0, 1.25, 1.5),
+             mc: "ExpertMax | None" = None) -> Capacity:
     """Capacity ⌈P·T·k/E·C⌉ for each capacity factor C and, under uniform routing
-    (Binomial(P·T, k/E) load per expert), the exact probability that one expert
-    overflows and the expected share of token assignments dropped."""
-    load = config.load()
-    rows = []
-    for c in factors:
-        cap = config.capacity(c)
-        rows.append({"C": c, "capacity": cap, "overflow": load.overflow_probability(cap),
-                     "dropped": load.dropped_share(cap)})
+    (Binomial(P·T, k/E) load per expert), the exact probability that one expert overflows
+    and the expected share of token assignments dropped; the busiest expert from ``mc``
+    (:func:`expert_max_monte_carlo` by default).
+
+    >>> capacity().mid
+    80
+    """
+    load, mc = config.load(), expert_max_monte_carlo(config) if mc is None else mc
+    rows = tuple({"C": c, "capacity": config.capacity(c), "overflow": load.overflow_probability(config.capacity(c)),
+                  "dropped": load.dropped_share(config.capacity(c))} for c in factors)
+    lo, mid, hi = rows[0], rows[len(rows) // 2], rows[-1]
+    return Capacity(", ".join(f"{c:g}" for c in factors), lo["C"], mid["C"], hi["C"], load.n, lo["overflow"],
+                    lo["dropped"], hi["overflow"], mc.independent, mc.mean_max, mc.batches, mc.mean_max / load.mean,
+                    mid["capacity"], float(np.mean(mc.counts.max(axis=1) > mid["capacity"])), rows, load, config)
+
+
+def capacity_table(cap: Capacity | None = None) -> Table:
+    """:func:`capacity` per factor C: the capacity, the probability that one expert overflows
+    and the expected share of token assignments dropped."""
+    cap = capacity() if cap is None else cap
+    config, load = cap.config, cap.load
     return Table(
         key="ch1-capacity",
         title=T("primitives_moe.capacity_title", tokens=config.tokens, experts=config.experts, k=config.top_k),
         columns=["C", "capacity", "overflow", "dropped"],
         headers=_split(T("primitives_moe.capacity_table.headers")),
-        rows=rows, formats={"C": lambda c: f"{c:g}", "overflow": _probability, "dropped": _probability},
+        rows=list(cap.rows), formats={"C": lambda c: f"{c:g}", "overflow": _probability, "dropped": _probability},
         notes=T.pairs("primitives_moe.capacity_note", n=load.n, k=config.top_k, experts=config.experts,
                       mean=f"{load.mean:g}", sd=f"{load.sd:.2f}"),
-        meta={"load": load, "config": config},
     )
 
 
@@ -316,66 +359,3 @@ def oversubscribed_bisection(ratio: float = 4.0, config: moe.MoEConfig = NM_1_4,
     b = moe.a2a_bounds(moe.uniform_counts(config), alpha=link.alpha, inject_bw=link.beta,
                        bisection_bw=bw)
     return Oversubscribed(ratio, bw, b)
-
-
-# ============================================================================ hierarchical
-HIER_TOKENS: tuple[int, ...] = (1, 4, 64, 1024)
-"""Tokens per GPU pair in the hierarchical comparison (× 4,096 B per token)."""
-
-
-def hierarchical_table(tokens: Sequence[int] = HIER_TOKENS, nodes: int = 8, gpus: int = 8,
-                       bytes_per_token: int = NM_1_4.bytes_per_token,
-                       intra: Link = NVLINK4_CHAPTER, inter: Link = IB_NDR_CHAPTER) -> Table:
-    """Direct against hierarchical all-to-all-v on ``nodes`` × ``gpus`` GPUs, every pair
-    exchanging ``tokens`` tokens (simulated, size only)."""
-    topo = TwoLevel(nodes, gpus, intra, inter)
-    P = topo.p
-    rows = []
-    for t in tokens:
-        counts = np.full((P, P), float(t * bytes_per_token))
-        d = coll.all_to_all_v(VirtualCluster(topo), counts=counts, algorithm="direct")
-        h = coll.all_to_all_v(VirtualCluster(topo), counts=counts, algorithm="hierarchical")
-        rows.append({"tokens": t, "chunk": t * bytes_per_token, "direct": d.time, "hier": h.time,
-                     "speedup": d.time / h.time, "r_direct": d.rounds, "r_hier": h.rounds})
-    t3 = lambda x: fmt_time(x, 3)
-    return Table(
-        key="ch1-hier-a2a",
-        title={lang: T.get("primitives_moe.hier_title", lang, nodes=nodes, gpus=gpus,
-                           intra=intra.name if lang == "en" else link_name(intra, lang),
-                           inter=inter.name if lang == "en" else link_name(inter, lang)) for lang in ("en", "zh")},
-        columns=["tokens", "chunk", "direct", "hier", "speedup", "r_direct", "r_hier"],
-        headers=_split(T("primitives_moe.hierarchical_table.headers")),
-        rows=rows, formats={"chunk": fmt_bytes, "direct": t3, "hier": t3, "speedup": lambda x: fmt_ratio(x, 3)},
-        notes=_split(T("primitives_moe.hierarchical_table.notes")),
-        meta={"topology": topo},
-    )
-
-
-def flow_counts(nodes: int = 8, gpus: int = 8, intra: Link = NVLINK4_CHAPTER,
-                inter: Link = IB_NDR_CHAPTER) -> dict:
-    """Flows of the direct and the hierarchical all-to-all on ``nodes`` × ``gpus``
-    (:func:`commbook.moe.count_flows` on the runs' rounds)."""
-    topo = TwoLevel(nodes, gpus, intra, inter)
-    counts = np.full((topo.p, topo.p), 1.0)
-    out = {}
-    for algo in ("direct", "hierarchical"):
-        r = coll.all_to_all_v(VirtualCluster(topo), counts=counts, algorithm=algo, trace=True)
-        out[algo] = moe.count_flows(r, topo)
-    out.update(p=topo.p, nodes=nodes, gpus=gpus)
-    return out
-
-
-def flow_table(flows: dict | None = None) -> Table:
-    """The flows of :func:`flow_counts`, direct against hierarchical, counted four ways."""
-    flows = flow_counts() if flows is None else flows
-    rows = [{"algo": a, "gpu_pairs": f.gpu_pairs, "cross": f.cross_node_gpu_pairs, "node_pairs": f.node_pairs,
-             "rail": f.max_per_rail} for a, f in ((a, flows[a]) for a in ("direct", "hierarchical"))]
-    n = lambda x: f"{x:,}"
-    return Table(
-        key="ch1-a2a-flows",
-        title=T("primitives_moe.flow_title", nodes=flows["nodes"], gpus=flows["gpus"]),
-        columns=["algo", "gpu_pairs", "cross", "node_pairs", "rail"],
-        headers=_split(T("primitives_moe.flow_table.headers")),
-        rows=rows, formats={"gpu_pairs": n, "cross": n, "node_pairs": n, "rail": n},
-        labels=T.labels("primitives_moe.flow_table.labels."),
-    )
