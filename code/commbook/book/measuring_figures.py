@@ -121,7 +121,8 @@ def fig_gloo_noise(lang: str = "en", collective: str = "all_reduce") -> Figure:
 def fig_p5_curve(lang: str = "en", data=None) -> Figure:
     """P5 §5.6: all-reduce bus bandwidth of the two 8×H100 logs (gids ``"measured:h100"``,
     ``"measured:azure"``), the ring model on the nominal link (``"model"``), its β
-    (``"beta"``) and the two SHARP-off points stated in How to Scale Your Model (``"blog"``)."""
+    (``"beta"``) and the two SHARP-off points stated in How to Scale Your Model (``"blog"``);
+    ``data``: a :class:`.measuring_p5.P5Curve` (default ``p5_curve()``)."""
     from .measuring_p5 import p5_curve
 
     d = p5_curve() if data is None else data
