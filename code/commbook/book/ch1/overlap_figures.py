@@ -12,7 +12,7 @@ from ...overlap import MANY_SMALL_LAYERS
 from ...parallelism import DDP_BUCKET_CAP_BYTES
 from ...units import MB, MiB, fmt_bytes, fmt_time, ms
 from ..text import texts
-from ..plots import PALETTE, book_style, log_axis
+from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style, log_axis
 from .overlap_numbers import SHAPE_NAMES, SHAPES, TIMELINE_SHAPE, bucket_plans, layers_of, sweep_summary
 
 __all__ = ["fig_bucket_timeline", "fig_bucket_sweep"]
@@ -47,10 +47,10 @@ def _draw_plan(ax, plan, shape, scale: float) -> None:
         x0, w = blk.start / scale, blk.duration / scale
         ax.add_patch(Rectangle((x0, rows[blk.stream] - 0.32), w, 0.64, facecolor=color, edgecolor="white",
                                lw=0.4, gid=f"block:{blk.stream}:{blk.kind}:{blk.label}"))
-        if blk.kind == "allreduce" and w > 0.06 * plan.step_time / scale:
+        if blk.kind == "allreduce" and w > 0.11 * plan.step_time / scale:  # room for "128 MiB"
             n = plan.bucket_bytes[bucket_of[key]]
             ax.text(x0 + w / 2, 0.0, fmt_bytes(n, binary=True, digits=3), ha="center", va="center",
-                    fontsize=7, color="black")
+                    fontsize=SMALL_PT, color="black")
     ax.axvline(plan.step_time / scale, color="0.2", ls=":", lw=1.0, gid="step_end")
     ax.axvline(sum(shape.backward) / scale, color="0.5", ls="--", lw=0.8, gid="backward_end")
     ax.set_ylim(-0.6, 1.6)
@@ -68,7 +68,7 @@ def fig_bucket_timeline(lang: str = "en") -> Figure:
     best = sweep_summary(TIMELINE_SHAPE)["cap"]
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(10.0, 6.4))
+        fig = Figure(figsize=(COLUMN_IN, 6.8))
         axes = fig.subplots(len(plans), 1, sharex=True)
         end = max(p.step_time for _, p in plans) / ms
         for k, (ax, (cap, plan)) in enumerate(zip(axes, plans)):
@@ -78,12 +78,11 @@ def fig_bucket_timeline(lang: str = "en") -> Figure:
             ax.set_title(L["panel"].format(k="abc"[k], cap=f"{cap / MiB:g} MiB", n=len(plan.buckets),
                                            step=fmt_time(plan.step_time, 3)) + tag, loc="left")
             ax.set_xlim(0, end * 1.02)
-        axes[-1].text(sum(TIMELINE_SHAPE.backward) / ms - 0.5, 1.45, L["backward_end"], ha="right", fontsize=8,
+        axes[-1].text(sum(TIMELINE_SHAPE.backward) / ms - 0.5, 1.45, L["backward_end"], ha="right", fontsize=SMALL_PT,
                       color="0.4")
         handles = [Rectangle((0, 0), 1, 1, facecolor=_BACKWARD[0]), Rectangle((0, 0), 1, 1, facecolor=_WIRE[0]),
                    Rectangle((0, 0), 1, 1, facecolor=_STALL)]
-        fig.legend(handles, [L["key_backward"], L["key_wire"], L["wait"]], loc="outside lower center", ncol=3,
-                   fontsize=8)
+        fig.legend(handles, [L["key_backward"], L["key_wire"], L["wait"]], loc="outside lower center", ncol=1)
         axes[-1].set_xlabel(L["time"])
     return fig
 
@@ -95,8 +94,8 @@ def fig_bucket_sweep(lang: str = "en") -> Figure:
     PyTorch's 25 MiB (``"default"``)."""
     with book_style(lang) as lang:
         L = _LAB[lang]
-        fig = Figure(figsize=(10.0, 4.2))
-        axes = fig.subplots(1, 2)
+        fig = Figure(figsize=(COLUMN_IN, 7.6))
+        axes = fig.subplots(2, 1)  # stacked: each panel the column's width
         for k, (ax, shape) in enumerate(zip(axes, SHAPES)):
             s = sweep_summary(shape)
             caps = [c for c, _ in s["sweep"]]
@@ -117,5 +116,5 @@ def fig_bucket_sweep(lang: str = "en") -> Figure:
             ax.set_ylabel(L["step"])
             ax.set_ylim(0, max(steps) * 1.12)
             ax.set_title(L["sweep_title"].format(k="ab"[k], name=SHAPE_NAMES[shape.name][lang]), loc="left")
-            ax.legend(loc="lower right", fontsize=8)
+            ax.legend(loc="lower right", fontsize=SMALL_PT)
     return fig
