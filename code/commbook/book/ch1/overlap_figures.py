@@ -1,6 +1,6 @@
 """Chapter §1.8, the figures: DDP's buckets on the two-stream timeline for three bucket
 caps (:func:`fig_bucket_timeline`) and the bucket-cap sweep for the two model shapes
-(:func:`fig_bucket_sweep`), labelled in ``lang`` and drawn from :mod:`.overlap_numbers`.
+(:func:`fig_bucket_sweep`), labelled in ``lang`` and drawn from :mod:`.overlap_buckets`.
 Artists that carry data have a ``gid`` so that tests can read them back.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from ...parallelism import DDP_BUCKET_CAP_BYTES
 from ...units import MB, MiB, fmt_bytes, fmt_time, ms
 from ..text import texts
 from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style, log_axis
-from .overlap_numbers import SHAPE_NAMES, SHAPES, TIMELINE_SHAPE, bucket_plans, layers_of, sweep_summary
+from .overlap_buckets import SHAPE_NAMES, SHAPES, TIMELINE_SHAPE, bucket_plans, layers_of, sweep_summary
 
 __all__ = ["fig_bucket_timeline", "fig_bucket_sweep"]
 
