@@ -276,7 +276,8 @@ def test_expert_load_figure_draws_the_binomial():
 
 # ============================================================================ skew and bounds
 def test_skew_table_bounds():
-    t = pm.skew_table()
+    sk = pm.skew()
+    t = pm.skew_table(sk)
     a, b = pr.NM_1_4_LINK.alpha, pr.NM_1_4_LINK.beta
     exact = t.find(routing="exact")
     assert exact["injection"] == pytest.approx(a + 7 * 262_144 / b, rel=1e-12)
@@ -294,6 +295,8 @@ def test_skew_table_bounds():
     assert z["binding"] == "reception" and z["reception"] > 1.5 * exact["reception"]
     # seeded: the same table twice
     assert pm.skew_table().find(routing="zipf:1")["hot_gpu"] == z["hot_gpu"]
+    assert (sk.z1_rx_s, sk.z1_sim_s, sk.cap) == (z["reception"], z["simulated"], 80)
+    assert sk.z1_gamma == z["hot_gpu"] / 512 and sk.os_full_bw_Bps == 8 * b / 2
 
 
 def test_oversubscribed_bisection():

@@ -1,6 +1,8 @@
-r"""Chapter §1.4: the numbers each section of ``chapters/{zh,en}/ch1/04-allreduce-algorithms.md``
-puts into its prose, one typed result per section, built from :mod:`.allreduce_numbers` and
-:mod:`.allreduce_choice` (the page glues them with :func:`commbook.book.glue.glue_fields`).
+r"""Chapter §1.4: results of ``chapters/{zh,en}/ch1/04-allreduce-algorithms.md`` that combine
+:mod:`.allreduce_numbers` and :mod:`.allreduce_choice` (Example 1.1 and the ring's steps, the
+tree, the butterfly), and Table 2 and the DDP buckets with their tables (:func:`table2_numbers`
+and :func:`table2`, :func:`buckets` and :func:`bucket_table`), one typed result per section;
+the page glues them with :func:`commbook.book.glue.glue_fields`.
 """
 from __future__ import annotations
 

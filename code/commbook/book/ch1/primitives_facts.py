@@ -1,8 +1,9 @@
 r"""Chapter §1.3: the numbers of ``chapters/{zh,en}/ch1/03-primitives.md`` that combine
 several results of :mod:`.primitives` and :mod:`.primitives_moe` (Figure 5's values, the pair
-counts, top-k, skew, hierarchical all-to-all), one typed result per section; the
-six primitives' numbers are :class:`.primitives.Primitives`'s own, expert capacity's
-:class:`.primitives_moe.Capacity`'s and FSDP's :class:`.primitives_use.Fsdp`'s (the page glues them with :func:`commbook.book.glue.glue_fields`).
+counts, top-k, hierarchical all-to-all), one typed result per section; the six primitives'
+numbers are :class:`.primitives.Primitives`'s own, expert capacity's
+:class:`.primitives_moe.Capacity`'s, skew's :class:`.primitives_moe.Skew`'s and FSDP's
+:class:`.primitives_use.Fsdp`'s (the page glues them with :func:`commbook.book.glue.glue_fields`).
 """
 from __future__ import annotations
 
@@ -11,12 +12,11 @@ from dataclasses import dataclass
 from ... import moe
 from ...collectives import all_to_all_v
 from ...comm_sim import VirtualCluster
-from ...hardware import Link
 from ...topology import Switch
 from ..tables import Table
 from .primitives import figure5_inputs, figure5_runs
 
-__all__ = ["listing", "Fig5Facts", "fig5_facts", "PairCounts", "pair_counts", "TopK", "top_k_facts", "SkewFacts", "skew_facts",
+__all__ = ["listing", "Fig5Facts", "fig5_facts", "PairCounts", "pair_counts", "TopK", "top_k_facts",
            "HierFacts", "hier_facts"]
 
 
@@ -80,35 +80,6 @@ def top_k_facts(nm, k: int = 2) -> TopK:
     sent = float(counts[0].sum() - counts[0, 0])
     sim = all_to_all_v(VirtualCluster(Switch(cfg.ranks, link)), counts=counts).time
     return TopK(k, float(counts[0, 1]), sent, link.alpha + sent / link.beta, sim, sim / nm.sim_s)
-
-
-@dataclass(frozen=True)
-class SkewFacts:
-    """Skewed routing (Zipf s = 1 against s = 0.5) and the oversubscribed fabric."""
-
-    seed: int
-    s1: float
-    cap: int
-    z1_gamma: float
-    z1_rx_s: float
-    z1_sim_s: float
-    z1_drop_frac: float
-    z05_rx_s: float
-    os_r: float
-    os_bw_Bps: float
-    os_bisect_s: float
-    os_inject_s: float
-    os_full_bw_Bps: float
-
-
-def skew_facts(skew: Table, over, nm) -> SkewFacts:
-    """Read :func:`.primitives_moe.skew_table` and :func:`.primitives_moe.oversubscribed_bisection`."""
-    z1, z05 = skew.find(routing="zipf:1"), skew.find(routing="zipf:0.5")
-    link: Link = nm.link
-    return SkewFacts(skew.meta["seed"], z1["s"], skew.meta["capacity"], z1["hot_gpu"] / nm.tpg,
-                     z1["reception"], z1["simulated"], z1["dropped"], z05["reception"], over.ratio,
-                     over.bisection_bw_Bps, over.bounds.bisection, over.bounds.injection,
-                     nm.config.ranks * link.beta / 2)
 
 
 @dataclass(frozen=True)

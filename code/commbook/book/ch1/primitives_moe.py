@@ -35,7 +35,7 @@ from .primitives_a2a import HIER_TOKENS, flow_counts, flow_table, hierarchical_t
 T = texts("ch1")
 __all__ = [
     "NapkinMath14", "napkin_1_4", "Capacity", "capacity", "capacity_table", "ExpertMax", "expert_max_monte_carlo", "FIG_LOAD_LABELS", "fig_expert_load",
-    "SKEWS", "skew_table", "Oversubscribed", "oversubscribed_bisection", "napkin_1_4_table",
+    "SKEWS", "Skew", "skew", "skew_table", "Oversubscribed", "oversubscribed_bisection", "napkin_1_4_table",
     "HIER_TOKENS", "hierarchical_table", "flow_counts", "flow_table",
 ]
 
@@ -301,12 +301,48 @@ def _routing_counts(config: moe.MoEConfig, kind: str, s: float | None, seed: int
     return r.counts_bytes(), r.expert_counts()
 
 
-def skew_table(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK, seed: int = 0,
-               capacity_factor: float = 1.25) -> Table:
+@dataclass(frozen=True)
+class Skew:
+    """:func:`skew`: the seed, Zipf s = 1 (its s, the busiest GPU's incoming tokens over the
+    uniform share, reception bound, simulated time, tokens dropped at the capacity ``cap``)
+    against s = 0.5's reception bound, and the ``os_r``:1 oversubscribed fabric (its
+    bisection bandwidth and bounds, and the full fabric's P·β/2); ``rows`` per routing of
+    :data:`SKEWS`; ``config``, ``link`` and ``capacity_factor`` are attributes, not fields."""
+
+    seed: int
+    s1: float
+    cap: int
+    z1_gamma: float
+    z1_rx_s: float
+    z1_sim_s: float
+    z1_drop_frac: float
+    z05_rx_s: float
+    os_r: float
+    os_bw_Bps: float
+    os_bisect_s: float
+    os_inject_s: float
+    os_full_bw_Bps: float
+    rows: tuple = field(repr=False)
+    config: InitVar[moe.MoEConfig] = None
+    link: InitVar[Link] = None
+    capacity_factor: InitVar[float] = None
+
+    def __post_init__(self, config: moe.MoEConfig, link: Link, capacity_factor: float) -> None:
+        for name, value in (("config", config), ("link", link), ("capacity_factor", capacity_factor)):
+            object.__setattr__(self, name, value)
+
+
+def skew(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK, seed: int = 0,
+         capacity_factor: float = 1.25, ratio: float = 4.0) -> Skew:
     """The four lower bounds (:func:`commbook.moe.a2a_bounds_on`) of the dispatch of
     ``config`` on a switch of ``link`` for each routing of :data:`SKEWS`, with the
     busiest expert, the busiest GPU's incoming tokens, the tokens dropped at
-    ``capacity_factor`` and the simulated all-to-all-v."""
+    ``capacity_factor`` and the simulated all-to-all-v; and the uniform dispatch on a
+    ``ratio``:1 oversubscribed fabric (:func:`oversubscribed_bisection`).
+
+    >>> skew().cap
+    80
+    """
     P = config.ranks
     topo = Switch(P, link)
     cap = config.capacity(capacity_factor)
@@ -324,20 +360,31 @@ def skew_table(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK, seed: i
             "simulated": coll.all_to_all_v(VirtualCluster(topo), counts=counts).time,
             "counts": counts,
         })
+    z1, z05 = (next(r for r in rows if r["routing"] == k) for k in ("zipf:1", "zipf:0.5"))
+    over = oversubscribed_bisection(ratio, config, link)
+    return Skew(seed, z1["s"], cap, z1["hot_gpu"] / config.tokens_per_rank, z1["reception"], z1["simulated"],
+                z1["dropped"], z05["reception"], over.ratio, over.bisection_bw_Bps, over.bounds.bisection,
+                over.bounds.injection, P * link.beta / 2, tuple(rows), config, link, capacity_factor)
+
+
+def skew_table(sk: Skew | None = None) -> Table:
+    """:func:`skew` per routing: the busiest expert and GPU, the tokens dropped, the four
+    bounds, which binds, and the simulated all-to-all-v."""
+    sk = skew() if sk is None else sk
+    config, link, P = sk.config, sk.link, sk.config.ranks
     names = T.labels("primitives_moe.skew_table.names.")
     t = lambda x: fmt_time(x, 3)
     return Table(
         key="ch1-skew",
-        title={lang: T.get("primitives_moe.skew_title", lang, tokens=config.tokens, p=P, seed=seed,
+        title={lang: T.get("primitives_moe.skew_title", lang, tokens=config.tokens, p=P, seed=sk.seed,
                            link=link.name if lang == "en" else link_name(link, lang)) for lang in ("en", "zh")},
         columns=["routing", "hot_expert", "hot_gpu", "dropped", "injection", "reception", "bisection",
                  "startup", "binding", "simulated"],
-        headers=_split(T("primitives_moe.skew_heads", c=f"{capacity_factor:g}")),
-        rows=rows, labels=names,
+        headers=_split(T("primitives_moe.skew_heads", c=f"{sk.capacity_factor:g}")),
+        rows=list(sk.rows), labels=names,
         formats={"dropped": lambda x: fmt_pct(x) if x else "0", "injection": t, "reception": t,
                  "bisection": t, "startup": t, "simulated": t},
         notes=_split(T("primitives_moe.skew_table.notes")),
-        meta={"config": config, "link": link, "seed": seed, "capacity": cap},
     )
 
 
