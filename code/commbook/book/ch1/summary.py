@@ -3,8 +3,8 @@ figure per archetype, and the numbers of the recap and of the seven key takeaway
 ``chapters/{zh,en}/ch1/10-summary.md``.
 
 Every number is computed here or in :mod:`.fallacies`, :mod:`.fallacies_training` and
-:mod:`.fallacies_topology` (the same examples the §1.9 page works through), :mod:`.primitives_moe` (the all-to-all flow counts of §1.3) and the
-package; none is typed.
+:mod:`.fallacies_topology` (the same examples the §1.9 page works through),
+:mod:`.primitives_moe` (the all-to-all flow counts of §1.3) and the package; none is typed.
 """
 from __future__ import annotations
 
