@@ -1,6 +1,7 @@
 r"""Chapter §1.2: the numbers each section of ``chapters/{zh,en}/ch1/02-performance-models.md``
 puts into its prose that no builder returns itself, one typed result per section, built from
-:mod:`.perf_numbers` (Figure 3's are :class:`.perf_numbers.Gap`'s own, the calibration's
+:mod:`.perf_numbers` (the boxes' α are :class:`.perf_numbers.BoxAlphas`'s own, Figure 3's
+:class:`.perf_numbers.Gap`'s, the calibration's
 :class:`.perf_calibration.Calibration`'s; the page glues them with
 :func:`commbook.book.glue.glue_fields`).
 """
@@ -11,11 +12,10 @@ from dataclasses import dataclass
 from ...cost import LogP, p2p_time
 from ...hardware import NVLINK4_CHAPTER, ROCE_100G, Link
 from ...units import KB, MB, fmt_number, ms, us
-from ..tables import Table
 from .perf_numbers import CHAPTER_LLAMA, CHAPTER_PRINTED_NSTAR, CHECKPOINT_1_1, FIG4, NM13, TABLE1, LlamaBudget
 from .perf_numbers import figure4_timelines
 
-__all__ = ["in_ms", "Scale", "SCALE", "LinkFacts", "link_facts", "BoxFacts", "box_facts", "Compressed",
+__all__ = ["in_ms", "Scale", "SCALE", "LinkFacts", "link_facts", "Compressed",
            "compressed", "Table1Facts", "table1_facts", "Checkpoint11",
            "checkpoint11", "NM13Facts", "nm13_facts", "Fig4Facts", "fig4_facts", "Printed", "printed"]
 
@@ -53,20 +53,6 @@ class LinkFacts:
 
 def link_facts(link: Link) -> LinkFacts:
     return LinkFacts(link.alpha, link.beta, link.n_half, _gbps(8 * link.beta))
-
-
-@dataclass(frozen=True)
-class BoxFacts:
-    """The α values the boxes use for InfiniBand NDR, and how many there are."""
-
-    ib_alphas: str
-    ib_count: int
-
-
-def box_facts(box_table: Table) -> BoxFacts:
-    """Read :func:`.perf_numbers.box_link_table`."""
-    ib = box_table.meta["ib_alphas"]
-    return BoxFacts(", ".join(fmt_number(a / us) for a in ib) + " µs", len(ib))
 
 
 @dataclass(frozen=True)
