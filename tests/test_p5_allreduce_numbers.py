@@ -119,21 +119,20 @@ def test_results_glue_with_their_units():
     assert fields("sm", race(512, 64 * KB, IB_NDR))["sm_ring_rounds"] == "1,022"
 
 
-# ----------------------------------------------------------------------------- §4 (semantics_numbers)
-from commbook.book.p5.semantics import demo_02_1                      # noqa: E402
-from commbook.book.p5.semantics_numbers import bounds, broadcast_split, semantics_example  # noqa: E402
+# ----------------------------------------------------------------------------- §4 (semantics)
+from commbook.book.p5.semantics import bounds, broadcast_split, semantics  # noqa: E402
 from commbook.collectives import t_broadcast                           # noqa: E402
 from commbook.units import GB, KiB, MiB                                # noqa: E402
 
 
 def test_semantics_example_against_numpy():
-    s = semantics_example(demo_02_1(), device=2)
+    s = semantics(4, device=2)
     x = np.array([np.arange(4) + 10 * d for d in range(4)])             # demo 02-1's inputs
     assert s.total == ", ".join(str(v) for v in x.sum(axis=0))
     assert s.q_rs == str(x.sum(axis=0)[2]) and s.q_a2a == ", ".join(str(v) for v in x[:, 2])
     assert s.ag_len == x.size
     with pytest.raises(ValueError, match="device"):
-        semantics_example(demo_02_1(), device=4)
+        semantics(4, device=4)
 
 
 def test_broadcast_split_tree_wins_small_scatter_allgather_wins_large():
@@ -159,7 +158,7 @@ def test_bounds_are_patarasuk_yuan():
 
 def test_sheet_numbers_and_race_read_the_cheat_sheet():
     from commbook.book.cheatsheet import cheatsheet
-    from commbook.book.p5.semantics_numbers import sheet_numbers, sheet_race
+    from commbook.book.cheatsheet import sheet_numbers, sheet_race
 
     sheet = cheatsheet()
     s = sheet_numbers(sheet)

@@ -10,7 +10,8 @@ other.  A pipelined algorithm (one that takes ``chunks``) is measured at two chu
 as well and written in k: ``(4 + 2k) α + (2 + 3/k) n/β``.  The "fastest" column compares
 the closed forms (:func:`commbook.collectives.predict`, pipelined algorithms at their
 best integer k) over a sweep of sizes; its ranges end at the exact crossovers (found by
-bisection) and tile the sweep.
+bisection) and tile the sweep.  :func:`sheet_numbers` and :func:`sheet_race` read what
+P5 §4.4 says off a sheet.
 
 >>> from commbook.hardware import NVLINK4
 >>> c = measure("all_reduce", "ring", 8, NVLINK4)
@@ -36,7 +37,7 @@ from .text import texts
 T = texts("p5")
 
 __all__ = ["Cost", "affine_fit", "measure", "best_time", "fastest_ranges", "cheatsheet",
-           "FIT_SIZES", "FIT_CHUNKS"]
+           "FIT_SIZES", "FIT_CHUNKS", "SheetNumbers", "sheet_numbers", "SheetRace", "sheet_race"]
 
 FIT_SIZES = (1 * MB, 2 * MB)
 """The two message sizes of every fit."""
@@ -245,3 +246,91 @@ def cheatsheet(p: int = 8, link: Link = NVLINK4, sweep: tuple[float, float] = (1
                             left_out=left_out[lang])] for lang in ("en", "zh")},
         meta={"p": p, "link": link, "sweep": tuple(sweep), "exclude": tuple(exclude)},
     )
+
+
+@dataclass(frozen=True)
+class SheetNumbers:
+    """What §4.4 of P5 reads off a cheat sheet (:func:`cheatsheet`): its
+    setting (``p`` devices, the ``link``'s name, its rows and collectives, the size sweep),
+    the cost texts of the ring, two-shot and one-shot all-reduce, the binomial reduce, the
+    double tree and the pipelined chain broadcast (with rounds and bytes sent where the page
+    names them), the double tree's bandwidth factor, and where the winners change."""
+
+    p: int
+    link: str
+    rows: int
+    colls: int
+    lo_bytes: float
+    hi_bytes: float
+    ring: str
+    ring_rounds: str
+    ring_sent: str
+    two: str
+    two_rounds: str
+    one: str
+    x_shot_bytes: float
+    red: str
+    red_sent: str
+    red_rounds: str
+    dt: str
+    dt_limit: float
+    chain: str
+    x_flat_bytes: float
+    x_bin_bytes: float
+    x_chain_bytes: float
+
+
+def _row(sheet: Table, coll: str, name: str) -> dict:
+    return sheet.find(coll=coll, name=name)
+
+
+def sheet_numbers(sheet: Table) -> SheetNumbers:
+    """:class:`SheetNumbers` of a cheat sheet built with its default exclusions.
+
+    >>> sheet_numbers(cheatsheet()).p
+    8
+    """
+    cost_of = lambda coll, name: _row(sheet, coll, name)["cost"]
+    ring, two, one = (cost_of("all_reduce", a) for a in ("ring", "two_shot", "one_shot"))
+    red, dt, chain = cost_of("reduce", "binomial"), cost_of("all_reduce", "double_tree"), cost_of("broadcast", "chain")
+    (_, x_shot), = _row(sheet, "all_reduce", "one_shot")["ranges"]
+    (_, x_flat), = _row(sheet, "broadcast", "flat")["ranges"]
+    (_, x_bin), = _row(sheet, "broadcast", "binomial")["ranges"]
+    (x_chain, _), = _row(sheet, "broadcast", "chain")["ranges"]
+    lo, hi = sheet.meta["sweep"]
+    return SheetNumbers(sheet.meta["p"], sheet.meta["link"].name, len(sheet), len({r["coll"] for r in sheet.rows}),
+                        lo, hi, ring.text(), ring.rounds_text(), ring.sent_text(), two.text(), two.rounds_text(),
+                        one.text(), x_shot, red.text(), red.sent_text(), red.rounds_text(), dt.text(),
+                        dt.bandwidth[0], chain.text(), x_flat, x_bin, x_chain)
+
+
+@dataclass(frozen=True)
+class SheetRace:
+    """The all-reduce rows of a cheat sheet on ``p`` devices: where naive gives way
+    (``naive_bytes``) and where recursive doubling gives way to Rabenseifner (``x_bytes``),
+    the cost texts of recursive doubling, Rabenseifner and the ring, and the question's two
+    sizes."""
+
+    p: int
+    link: str
+    small_bytes: float
+    big_bytes: float
+    naive_bytes: float
+    x_bytes: float
+    rd: str
+    rab: str
+    ring: str
+
+
+def sheet_race(sheet: Table, small: float, big: float) -> SheetRace:
+    """:class:`SheetRace` of ``sheet`` for the sizes ``small`` and ``big``.
+
+    >>> from commbook.hardware import IB_NDR
+    >>> sheet_race(cheatsheet(64, IB_NDR, exclude=("innet", "one_shot", "two_shot")), 64e3, 256e6).p
+    64
+    """
+    (_, x_naive), = _row(sheet, "all_reduce", "naive")["ranges"]
+    (_, x_rd), = _row(sheet, "all_reduce", "rd")["ranges"]
+    text = lambda name: _row(sheet, "all_reduce", name)["cost"].text()
+    return SheetRace(sheet.meta["p"], sheet.meta["link"].name, float(small), float(big), x_naive, x_rd,
+                     text("rd"), text("rabenseifner"), text("ring"))

@@ -1,13 +1,15 @@
-"""P5 §4 tables (script 02): what each collective does, its cost, its lower bound."""
+"""P5 §4 (script 02): what each collective does, its cost, its lower bound, as typed results
+(:class:`Semantics`, :class:`BroadcastSplit`, :class:`Bounds`) and the demo tables drawn from them."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from ... import cost
-from ...collectives import (all_gather, all_reduce, all_to_all, broadcast, reduce,
+from ...collectives import (all_gather, all_reduce, all_to_all, broadcast, crossover, reduce,
                             reduce_scatter, scatter)
 from ...comm_sim import VirtualCluster
 from ...hardware import NVLINK4, Link
@@ -21,6 +23,9 @@ ORIGINAL_02_2B = {"p": 8, "link": NVLINK4, "mb": 8, "us": (49, 62)}
 """The original notes' broadcast of "8 MB" (``mb``) on 8 NVLink 4 devices: their scatter +
 all-gather and binomial tree times in µs (demo 02-2b reconciles them)."""
 
+__all__ = ["ORIGINAL_02_2B", "Semantics", "semantics", "demo_02_1", "BroadcastRun", "BroadcastSplit",
+           "broadcast_split", "Bounds", "bounds", "demo_02_2", "demo_02_3"]
+
 T = texts("p5")
 LANGS = ("en", "zh")
 
@@ -30,43 +35,147 @@ def _zh_labels(**keys: str) -> dict[str, dict[str, str]]:
     return {"zh": {T.get(k, "en"): T.get(k, "zh") for k in keys.values()}}
 
 
-def demo_02_1(p: int = 4) -> Table:
+@dataclass(frozen=True)
+class Semantics:
+    """Demo 02-1's run: the six collectives on ``p`` devices, device d holding
+    [10d, ..., 10d+p-1], as prose: the inputs of devices 0 and 1, the all-reduce sum, the
+    reduce-scatter pieces of the first and the ``last`` device, the all-gather's length, the
+    all-to-all buffers of devices 0 and 1, the number of collectives shown, and the
+    reduce-scatter, all-to-all and all-gather buffers of device ``q_d`` (the question's);
+    ``outputs`` holds every buffer, (name, one list per device or None), input first."""
+
+    p: int
+    last: int
+    d0: str
+    d1: str
+    total: str
+    rs_d0: str
+    rs_last: str
+    ag_len: int
+    a2a_d0: str
+    a2a_d1: str
+    n_ops: int
+    q_d: int
+    q_rs: str
+    q_a2a: str
+    q_ag: str
+    outputs: tuple
+
+
+def semantics(p: int = 4, device: int = 2) -> Semantics:
+    """Run demo 02-1 on ``Switch(p, NVLINK4)`` with real data; the question asks about ``device``.
+
+    Anchors (p = 4): broadcast [0,1,2,3]; reduce on the root [60,64,68,72]; reduce-scatter
+    [60],[64],[68],[72]; all-to-all = transpose [0,10,20,30], [1,11,21,31], ...
+
+    >>> semantics(4).total
+    '60, 64, 68, 72'
+    """
+    if not 0 <= device < p:
+        raise ValueError(f"device must be in 0..{p - 1}, got {device!r}")
+    c = VirtualCluster(Switch(p, NVLINK4))
+    x = [np.array([10 * d + k for k in range(p)], dtype=np.int64) for d in range(p)]
+    outs = {"input": x, "broadcast (root 0)": broadcast(c, x).outputs, "reduce (root 0)": reduce(c, x).outputs,
+            "all-reduce": all_reduce(c, x).outputs, "reduce-scatter": reduce_scatter(c, x).outputs,
+            "all-gather": all_gather(c, x).outputs, "all-to-all": all_to_all(c, x).outputs}
+    outputs = tuple((name, tuple(None if o is None else [int(v) for v in np.ravel(o)] for o in bufs))
+                    for name, bufs in outs.items())
+    b = dict(outputs)
+    op = lambda name, d: ", ".join(str(v) for v in b[name][d])
+    return Semantics(p, p - 1, op("input", 0), op("input", 1), op("all-reduce", 0), op("reduce-scatter", 0),
+                     op("reduce-scatter", p - 1), len(b["all-gather"][0]), op("all-to-all", 0), op("all-to-all", 1),
+                     len(outputs) - 1, device, op("reduce-scatter", device), op("all-to-all", device),
+                     op("all-gather", device), outputs)
+
+
+def demo_02_1(run: Semantics | None = None, p: int = 4) -> Table:
     """Demo 02-1 (lecture §4.1, what each one does): inputs and outputs of the six
-    collectives on ``p`` devices, device d holding [10d, 10d+1, ..., 10d+p-1].
+    collectives of :func:`semantics` (``run``, else a fresh one on ``p`` devices).
 
     Real-data simulator runs on a switch (outputs checked against numpy).  All-gather:
     each device contributes its whole vector (the lecture does not say; the inventory
-    notes the ambiguity).  Anchors (p = 4): broadcast [0,1,2,3]; reduce on the root
-    [60,64,68,72]; reduce-scatter [60],[64],[68],[72]; all-to-all = transpose
-    [0,10,20,30], [1,11,21,31], ...
+    notes the ambiguity).  Anchors (p = 4): see :func:`semantics`.
     """
-    c = VirtualCluster(Switch(p, NVLINK4))
-    x = [np.array([10 * d + k for k in range(p)], dtype=np.int64) for d in range(p)]
-    runs = [
-        ("input", x),
-        ("broadcast (root 0)", broadcast(c, x).outputs),
-        ("reduce (root 0)", reduce(c, x).outputs),
-        ("all-reduce", all_reduce(c, x).outputs),
-        ("reduce-scatter", reduce_scatter(c, x).outputs),
-        ("all-gather", all_gather(c, x).outputs),
-        ("all-to-all", all_to_all(c, x).outputs),
-    ]
-    cols = [f"d{d}" for d in range(p)]
-    rows = []
-    for name, outs in runs:
-        row = {"op": name}
-        row.update({col: (None if o is None else [int(v) for v in np.ravel(o)]) for col, o in zip(cols, outs)})
-        rows.append(row)
+    run = run or semantics(p, device=0)
+    cols = [f"d{d}" for d in range(run.p)]
     return Table(
         key="02-1",
-        title=T("semantics.02_1_title", p=p),
+        title=T("semantics.02_1_title", p=run.p),
         columns=["op"] + cols,
         headers={lang: [T.get("semantics.h_collective", lang)] + [T.get("semantics.h_device", lang, d=d)
-                                                                    for d in range(p)] for lang in LANGS},
-        rows=rows,
+                                                                    for d in range(run.p)] for lang in LANGS},
+        rows=[{"op": name, **dict(zip(cols, bufs))} for name, bufs in run.outputs],
         labels=_zh_labels(a="semantics.op_input", b="semantics.op_broadcast", c="semantics.op_reduce"),
-        notes=T.pairs("semantics.02_1_note", pp=p * p),
+        notes=T.pairs("semantics.02_1_note", pp=run.p * run.p),
     )
+
+
+@dataclass(frozen=True)
+class BroadcastRun:
+    """One simulated broadcast: its time, rounds and the bytes the root sends per byte of n."""
+
+    time_s: float
+    rounds: int
+    root_per_n: float
+
+
+@dataclass(frozen=True)
+class BroadcastSplit:
+    """Broadcast of ``n_bytes`` (``n`` as a count) on ``p`` devices behind one switch: scatter
+    then all-gather (``sag``) against the binomial tree (``bin``), and the size where their
+    closed forms cross, also in units of αβ."""
+
+    p: int
+    log2_p: int
+    n: int
+    n_bytes: float
+    sag: BroadcastRun
+    bin: BroadcastRun
+    cross_bytes: float
+    cross_per_ab: float
+
+
+def broadcast_split(p: int, n: float, link: Link) -> BroadcastSplit:
+    """:class:`BroadcastSplit` on ``Switch(p, link)``.
+
+    >>> broadcast_split(8, 8 * MiB, NVLINK4).sag.root_per_n
+    1.75
+    """
+    c = VirtualCluster(Switch(p, link))
+    runs = {}
+    for a in ("scatter_allgather", "binomial"):
+        r = broadcast(c, nbytes=n, algorithm=a)
+        runs[a] = BroadcastRun(r.time, r.rounds, float(r.bytes_sent[0]) / n)
+    x = crossover("scatter_allgather", "binomial", p, link.alpha, link.beta, collective="broadcast")
+    return BroadcastSplit(p, int(math.log2(p)), int(n), float(n), runs["scatter_allgather"], runs["binomial"],
+                          x, x / link.n_half)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """§4.3's lower bounds on ``p`` devices, per byte of n and for ``n_bytes`` over a NIC of
+    ``beta_Bps``: all-reduce 2(p−1)/p·n, all-gather (p−1)/p·n, their ``ratio``, and the
+    least time each takes to send."""
+
+    p: int
+    n_bytes: float
+    beta_Bps: float
+    all_reduce_per_n: float
+    all_gather_per_n: float
+    ratio: float
+    all_reduce_bytes: float
+    all_reduce_s: float
+    all_gather_s: float
+
+
+def bounds(p: int, n: float, link: Link) -> Bounds:
+    """:class:`Bounds` for ``n`` bytes on ``p`` devices, each sending over ``link``.
+
+    >>> bounds(8, 1 * MB, NVLINK4).ratio
+    2.0
+    """
+    ar, ag = (cost.lower_bound_bytes(op, p, 1.0) for op in ("all_reduce", "all_gather"))
+    return Bounds(p, float(n), link.beta, ar, ag, ar / ag, ar * n, ar * n / link.beta, ag * n / link.beta)
 
 
 def _max_diff(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> float:
@@ -110,26 +219,21 @@ def demo_02_2(p: int = 8, elements: int = 64, seed: int = 2,
         rows=rows,
         labels=_zh_labels(a="semantics.id_a2a"),
     )
-    trows = []
-    for n in sizes:
-        for algo in ("scatter_allgather", "binomial"):
-            r = broadcast(c, nbytes=n, algorithm=algo)
-            trows.append({"n": float(n), "algorithm": algo, "time": r.time, "rounds": r.rounds,
-                          "root_bytes": float(r.bytes_sent[0])})
+    splits = [broadcast_split(p, n, link) for n in sizes]
+    trows = [{"n": b.n_bytes, "algorithm": algo, "time": r.time_s, "rounds": r.rounds, "root_bytes": r.root_per_n * b.n_bytes}
+             for b in splits for algo, r in (("scatter_allgather", b.sag), ("binomial", b.bin))]
     o = ORIGINAL_02_2B
-    dec = {a: broadcast(c, nbytes=o["mb"] * MB, algorithm=a).time for a in ("scatter_allgather", "binomial")}
-    n0 = trows[0]["n"]
-    root = {r["algorithm"]: r["root_bytes"] / n0 for r in trows[:2]}
-    notes = [tuple(T.get("semantics.root_bytes", lang, sag=f"{root['scatter_allgather']:.4g}",
-                         bino=f"{root['binomial']:.4g}") for lang in LANGS)]
+    dec = broadcast_split(p, o["mb"] * MB, link)
+    notes = [tuple(T.get("semantics.root_bytes", lang, sag=f"{splits[0].sag.root_per_n:.4g}",
+                         bino=f"{splits[0].bin.root_per_n:.4g}") for lang in LANGS)]
     if p == o["p"] and link == o["link"] and o["mb"] * MiB in sizes:
-        mib = {r["algorithm"]: r["time"] / us for r in trows if r["n"] == o["mb"] * MiB}
-        sag, bino = mib["scatter_allgather"], mib["binomial"]
-        d_sag, d_bino = dec["scatter_allgather"] / us, dec["binomial"] / us
+        mib = next(b for b in splits if b.n_bytes == o["mb"] * MiB)
+        sag, bino = mib.sag.time_s / us, mib.bin.time_s / us
         size = f"{o['mb']:g}"
         matches = (round(sag), round(bino)) == o["us"]
         said = dict(sag=o["us"][0], bino=o["us"][1], size=size)
-        here = dict(sag=f"{sag:.2f}", bino=f"{bino:.2f}", d_sag=f"{d_sag:.2f}", d_bino=f"{d_bino:.2f}", size=size,
+        here = dict(sag=f"{sag:.2f}", bino=f"{bino:.2f}", d_sag=f"{dec.sag.time_s / us:.2f}",
+                    d_bino=f"{dec.bin.time_s / us:.2f}", size=size,
                     mib_bytes=f"{o['mb'] * MiB:,.0f}", mb_bytes=f"{o['mb'] * MB:,.0f}")
         why = "semantics.orig_match" if matches else "semantics.orig_nomatch"
         notes.append(original_note(*(
@@ -147,7 +251,6 @@ def demo_02_2(p: int = 8, elements: int = 64, seed: int = 2,
         labels={lang: {a: T.get(f"semantics.bc_{a}", lang) for a in ("binomial", "scatter_allgather")}
                 for lang in LANGS},
         notes={lang: [n[i] for n in notes] for i, lang in enumerate(LANGS)},
-        meta={"decimal_8MB": dec},
     )
     ident.parts.append(timing)
     return ident
