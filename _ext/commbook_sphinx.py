@@ -320,8 +320,24 @@ ZH_CODE_PROMPTS = {"Show code cell source": "显示代码", "Hide code cell sour
                    "Show code cell content": "显示代码格", "Hide code cell content": "收起代码格"}
 
 
+# Chinese typography (issue 19 §2).  Emphasis of Chinese text is drawn with emphasis dots
+# (着重号), not slanted characters (CJK fonts have no italics; browsers fake them): the
+# class marks an <em> holding Chinese, commbook-lang.css draws it.  An English word's
+# apostrophe, turned into ’ by Sphinx's smart quotes, takes the CJK font's full-width
+# glyph on a Chinese page ("ring’ s"): inside a Latin word it is the plain apostrophe.
+_ZH_EM = re.compile(r"<em>(?=[^<]*[\u3400-\u9fff])")
+_LATIN_APOSTROPHE = re.compile(r"(?<=[A-Za-z])\u2019(?=[A-Za-z])")
+
+
 def localize_body(body: str, gettext_zh) -> str:
-    """A Chinese page's body with its admonition titles and code-cell prompts in Chinese."""
+    """A Chinese page's body with its admonition titles and code-cell prompts in Chinese,
+    and Chinese typography for emphasis and apostrophes.
+
+    >>> print(localize_body("<p><em>带宽</em> and <em>NCCL</em>: ring\u2019s</p>", lambda w: w))
+    <p><em class="commbook-zh-em">带宽</em> and <em>NCCL</em>: ring's</p>
+    """
+    body = _ZH_EM.sub('<em class="commbook-zh-em">', body)
+    body = _LATIN_APOSTROPHE.sub("'", body)
     for word in ADMONITIONS:
         body = body.replace(f'admonition-title">{word}</p>', f'admonition-title">{gettext_zh(word)}</p>')
     for en, zh in ZH_CODE_PROMPTS.items():
