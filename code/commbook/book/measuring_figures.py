@@ -114,7 +114,8 @@ def fig_gloo_noise(lang: str = "en", collective: str = "all_reduce") -> Figure:
             ax.set_xlabel(L["size"])
             ax.set_title(f"{title} · {coll_name(collective)}")
             ax.legend(loc="upper left", fontsize=SMALL_PT)
-        axes[0].set_ylabel(L["time"])
+        for ax in axes:  # stacked: each panel names its axis
+            ax.set_ylabel(L["time"])
     return fig
 
 

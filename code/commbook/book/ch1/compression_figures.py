@@ -138,7 +138,8 @@ def fig_convergence(lang: str = "en") -> Figure:
         warm = max(1, round(RUN_SETTINGS["warmup"] * RUN_SETTINGS["adam_steps"]))
         axes[2].axvline(warm, color="0.5", ls=":", lw=1.0, gid="warmup")
         axes[2].text(warm, 0.3, " " + L["warm"], fontsize=SMALL_PT, color="0.4")
-        axes[0].set_ylabel(L["excess"])
+        for ax in axes:  # stacked: each panel names its axis
+            ax.set_ylabel(L["excess"])
     return fig
 
 
