@@ -23,6 +23,7 @@ Weights measured before choosing (minified; gzip -9), 2026-12: ``vega.min.js`` 6
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -76,6 +77,9 @@ def _write(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict:
+    # the page kernels (started by myst-nb from this process) inherit it: offline(...) cells
+    # then embed their states (commbook.book.explorers.static.BUILD_ENV); a reader's kernel does not
+    os.environ["COMMBOOK_OFFLINE_STATES"] = "1"
     app.connect("html-page-context", _page)
     app.connect("build-finished", _write)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -169,3 +169,22 @@ def test_pinned_versions() -> None:
     for name, version in pkg["dependencies"].items():
         assert re.fullmatch(r"\d+\.\d+\.\d+", version), (name, version)
         assert lock["packages"][f"node_modules/{name}"]["version"] == version
+
+
+def test_states_only_in_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader's kernel gets the explorer's own rendering at once; the book's build (the
+    extension sets the variable its page kernels inherit) gets the states."""
+    from commbook.book.explorers.static import BUILD_ENV
+    monkeypatch.setenv(BUILD_ENV, "")                       # restored (unset) after the test
+    view = offline(TPDecodeExplorer(lang="en"))
+    bundle = view._repr_mimebundle_()
+    assert 'class="commbook-interactive"' not in bundle["text/html"]
+    assert "data:image/png;base64," in bundle["text/html"] and "application/vnd.jupyter.widget-view+json" in bundle
+    assert view._states_cache is None                       # nothing precomputed
+
+    class App:
+        def connect(self, *args: object) -> None:
+            pass
+    commbook_interactive.setup(App())
+    assert os.environ.get(BUILD_ENV) == "1"
+    assert 'class="commbook-interactive"' in view._repr_mimebundle_()["text/html"]

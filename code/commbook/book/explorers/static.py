@@ -17,6 +17,10 @@ with more than :data:`MAX_STEPS` options a spread of them), a free slider
 grid holds the control's starting value.  ``grid=`` (by default the explorer's
 ``OFFLINE_GRID``) replaces a control's values; a control mapped to ``None`` is not
 offered, and keeps the value the explorer gives it.
+
+The states are computed when the page is built (``_ext/commbook_interactive.py`` sets
+:data:`BUILD_ENV` for the page kernels), not in a reader's kernel, which shows the live
+ipywidgets view.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ import html
 import itertools
 import json
 import math
+import os
 from typing import Any, Mapping, Sequence
 
 import ipywidgets as widgets
@@ -40,6 +45,9 @@ from .base import Explorer, _check_value
 
 __all__ = ["offline", "OfflineExplorer", "control_grid", "figure_data", "MAX_STATES", "SLIDER_STEPS"]
 
+BUILD_ENV = "COMMBOOK_OFFLINE_STATES"
+"""Set (to ``1``) by the book's Sphinx build, whose page kernels inherit it: only then does a
+page cell ``offline(...)`` compute and embed its states."""
 OFFLINE_NOTE = texts("common")("explorers.offline_note")
 """Under the view on the page: where its numbers come from, and how to try other values (HTML)."""
 SLIDER_STEPS = 5
@@ -278,9 +286,16 @@ class OfflineExplorer:
                              f"max_states={max_states}: give fewer values in grid= ({ {k: len(v) for k, v in self.grid.items()} })")
         self._static_html = explorer.to_html()
         self._static_text = explorer.result.table.to_text(explorer.lang)
-        self.payload = self._compute()
-        explorer.values = dict(self.start)
-        explorer.update()                          # back at the starting state
+        self._states_cache: dict[str, Any] | None = None
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        """The states (computed on first use; the explorer is then back at its start)."""
+        if self._states_cache is None:
+            self._states_cache = self._compute()
+            self.explorer.values = dict(self.start)
+            self.explorer.update()
+        return self._states_cache
 
     def state_values(self, key: str) -> dict[str, Any]:
         """The control values of one state of the payload (by its key)."""
@@ -348,8 +363,12 @@ class OfflineExplorer:
                 f'<div class="commbook-interactive-static">\n{self._static_html}\n</div>\n</div>')
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The explorer's own bundle (ipywidgets view, static HTML, text); during the book's
+        build (:data:`BUILD_ENV` set, see ``_ext/commbook_interactive.py``) the HTML is the
+        interactive container with the precomputed states.  A reader's live kernel thus
+        never waits for the grid."""
         bundle = self.explorer.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
-        bundle["text/html"] = self.to_html()
+        bundle["text/html"] = self.to_html() if os.environ.get(BUILD_ENV) else self._static_html
         bundle["text/plain"] = self._static_text
         return bundle
 
