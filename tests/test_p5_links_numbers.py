@@ -55,19 +55,19 @@ def test_ring_simulated_is_its_closed_form_and_one_port_serializes():
     assert f.time_s == pytest.approx(NV.alpha + 2 * MB / NV.beta) and f.single_s == pytest.approx(NV.alpha + MB / NV.beta)
 
 
-# ----------------------------------------------------------------------------- §3 (topology_numbers)
+# ----------------------------------------------------------------------------- §3 (links: topologies, p2p)
 from inspect import signature                                          # noqa: E402
 
-from commbook.book.p5.links import demo_01_2, demo_01_3                # noqa: E402
-from commbook.book.p5.topology_numbers import hop_message, p2p_numbers, shape_of, shape_row, superpod  # noqa: E402
+from commbook.book.p5.links import (demo_01_3, hop_message, p2p_numbers, shape_of, superpod,  # noqa: E402
+                                    topologies)
 from commbook.hardware import ICI_V5E                                  # noqa: E402
 from commbook.topology import Torus                                    # noqa: E402
 
 
 def test_demo_01_2_p_is_the_smallest_square_and_cube():
-    p = signature(demo_01_2).parameters["p"].default
+    p = signature(topologies).parameters["p"].default
     assert p == next(k for k in range(2, 10**4) if round(k ** 0.5) ** 2 == k and round(k ** (1 / 3)) ** 3 == k)
-    t2 = shape_row(demo_01_2(p).rows[2], p, ICI_V5E.beta)
+    t2 = topologies(p).t2
     assert (t2.name, t2.diameter, t2.links) == ("8×8", 8, 16)           # 2·8 links cross the cut of an 8×8 torus
 
 

@@ -1,9 +1,14 @@
-"""P5 §2–§3 tables (script 01): links, topologies, point-to-point costs.
+"""P5 §2–§3 (script 01): links, topologies, point-to-point costs.
 
-Each function rebuilds one demo table as a :class:`commbook.book.tables.Table`; the
-script prints it with ``to_text`` and the pages show it with ``to_html``."""
+Each ``demo_*`` function rebuilds one demo table as a :class:`commbook.book.tables.Table`
+(the script prints it with ``to_text``, the pages show it with ``to_html``); §3's typed
+results sit beside them: the shape of a topology (:class:`Shape`, demo 01-2 drawn from
+:func:`topologies`), a DGX SuperPOD's wiring as the chapter states it, the point-to-point
+times of demo 01-3 and one message on a ring with a given hop cost."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from inspect import signature
 from typing import Sequence
 
 import numpy as np
@@ -14,7 +19,7 @@ from ...hardware import (IB_HDR, IB_NDR, ICI_V5E, LINKS, NVLINK4, NVLINK5, PCIE_
                          Link)
 from ..tables import DEFAULT_SIZES, Table, link_table
 from ..text import texts
-from ...topology import Ring, Switch, Torus, TwoLevel
+from ...topology import Ring, Switch, Topology, Torus, TwoLevel
 from ...units import KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
 from .common import balanced_dims
 
@@ -55,48 +60,29 @@ def demo_01_1(links: Sequence[Link] = (NVLINK4, IB_NDR, ICI_V5E, NVLINK5, IB_HDR
     )
 
 
-def demo_01_2(p: int = 64, link: Link = ICI_V5E, intra: Link = NVLINK4, inter: Link = IB_NDR,
-              gpus_per_node: int = 8) -> Table:
+def demo_01_2(run: Topologies | None = None, **params) -> Table:
     """Demo 01-2 (lecture §3.1, the basic topologies): ports per device, diameter and
-    bisection bandwidth of a switch, a ring, a 2D and a 3D torus (all links ``link``,
-    45 GB/s) and a two-level NVLink + IB network, for ``p`` devices.
+    bisection bandwidth of the five :func:`topologies` (``run``, else ``topologies(**params)``).
 
-    p is not stated in the lecture; p = 64 is the natural choice (8×8 and 4×4×4 exist).
     Anchors (p = 64): switch 1 port / 2 hops / 1,440 GB/s; ring 2 / 32 / 90 GB/s;
     8×8 torus 4 / 8 / 720 GB/s; 4×4×4 torus 6 / 6 / 1,440 GB/s; two-level 8×8 2 / 4 /
     1,600 GB/s, i.e. 50 GB/s per GPU across nodes, 1/9 of NVLink's 450.
     "bisection per device" is the bisection bandwidth divided by the p/2 devices of
     one half: what each can send across the cut at the same time.
     """
-    d2, d3 = balanced_dims(p, 2), balanced_dims(p, 3)
-    if p % gpus_per_node:
-        raise ValueError(f"p={p} must be a multiple of gpus_per_node={gpus_per_node}")
-    nodes = p // gpus_per_node
-    names = [("links.topo_switch", {}), ("links.topo_ring", {}), ("links.topo_2d", {"dims": f"{d2[0]}×{d2[1]}"}),
-             ("links.topo_3d", {"dims": "×".join(map(str, d3))}),
-             ("links.topo_two", {"nodes": nodes, "gpn": gpus_per_node})]
-    topos = list(zip((T.get(k, "en", **f) for k, f in names),
-                     (Switch(p, link), Ring(p, link), Torus(d2, link), Torus(d3, link),
-                      TwoLevel(nodes, gpus_per_node, intra, inter))))
-    rows = []
-    ratio = f"1/{intra.beta / inter.beta:.3g}"
-    for name, t in topos:
-        links = f"{intra.name} + {inter.name}" if isinstance(t, TwoLevel) else link.name
-        rows.append({"topology": name, "links": links, "ports": t.ports_per_device,
-                     "diameter": t.diameter, "bisection": t.bisection_bandwidth,
-                     "per_device": t.bisection_bandwidth / (p // 2)})
-    zh = {T.get(k, "en", **f): T.get(k, "zh", **f) for k, f in names}
+    run = run or topologies(**params)
+    shapes = (run.sw, run.ring, run.t2, run.t3, run.two)
     return Table(
         key="01-2",
-        title=T("links.01_2_title", p=p),
+        title=T("links.01_2_title", p=run.p),
         columns=["topology", "links", "ports", "diameter", "bisection", "per_device"],
         headers=T.pairs("links.h_topology", "links.h_links", "links.h_ports", "links.h_diameter",
                         "links.h_bisection", "links.h_per_device"),
-        rows=rows,
+        rows=[{"topology": en, "links": links, "ports": s.ports, "diameter": s.diameter, "bisection": s.bisection_Bps,
+               "per_device": s.per_device_Bps} for ((en, _), links), s in zip(run.labels, shapes)],
         formats={"bisection": lambda v: fmt_rate(v, 3), "per_device": lambda v: fmt_rate(v, 3)},
-        labels={"zh": zh},
-        notes=T.pairs("links.01_2_note", inter=inter.name, inter_beta=fmt_rate(inter.beta, 3), ratio=ratio,
-                      intra=intra.name, intra_beta=fmt_rate(intra.beta, 3)),
+        labels={"zh": {en: zh for (en, zh), _ in run.labels}},
+        notes=dict(run.note),
     )
 
 
@@ -181,3 +167,192 @@ def presets_table(links: dict[str, Link] = LINKS) -> Table:
                "n_half": link.n_half, "source": link.source} for key, link in links.items()],
         formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda b: f"{b / 1e9:g} GB/s", "n_half": fmt_bytes},
     )
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A topology of ``p`` devices (``name``: its dimensions, e.g. "8×8"): ports per device,
+    diameter in hops, bisection bandwidth, that bandwidth per device of one half (bisection
+    / (p/2), over ``pairs`` = p/2 devices) and in links of β."""
+
+    name: str
+    p: int
+    pairs: int
+    ports: int
+    diameter: int
+    bisection_Bps: float
+    per_device_Bps: float
+    links: int
+
+
+def shape_of(topo: Topology, beta: float, name: str | None = None) -> Shape:
+    """:class:`Shape` of a topology object (``beta``: the link that counts bisection links;
+    ``name``: by default a torus's dimensions, else the class's name).
+
+    >>> shape_of(Torus((8, 8), ICI_V5E), ICI_V5E.beta).diameter
+    8
+    """
+    name = name or ("×".join(map(str, topo.dims)) if isinstance(topo, Torus) else type(topo).__name__)
+    p, cut = topo.p, topo.bisection_bandwidth
+    return Shape(name, p, p // 2, topo.ports_per_device, topo.diameter, cut, cut / (p // 2), round(cut / beta))
+
+
+@dataclass(frozen=True)
+class Topologies:
+    """Demo 01-2's five topologies of ``p`` devices: a switch, a ring, a 2D and a 3D torus on
+    one link and a two-level network (``sw``, ``ring``, ``t2``, ``t3``, ``two``); ``labels``
+    holds each one's (English, Chinese) name and the links it is built of, for the table."""
+
+    p: int
+    sw: Shape
+    ring: Shape
+    t2: Shape
+    t3: Shape
+    two: Shape
+    labels: tuple
+    note: tuple
+
+
+def topologies(p: int = 64, link: Link = ICI_V5E, intra: Link = NVLINK4, inter: Link = IB_NDR,
+               gpus_per_node: int = 8) -> Topologies:
+    """:class:`Topologies` for ``p`` devices (all links ``link``, 45 GB/s, but the two-level
+    network's ``intra`` and ``inter``, ``gpus_per_node`` GPUs a node).
+
+    p is not stated in the lecture; p = 64 is the natural choice (8×8 and 4×4×4 exist).
+
+    >>> topologies().t3.name
+    '4×4×4'
+    """
+    d2, d3 = balanced_dims(p, 2), balanced_dims(p, 3)
+    if p % gpus_per_node:
+        raise ValueError(f"p={p} must be a multiple of gpus_per_node={gpus_per_node}")
+    nodes = p // gpus_per_node
+    x2, x3, xn = "×".join(map(str, d2)), "×".join(map(str, d3)), f"{nodes}×{gpus_per_node}"
+    made = [(("links.topo_switch", {}), "switch", Switch(p, link)), (("links.topo_ring", {}), "ring", Ring(p, link)),
+            (("links.topo_2d", {"dims": x2}), x2, Torus(d2, link)), (("links.topo_3d", {"dims": x3}), x3, Torus(d3, link)),
+            (("links.topo_two", {"nodes": nodes, "gpn": gpus_per_node}), xn, TwoLevel(nodes, gpus_per_node, intra, inter))]
+    labels = tuple((tuple(T.get(k, lang, **f) for lang in LANGS),
+                    f"{intra.name} + {inter.name}" if isinstance(t, TwoLevel) else link.name) for (k, f), _, t in made)
+    note = T.pairs("links.01_2_note", inter=inter.name, inter_beta=fmt_rate(inter.beta, 3),
+                   ratio=f"1/{intra.beta / inter.beta:.3g}", intra=intra.name, intra_beta=fmt_rate(intra.beta, 3))
+    return Topologies(p, *(shape_of(t, link.beta, name) for _, name, t in made), labels, tuple(note.items()))
+
+
+@dataclass(frozen=True)
+class SuperPod:
+    """A DGX SuperPOD of ``gpus`` H100 (How to Scale Your Model ch. 12): ``nodes`` of ``gpn``
+    GPUs in ``sus`` scalable units of ``su_nodes`` nodes (``su_gpus`` GPUs), one leaf per
+    rail (``leaves_per_su`` per unit, ``leaves`` in all, ``per_leaf`` NICs under each) and
+    ``spines`` spines taking the ``uplinks`` (``spine_ports`` each) of a full bisection;
+    the bisection bandwidth across the ``half`` of the GPUs, the NIC's and NVLink's β and
+    their ratio."""
+
+    gpus: int
+    gpn: int
+    nodes: int
+    sus: int
+    su_nodes: int
+    su_gpus: int
+    leaves_per_su: int
+    leaves: int
+    per_leaf: int
+    spines: int
+    uplinks: int
+    spine_ports: int
+    bisection_Bps: float
+    half: int
+    nic_Bps: float
+    nvl_Bps: float
+    ratio: str
+
+
+def superpod(gpus: int = 1024, gpn: int = 8, su_nodes: int = 32, leaves_per_su: int = 8, spines: int = 16,
+             intra: Link = NVLINK4, inter: Link = IB_NDR) -> SuperPod:
+    """:class:`SuperPod`; the units must tile the pod and give one leaf per rail.
+
+    >>> superpod().spine_ports
+    64
+    """
+    nodes = gpus // gpn
+    if nodes * gpn != gpus or nodes % su_nodes:
+        raise ValueError(f"gpus={gpus} must fill whole nodes of gpn={gpn} and units of su_nodes={su_nodes}")
+    if leaves_per_su != gpn:
+        raise ValueError(f"leaves_per_su={leaves_per_su} must equal gpn={gpn} (one leaf per rail)")
+    sus, su_gpus = nodes // su_nodes, su_nodes * gpn
+    leaves, per_leaf = sus * leaves_per_su, su_gpus // leaves_per_su
+    uplinks = leaves * per_leaf
+    pod = TwoLevel(nodes, gpn, intra, inter)
+    return SuperPod(gpus, gpn, nodes, sus, su_nodes, su_gpus, leaves_per_su, leaves, per_leaf, spines, uplinks,
+                    uplinks // spines, pod.bisection_bandwidth, pod.p // 2, inter.beta, intra.beta,
+                    f"1/{intra.beta / inter.beta:.0f}")
+
+
+@dataclass(frozen=True)
+class P2P:
+    """Demo 01-3's point-to-point times: at the ``small``, ``mid`` and ``big`` sizes, over the
+    fewest (``h_lo``) and most (``h_hi``) torus hops, with the ratio at the small size and the
+    growth at the big one; the big size's bytes alone over β; through a switch within a node
+    (``same``, ``sw_hops`` hops) and to another node (``other``), with their ratio; and the
+    torus's hop cost (``rule``; ``hi_alphas`` α at ``h_hi`` hops)."""
+
+    small_bytes: float
+    mid_bytes: float
+    big_bytes: float
+    h_lo: int
+    h_hi: int
+    small_lo_s: float
+    small_hi_s: float
+    small_x: float
+    mid_lo_s: float
+    mid_hi_s: float
+    big_lo_s: float
+    big_hi_s: float
+    big_growth_frac: float
+    bytes_time_s: float
+    same_big_s: float
+    other_big_s: float
+    other_x: float
+    same_small_s: float
+    other_small_s: float
+    hop_alpha: float
+    rule: str
+    hi_alphas: float
+    sw_hops: int
+
+
+def p2p_numbers(table: Table, sizes: Sequence[float], beta: float, torus_rows: int = 4) -> P2P:
+    """:class:`P2P` of demo 01-3's ``table`` (built for ``sizes``; its first ``torus_rows``
+    rows are torus paths over a link of ``beta``, the next two the two-level network's)."""
+    small, mid, big = (f"t_{int(n)}" for n in sizes)
+    lo, hi = table.rows[0], table.rows[torus_rows - 1]
+    same, other = table.rows[torus_rows], table.rows[torus_rows + 1]
+    h = signature(Torus).parameters["hop_alpha"].default
+    rule = "h·α" if h == 1 else f"(1 + {h:g}(h − 1))·α"
+    return P2P(*map(float, sizes), lo["hops"], hi["hops"], lo[small], hi[small], hi[small] / lo[small],
+               lo[mid], hi[mid], lo[big], hi[big], hi[big] / lo[big] - 1, sizes[-1] / beta, same[big],
+               other[big], other[big] / same[big], same[small], other[small], h, rule,
+               1 + h * (hi["hops"] - 1), same["hops"])
+
+
+@dataclass(frozen=True)
+class HopMessage:
+    """One message of ``n_bytes`` over ``hops`` hops of a ring with ``hop_alpha``: its time,
+    the latency α(1 + hop_alpha(h − 1)) and that latency's share of the time."""
+
+    n_bytes: float
+    hops: int
+    hop_alpha: float
+    time_s: float
+    latency_s: float
+    latency_frac: float
+
+
+def hop_message(link: Link, n: float, hops: int, hop_alpha: float = 1.0, ring: int = 16) -> HopMessage:
+    """Send ``n`` bytes from device 0 to device ``hops`` of a ``ring``-device ring, simulated.
+
+    >>> hop_message(ICI_V5E, 1e6, hops=4).hops
+    4
+    """
+    t = send_recv(VirtualCluster(Torus((ring,), link, hop_alpha=hop_alpha)), nbytes=n, src=0, dst=hops).time
+    lat = link.alpha * (1 + hop_alpha * (hops - 1))
+    return HopMessage(float(n), hops, hop_alpha, t, lat, lat / t)
