@@ -45,10 +45,27 @@ var splitQuery = (query) => {
 """
 
 
+class _Terms(set):
+    """A set that takes ``extend`` (what Sphinx's Chinese splitter calls on its list)."""
+
+    def extend(self, items) -> None:
+        self.update(items)
+
+
 class CommbookChinese(SearchChinese):
-    """Sphinx's Chinese search, with Chinese characters and pairs of them as terms."""
+    """Sphinx's Chinese search, with Chinese characters and pairs of them as terms.
+
+    Sphinx 7.4 keeps every Latin term it has split in one list, a class attribute that
+    grows with every page, and ``stem`` looks each word up in it (``word in
+    self.latin_terms``): indexing became quadratic in the book's size, minutes per page
+    by the last pages.  Here the terms are a set.
+    """
 
     js_splitter_code = JS_SPLITTER
+
+    def init(self, options: dict) -> None:
+        super().init(options)
+        self.latin_terms = _Terms()
 
     def split(self, input: str) -> list[str]:
         grams = [g for run in HAN.findall(input) for g in han_grams(run)]
