@@ -236,18 +236,21 @@ def test_three_tier_128_gpu_example():
     (NVLink 450 GB/s α 1.5 µs; IB 50 GB/s α 2 µs, also between racks) and 2:1 between racks:
     multi-level 9.56 ms (model = engine), flat ring 79.9 ms in rank order (its node-crossing
     hops change rails, so they cross the 2:1 spine), 40.2 ms rail-aligned."""
-    e = TB.three_tier_example()
+    from commbook.book.ch1.hierarchy_numbers import three_tier
+    e = three_tier()
     G, Nr, R, p = 8, 4, 4, 128
     hand = (2 * (G - 1) * (NV.alpha + M / (G * NV.beta)) + 2 * (Nr - 1) * (IB.alpha + M / (G * Nr * IB.beta))
             + 2 * (R - 1) * (IB.alpha + M / (G * Nr * R * IB.beta / 2)))
-    assert e["model"] == pytest.approx(hand, rel=REL) and e["sim"] == pytest.approx(hand, rel=REL)
-    assert e["flat"] == pytest.approx(2 * (p - 1) * (IB.alpha + M / p / (IB.beta / 2)), rel=REL)
-    assert e["flat_aligned"] == pytest.approx(2 * (p - 1) * (IB.alpha + M / p / IB.beta), rel=REL)
-    assert round(e["sim"] * 1e3, 2) == 9.56 and round(e["flat"] * 1e3, 1) == 79.9
-    assert round(e["flat_aligned"] * 1e3, 1) == 40.2
-    assert e["cross_rack_payload"] == pytest.approx(M / 32, rel=REL) and e["reduction"] == pytest.approx(32)
+    assert e.model_s == pytest.approx(hand, rel=REL) and e.sim_s == pytest.approx(hand, rel=REL)
+    assert e.flat_s == pytest.approx(2 * (p - 1) * (IB.alpha + M / p / (IB.beta / 2)), rel=REL)
+    assert e.aligned_s == pytest.approx(2 * (p - 1) * (IB.alpha + M / p / IB.beta), rel=REL)
+    assert round(e.sim_s * 1e3, 2) == 9.56 and round(e.flat_s * 1e3, 1) == 79.9
+    assert round(e.aligned_s * 1e3, 1) == 40.2
+    assert e.payload_bytes == pytest.approx(M / 32, rel=REL) and e.reduction == 32
     # the chapter's numbers are not what the model gives under these assumptions
-    assert abs(e["sim"] - 15e-3) > 5e-3 and abs(e["flat"] - 160e-3) > 80e-3
+    assert abs(e.sim_s - 15e-3) > 5e-3 and abs(e.flat_s - 160e-3) > 80e-3
+    with pytest.raises(ValueError, match="racks"):
+        three_tier(racks=1)
 
 
 def test_three_tier_metrics():

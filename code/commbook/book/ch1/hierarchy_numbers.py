@@ -25,7 +25,9 @@ from ...collectives.ring import allreduce_ring
 from ...collectives.tiers import tier_phases
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
+from ...collectives.registry import t_allreduce_tiers
 from ...topology import Switch, TwoLevel
+from ...topology import ThreeTier as ThreeTierTopology
 from ...units import GB, fmt_bytes, fmt_rate, fmt_ratio, fmt_time, ms
 from ..tables import Table
 from ..text import texts
@@ -263,28 +265,42 @@ class ThreeTier:
     printed_flat_s: float
 
 
-def three_tier(n: float = 1 * GB) -> ThreeTier:
-    """The 128-GPU example (4 racks x 4 nodes x 8 GPUs, 2:1 between racks) by
-    :func:`commbook.book.ch1.tier_budgets.three_tier_example`, with the time of every
-    phase from the simulator and the per-hop bandwidth a flat ring would need to take
-    the chapter's 160 ms.
+def three_tier(n: float = 1 * GB, racks: int = 4, nodes_per_rack: int = 4, gpus_per_node: int = 8,
+               intra: Link = NVLINK4_CHAPTER, inter: Link = IB_NDR_CHAPTER, oversubscription: float = 2.0) -> ThreeTier:
+    """The chapter's 128-GPU example (4 racks x 4 nodes x 8 GPUs, 2:1 between racks), with the
+    assumptions it leaves out made explicit: M = 1 GB (as napkin math 1.6), the links of
+    Table 1 (spine links = ``inter``).  The multi-level all-reduce by the closed form and by
+    the simulator, phase by phase; the ring NCCL runs (one channel per NIC, PXN: simulated
+    on ``ThreeTier(..., pxn=True)`` and by its closed form
+    :func:`~commbook.collectives.channels.ring_time_two_level`; without PXN each channel's
+    hop between nodes changes rails); the single flat ring in rank order (its node-crossing
+    hops cross the spine) and rail-aligned (snake order); the bytes per GPU that cross racks
+    (from ``link_bytes``); and the per-hop β a flat ring would need to take the chapter's 160 ms.
 
     >>> three_tier().reduction
     32
     """
-    e = TB.three_tier_example(n)
-    topo, st = e["topology"], CHAPTER_STATED["three_tier"]
-    c = VirtualCluster(topo)
+    if racks < 2:
+        raise ValueError(f"racks: the example crosses racks, so it needs at least 2 (got {racks})")
+    topo = ThreeTierTopology(racks, nodes_per_rack, gpus_per_node, intra, inter,
+                             rack_oversubscription=oversubscription)
+    pxn = ThreeTierTopology(racks, nodes_per_rack, gpus_per_node, intra, inter,
+                            rack_oversubscription=oversubscription, pxn=True)
+    c, st, p, G = VirtualCluster(topo), CHAPTER_STATED["three_tier"], topo.p, gpus_per_node
+    hier = coll.all_reduce(c, nbytes=n, algorithm="tiers")
     phases = tuple((name, c.run(r).time) for name, r in tier_phases(topo, n, True, allreduce_ring))
-    p, inter = topo.p, topo.inter
+    snake = np.concatenate([np.arange(G)[::(-1) ** a] + a * G for a in range(topo.nodes)])
+    spine_up = sum(float(b) for name, b in zip(hier.link_names, hier.link_bytes) if "leaf" in name and name.endswith(".up"))
+    payload = spine_up / p / (2 * (racks - 1) / racks)            # bytes per GPU through the spine, per M
+    model, flat = t_allreduce_tiers(topo, n), coll.all_reduce(c, nbytes=n, channels=1).time
+    aligned, ring = coll.all_reduce(c, nbytes=n, ranks=snake).time, coll.all_reduce(VirtualCluster(pxn), nbytes=n).time
     b160 = 2 * (p - 1) / p * n / (st["flat"] - 2 * (p - 1) * inter.alpha)
     return ThreeTier(
-        topology=topo, phases=phases, racks=topo.racks, nodes=topo.nodes_per_rack, g=topo.gpus_per_node,
-        os=f"{topo.rack_oversubscription:g}:1", n_bytes=n, reduction=round(e["reduction"]),
-        payload_bytes=e["cross_rack_payload"], model_s=e["model"], sim_s=e["sim"], flat_s=e["flat"],
-        aligned_s=e["flat_aligned"], flat_x=e["flat"] / e["model"], aligned_x=e["flat_aligned"] / e["model"],
-        k=int(e["channels"]), ring_s=e["ring"], ring_model_s=e["ring_model"], ring_x=e["model"] / e["ring"],
-        ring_nopxn_s=e["ring_no_pxn"], spine_Bps=topo.tier_links()[-1].beta, for_160_Bps=b160,
+        topology=topo, phases=phases, racks=racks, nodes=nodes_per_rack, g=G, os=f"{oversubscription:g}:1",
+        n_bytes=n, reduction=round(n / payload), payload_bytes=payload, model_s=model, sim_s=hier.time, flat_s=flat,
+        aligned_s=aligned, flat_x=flat / model, aligned_x=aligned / model, k=int(pxn.ring_channels(np.arange(p))),
+        ring_s=ring, ring_model_s=ring_time_two_level(pxn, n), ring_x=model / ring,
+        ring_nopxn_s=coll.all_reduce(c, nbytes=n).time, spine_Bps=topo.tier_links()[-1].beta, for_160_Bps=b160,
         for_160_frac=b160 / inter.beta, printed_hier_s=st["hier"], printed_flat_s=st["flat"])
 
 

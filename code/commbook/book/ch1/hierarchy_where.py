@@ -14,6 +14,7 @@ from ..tables import Table
 from ..text import texts
 from . import tier_budgets as TB
 from .boxes import BOX_LINKS
+from .hierarchy_numbers import three_tier
 
 __all__ = ["WHERE_CASES", "where_cases", "where_table", "OVERTAKE_SIZES", "overtake", "overtake_table", "Where",
            "where_numbers"]
@@ -50,10 +51,10 @@ def where_cases(n: float = 1 * GB) -> dict[str, dict]:
                             **kw)
             r = TB.nccl_ring(topo, n)
         else:
-            e = TB.three_tier_example(n)
-            r = {"ring": e["ring"] if kw.get("pxn") else e["ring_no_pxn"], "hier": e["sim"],
-                 "channels": e["channels"], "ring_model": e["ring_model"] if kw.get("pxn") else None}
-            topo = e["topology"]
+            e = three_tier(n)
+            r = {"ring": e.ring_s if kw.get("pxn") else e.ring_nopxn_s, "hier": e.sim_s, "channels": e.k,
+                 "ring_model": e.ring_model_s if kw.get("pxn") else None}
+            topo = e.topology
         out[key] = {**r, "topology": topo, "ratio": r["hier"] / r["ring"]}
     return out
 

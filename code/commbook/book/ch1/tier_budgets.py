@@ -1,7 +1,8 @@
 """Budgets of hierarchical communication, by hand and by the one engine: the chapter's
 napkin math 1.6 under its own conventions and a consistent one, Figure 8's bytes per
-phase and per rail, the three-tier 128-GPU example, and Figure 9's ratio of a software all-reduce to
-in-network reduction.  Chapter values (the book layer): the inputs of the chapter's boxes
+phase and per rail, NCCL's ring against the hierarchy, and Figure 9's ratio of a software
+all-reduce to in-network reduction (the three-tier 128-GPU example is
+:func:`.hierarchy_numbers.three_tier`).  Chapter values (the book layer): the inputs of the chapter's boxes
 live here, not in the core.
 
 Every time here either comes from :class:`~commbook.comm_sim.VirtualCluster` or is a
@@ -18,14 +19,14 @@ from ...checks import check_p, check_size
 from ...comm_sim import RunResult, VirtualCluster
 from ...collectives.api import all_reduce
 from ...collectives.channels import ring_time_two_level
-from ...collectives.registry import coefficients, t_allreduce_tiers
+from ...collectives.registry import coefficients
 from ...collectives.ring import allreduce_ring
 from ...collectives.tiers import tier_phases
-from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
-from ...topology import ThreeTier, TwoLevel
+from ...hardware import NVLINK4_CHAPTER, Link
+from ...topology import TwoLevel
 
 __all__ = ["HierBudget", "hierarchical_budget", "CONVENTIONS", "NM_1_6", "napkin_1_6", "phase_link_bytes",
-           "rail_table", "three_tier_example", "nccl_ring", "overtake_nodes", "sharp_ratio"]
+           "rail_table", "nccl_ring", "overtake_nodes", "sharp_ratio"]
 
 NM_1_6 = dict(nodes=8, gpus_per_node=8, n=1e9,
               intra=Link("NVLink 4, one way", 0.0, 450e9, "Napkin Math 1.6: 450 GB/s per direction, α ignored"),
@@ -136,40 +137,6 @@ def rail_table(topology: TwoLevel, n: float) -> list[dict]:
 
 
 # ============================================================================ three tiers
-def three_tier_example(n: float = 1e9, racks: int = 4, nodes_per_rack: int = 4, gpus_per_node: int = 8,
-                       intra: Link = NVLINK4_CHAPTER, inter: Link = IB_NDR_CHAPTER,
-                       rack_oversubscription: float = 2.0) -> dict:
-    """The chapter's 128-GPU example (4 racks x 4 nodes x 8 GPUs, 2:1 between racks),
-    with the assumptions it leaves out made explicit: M = 1 GB (as Napkin Math 1.6), the
-    links of Table 1 (spine links = ``inter``).  Returns the multi-level all-reduce by
-    the closed form and by the simulator; the ring NCCL runs (one channel per NIC, PXN:
-    ``ring`` from the simulator on ``ThreeTier(..., pxn=True)``, ``ring_model`` its
-    closed form :func:`~commbook.collectives.channels.ring_time_two_level`, and
-    ``ring_no_pxn`` without PXN, where each channel's hop between nodes changes rails);
-    the single flat ring in rank order (its node-crossing hops change rails, so they
-    cross the spine) and in a rail-aligned (snake) order; and the bytes per GPU that
-    cross racks (from ``link_bytes``)."""
-    topo = ThreeTier(racks, nodes_per_rack, gpus_per_node, intra, inter,
-                     rack_oversubscription=rack_oversubscription)
-    c = VirtualCluster(topo)
-    hier = all_reduce(c, nbytes=n, algorithm="tiers")
-    G = gpus_per_node
-    snake = np.concatenate([np.arange(G)[::(-1) ** a] + a * G for a in range(topo.nodes)])
-    spine_up = sum(float(b) for name, b in zip(hier.link_names, hier.link_bytes)
-                   if "leaf" in name and name.endswith(".up"))
-    R = racks
-    sent_across = spine_up / topo.p                   # bytes per GPU through the spine
-    payload = sent_across / (2 * (R - 1) / R) if R > 1 else 0.0
-    pxn = ThreeTier(racks, nodes_per_rack, gpus_per_node, intra, inter,
-                    rack_oversubscription=rack_oversubscription, pxn=True)
-    return {"topology": topo, "model": t_allreduce_tiers(topo, n), "sim": hier.time,
-            "ring": all_reduce(VirtualCluster(pxn), nbytes=n).time, "ring_model": ring_time_two_level(pxn, n),
-            "ring_no_pxn": all_reduce(c, nbytes=n).time, "channels": pxn.ring_channels(np.arange(pxn.p)),
-            "flat": all_reduce(c, nbytes=n, channels=1).time,
-            "flat_aligned": all_reduce(c, nbytes=n, ranks=snake).time,
-            "cross_rack_payload": payload, "reduction": n / payload if payload else float("inf")}
-
-
 # ============================================================================ NCCL's ring against the hierarchy
 def nccl_ring(topology: TwoLevel, n: float) -> dict:
     """The ring NCCL runs against the three-phase hierarchy on ``topology``: the ring with
