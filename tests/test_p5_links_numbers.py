@@ -58,7 +58,7 @@ def test_ring_simulated_is_its_closed_form_and_one_port_serializes():
 # ----------------------------------------------------------------------------- §3 (links: topologies, p2p)
 from inspect import signature                                          # noqa: E402
 
-from commbook.book.p5.links import (demo_01_3, hop_message, p2p_numbers, shape_of, superpod,  # noqa: E402
+from commbook.book.p5.links import (demo_01_3, hop_message, point_to_point, shape_of, superpod,  # noqa: E402
                                     topologies)
 from commbook.hardware import ICI_V5E                                  # noqa: E402
 from commbook.topology import Torus                                    # noqa: E402
@@ -88,17 +88,19 @@ def test_superpod_wiring():
 
 
 def test_p2p_times_follow_the_hop_rule():
-    sizes = signature(demo_01_3).parameters["sizes"].default
-    table = demo_01_3()
-    small, n = f"t_{int(sizes[0])}", sizes[0]
-    same, other = table.rows[4], table.rows[5]
-    assert same[small] == pytest.approx(NV.alpha + n / NV.beta, abs=1e-15)           # one α through a switch
-    assert other[small] == pytest.approx(IB_NDR.alpha + n / IB_NDR.beta, abs=1e-15)
+    p = point_to_point()
+    n = p.small_bytes
+    same, other = p.paths[4], p.paths[5]
+    assert p.same_small_s == same.times_s[0] == pytest.approx(NV.alpha + n / NV.beta, abs=1e-15)  # one α, a switch
+    assert p.other_small_s == pytest.approx(IB_NDR.alpha + n / IB_NDR.beta, abs=1e-15)
     h = signature(Torus).parameters["hop_alpha"].default
-    for r in table.rows[:4]:
-        assert r[small] == pytest.approx(ICI_V5E.alpha * (1 + h * (r["hops"] - 1)) + n / ICI_V5E.beta, abs=1e-15)
-    p = p2p_numbers(table, sizes, ICI_V5E.beta)
-    assert p.hi_alphas == 1 + h * (p.h_hi - 1) and p.sw_hops == same["hops"]
+    for q in p.paths[:4]:
+        assert q.times_s[0] == pytest.approx(ICI_V5E.alpha * (1 + h * (q.hops - 1)) + n / ICI_V5E.beta, abs=1e-15)
+    assert p.hi_alphas == 1 + h * (p.h_hi - 1) and p.sw_hops == same.hops == 2
+    assert p.small_hi_s == pytest.approx(ICI_V5E.alpha * (1 + h * 7) + n / ICI_V5E.beta, abs=1e-15)
+    with pytest.raises(ValueError, match="sizes"):
+        point_to_point(sizes=(1e3, 1e6))
+    assert demo_01_3(p).value(4, "t_4000") == same.times_s[0]
 
 
 def test_hop_message_is_latency_plus_bytes():

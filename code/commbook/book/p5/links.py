@@ -8,7 +8,6 @@ times of demo 01-3 and one message on a ring with a given hop cost."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from inspect import signature
 from typing import Sequence
 
 import numpy as np
@@ -86,57 +85,30 @@ def demo_01_2(run: Topologies | None = None, **params) -> Table:
     )
 
 
-def demo_01_3(sizes: Sequence[float] = (4 * KB, 1 * MB, 64 * MB),
-              hops: Sequence[int] = (1, 2, 4, 8), link: Link = ICI_V5E,
-              intra: Link = NVLINK4, inter: Link = IB_NDR, hop_alpha: float = 1.0) -> Table:
-    """Demo 01-3 (§3.2, point to point: distance and bandwidth): the time of one message, by size and path.
+def demo_01_3(run: "P2P | None" = None, **params) -> Table:
+    """Demo 01-3 (§3.2, point to point: distance and bandwidth): the time of one message, by
+    size and path, of :func:`point_to_point` (``run``, else ``point_to_point(**params)``).
 
-    Torus paths: ``send_recv`` from device 0 to device h on a 1-D torus (ring) of
-    2·max(hops) ``link`` chips (``hop_alpha`` as in :class:`commbook.topology.Torus`), so
-    the shortest path is h hops.  Two-level paths: GPU 0 to GPU 1 (same node, NVLink) and
-    GPU 0 to GPU 8 (other node, over the IB NIC).  Column "alpha": the start-up latency
-    the message pays, from the topology's :meth:`~commbook.topology.Topology.message_costs`:
-    α(1 + hop_alpha·(h − 1)) on the torus, one α through a switch whatever the hops.
+    Column "alpha": the start-up latency the message pays, α(1 + hop_alpha·(h − 1)) on the
+    torus, one α through a switch whatever the hops.
     Anchors (ICI): 4 KB 1.09 / 2.09 / 4.09 / 8.09 µs for 1/2/4/8 hops; 64 MB 1,423–1,430 µs.
     """
-    ring = Torus((2 * max(hops),), link, hop_alpha=hop_alpha)
-    c_ring = VirtualCluster(ring)
-    c_two = VirtualCluster(TwoLevel(2, 8, intra, inter))
-
-    def alpha_paid(topo, dst: int) -> float:
-        return float(topo.message_costs(np.array([0]), np.array([dst]))[0][0])
-
+    run = run or point_to_point(**params)
+    sizes, paths = run.sizes, run.paths
     cols = [f"t_{int(n)}" for n in sizes]
-    rows, zh = [], {}
-
-    def path(key: str, **f) -> str:
-        zh[T.get(key, "en", **f)] = T.get(key, "zh", **f)
-        return T.get(key, "en", **f)
-
-    for h in hops:
-        row = {"path": path("links.path_hops" if h > 1 else "links.path_hop", link=link.name, h=h), "hops": ring.hops(0, h),
-               "alpha": alpha_paid(ring, h), "beta": link.beta}
-        row.update({c: send_recv(c_ring, nbytes=n, src=0, dst=h).time for c, n in zip(cols, sizes)})
-        rows.append(row)
-    for name, dst, beta in ((path("links.path_same", intra=intra.name), 1, intra.beta),
-                            (path("links.path_other", intra=intra.name, inter=inter.name), 8, inter.beta)):
-        row = {"path": name, "hops": c_two.topology.hops(0, dst),
-               "alpha": alpha_paid(c_two.topology, dst), "beta": beta}
-        row.update({c: send_recv(c_two, nbytes=n, src=0, dst=dst).time for c, n in zip(cols, sizes)})
-        rows.append(row)
-    near, far = rows[0], rows[len(hops) - 1]
-    sw_hops = sorted({r["hops"] for r in rows[len(hops):]})
-    sw_hops_s = "/".join(map(str, sw_hops))
-    big = cols[-1]
-    extra = far[big] / near[big] - 1
+    rows = [{"path": q.label[0], "hops": q.hops, "alpha": q.alpha_s, "beta": q.beta_Bps, **dict(zip(cols, q.times_s))}
+            for q in paths]
+    torus = len(paths) - 2
+    near, far, (link, intra, inter) = paths[0], paths[torus - 1], run.names
+    sw_hops = "/".join(map(str, sorted({q.hops for q in paths[torus:]})))
     a = lambda v: fmt_time(v, 3)
     hop_s = lambda h: f"{h} hop" + ("s" if h != 1 else "")
-    alpha_note = dict(link=link.name, hop_alpha=f"{hop_alpha:g}", a_near=a(near["alpha"]), near=hop_s(near["hops"]),
-                      near_h=near["hops"], a_far=a(far["alpha"]), far=hop_s(far["hops"]), far_h=far["hops"],
-                      intra=intra.name, inter=inter.name, sw_hops=sw_hops_s, a_same=a(rows[len(hops)]["alpha"]),
-                      a_other=a(rows[-1]["alpha"]))
-    bytes_note = dict(n=fmt_bytes(sizes[-1]), far_h=far["hops"], near_h=near["hops"], near=hop_s(near["hops"]),
-                      extra=fmt_pct(extra))
+    alpha_note = dict(link=link, hop_alpha=f"{run.hop_alpha:g}", a_near=a(near.alpha_s), near=hop_s(near.hops),
+                      near_h=near.hops, a_far=a(far.alpha_s), far=hop_s(far.hops), far_h=far.hops,
+                      intra=intra, inter=inter, sw_hops=sw_hops, a_same=a(paths[torus].alpha_s),
+                      a_other=a(paths[-1].alpha_s))
+    bytes_note = dict(n=fmt_bytes(sizes[-1]), far_h=far.hops, near_h=near.hops, near=hop_s(near.hops),
+                      extra=fmt_pct(far.times_s[-1] / near.times_s[-1] - 1))
     return Table(
         key="01-3",
         title=T("links.01_3_title"),
@@ -145,7 +117,7 @@ def demo_01_3(sizes: Sequence[float] = (4 * KB, 1 * MB, 64 * MB),
                  + [T.get("links.h_at", lang, size=fmt_bytes(n)) for n in sizes] for lang in LANGS},
         rows=rows,
         formats={"alpha": a, "beta": lambda v: fmt_rate(v, 3), **{c: lambda t: fmt_time(t, 4) for c in cols}},
-        labels={"zh": zh},
+        labels={"zh": {q.label[0]: q.label[1] for q in paths}},
         notes={lang: [T.get("links.01_3_alpha", lang, **alpha_note), T.get("links.01_3_bytes", lang, **bytes_note)]
                for lang in LANGS},
     )
@@ -293,7 +265,9 @@ class P2P:
     fewest (``h_lo``) and most (``h_hi``) torus hops, with the ratio at the small size and the
     growth at the big one; the big size's bytes alone over β; through a switch within a node
     (``same``, ``sw_hops`` hops) and to another node (``other``), with their ratio; and the
-    torus's hop cost (``rule``; ``hi_alphas`` α at ``h_hi`` hops)."""
+    torus's hop cost (``rule``; ``hi_alphas`` α at ``h_hi`` hops); for the table, the names
+    of the torus's link and of the two-level network's (``names``), the ``sizes`` and every
+    :class:`Path`, the torus's first and the two-level network's two last."""
 
     small_bytes: float
     mid_bytes: float
@@ -318,20 +292,58 @@ class P2P:
     rule: str
     hi_alphas: float
     sw_hops: int
+    names: tuple
+    sizes: tuple
+    paths: tuple
 
 
-def p2p_numbers(table: Table, sizes: Sequence[float], beta: float, torus_rows: int = 4) -> P2P:
-    """:class:`P2P` of demo 01-3's ``table`` (built for ``sizes``; its first ``torus_rows``
-    rows are torus paths over a link of ``beta``, the next two the two-level network's)."""
-    small, mid, big = (f"t_{int(n)}" for n in sizes)
-    lo, hi = table.rows[0], table.rows[torus_rows - 1]
-    same, other = table.rows[torus_rows], table.rows[torus_rows + 1]
-    h = signature(Torus).parameters["hop_alpha"].default
-    rule = "h·α" if h == 1 else f"(1 + {h:g}(h − 1))·α"
-    return P2P(*map(float, sizes), lo["hops"], hi["hops"], lo[small], hi[small], hi[small] / lo[small],
-               lo[mid], hi[mid], lo[big], hi[big], hi[big] / lo[big] - 1, sizes[-1] / beta, same[big],
-               other[big], other[big] / same[big], same[small], other[small], h, rule,
-               1 + h * (hi["hops"] - 1), same["hops"])
+@dataclass(frozen=True)
+class Path:
+    """One path of demo 01-3: its (English, Chinese) name, hops, the α it pays, the slowest
+    link's β and the message's time at each size."""
+
+    label: tuple
+    hops: int
+    alpha_s: float
+    beta_Bps: float
+    times_s: tuple
+
+
+def point_to_point(sizes: Sequence[float] = (4 * KB, 1 * MB, 64 * MB), hops: Sequence[int] = (1, 2, 4, 8),
+                   link: Link = ICI_V5E, intra: Link = NVLINK4, inter: Link = IB_NDR,
+                   hop_alpha: float = 1.0) -> P2P:
+    """:class:`P2P`: one message of each of three ``sizes`` (small, mid, big), simulated.
+
+    Torus paths: ``send_recv`` from device 0 to device h on a 1-D torus (ring) of
+    2·max(hops) ``link`` chips (``hop_alpha`` as in :class:`commbook.topology.Torus`), so
+    the shortest path is h hops.  Two-level paths: GPU 0 to GPU 1 (same node, NVLink) and
+    GPU 0 to GPU 8 (other node, over the IB NIC).  The α paid comes from the topology's
+    :meth:`~commbook.topology.Topology.message_costs`.
+
+    >>> [round(q.times_s[0] * 1e6, 2) for q in point_to_point().paths[:4]]
+    [1.09, 2.09, 4.09, 8.09]
+    """
+    if len(sizes) != 3:
+        raise ValueError(f"sizes must be three sizes (small, mid, big), got {sizes!r}")
+    ring, two = Torus((2 * max(hops),), link, hop_alpha=hop_alpha), TwoLevel(2, 8, intra, inter)
+    c_ring, c_two = VirtualCluster(ring), VirtualCluster(two)
+
+    def path(key: str, topo, c, dst: int, beta: float, **f) -> Path:
+        alpha = float(topo.message_costs(np.array([0]), np.array([dst]))[0][0])
+        return Path(tuple(T.get(key, lang, **f) for lang in LANGS), topo.hops(0, dst), alpha, beta,
+                    tuple(send_recv(c, nbytes=n, src=0, dst=dst).time for n in sizes))
+
+    paths = [path("links.path_hops" if h > 1 else "links.path_hop", ring, c_ring, h, link.beta, link=link.name, h=h)
+             for h in hops]
+    paths += [path("links.path_same", two, c_two, 1, intra.beta, intra=intra.name),
+              path("links.path_other", two, c_two, 8, inter.beta, intra=intra.name, inter=inter.name)]
+    lo, hi, same, other = paths[0], paths[len(hops) - 1], paths[-2], paths[-1]
+    rule = "h·α" if hop_alpha == 1 else f"(1 + {hop_alpha:g}(h − 1))·α"
+    (ls, lm, lb), (hs, hm, hb) = lo.times_s, hi.times_s
+    return P2P(*map(float, sizes), lo.hops, hi.hops, ls, hs, hs / ls, lm, hm, lb, hb, hb / lb - 1,
+               sizes[-1] / link.beta, same.times_s[2], other.times_s[2], other.times_s[2] / same.times_s[2],
+               same.times_s[0], other.times_s[0], hop_alpha, rule, 1 + hop_alpha * (hi.hops - 1), same.hops,
+               (link.name, intra.name, inter.name), tuple(float(n) for n in sizes), tuple(paths))
 
 
 @dataclass(frozen=True)
