@@ -295,7 +295,7 @@ def test_04_2_all_to_all(tables):
     assert ring["vs_switch"] == approx(16.3, abs=0.05) and ring["bisection"] * 1e3 == approx(2.844, abs=0.0005)
     assert torus["topology"] == "2D torus 8×8" and torus["vs_switch"] == approx(3.2, abs=0.05)
     assert 2 <= ring["vs_bound"] <= 4 and 2 <= torus["vs_bound"] <= 4
-    assert t.meta["p16_ring_vs_switch"] == approx(4.27, abs=0.01)
+    assert topology.all_to_all_race().p16_x == approx(4.27, abs=0.01)
     assert "2.4–3.7×" in t.notes["en"][0] and "p−1 = 63" in t.notes["en"][0]
     assert t.notes["en"][1].startswith("Original notes: the ring ≈16×")
     assert "16.3× at p = 64, 4.3× at p = 16" in t.notes["en"][1] and "needs p = 64" in t.notes["en"][1]

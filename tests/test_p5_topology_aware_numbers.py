@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from commbook.book.p5 import topology_aware_numbers as N
-from commbook.book.p5.topology import demo_04_1, demo_04_2, demo_04_3
+from commbook.book.p5.topology import all_to_all_race, demo_04_1, demo_04_3
 from commbook.collectives import all_reduce
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4
@@ -45,7 +45,7 @@ def test_two_d_saves_the_rounds_times_alpha(t41):
 
 def test_all_to_all_on_a_switch_is_its_egress_bound_plus_p_minus_one_alphas():
     p, n = 64, 16 * MB
-    a = N.a2a_numbers(demo_04_2(p, n, ICI), p, n, ICI)
+    a = all_to_all_race(p, n, ICI)
     egress = n * (p - 1) / p / ICI.beta
     assert a.sw_egress_s == pytest.approx(egress) and a.sw_s == pytest.approx(egress + 63 * ICI.alpha)
     assert a.ring_bisect_s == pytest.approx(n * p / 4 / a.bis_ring_Bps)   # p/2 · n/2 across the cut

@@ -3,6 +3,7 @@ hierarchical all-reduce."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -113,73 +114,132 @@ def demo_04_1(dims: tuple[int, int] = (4, 4), n: float = 64 * MB, link: Link = I
     )
 
 
-def demo_04_2(p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, check_p16: bool = True) -> Table:
-    """Demo 04-2 (lecture §6.2, all-to-all and bisection bandwidth): direct all-to-all of ``n`` =
-    16 MB per device on a switch, a bidirectional ring and a 2D torus (all ``link``).
+@dataclass(frozen=True)
+class A2aRow:
+    """One network of demo 04-2: its (English, Chinese) name, the simulated all-to-all, its
+    egress and bisection bounds, the time over the larger bound and over the switch's time."""
 
-    Bounds (:func:`commbook.cost.all_to_all_bounds`): egress (p−1)/p·n/β and bisection
-    (p·n/4)/B_bisect.  Anchors (p = 64): switch 0.413 ms (egress 0.350); ring 6.71 ms =
-    16.3× the switch (bound 2.844 ms, 2.36×); 8×8 torus 1.31 ms (3.2× the switch, 3.67×
-    its bound).  Flag F.30: with p = 16 the ring is only ≈4.3× the switch (an "original
-    notes" note, :data:`ORIGINAL_04_2`).
+    label: tuple
+    time_s: float
+    egress_s: float
+    bisection_s: float
+    bound_x: float
+    sw_x: float
+
+
+@dataclass(frozen=True)
+class A2a:
+    """§6.2: the all-to-all of ``n_bytes`` per device over ``link_name`` on a switch, a ring
+    and a ``side``×``side`` torus against its bounds;
+    the ring against the switch at ``p16`` devices (``p16_x``, None when not run) and, one
+    way only, at ``p_one_way``; ``rows``: the three :class:`A2aRow` of table 04-2."""
+
+    p: int
+    n_bytes: float
+    link_name: str
+    side: int
+    bis_sw_Bps: float
+    bis_ring_Bps: float
+    bis_torus_Bps: float
+    sw_s: float
+    sw_egress_s: float
+    sw_bound_x: float
+    sw_alpha_s: float              # the switch's p - 1 start-ups
+    rounds: int
+    ring_s: float
+    ring_bisect_s: float
+    ring_bound_x: float
+    ring_sw_x: float
+    ring_bounds_x: float           # the ring's bisection bound over the switch's egress bound
+    torus_s: float
+    torus_bisect_s: float
+    torus_bound_x: float
+    torus_sw_x: float
+    original_x: float
+    p16_x: float | None
+    p16: int
+    p_one_way: int
+    one_way_x: float               # a one-way ring against the switch, p_one_way GPUs
+    rows: tuple
+
+
+def all_to_all_race(p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, check_p16: bool = True,
+                    p_one_way: int = 32) -> A2a:
+    """Direct all-to-all of ``n`` per device on a switch, a bidirectional ring and a 2D torus
+    of ``p`` devices (all ``link``), simulated, with the bounds of
+    :func:`commbook.cost.all_to_all_bounds`: egress (p−1)/p·n/β and bisection (p·n/4)/B_bisect.
+
+    >>> round(all_to_all_race(check_p16=False).ring_sw_x, 1)
+    16.3
     """
     d2 = balanced_dims(p, 2)
-    names = [("links.topo_switch", {}), ("topology.t_ring_bidir", {}), ("links.topo_2d", {"dims": f"{d2[0]}×{d2[1]}"})]
-    zh_name = {T.get(k, "en", **f): T.get(k, "zh", **f) for k, f in names}
-    topos = list(zip(zh_name, (Switch(p, link), Ring(p, link), Torus(d2, link))))
-    rows = []
-    for name, t in topos:
-        r = all_to_all(VirtualCluster(t), nbytes=n)
-        eg, bi = cost.all_to_all_bounds(p, n, link.beta, t.bisection_bandwidth)
-        rows.append({"topology": name, "time": r.time, "egress": eg, "bisection": bi,
-                     "vs_bound": r.time / max(eg, bi)})
-    for r in rows:
-        r["vs_switch"] = r["time"] / rows[0]["time"]
-    by = {"egress": [r["topology"] for r in rows if r["egress"] >= r["bisection"]],
-          "bisection": [r["topology"] for r in rows if r["egress"] < r["bisection"]]}
+    keys = [("links.topo_switch", {}), ("topology.t_ring_bidir", {}), ("links.topo_2d", {"dims": f"{d2[0]}×{d2[1]}"})]
+    nets = (Switch(p, link), Ring(p, link), Torus(d2, link))
+    time = lambda net: all_to_all(VirtualCluster(net), nbytes=n).time
+    runs = [(tuple(T.get(k, lang, **f) for lang in LANGS), time(t), *cost.all_to_all_bounds(p, n, link.beta,
+                                                                                             t.bisection_bandwidth))
+            for (k, f), t in zip(keys, nets)]
+    sw, rg, tor = (A2aRow(name, t, eg, bi, t / max(eg, bi), t / runs[0][1]) for name, t, eg, bi in runs)
+    p16 = time(Ring(16, link)) / time(Switch(16, link)) if check_p16 else None
+    one_way = time(Ring(p_one_way, link, bidirectional=False)) / time(Switch(p_one_way, link))
+    return A2a(p, float(n), link.name, d2[0], *(t.bisection_bandwidth for t in nets), sw.time_s, sw.egress_s, sw.bound_x,
+               (p - 1) * link.alpha, p - 1, rg.time_s, rg.bisection_s, rg.bound_x, rg.sw_x,
+               rg.bisection_s / sw.egress_s, tor.time_s, tor.bisection_s, tor.bound_x, tor.sw_x,
+               ORIGINAL_04_2["ratio"], p16, 16, p_one_way, one_way, (sw, rg, tor))
+
+
+def demo_04_2(run: A2a | None = None, **params) -> Table:
+    """Demo 04-2 (lecture §6.2, all-to-all and bisection bandwidth): table of
+    :func:`all_to_all_race` (``run``, else ``all_to_all_race(**params)``; by default 16 MB
+    per device, ICI).
+
+    Anchors (p = 64): switch 0.413 ms (egress 0.350); ring 6.71 ms =
+    16.3× the switch (bound 2.844 ms, 2.36×); 8×8 torus 1.31 ms (3.2× the switch, 3.67×
+    its bound).  Flag F.30: with p = 16 the ring is only ≈4.3× the switch (an "original
+    notes" note, :data:`ORIGINAL_04_2`, when that run was made).
+    """
+    run = run or all_to_all_race(**params)
+    rows, p = run.rows, run.p
+    by = {"egress": [r.label for r in rows if r.egress_s >= r.bisection_s],
+          "bisection": [r.label for r in rows if r.egress_s < r.bisection_s]}
     others = rows[1:]
-    gap = span([r["vs_bound"] for r in others], lambda v: f"{v:.1f}")
+    gap = span([r.bound_x for r in others], lambda v: f"{v:.1f}")
     sp = lambda text: text + " " if text[-1:].isascii() else text   # a space before Chinese after Latin
-    name = lambda t, lang: t if lang == "en" else zh_name[t]
     cjk = lambda text, lang: sp(text) if lang == "zh" else text
 
     def note(lang: str) -> str:
+        i = LANGS.index(lang)
         bind = T.get("topology.bind_sep", lang).join(
             T.get("topology.bind", lang, kind=T.get(f"topology.kind_{k}", lang),
-                  names=cjk(T.get("topology.bind_names_sep", lang).join(name(t, lang) for t in v), lang))
+                  names=cjk(T.get("topology.bind_names_sep", lang).join(t[i] for t in v), lang))
             for k, v in by.items() if v)
         return T.get("topology.04_2_note", lang, bind=bind, pm1=p - 1, gap=gap, others=cjk(
-            T.get("topology.others_sep", lang).join(name(r["topology"], lang) for r in others), lang))
+            T.get("topology.others_sep", lang).join(r.label[i] for r in others), lang))
 
     notes = [tuple(note(lang) for lang in LANGS)]
-    meta = {}
     o = ORIGINAL_04_2
-    if check_p16:
-        sw = all_to_all(VirtualCluster(Switch(16, link)), nbytes=n).time
-        rg = all_to_all(VirtualCluster(Ring(16, link)), nbytes=n).time
-        meta["p16_ring_vs_switch"] = rg / sw
-        if n == o["n"] and link == o["link"]:
-            here = {p: rows[1]["vs_switch"], 16: rg / sw}
-            fits = [q for q, v in here.items() if round(v) == o["ratio"]]
-            notes.append(original_note(*(
-                (T.get("topology.o2_said", lang, r=o["ratio"]),
-                 T.get("topology.o2_item_sep", lang).join(T.get("topology.o2_item", lang, v=f"{v:.1f}", q=q)
-                                                          for q, v in here.items()),
-                 T.get("topology.o2_fits", lang, r=o["ratio"], q=fits[0]) if fits else
-                 T.get("topology.o2_nofit", lang, r=o["ratio"])) for lang in LANGS)))
+    if run.p16_x is not None and run.n_bytes == o["n"] and run.link_name == o["link"].name:
+        here = {p: run.ring_sw_x, run.p16: run.p16_x}
+        fits = [q for q, v in here.items() if round(v) == o["ratio"]]
+        notes.append(original_note(*(
+            (T.get("topology.o2_said", lang, r=o["ratio"]),
+             T.get("topology.o2_item_sep", lang).join(T.get("topology.o2_item", lang, v=f"{v:.1f}", q=q)
+                                                      for q, v in here.items()),
+             T.get("topology.o2_fits", lang, r=o["ratio"], q=fits[0]) if fits else
+             T.get("topology.o2_nofit", lang, r=o["ratio"])) for lang in LANGS)))
     ms = lambda v: fmt_time(v, 4)
     return Table(
         key="04-2",
-        title=T("topology.04_2_title", n=fmt_bytes(n), p=p, link=link.name),
+        title=T("topology.04_2_title", n=fmt_bytes(run.n_bytes), p=p, link=run.link_name),
         columns=["topology", "time", "egress", "bisection", "vs_bound", "vs_switch"],
         headers=T.pairs("topology.h_topology", "topology.h_simulated", "topology.h_egress", "topology.h_bisection",
                         "topology.h_vs_bound", "topology.h_vs_switch"),
-        rows=rows,
+        rows=[{"topology": r.label[0], "time": r.time_s, "egress": r.egress_s, "bisection": r.bisection_s,
+               "vs_bound": r.bound_x, "vs_switch": r.sw_x} for r in rows],
         formats={"time": ms, "egress": ms, "bisection": ms, "vs_bound": fmt_ratio,
                  "vs_switch": fmt_ratio},
-        labels={"zh": zh_name},
+        labels={"zh": {r.label[0]: r.label[1] for r in rows}},
         notes={lang: [nt[i] for nt in notes] for i, lang in enumerate(LANGS)},
-        meta=meta,
     )
 
 

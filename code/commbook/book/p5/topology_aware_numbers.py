@@ -12,20 +12,21 @@ import math
 from dataclasses import dataclass
 
 from ... import cost
-from ...collectives import all_reduce, all_to_all, t_formula
+from ...collectives import all_reduce, t_formula
 from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR, ICI_V5E, NVLINK4, NVLINK5, Link
-from ...topology import Ring, Switch, Torus, TwoLevel, ring_order
+from ...topology import Ring, Torus, TwoLevel, ring_order
 from ...units import KB, MB
 from .scripts import SCRIPTS
 
 __all__ = ["ORIGINAL", "Links", "link_numbers", "Mapping", "mapping_numbers", "TwoD", "two_d_numbers",
-           "Q61", "q61_numbers", "A2a", "a2a_numbers", "HtSym", "htsym_numbers", "Q62", "q62_numbers",
+           "Q61", "q61_numbers", "HtSym", "htsym_numbers", "Q62", "q62_numbers",
            "Hier", "hier_numbers", "HierNccl", "hier_nccl_numbers", "Q63", "q63_numbers", "nic_use"]
 
-ORIGINAL = {"row_major": 0.02, "ring_vs_switch": 16, "hier": (4, 6)}
+ORIGINAL = {"row_major": 0.02, "hier": (4, 6)}
 """The original notes' figures the page sets against the computed ones: row-major "2 %"
-slower, the ring "about 16×" slower than the switch, the hierarchy "4–6×" faster."""
+slower, the hierarchy "4–6×" faster (the ring "about 16×" slower than the switch:
+:data:`.topology.ORIGINAL_04_2`)."""
 
 
 @dataclass(frozen=True)
@@ -146,53 +147,7 @@ def q61_numbers(n: float, dims=(8, 8), link: Link = ICI_V5E) -> Q61:
 
 
 # ============================================================================ §6.2 all-to-all
-@dataclass(frozen=True)
-class A2a:
-    """§6.2: Table 04-2, the all-to-all on a switch, a ring and a torus against its bounds."""
-    p: int
-    n_bytes: float
-    side: int
-    bis_sw_Bps: float
-    bis_ring_Bps: float
-    bis_torus_Bps: float
-    sw_s: float
-    sw_egress_s: float
-    sw_bound_x: float
-    sw_alpha_s: float              # the switch's p - 1 start-ups
-    rounds: int
-    ring_s: float
-    ring_bisect_s: float
-    ring_bound_x: float
-    ring_sw_x: float
-    ring_bounds_x: float           # the ring's bisection bound over the switch's egress bound
-    torus_s: float
-    torus_bisect_s: float
-    torus_bound_x: float
-    torus_sw_x: float
-    original_x: float
-    p16_x: float
-    p16: int
-    p_one_way: int
-    one_way_x: float               # a one-way ring against the switch, p_one_way GPUs
-
-
-def a2a_numbers(t42, p: int = 64, n: float = 16 * MB, link: Link = ICI_V5E, p_one_way: int = 32) -> A2a:
-    """From Table 04-2 (:func:`.topology.demo_04_2` with the same ``p``, ``n``, ``link``)."""
-    side = math.isqrt(p)
-    nets = [Switch(p, link), Ring(p, link), Torus((side, side), link)]
-    sw, rg, tor = t42.rows
-    one_way = (all_to_all(VirtualCluster(Ring(p_one_way, link, bidirectional=False)), nbytes=n).time
-               / all_to_all(VirtualCluster(Switch(p_one_way, link)), nbytes=n).time)
-    return A2a(p=p, n_bytes=n, side=side, bis_sw_Bps=nets[0].bisection_bandwidth,
-               bis_ring_Bps=nets[1].bisection_bandwidth, bis_torus_Bps=nets[2].bisection_bandwidth,
-               sw_s=sw["time"], sw_egress_s=sw["egress"], sw_bound_x=sw["vs_bound"],
-               sw_alpha_s=(p - 1) * link.alpha, rounds=p - 1, ring_s=rg["time"], ring_bisect_s=rg["bisection"],
-               ring_bound_x=rg["vs_bound"], ring_sw_x=rg["vs_switch"], ring_bounds_x=rg["bisection"] / sw["egress"],
-               torus_s=tor["time"], torus_bisect_s=tor["bisection"], torus_bound_x=tor["vs_bound"],
-               torus_sw_x=tor["vs_switch"], original_x=ORIGINAL["ring_vs_switch"],
-               p16_x=t42.meta["p16_ring_vs_switch"], p16=16, p_one_way=p_one_way, one_way_x=one_way)
-
-
+# (table 04-2 and its numbers: :func:`.topology.all_to_all_race`)
 @dataclass(frozen=True)
 class HtSym:
     """§6.2: one NVSwitch node against a ring of the same chips, at the same egress."""
