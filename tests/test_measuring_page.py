@@ -113,6 +113,17 @@ def test_logs_table_equals_the_parsed_logs():
     assert t.find(system="h100", collective="all_reduce")["peak"] == 482.27e9          # the log's last row
 
 
+def test_log_and_gloo_numbers_read_the_files():
+    lg = MN.log_numbers()
+    n, _, bus = _data("h100", "all_reduce", None)
+    assert lg.h_sizes == len(n) and lg.h_ar_peak_Bps == bus.max() == 482.27e9          # the log's last row
+    assert lg.h_ar_peak_frac == pytest.approx(bus.max() / 450e9)
+    assert lg.a1_peak_Bps == _data("a100", "all_reduce", None)[2].max() and lg.a1_wire_Bps == 300e9
+    gl = MN.gloo_numbers()
+    t16, t2 = (_data(s, "all_reduce", 4)[1][0] for s in ("gloo16", "gloo2"))
+    assert (gl.ar4_16_s, gl.ar4_2_s, gl.points) == (t16, t2, 162) and gl.ar4_x == pytest.approx(t2 / t16)
+
+
 def test_fit_table_equals_an_independent_fit():
     t = M.fit_table()
     assert len(t) == len(M.FIT_CASES)

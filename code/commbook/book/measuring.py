@@ -25,7 +25,8 @@ from .text import texts
 T = texts("measure")
 
 __all__ = ["H100_LOG", "A100_LOG", "AZURE_LOG", "NVIDIA", "GLOO", "GLOO_P", "GLOO_OPS", "GLOO_FIT_MAX",
-           "Curve", "curve", "log_run", "system_name", "coll_name", "size_text", "wire_rate", "gloo_repeats",
+           "Curve", "curve", "log_run", "system_name", "coll_name", "size_text", "size_range", "wire_rate",
+           "gloo_repeats",
            "Spread", "gloo_spread", "fit_curve", "FIT_CASES", "fits", "gloo_table", "logs_table", "fit_table"]
 
 H100_LOG = "h100x8_nvswitch_nccl2.29.2_nccl-tests.log"
@@ -59,6 +60,15 @@ def size_text(n: float) -> str:
     if n >= 1024 and math.log2(n).is_integer():
         return fmt_bytes(n, binary=True)
     return f"{n:,.0f} B"
+
+
+def size_range(sizes) -> str:
+    """The first and last of ``sizes`` as the tables print them: "lo – hi".
+
+    >>> size_range([1024, 2 ** 30])
+    '1 KiB – 1 GiB'
+    """
+    return f"{size_text(sizes[0])} – {size_text(sizes[-1])}"
 
 
 def wire_rate(system: str) -> float | None:
@@ -194,7 +204,7 @@ def _sys_labels() -> dict:
 # ============================================================================ tables
 def gloo_table() -> Table:
     """Every gloo record on both machines: the time at the smallest size and at 1 MiB, and
-    busbw at the largest size (64 MiB).  ``meta``: the repeat spread of each machine."""
+    busbw at the largest size (64 MiB); the note gives the repeat spread of each machine."""
     rows = []
     for op in GLOO_OPS:
         for p in GLOO_P:
@@ -205,9 +215,8 @@ def gloo_table() -> Table:
                          "n_mid": c16.sizes[mid], "n_big": c16.sizes[-1],
                          "t_small16": c16.times[0], "t_small2": c2.times[0], "t_mid16": c16.times[mid],
                          "t_mid2": c2.times[mid], "bus16": c16.busbw[-1], "bus2": c2.busbw[-1]})
-    spread = {s: gloo_spread(s) for s in GLOO}
     t = lambda v: fmt_time(v, 3)
-    s16, s2 = spread["gloo16"], spread["gloo2"]
+    s16, s2 = gloo_spread("gloo16"), gloo_spread("gloo2")
     x = lambda r: fmt_ratio(r, 3)
     return Table(
         key="measure-gloo",
@@ -220,7 +229,6 @@ def gloo_table() -> Table:
         notes={lang: [T.get("measuring.gloo.note_times", lang),
                       T.get("measuring.gloo.note_spread", lang, n=s16.points, med16=x(s16.median_x), med2=x(s2.median_x),
                             p90_16=x(s16.p90_x), p90_2=x(s2.p90_x))] for lang in ("en", "zh")},
-        meta={"spread": spread},
     )
 
 
@@ -233,7 +241,7 @@ def logs_table() -> Table:
             c = curve(system, run.collective)
             wire = wire_rate(system)
             rows.append({"system": system, "op": coll_name(c.collective), "collective": c.collective,
-                         "p": c.p, "count": len(c.sizes), "range": f"{size_text(c.sizes[0])} – {size_text(c.sizes[-1])}",
+                         "p": c.p, "count": len(c.sizes), "range": size_range(c.sizes),
                          "n_min": c.sizes[0], "n_max": c.sizes[-1], "bus_small": c.busbw[0],
                          "bus_big": c.busbw[-1], "peak": float(c.busbw.max()), "wire": wire,
                          "peak_wire": float(c.busbw.max()) / wire, "placement": c.placement})
@@ -257,7 +265,7 @@ def fit_table(fitted: dict | None = None) -> Table:
     rows = []
     for (system, op, p), (c, f) in fitted.items():
         rows.append({"system": system, "op": coll_name(op), "collective": op, "p": p,
-                     "range": f"{size_text(f.sizes.min())} – {size_text(f.sizes.max())}",
+                     "range": size_range(sorted(f.sizes)),
                      "alpha": f.alpha, "beta": f.beta, "n_half": f.n_half, "rms": f.rms_rel, "max": f.max_rel})
     return Table(
         key="measure-fits",

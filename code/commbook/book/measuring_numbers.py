@@ -56,16 +56,20 @@ class Gloo:
     ar4_x: float                   # shared over idle
 
 
-def gloo_numbers(gt=None) -> Gloo:
-    """From :func:`.measuring.gloo_table` (its ``meta["spread"]`` and the all-reduce row)."""
-    gt = M.gloo_table() if gt is None else gt
-    s16, s2 = gt.meta["spread"]["gloo16"], gt.meta["spread"]["gloo2"]
-    ar4 = gt.find(collective="all_reduce", p=4)
+def gloo_numbers() -> Gloo:
+    """From the gloo records (:func:`.measuring.gloo_spread`, :func:`.measuring.curve`), as
+    :func:`.measuring.gloo_table` shows them.
+
+    >>> gloo_numbers().points
+    162
+    """
+    s16, s2 = M.gloo_spread("gloo16"), M.gloo_spread("gloo2")
+    ar16, ar2 = (M.curve(s, "all_reduce", 4).times[0] for s in ("gloo16", "gloo2"))
     return Gloo(ops=len(M.GLOO_OPS), ps=", ".join(str(p) for p in M.GLOO_P), points=s16.points,
                 spread16_med_x=s16.median_x, spread16_p90_x=s16.p90_x, spread2_med_x=s2.median_x,
                 spread2_p90_x=s2.p90_x, spread2_max_x=s2.max_x,
                 small16_range=span(s16.small_s, _t3), small2_range=span(s2.small_s, _t3),
-                ar4_16_s=ar4["t_small16"], ar4_2_s=ar4["t_small2"], ar4_x=ar4["t_small2"] / ar4["t_small16"])
+                ar4_16_s=ar16, ar4_2_s=ar2, ar4_x=ar2 / ar16)
 
 
 # ============================================================================ public logs
@@ -86,16 +90,20 @@ class Logs:
     az_range: str
 
 
-def log_numbers(lt=None) -> Logs:
-    """From :func:`.measuring.logs_table`."""
-    lt = M.logs_table() if lt is None else lt
-    row = lambda s, op="all_reduce": lt.find(system=s, collective=op)
-    h, a1 = row("h100"), row("a100")
-    return Logs(h_sizes=h["count"], h_range=h["range"], h_ar_peak_Bps=h["peak"], h_ar_peak_frac=h["peak_wire"],
-                h_wire_Bps=h["wire"], h_ag_peak_Bps=row("h100", "all_gather")["peak"],
-                h_rs_peak_Bps=row("h100", "reduce_scatter")["peak"], a1_range=a1["range"],
-                a1_peak_Bps=a1["peak"], a1_wire_Bps=a1["wire"], a1_peak_frac=a1["peak_wire"],
-                az_range=row("azure")["range"])
+def log_numbers() -> Logs:
+    """From the public logs' curves (:func:`.measuring.curve`), as :func:`.measuring.logs_table`
+    shows them: the peak busbw against the NVLink rate of each GPU (:func:`.measuring.wire_rate`).
+
+    >>> log_numbers().h_ar_peak_Bps
+    482270000000.0
+    """
+    h, a1 = M.curve("h100"), M.curve("a100")
+    peak = lambda system, op="all_reduce": float(M.curve(system, op).busbw.max())
+    return Logs(h_sizes=len(h.sizes), h_range=M.size_range(h.sizes), h_ar_peak_Bps=peak("h100"),
+                h_ar_peak_frac=peak("h100") / M.wire_rate("h100"), h_wire_Bps=M.wire_rate("h100"),
+                h_ag_peak_Bps=peak("h100", "all_gather"), h_rs_peak_Bps=peak("h100", "reduce_scatter"),
+                a1_range=M.size_range(a1.sizes), a1_peak_Bps=peak("a100"), a1_wire_Bps=M.wire_rate("a100"),
+                a1_peak_frac=peak("a100") / M.wire_rate("a100"), az_range=M.size_range(M.curve("azure").sizes))
 
 
 # ============================================================================ fits
