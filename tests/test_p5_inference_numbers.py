@@ -7,6 +7,7 @@ import pytest
 
 from commbook import llm
 from commbook.book.p5 import inference_numbers as N
+from commbook.book.p5.inference import tp_nodes
 from commbook.hardware import H100, IB_NDR, NVLINK4
 
 M, TP = llm.LLAMA31_70B, 8
@@ -47,7 +48,7 @@ def test_prefill_comm_is_start_ups_plus_bytes_per_token():
 
 
 def test_tp16_is_the_one_node_ring_plus_a_ring_across_nodes():
-    t = N.tp_node_numbers(None, M, tp=TP, batch=64, intra=NVLINK4, inter=IB_NDR)
+    t = tp_nodes(M, batch=64, intra=NVLINK4, inter=IB_NDR, tps=(TP, 2 * TP))
     n = 64 * M.d_model * 2
     assert t.per_ar8_s == pytest.approx(_ring(TP, n, NVLINK4))
     ib = _ring(2, n / TP, IB_NDR)

@@ -7,9 +7,11 @@ show them.  Anchors: seed inventory C.3.1 §7 and C.3.3-05.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from ... import llm
+from ...collectives import t_formula
 from ...hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Chip, Link
 from ...llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
 from ..tables import Table
@@ -17,7 +19,7 @@ from ..text import texts
 from ...units import fmt_bytes, fmt_number, fmt_pct, fmt_ratio, fmt_time
 from .common import original_note, span
 
-__all__ = ["demo_05_1", "demo_05_2", "demo_05_3", "demo_05_4", "demo_05_5"]
+__all__ = ["demo_05_1", "demo_05_2", "TpRow", "TpNodes", "tp_nodes", "demo_05_3", "demo_05_4", "demo_05_5"]
 
 T = texts("p5")
 
@@ -87,33 +89,93 @@ def demo_05_2(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (512, 10
     )
 
 
-def demo_05_3(model: DenseModel = LLAMA31_70B, batch: int = 64, chip: Chip = H100,
-              intra: Link = NVLINK4, inter: Link = IB_NDR, tps: Sequence[int] = (8, 16),
-              gpus_per_node: int = 8) -> Table:
-    """§7.3 TP 8 (one node, ring) vs TP 16 (two nodes, hierarchical) at B = 64.
+@dataclass(frozen=True)
+class TpRow:
+    """One tensor-parallel width of table 05-3: ``tp`` GPUs on ``nodes`` nodes, the decode
+    step's computation, its TP all-reduces and their sum."""
+
+    tp: int
+    nodes: int
+    compute_s: float
+    comm_s: float
+    total_s: float
+
+
+@dataclass(frozen=True)
+class TpNodes:
+    """§7.3: TP on one node (the first of ``rows``, :class:`TpRow`) against ``tp`` GPUs on
+    ``nodes`` nodes (the last), ``factor`` times as many, and the hierarchical all-reduce's
+    phases."""
+
+    tp: int                        # the wider group
+    factor: int                    # its GPUs over one node's
+    nodes: int
+    msg_bytes: float
+    compute8_s: float
+    compute16_s: float
+    comm8_s: float
+    comm16_s: float
+    total8_s: float
+    total16_s: float
+    speedup_x: float
+    per_ar8_s: float               # one ring all-reduce in one node
+    ib_phase_s: float              # the ring across nodes on one rail
+    per_ar16_s: float
+    ib_alpha_s: float
+    g_rounds: int
+    ib_rounds: int
+    rows: tuple
+    setting: tuple                 # the model's name, the batch, GPUs per node, the two links' names
+
+
+def tp_nodes(model: DenseModel = LLAMA31_70B, batch: int = 64, chip: Chip = H100, intra: Link = NVLINK4,
+             inter: Link = IB_NDR, tps: Sequence[int] = (8, 16), gpus_per_node: int = 8) -> TpNodes:
+    """The decode step at each TP width of ``tps`` (:func:`commbook.llm.decode_step`,
+    :func:`commbook.llm.tp_comm_time` with NCCL's ring), the first against the last.
 
     Anchors: compute 8.39 → 4.20 ms, communication 5.13 → 7.15 ms, total 13.52 → 11.35 ms.
+
+    >>> round(tp_nodes().total16_s * 1e3, 2)
+    11.35
     """
-    g = gpus_per_node
+    g, n = gpus_per_node, llm.tp_message_bytes(model, batch)
     rows = []
     for tp in tps:
         x = llm.decode_step(model, batch, chip=chip, tp=tp).time
         k = llm.tp_comm_time(model, batch, tp, "ring", intra=intra, inter=inter, gpus_per_node=g)
-        rows.append({"tp": tp, "nodes": max(1, tp // g), "compute": x, "comm": k, "total": x + k})
+        rows.append(TpRow(tp, max(1, tp // g), x, k, x + k))
+    one, wide = rows[0], rows[-1]
+    nvl = 2 * (one.tp - 1) * (intra.alpha + n / (one.tp * intra.beta))      # RS + AG inside each node
+    ib = t_formula("ring", wide.nodes, n / one.tp, inter.alpha, inter.beta)
+    return TpNodes(wide.tp, wide.tp // one.tp, wide.nodes, n, one.compute_s, wide.compute_s, one.comm_s, wide.comm_s,
+                   one.total_s, wide.total_s, one.total_s / wide.total_s,
+                   t_formula("ring", one.tp, n, intra.alpha, intra.beta), ib, nvl + ib, inter.alpha,
+                   2 * (one.tp - 1), 2 * (wide.nodes - 1), tuple(rows), (model.name, batch, g, intra.name, inter.name))
+
+
+def demo_05_3(run: TpNodes | None = None, **params) -> Table:
+    """§7.3 TP 8 (one node, ring) vs TP 16 (two nodes, hierarchical) at B = 64: the table of
+    :func:`tp_nodes` (``run``, else ``tp_nodes(**params)``).
+
+    Anchors: compute 8.39 → 4.20 ms, communication 5.13 → 7.15 ms, total 13.52 → 11.35 ms.
+    """
+    run = run or tp_nodes(**params)
+    model, batch, g, intra, inter = run.setting
     where = {lang: T.get("inference.3.vs", lang).join(
-        T.get("inference.3.where", lang, tp=r["tp"], nodes=r["nodes"], s="s" * (r["nodes"] > 1)) for r in rows)
+        T.get("inference.3.where", lang, tp=r.tp, nodes=r.nodes, s="s" * (r.nodes > 1)) for r in run.rows)
         for lang in ("en", "zh")}
-    wide = [r for r in rows if r["tp"] > g]
-    notes = [T("inference.3.note_wide", tp=r["tp"], nodes=r["nodes"], intra=intra.name, inter=inter.name) for r in wide]
-    if len(wide) < len(rows):
-        notes.insert(0, T("inference.3.note_node", g=g, intra=intra.name))
+    wide = [r for r in run.rows if r.tp > g]
+    notes = [T("inference.3.note_wide", tp=r.tp, nodes=r.nodes, intra=intra, inter=inter) for r in wide]
+    if len(wide) < len(run.rows):
+        notes.insert(0, T("inference.3.note_node", g=g, intra=intra))
     return Table(
         key="05-3",
-        title={lang: T.get("inference.3.title", lang, model=model.name, batch=batch, where=where[lang])
+        title={lang: T.get("inference.3.title", lang, model=model, batch=batch, where=where[lang])
                for lang in ("en", "zh")},
         columns=["tp", "nodes", "compute", "comm", "total"],
         headers=T.pairs(*(f"inference.3.{c}" for c in ("tp", "nodes", "compute", "comm", "total"))),
-        rows=rows,
+        rows=[{"tp": r.tp, "nodes": r.nodes, "compute": r.compute_s, "comm": r.comm_s, "total": r.total_s}
+              for r in run.rows],
         formats={"compute": _ms, "comm": _ms, "total": _ms},
         notes={lang: [n[lang] for n in notes] for lang in ("en", "zh")},
     )

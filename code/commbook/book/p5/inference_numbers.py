@@ -17,12 +17,12 @@ from ...hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Link
 from ...llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
 from ...topology import TwoLevel
 from ...units import fmt_number
-from .inference import ORIGINAL_05_5, demo_05_1, demo_05_2, demo_05_3, demo_05_4, demo_05_5
+from .inference import ORIGINAL_05_5, TpNodes, demo_05_1, demo_05_2, demo_05_4, demo_05_5
 from .scripts import SCRIPTS
 
 __all__ = ["ORIGINAL", "latency_bound_until", "Budget", "budget_numbers", "Decode", "decode_numbers",
-           "Q71", "q71_numbers", "Prefill", "prefill_numbers", "Q72", "q72_numbers", "TpNodes",
-           "tp_node_numbers", "Q73", "Moe", "moe_numbers", "Q74", "Kv", "kv_numbers", "Q75"]
+           "Q71", "q71_numbers", "Prefill", "prefill_numbers", "Q72", "q72_numbers", "Q73", "q73_numbers",
+           "Moe", "moe_numbers", "Q74", "Kv", "kv_numbers", "Q75"]
 
 ORIGINAL = {"prefill_last": 0.45, "one_nic": ORIGINAL_05_5["ratio"]}
 """Numbers of the original notes that differ from the computed ones (shown in the notes)."""
@@ -204,44 +204,7 @@ def q72_numbers(pre: Prefill, up: float = 2.0, link: Link = NVLINK4) -> Q72:
 
 
 # ============================================================================ §7.3 TP across nodes
-@dataclass(frozen=True)
-class TpNodes:
-    """§7.3: Table 05-3's two rows and the hierarchical all-reduce's phases."""
-    tp: int                        # the wider group
-    factor: int                    # its GPUs over one node's
-    nodes: int
-    msg_bytes: float
-    compute8_s: float
-    compute16_s: float
-    comm8_s: float
-    comm16_s: float
-    total8_s: float
-    total16_s: float
-    speedup_x: float
-    per_ar8_s: float               # one ring all-reduce in one node
-    ib_phase_s: float              # the ring across nodes on one rail
-    per_ar16_s: float
-    ib_alpha_s: float
-    g_rounds: int
-    ib_rounds: int
-
-
-def tp_node_numbers(t3=None, model: DenseModel = LLAMA31_70B, tp: int = 8, batch: int = 64,
-                    intra: Link = NVLINK4, inter: Link = IB_NDR) -> TpNodes:
-    """From Table 05-3 (:func:`.inference.demo_05_3`): TP = ``tp`` on one node, 2·``tp`` on two."""
-    t3 = demo_05_3(model, batch=batch) if t3 is None else t3
-    r8, r16 = t3.find(tp=tp), t3.find(tp=2 * tp)
-    n = llm.tp_message_bytes(model, batch)
-    nvl = 2 * (tp - 1) * (intra.alpha + n / (tp * intra.beta))      # RS + AG inside each node
-    ib = t_formula("ring", r16["nodes"], n / tp, inter.alpha, inter.beta)
-    return TpNodes(tp=2 * tp, factor=r16["tp"] // r8["tp"], nodes=r16["nodes"], msg_bytes=n,
-                   compute8_s=r8["compute"], compute16_s=r16["compute"], comm8_s=r8["comm"],
-                   comm16_s=r16["comm"], total8_s=r8["total"], total16_s=r16["total"],
-                   speedup_x=r8["total"] / r16["total"], per_ar8_s=t_formula("ring", tp, n, intra.alpha, intra.beta),
-                   ib_phase_s=ib, per_ar16_s=nvl + ib, ib_alpha_s=inter.alpha, g_rounds=2 * (tp - 1),
-                   ib_rounds=2 * (r16["nodes"] - 1))
-
-
+# (table 05-3 and its numbers: :func:`.inference.tp_nodes`)
 @dataclass(frozen=True)
 class Q73:
     """"Check yourself" of §7.3: the cross-node ring's part of the communication."""

@@ -16,7 +16,7 @@ from ..measuring_p5 import p5_curve
 from .allreduce import demo_03_1, demo_03_2
 from .allreduce_numbers import sharp_gain
 from .common import span
-from .inference import demo_05_1, demo_05_2, demo_05_3, demo_05_4, demo_05_5
+from .inference import demo_05_1, demo_05_2, demo_05_4, demo_05_5, tp_nodes
 from .links import demo_01_1, demo_01_2
 from .semantics import demo_02_3
 from .topology import all_to_all_race, demo_04_1, demo_04_3
@@ -119,7 +119,7 @@ def summary_numbers(p8: int = 8) -> Summary:
     hier_ahead = [N for N, v in nccl_big.items() if v > 1]
     ring_from = {r["nodes"]: r["per_gpu"] for r in hier.part("04-3b").rows}
     tp = demo_05_1().find(batch=1)
-    pre, tp16, kv = demo_05_2(), demo_05_3(), demo_05_5()
+    pre, kv = demo_05_2(), demo_05_5()
     moe_x = [r["vs_intra"] for r in demo_05_4().rows if r["ep"] > 8 and r["dtype"] == "BF16"]
     m = p5_curve(NV).measured                      # §5.6: the measured tensor and the largest stated point
     model = llm.LLAMA31_70B
@@ -144,7 +144,7 @@ def summary_numbers(p8: int = 8) -> Summary:
         ring_from_hi_bytes=ring_from[max(ring_from)], tp_ring_s=tp["ring"], tp_compute_s=tp["compute"],
         tp_rd_s=tp["rd"], tp_share_frac=tp["ring"] / llm.decode_step(model, 1, tp=p8).time,
         hidden_from=next(r["tokens"] for r in pre.rows if r["ratio"] < 1),
-        tp16_x=tp16.find(tp=8)["total"] / tp16.find(tp=16)["total"], moe_range=span(moe_x, _x3),
+        tp16_x=tp_nodes().speedup_x, moe_range=span(moe_x, _x3),
         kv8_range=span(kv.column("share8"), fmt_pct), kv1_range=span(kv.column("share1"), fmt_pct),
         alpha_eff_s=m.blog_alpha_exact_s, alpha_link_s=NV.alpha, alpha_x=m.blog_alpha_x, m58_bytes=m.blog_exact_bytes,
         bstar_ring=-(-p8 * NV.n_half // n_tok), bstar_rd=-(-NV.n_half // n_tok),
@@ -199,8 +199,7 @@ def pitfall_numbers(p_mid: int = 64) -> Pitfalls:
     far, near = scale.find(n=n_small, p=p_max), scale.find(n=n_small, p=p_min)
     big_p = {p: scale.find(n=n_big, p=p) for p in scale.column("p")}
     a2a = all_to_all_race(check_p16=False)
-    tp16 = demo_05_3()
-    tp8, tp16r = tp16.find(tp=8), tp16.find(tp=16)
+    tpn = tp_nodes()
     m = p5_curve(NV).measured
     n, p = m.blog_exact_bytes, 8                    # §5.6's tensor on one 8-GPU node
     return Pitfalls(
@@ -210,7 +209,7 @@ def pitfall_numbers(p_mid: int = 64) -> Pitfalls:
         ring_big_mid_s=big_p[p_mid]["ring"], ring_big_max_s=big_p[p_max]["ring"],
         rab_big_min_s=big_p[p_min]["rabenseifner"], rab_big_max_s=big_p[p_max]["rabenseifner"],
         ring_small_min_s=near["ring"], a2a_p=2 * demo_01_2().find(topology="ring")["diameter"],
-        a2a_sim_s=a2a.sw_s, a2a_egress_s=a2a.sw_egress_s, a2a_bis_s=a2a.rows[0].bisection_s, k8_s=tp8["comm"],
-        k16_s=tp16r["comm"], nodes=tp16r["tp"] // tp8["tp"], c8_s=tp8["compute"], c16_s=tp16r["compute"],
+        a2a_sim_s=a2a.sw_s, a2a_egress_s=a2a.sw_egress_s, a2a_bis_s=a2a.rows[0].bisection_s, k8_s=tpn.comm8_s,
+        k16_s=tpn.comm16_s, nodes=tpn.factor, c8_s=tpn.compute8_s, c16_s=tpn.compute16_s,
         bus_meas_Bps=m.blog_mid_Bps, bus_spec_Bps=NV.beta, bus_frac=m.blog_mid_Bps / NV.beta,
         bus_model_Bps=busbw("all_reduce", n, t_formula("ring", p, n, NV.alpha, NV.beta), p))
