@@ -7,18 +7,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ... import llm
+from ... import cost, llm
 from ...bandwidth import busbw
 from ...collectives import t_formula
 from ...hardware import IB_NDR, NVLINK4
 from ...units import MB, fmt_bytes, fmt_pct, fmt_ratio
 from ..measuring_p5 import p5_curve
 from .allreduce import demo_03_1, demo_03_2
-from .allreduce_numbers import sharp_gain
+from .allreduce_numbers import race, sharp_gain
 from .common import span
 from .inference import demo_05_1, demo_05_2, demo_05_4, demo_05_5, tp_nodes
-from .links import demo_01_1, demo_01_2
-from .semantics import demo_02_3
+from .links import demo_01_1, topologies
+from .semantics import bounds
 from .topology import all_to_all_race, demo_04_1, demo_04_3
 
 __all__ = ["Summary", "summary_numbers", "Pitfalls", "pitfall_numbers"]
@@ -98,13 +98,8 @@ class Summary:
 
 
 def summary_numbers(p8: int = 8) -> Summary:
-    links, topo = demo_01_1(), demo_01_2()
-    sw, ring = topo.find(topology="switch"), topo.find(topology="ring")
-    torus2 = next(r for r in topo.rows if r["topology"].startswith("2D torus"))
-    per_dev = demo_02_3(p=p8, n=MB)
-    bounds = per_dev.part("02-3b")
-    rounds = {r["algorithm"]: r["rounds"] for r in per_dev.rows}
-    sent = {r["algorithm"]: r["max"] / MB for r in per_dev.rows}
+    topo, lb, run = topologies(), bounds(p8, MB, NV), race(p8, MB, NV)
+    sw, ring, torus2 = topo.sw, topo.ring, topo.t2
     algos = demo_03_1(p=p8)
     cross, big = algos.part("03-1b"), algos.rows[-1]
     mapping = demo_04_1()
@@ -127,12 +122,12 @@ def summary_numbers(p8: int = 8) -> Summary:
     return Summary(
         nv_nhalf_bytes=NV.n_half, ib_nhalf_bytes=IB.n_half, decode_msg_bytes=n_tok,
         prefill_msg_range=span(pre.column("msg"), fmt_bytes), kv_range=span(kv.column("kv"), fmt_bytes),
-        p64=2 * ring["diameter"], sw_diam=sw["diameter"], sw_bis_Bps=sw["bisection"], ring_diam=ring["diameter"],
-        ring_bis_Bps=ring["bisection"], torus=torus2["topology"].split()[-1], torus_diam=torus2["diameter"],
-        torus_bis_Bps=torus2["bisection"], gap_x=NV.beta / IB.beta,
-        ar_bound=bounds.find(op="all-reduce")["bound"] / MB, a2a_bound=bounds.find(op="all-to-all")["bound"] / MB,
-        p8=p8, ring_rounds=rounds["ring"], rd_rounds=rounds["rd"], rab_rounds=rounds["rabenseifner"],
-        ring_sent=sent["ring"], rd_sent=sent["rd"], big_bytes=big["n"], innet_share_frac=big["innet"] / big["ring"],
+        p64=2 * ring.diameter, sw_diam=sw.diameter, sw_bis_Bps=sw.bisection_Bps, ring_diam=ring.diameter,
+        ring_bis_Bps=ring.bisection_Bps, torus=torus2.name, torus_diam=torus2.diameter,
+        torus_bis_Bps=torus2.bisection_Bps, gap_x=NV.beta / IB.beta,
+        ar_bound=lb.all_reduce_per_n, a2a_bound=cost.lower_bound_bytes("all_to_all", p8, 1.0),
+        p8=p8, ring_rounds=run.ring.rounds, rd_rounds=run.rd.rounds, rab_rounds=run.rabenseifner.rounds,
+        ring_sent=run.ring.sent_per_n, rd_sent=run.rd.sent_per_n, big_bytes=big["n"], innet_share_frac=big["innet"] / big["ring"],
         sharp_frac=sharp_gain(), cross_naive_bytes=cross.find(boundary="naive → RD")["n"],
         cross_rab_bytes=cross.find(boundary="RD → Rabenseifner")["n"], mapping_x=mapping.meta["random_median"],
         flat_rounds=flat2d["flat_rounds"], two_d_rounds=flat2d["two_d_rounds"], two_d_n_bytes=flat2d["n"],
@@ -208,7 +203,7 @@ def pitfall_numbers(p_mid: int = 64) -> Pitfalls:
         nbig_bytes=n_big, pmin=p_min, pmid=p_mid, ring_big_min_s=big_p[p_min]["ring"],
         ring_big_mid_s=big_p[p_mid]["ring"], ring_big_max_s=big_p[p_max]["ring"],
         rab_big_min_s=big_p[p_min]["rabenseifner"], rab_big_max_s=big_p[p_max]["rabenseifner"],
-        ring_small_min_s=near["ring"], a2a_p=2 * demo_01_2().find(topology="ring")["diameter"],
+        ring_small_min_s=near["ring"], a2a_p=2 * topologies().ring.diameter,
         a2a_sim_s=a2a.sw_s, a2a_egress_s=a2a.sw_egress_s, a2a_bis_s=a2a.rows[0].bisection_s, k8_s=tpn.comm8_s,
         k16_s=tpn.comm16_s, nodes=tpn.factor, c8_s=tpn.compute8_s, c16_s=tpn.compute16_s,
         bus_meas_Bps=m.blog_mid_Bps, bus_spec_Bps=NV.beta, bus_frac=m.blog_mid_Bps / NV.beta,
