@@ -7,7 +7,7 @@ import pytest
 
 from commbook import llm
 from commbook.book.p5 import inference_numbers as N
-from commbook.book.p5.inference import tp_nodes
+from commbook.book.p5.inference import decode_run, tp_nodes
 from commbook.hardware import H100, IB_NDR, NVLINK4
 
 M, TP = llm.LLAMA31_70B, 8
@@ -28,7 +28,7 @@ def test_budget_is_weights_and_kv_over_hbm():
 
 
 def test_decode_at_batch_one_is_the_ring_start_ups():
-    d = N.decode_numbers(None, M, tp=TP, link=NVLINK4, batch=64)
+    d = N.decode_numbers(decode_run(M, tp=TP, link=NVLINK4), batch=64)
     assert d.allreduces == 2 * L and d.ring_rounds == 14 and d.rd_rounds == 3
     assert d.alpha_only_s == pytest.approx(2 * L * 14 * NVLINK4.alpha) == pytest.approx(4.48e-3)
     assert d.ring1_s == pytest.approx(2 * L * _ring(TP, M.d_model * 2, NVLINK4))

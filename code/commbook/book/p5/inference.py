@@ -19,7 +19,8 @@ from ..text import texts
 from ...units import fmt_bytes, fmt_number, fmt_pct, fmt_ratio, fmt_time
 from .common import original_note, span
 
-__all__ = ["demo_05_1", "demo_05_2", "TpRow", "TpNodes", "tp_nodes", "demo_05_3", "demo_05_4", "demo_05_5"]
+__all__ = ["DecodeRow", "DecodeRun", "decode_run", "demo_05_1", "demo_05_2", "TpRow", "TpNodes", "tp_nodes",
+           "demo_05_3", "demo_05_4", "demo_05_5"]
 
 T = texts("p5")
 
@@ -32,25 +33,72 @@ def _share(comm: float, compute: float) -> float:
     return comm / (comm + compute)
 
 
-def demo_05_1(model: DenseModel = LLAMA31_70B, batches: Sequence[int] = (1, 8, 16, 32, 64, 128, 256),
-              tp: int = 8, chip: Chip = H100, link: Link = NVLINK4, slow_alpha: float = 20e-6) -> Table:
+@dataclass(frozen=True)
+class DecodeRow:
+    """One batch of table 05-1: the all-reduce's message, the decode step's computation and
+    its TP all-reduces with the ring, recursive doubling and recursive doubling at the slow
+    α, each with its share of step + communication."""
+
+    batch: int
+    msg_bytes: float
+    compute_s: float
+    ring_s: float
+    ring_frac: float
+    rd_s: float
+    rd_frac: float
+    rd_slow_s: float
+    rd_slow_frac: float
+
+
+@dataclass(frozen=True)
+class DecodeRun:
+    """Table 05-1's runs: a :class:`DecodeRow` per batch (``rows``) and their ``setting``
+    (model, tp, chip, link, slow α)."""
+
+    rows: tuple
+    setting: tuple
+
+    def at(self, batch: int) -> DecodeRow:
+        """The row of ``batch``."""
+        row = next((r for r in self.rows if r.batch == batch), None)
+        if row is None:
+            raise ValueError(f"batch={batch!r} not among the batches {[r.batch for r in self.rows]}")
+        return row
+
+
+def decode_run(model: DenseModel = LLAMA31_70B, batches: Sequence[int] = (1, 8, 16, 32, 64, 128, 256),
+               tp: int = 8, chip: Chip = H100, link: Link = NVLINK4, slow_alpha: float = 20e-6) -> DecodeRun:
     """§7.1 tensor-parallel decode: 2 all-reduces per layer of B x d x 2 bytes, ring and
-    recursive doubling on NVLink, against the decode roofline (no overlap).
+    recursive doubling on NVLink (and on it at an effective α of ``slow_alpha``), against
+    the decode roofline (no overlap).
 
     Anchors: ring 4.490 ms at B = 1 (α alone 160 x 14 x 2 µs = 4.48 ms), RD/ring ≈ 22 %,
     RD share 16 % at α = 2 µs and 65 % at α = 20 µs, compute 8.39 ms at B = 64.
+
+    >>> round(decode_run(batches=(1,)).at(1).ring_s * 1e3, 2)
+    4.49
     """
     slow = Link(f"{link.name}, α = {slow_alpha * 1e6:g} µs", slow_alpha, link.beta,
                 f"{link.name} with an assumed effective α of {slow_alpha * 1e6:g} µs (software stack included)")
     rows = []
     for b in batches:
         x = llm.decode_step(model, b, chip=chip, tp=tp).time
-        ring = llm.tp_comm_time(model, b, tp, "ring", intra=link)
-        rd = llm.tp_comm_time(model, b, tp, "rd", intra=link)
-        rd_slow = llm.tp_comm_time(model, b, tp, "rd", intra=slow)
-        rows.append({"batch": b, "msg": llm.tp_message_bytes(model, b), "compute": x,
-                     "ring": ring, "ring_share": _share(ring, x), "rd": rd, "rd_share": _share(rd, x),
-                     "rd_slow": rd_slow, "rd_slow_share": _share(rd_slow, x)})
+        ring, rd, rd_slow = (llm.tp_comm_time(model, b, tp, a, intra=lk) for a, lk in
+                             (("ring", link), ("rd", link), ("rd", slow)))
+        rows.append(DecodeRow(b, llm.tp_message_bytes(model, b), x, ring, _share(ring, x), rd, _share(rd, x),
+                              rd_slow, _share(rd_slow, x)))
+    return DecodeRun(tuple(rows), (model, tp, chip, link, slow_alpha))
+
+
+def demo_05_1(run: DecodeRun | None = None, **params) -> Table:
+    """§7.1 tensor-parallel decode, the table of :func:`decode_run` (``run``, else
+    ``decode_run(**params)``).
+
+    Anchors: ring 4.490 ms at B = 1 (α alone 160 x 14 x 2 µs = 4.48 ms), RD/ring ≈ 22 %,
+    RD share 16 % at α = 2 µs and 65 % at α = 20 µs, compute 8.39 ms at B = 64.
+    """
+    run = run or decode_run(**params)
+    model, tp, chip, link, slow_alpha = run.setting
     a = f"{slow_alpha * 1e6:g}"
     return Table(
         key="05-1",
@@ -58,7 +106,9 @@ def demo_05_1(model: DenseModel = LLAMA31_70B, batches: Sequence[int] = (1, 8, 1
         columns=["batch", "msg", "compute", "ring", "ring_share", "rd", "rd_share", "rd_slow", "rd_slow_share"],
         headers=T.pairs(*(f"inference.1.{c}" for c in ("batch", "msg", "compute", "ring", "share", "rd", "share",
                                                        "rd_slow", "share")), a=a),
-        rows=rows,
+        rows=[{"batch": r.batch, "msg": r.msg_bytes, "compute": r.compute_s, "ring": r.ring_s, "ring_share": r.ring_frac,
+               "rd": r.rd_s, "rd_share": r.rd_frac, "rd_slow": r.rd_slow_s, "rd_slow_share": r.rd_slow_frac}
+              for r in run.rows],
         formats={"msg": fmt_bytes, "compute": _ms, "ring": _ms, "rd": _ms, "rd_slow": _ms,
                  "ring_share": fmt_pct, "rd_share": fmt_pct, "rd_slow_share": fmt_pct},
         notes=T.pairs("inference.1.note", ctx=llm.DEFAULT_CONTEXT, hbm=f"{chip.hbm_bandwidth / 1e12:g}", chip=chip.name),

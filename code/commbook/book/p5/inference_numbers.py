@@ -17,7 +17,7 @@ from ...hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Link
 from ...llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
 from ...topology import TwoLevel
 from ...units import fmt_number
-from .inference import ORIGINAL_05_5, TpNodes, demo_05_1, demo_05_2, demo_05_4, demo_05_5
+from .inference import ORIGINAL_05_5, DecodeRun, TpNodes, decode_run, demo_05_2, demo_05_4, demo_05_5
 from .scripts import SCRIPTS
 
 __all__ = ["ORIGINAL", "latency_bound_until", "Budget", "budget_numbers", "Decode", "decode_numbers",
@@ -109,24 +109,25 @@ class Decode:
     ring_nstar_bytes: float        # p·α·β
 
 
-def decode_numbers(t1=None, model: DenseModel = LLAMA31_70B, tp: int = 8, link: Link = NVLINK4,
-                   slow_alpha: float = 20e-6, batch: int = 64) -> Decode:
-    """From Table 05-1 (:func:`.inference.demo_05_1`)."""
-    t1 = demo_05_1(model, tp=tp, link=link, slow_alpha=slow_alpha) if t1 is None else t1
-    r1, rb, rmax = t1.find(batch=1), t1.find(batch=batch), t1.rows[-1]
+def decode_numbers(run: DecodeRun | None = None, batch: int = 64) -> Decode:
+    """From the runs of table 05-1 (:func:`.inference.decode_run`, by default its own
+    setting), at B = 1, ``batch`` and the largest batch."""
+    run = decode_run() if run is None else run
+    model, tp, _, link, slow_alpha = run.setting
+    r1, rb, rmax = run.at(1), run.at(batch), run.rows[-1]
     n_ar = llm.tp_allreduces_per_step(model)
     ring_rounds = 2 * (tp - 1)
     alpha_only = n_ar * ring_rounds * link.alpha
     (b_ring, n_ring), (b_rd, n_rd) = (latency_bound_until(model, a, tp, link) for a in ("ring", "rd"))
     return Decode(allreduces=n_ar, ring_rounds=ring_rounds, rd_rounds=tp.bit_length() - 1, alpha_s=link.alpha,
-                  n_half_bytes=link.n_half, slow_alpha_s=slow_alpha, msg_min_bytes=r1["msg"],
-                  msg_max_bytes=rmax["msg"], batch_max=rmax["batch"], chunk_max_bytes=rmax["msg"] / tp,
-                  alpha_only_s=alpha_only, alpha_only_frac=alpha_only / r1["ring"],
-                  alpha_vs_step_frac=alpha_only / r1["compute"], ring1_s=r1["ring"], ring1_frac=r1["ring_share"],
-                  rd1_s=r1["rd"], rd1_frac=r1["rd_share"], rd1_slow_s=r1["rd_slow"],
-                  rd1_slow_frac=r1["rd_slow_share"], step1_s=r1["compute"],
-                  rd_vs_ring1_frac=r1["rd"] / r1["ring"], rd_vs_ring64_frac=rb["rd"] / rb["ring"],
-                  rd_vs_ring_max_frac=rmax["rd"] / rmax["ring"], bstar_ring=b_ring, bstar_ring_bytes=n_ring,
+                  n_half_bytes=link.n_half, slow_alpha_s=slow_alpha, msg_min_bytes=r1.msg_bytes,
+                  msg_max_bytes=rmax.msg_bytes, batch_max=rmax.batch, chunk_max_bytes=rmax.msg_bytes / tp,
+                  alpha_only_s=alpha_only, alpha_only_frac=alpha_only / r1.ring_s,
+                  alpha_vs_step_frac=alpha_only / r1.compute_s, ring1_s=r1.ring_s, ring1_frac=r1.ring_frac,
+                  rd1_s=r1.rd_s, rd1_frac=r1.rd_frac, rd1_slow_s=r1.rd_slow_s,
+                  rd1_slow_frac=r1.rd_slow_frac, step1_s=r1.compute_s,
+                  rd_vs_ring1_frac=r1.rd_s / r1.ring_s, rd_vs_ring64_frac=rb.rd_s / rb.ring_s,
+                  rd_vs_ring_max_frac=rmax.rd_s / rmax.ring_s, bstar_ring=b_ring, bstar_ring_bytes=n_ring,
                   bstar_rd=b_rd, bstar_rd_bytes=n_rd, ring_nstar_bytes=tp * link.n_half)
 
 

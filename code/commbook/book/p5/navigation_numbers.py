@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ...hardware import H100, Chip
 from ...llm import LLAMA31_70B, DenseModel
-from .inference import demo_05_1
+from .inference import decode_run
 from .scripts import SCRIPTS
 
 __all__ = ["ScriptNumbers", "script_numbers", "DecodeNumbers", "decode_numbers", "WhyNumbers", "why_numbers",
@@ -61,9 +61,9 @@ def decode_numbers(model: DenseModel = LLAMA31_70B, chip: Chip = H100, tp: int =
     """:class:`DecodeNumbers` (BF16 weights)."""
     w = model.weight_bytes()
     reads = chip.hbm_bandwidth / w
-    b1 = demo_05_1(model, batches=(1,), tp=tp, chip=chip).find(batch=1)
+    b1 = decode_run(model, batches=(1,), tp=tp, chip=chip).at(1)
     return DecodeNumbers(w, chip.hbm_bytes, chip.hbm_bandwidth, reads, tp, reads * tp, math.ceil(w / chip.hbm_bytes),
-                         b1["batch"], b1["compute"], b1["ring"], b1["ring_share"])
+                         b1.batch, b1.compute_s, b1.ring_s, b1.ring_frac)
 
 
 @dataclass(frozen=True)

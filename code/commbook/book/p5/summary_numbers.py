@@ -16,7 +16,7 @@ from ..measuring_p5 import p5_curve
 from .allreduce import demo_03_1, demo_03_2
 from .allreduce_numbers import race, sharp_gain
 from .common import span
-from .inference import demo_05_1, demo_05_2, demo_05_4, demo_05_5, tp_nodes
+from .inference import decode_run, demo_05_2, demo_05_4, demo_05_5, tp_nodes
 from .links import demo_01_1, topologies
 from .semantics import bounds
 from .topology import all_to_all_race, demo_04_1, demo_04_3
@@ -113,7 +113,7 @@ def summary_numbers(p8: int = 8) -> Summary:
     ring_ahead = [N for N, v in nccl_big.items() if v < 1]
     hier_ahead = [N for N, v in nccl_big.items() if v > 1]
     ring_from = {r["nodes"]: r["per_gpu"] for r in hier.part("04-3b").rows}
-    tp = demo_05_1().find(batch=1)
+    tp = decode_run(batches=(1,)).at(1)
     pre, kv = demo_05_2(), demo_05_5()
     moe_x = [r["vs_intra"] for r in demo_05_4().rows if r["ep"] > 8 and r["dtype"] == "BF16"]
     m = p5_curve(NV).measured                      # §5.6: the measured tensor and the largest stated point
@@ -136,15 +136,15 @@ def summary_numbers(p8: int = 8) -> Summary:
         nccl_ring_to=max(ring_ahead), nccl_ring_x=1 / min(nccl_big.values()), nccl_hier_from=min(hier_ahead),
         nccl_hier_range=span([nccl_big[N] for N in hier_ahead], _x3), ring_from_n_lo=min(ring_from),
         ring_from_n_hi=max(ring_from), ring_from_lo_bytes=ring_from[min(ring_from)],
-        ring_from_hi_bytes=ring_from[max(ring_from)], tp_ring_s=tp["ring"], tp_compute_s=tp["compute"],
-        tp_rd_s=tp["rd"], tp_share_frac=tp["ring"] / llm.decode_step(model, 1, tp=p8).time,
+        ring_from_hi_bytes=ring_from[max(ring_from)], tp_ring_s=tp.ring_s, tp_compute_s=tp.compute_s,
+        tp_rd_s=tp.rd_s, tp_share_frac=tp.ring_s / llm.decode_step(model, 1, tp=p8).time,
         hidden_from=next(r["tokens"] for r in pre.rows if r["ratio"] < 1),
         tp16_x=tp_nodes().speedup_x, moe_range=span(moe_x, _x3),
         kv8_range=span(kv.column("share8"), fmt_pct), kv1_range=span(kv.column("share1"), fmt_pct),
         alpha_eff_s=m.blog_alpha_exact_s, alpha_link_s=NV.alpha, alpha_x=m.blog_alpha_x, m58_bytes=m.blog_exact_bytes,
         bstar_ring=-(-p8 * NV.n_half // n_tok), bstar_rd=-(-NV.n_half // n_tok),
         mbig_frac=m.blog_top_Bps / NV.beta, mbig_bytes=m.blog_top_bytes, nv_beta_Bps=NV.beta,
-        rate_ring=round(1 / tp["ring"]), rate_rd=round(1 / tp["rd"]))
+        rate_ring=round(1 / tp.ring_s), rate_rd=round(1 / tp.rd_s))
 
 
 @dataclass(frozen=True)
