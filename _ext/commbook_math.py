@@ -82,7 +82,10 @@ def typeset(app: Sphinx, exception: Exception | None) -> None:
                                         else (tex_of(m.group(5), True), True) for m in found]
                                        for _, _, found in pages]}
     env = dict(os.environ)
-    env["NODE_PATH"] = os.pathsep.join(filter(None, [str(Path(app.confdir) / "node_modules"), env.get("NODE_PATH")]))
+    # npm ci installs into the repository's node_modules/ (beside _ext/); a book built
+    # elsewhere with these extensions (the tests' small books) finds it there too.
+    modules = [Path(app.confdir) / "node_modules", SCRIPT.parents[1] / "node_modules"]
+    env["NODE_PATH"] = os.pathsep.join([str(m) for m in modules] + ([env["NODE_PATH"]] if env.get("NODE_PATH") else []))
     run = subprocess.run([_node(), str(SCRIPT)], input=json.dumps(job), capture_output=True, text=True,
                          env=env, cwd=app.confdir, timeout=600)
     if run.returncode != 0:

@@ -267,7 +267,7 @@ class When:
 
 def when_numbers(r32: float = 32) -> When:
     """The decisions of :data:`.compression_numbers.DECISION`, the break-even points, and what a
-    ``r32``× compressor gains on an n* = αβ message on :data:`.compression_figures.WHEN_P` GPUs.
+    compressor of ratio ``r32`` gains on an n* = αβ message on :data:`.compression_figures.WHEN_P` GPUs.
 
     >>> when_numbers().p
     64

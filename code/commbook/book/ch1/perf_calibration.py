@@ -13,7 +13,6 @@ from ...collectives import t_formula
 from ...hardware import NVLINK4_CHAPTER, Link
 from ...measure import fitting as _fit_module
 from ...measure import fit_point_to_point, load_log
-from ...measure.records import Run
 from ...units import fmt_bytes, fmt_pct, fmt_rate, fmt_time
 from ..tables import Table
 from ..text import texts
@@ -66,10 +65,10 @@ class Calibration:
     sizes: np.ndarray = field(repr=False)
     times: np.ndarray = field(repr=False)
     busbw: np.ndarray = field(repr=False)
-    run: InitVar[Run] = None
+    run: InitVar[commbook.measure.records.Run] = None
     nominal: InitVar[Link] = None
 
-    def __post_init__(self, run: Run, nominal: Link) -> None:
+    def __post_init__(self, run: commbook.measure.records.Run, nominal: Link) -> None:
         object.__setattr__(self, "run", run)
         object.__setattr__(self, "nominal", nominal)
 
