@@ -187,3 +187,30 @@ def test_404_page(browser_context: object, server: str, site) -> None:
             assert response.ok, f"404.html links to {link}: {response.status}"
     finally:
         page.close()
+
+
+ZH_TYPOGRAPHY = ["chapters/zh/ch1/01-parallelism.html", "chapters/zh/p5/05-allreduce.html",
+                 "chapters/zh/notes/ch1-sources.html"]
+
+
+@pytest.mark.parametrize("path", ZH_TYPOGRAPHY)
+def test_chinese_typography(path: str, browser_context: object, server: str) -> None:
+    """Chinese emphasis is not slanted (dots instead), no h3 is bolder than the page's h2,
+    and no English word's apostrophe is the curly ’ (the CJK font draws it full-width)."""
+    page = _open(browser_context, urljoin(server, path), DESKTOP)
+    try:
+        got = page.evaluate("""() => {
+          const cjk = /[\\u3400-\\u9fff]/;
+          const ems = [...document.querySelectorAll('article em')].filter(e => cjk.test(e.textContent));
+          const weight = sel => [...document.querySelectorAll(sel)].map(e => +getComputedStyle(e).fontWeight);
+          const text = document.querySelector('article').innerText;
+          return {ems: ems.length, slanted: ems.filter(e => getComputedStyle(e).fontStyle !== 'normal').map(e => e.textContent).slice(0, 3),
+                  h2: weight('article h2'), h3: weight('article h3'),
+                  curly: (text.match(/[A-Za-z]\\u2019[A-Za-z]+/g) || []).slice(0, 3)};
+        }""")
+        assert not got["slanted"], f"{path}: Chinese emphasis in italics: {got['slanted']}"
+        if got["h2"] and got["h3"]:
+            assert max(got["h3"]) <= min(got["h2"]), f"{path}: h3 weights {set(got['h3'])} above h2 {set(got['h2'])}"
+        assert not got["curly"], f"{path}: curly apostrophes in English words: {got['curly']}"
+    finally:
+        page.close()
