@@ -7,7 +7,7 @@ import pytest
 
 from commbook import llm
 from commbook.book.p5 import inference_numbers as N
-from commbook.book.p5.inference import decode_run, tp_nodes
+from commbook.book.p5.inference import decode_run, prefill_run, tp_nodes
 from commbook.hardware import H100, IB_NDR, NVLINK4
 
 M, TP = llm.LLAMA31_70B, 8
@@ -39,12 +39,12 @@ def test_decode_at_batch_one_is_the_ring_start_ups():
 
 
 def test_prefill_comm_is_start_ups_plus_bytes_per_token():
-    p = N.prefill_numbers(None, M, tp=TP, link=NVLINK4)
+    run = prefill_run(M, tp=TP, link=NVLINK4)
+    p = N.prefill_numbers(run)
     per_token = 2 * L * 2 * (TP - 1) / TP * M.d_model * 2 / NVLINK4.beta
     assert p.tok_comm_s == pytest.approx(per_token)
-    from commbook.book.p5.inference import demo_05_2
-    for r in demo_05_2(M, tp=TP).rows:
-        assert r["comm"] == pytest.approx(2 * L * 14 * NVLINK4.alpha + r["tokens"] * per_token, rel=1e-12)
+    for r in run.rows:
+        assert r.comm_s == pytest.approx(2 * L * 14 * NVLINK4.alpha + r.tokens * per_token, rel=1e-12)
 
 
 def test_tp16_is_the_one_node_ring_plus_a_ring_across_nodes():

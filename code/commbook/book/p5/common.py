@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from itertools import combinations_with_replacement
 
 from ...units import us
@@ -41,3 +42,26 @@ def span(values, fmt) -> str:
     """``'lo–hi'`` of some values with one formatter (``'lo'`` when they agree)."""
     lo, hi = fmt(min(values)), fmt(max(values))
     return lo if lo == hi else f"{lo}–{hi}"
+
+
+@dataclass(frozen=True)
+class Run:
+    """A demo table's typed ``rows`` (frozen dataclasses, one a row) and the ``setting`` they
+    were computed in (a tuple the builder documents)."""
+
+    rows: tuple
+    setting: tuple
+
+    def at(self, **key) -> object:
+        """The row whose one field ``key`` names has that value, e.g. ``run.at(batch=1)``.
+
+        >>> from collections import namedtuple
+        >>> R = namedtuple("R", "batch time_s")
+        >>> Run((R(1, 2.0), R(8, 3.0)), ()).at(batch=8).time_s
+        3.0
+        """
+        (name, value), = key.items()
+        row = next((r for r in self.rows if getattr(r, name) == value), None)
+        if row is None:
+            raise ValueError(f"{name}={value!r} not among {[getattr(r, name) for r in self.rows]}")
+        return row

@@ -17,10 +17,10 @@ from ...llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
 from ..tables import Table
 from ..text import texts
 from ...units import fmt_bytes, fmt_number, fmt_pct, fmt_ratio, fmt_time
-from .common import original_note, span
+from .common import Run, original_note, span
 
-__all__ = ["DecodeRow", "DecodeRun", "decode_run", "demo_05_1", "demo_05_2", "TpRow", "TpNodes", "tp_nodes",
-           "demo_05_3", "demo_05_4", "demo_05_5"]
+__all__ = ["DecodeRow", "decode_run", "demo_05_1", "PrefillRow", "prefill_run", "demo_05_2", "TpRow", "TpNodes",
+           "tp_nodes", "demo_05_3", "demo_05_4", "demo_05_5"]
 
 T = texts("p5")
 
@@ -50,32 +50,17 @@ class DecodeRow:
     rd_slow_frac: float
 
 
-@dataclass(frozen=True)
-class DecodeRun:
-    """Table 05-1's runs: a :class:`DecodeRow` per batch (``rows``) and their ``setting``
-    (model, tp, chip, link, slow α)."""
-
-    rows: tuple
-    setting: tuple
-
-    def at(self, batch: int) -> DecodeRow:
-        """The row of ``batch``."""
-        row = next((r for r in self.rows if r.batch == batch), None)
-        if row is None:
-            raise ValueError(f"batch={batch!r} not among the batches {[r.batch for r in self.rows]}")
-        return row
-
-
 def decode_run(model: DenseModel = LLAMA31_70B, batches: Sequence[int] = (1, 8, 16, 32, 64, 128, 256),
-               tp: int = 8, chip: Chip = H100, link: Link = NVLINK4, slow_alpha: float = 20e-6) -> DecodeRun:
+               tp: int = 8, chip: Chip = H100, link: Link = NVLINK4, slow_alpha: float = 20e-6) -> Run:
     """§7.1 tensor-parallel decode: 2 all-reduces per layer of B x d x 2 bytes, ring and
     recursive doubling on NVLink (and on it at an effective α of ``slow_alpha``), against
-    the decode roofline (no overlap).
+    the decode roofline (no overlap): a :class:`DecodeRow` per batch, the setting (model,
+    tp, chip, link, slow α).
 
     Anchors: ring 4.490 ms at B = 1 (α alone 160 x 14 x 2 µs = 4.48 ms), RD/ring ≈ 22 %,
     RD share 16 % at α = 2 µs and 65 % at α = 20 µs, compute 8.39 ms at B = 64.
 
-    >>> round(decode_run(batches=(1,)).at(1).ring_s * 1e3, 2)
+    >>> round(decode_run(batches=(1,)).at(batch=1).ring_s * 1e3, 2)
     4.49
     """
     slow = Link(f"{link.name}, α = {slow_alpha * 1e6:g} µs", slow_alpha, link.beta,
@@ -87,10 +72,10 @@ def decode_run(model: DenseModel = LLAMA31_70B, batches: Sequence[int] = (1, 8, 
                              (("ring", link), ("rd", link), ("rd", slow)))
         rows.append(DecodeRow(b, llm.tp_message_bytes(model, b), x, ring, _share(ring, x), rd, _share(rd, x),
                               rd_slow, _share(rd_slow, x)))
-    return DecodeRun(tuple(rows), (model, tp, chip, link, slow_alpha))
+    return Run(tuple(rows), (model, tp, chip, link, slow_alpha))
 
 
-def demo_05_1(run: DecodeRun | None = None, **params) -> Table:
+def demo_05_1(run: Run | None = None, **params) -> Table:
     """§7.1 tensor-parallel decode, the table of :func:`decode_run` (``run``, else
     ``decode_run(**params)``).
 
@@ -115,25 +100,53 @@ def demo_05_1(run: DecodeRun | None = None, **params) -> Table:
     )
 
 
-def demo_05_2(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (512, 1024, 2048, 4096, 8192, 16384),
-              tp: int = 8, chip: Chip = H100, link: Link = NVLINK4) -> Table:
-    """§7.2 tensor-parallel prefill: messages of n x d x 2 bytes, ring on NVLink.
+@dataclass(frozen=True)
+class PrefillRow:
+    """One prompt of table 05-2: its ``tokens``, the all-reduce's message, the linear
+    compute, the TP all-reduces (ring) and their ratio."""
+
+    tokens: int
+    msg_bytes: float
+    compute_s: float
+    comm_s: float
+    ratio_frac: float
+
+
+def prefill_run(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (512, 1024, 2048, 4096, 8192, 16384),
+                tp: int = 8, chip: Chip = H100, link: Link = NVLINK4) -> Run:
+    """§7.2 tensor-parallel prefill: messages of n x d x 2 bytes, ring on ``link``: a
+    :class:`PrefillRow` per prompt, the setting (model, tp, chip, link).
 
     Anchors: ≈10.2 µs of communication and ≈17.6 µs of linear compute per token (58 %),
     4.48 ms of α per prefill, comm/compute 107 % at 512 tokens falling to ≈45 % at 16K.
+
+    >>> round(prefill_run(prompts=(512,)).at(tokens=512).ratio_frac, 2)
+    1.07
     """
     rows = []
     for n in prompts:
         c = llm.prefill_compute(model, n, chip, tp)
         k = llm.tp_comm_time(model, n, tp, "ring", intra=link)
-        rows.append({"tokens": n, "msg": llm.tp_message_bytes(model, n), "compute": c, "comm": k,
-                     "ratio": k / c})
+        rows.append(PrefillRow(n, llm.tp_message_bytes(model, n), c, k, k / c))
+    return Run(tuple(rows), (model, tp, chip, link))
+
+
+def demo_05_2(run: Run | None = None, **params) -> Table:
+    """§7.2 tensor-parallel prefill, the table of :func:`prefill_run` (``run``, else
+    ``prefill_run(**params)``).
+
+    Anchors: ≈10.2 µs of communication and ≈17.6 µs of linear compute per token (58 %),
+    4.48 ms of α per prefill, comm/compute 107 % at 512 tokens falling to ≈45 % at 16K.
+    """
+    run = run or prefill_run(**params)
+    model, tp, _, link = run.setting
     return Table(
         key="05-2",
         title=T("inference.2.title", model=model.name, tp=tp, link=link.name),
         columns=["tokens", "msg", "compute", "comm", "ratio"],
         headers=T.pairs(*(f"inference.2.{c}" for c in ("tokens", "msg", "compute", "comm", "ratio"))),
-        rows=rows,
+        rows=[{"tokens": r.tokens, "msg": r.msg_bytes, "compute": r.compute_s, "comm": r.comm_s, "ratio": r.ratio_frac}
+              for r in run.rows],
         formats={"msg": fmt_bytes, "compute": _ms, "comm": _ms, "ratio": fmt_pct},
         notes=T.pairs("inference.2.note"),
     )

@@ -17,7 +17,8 @@ from ...hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Link
 from ...llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
 from ...topology import TwoLevel
 from ...units import fmt_number
-from .inference import ORIGINAL_05_5, DecodeRun, TpNodes, decode_run, demo_05_2, demo_05_4, demo_05_5
+from .common import Run
+from .inference import ORIGINAL_05_5, TpNodes, decode_run, demo_05_4, demo_05_5, prefill_run
 from .scripts import SCRIPTS
 
 __all__ = ["ORIGINAL", "latency_bound_until", "Budget", "budget_numbers", "Decode", "decode_numbers",
@@ -109,12 +110,12 @@ class Decode:
     ring_nstar_bytes: float        # p·α·β
 
 
-def decode_numbers(run: DecodeRun | None = None, batch: int = 64) -> Decode:
+def decode_numbers(run: Run | None = None, batch: int = 64) -> Decode:
     """From the runs of table 05-1 (:func:`.inference.decode_run`, by default its own
     setting), at B = 1, ``batch`` and the largest batch."""
     run = decode_run() if run is None else run
     model, tp, _, link, slow_alpha = run.setting
-    r1, rb, rmax = run.at(1), run.at(batch), run.rows[-1]
+    r1, rb, rmax = run.at(batch=1), run.at(batch=batch), run.rows[-1]
     n_ar = llm.tp_allreduces_per_step(model)
     ring_rounds = 2 * (tp - 1)
     alpha_only = n_ar * ring_rounds * link.alpha
@@ -172,20 +173,22 @@ class Prefill:
     causal_frac: float
 
 
-def prefill_numbers(t2=None, model: DenseModel = LLAMA31_70B, tp: int = 8, link: Link = NVLINK4) -> Prefill:
-    """From Table 05-2 (:func:`.inference.demo_05_2`)."""
-    t2 = demo_05_2(model, tp=tp, link=link) if t2 is None else t2
+def prefill_numbers(run: Run | None = None) -> Prefill:
+    """From the runs of table 05-2 (:func:`.inference.prefill_run`, by default its own
+    setting): its first and last prompt and the per-token network roofline."""
+    run = prefill_run() if run is None else run
+    model, tp, _, link = run.setting
     n_ar = llm.tp_allreduces_per_step(model)
     tok_bytes = n_ar * 2 * (tp - 1) / tp * llm.tp_message_bytes(model, 1)
     flops = 2 * model.n_params_compute
     comm, lin = tok_bytes / link.beta, flops / (tp * H100.bf16_flops)
-    first, last = t2.rows[0], t2.rows[-1]
-    causal = 2 * last["tokens"]
+    first, last = run.rows[0], run.rows[-1]
+    causal = 2 * last.tokens
     return Prefill(tok_bytes=tok_bytes, tok_flops=f"{fmt_number(flops / 1e9, 3)} GFLOP", tok_comm_s=comm,
-                   tok_lin_s=lin, tok_ratio_frac=comm / lin, first_tokens=first["tokens"],
-                   last_tokens=last["tokens"], first_frac=first["ratio"], last_frac=last["ratio"],
-                   first_msg_bytes=first["msg"], last_msg_bytes=last["msg"],
-                   hidden_from=next(r["tokens"] for r in t2.rows if r["ratio"] < 1),
+                   tok_lin_s=lin, tok_ratio_frac=comm / lin, first_tokens=first.tokens,
+                   last_tokens=last.tokens, first_frac=first.ratio_frac, last_frac=last.ratio_frac,
+                   first_msg_bytes=first.msg_bytes, last_msg_bytes=last.msg_bytes,
+                   hidden_from=next(r.tokens for r in run.rows if r.ratio_frac < 1),
                    original_last_frac=ORIGINAL["prefill_last"], causal_tokens=causal,
                    causal_frac=llm.tp_comm_time(model, causal, tp)
                    / llm.prefill_compute(model, causal, tp=tp, causal=True))

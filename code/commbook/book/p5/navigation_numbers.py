@@ -61,7 +61,7 @@ def decode_numbers(model: DenseModel = LLAMA31_70B, chip: Chip = H100, tp: int =
     """:class:`DecodeNumbers` (BF16 weights)."""
     w = model.weight_bytes()
     reads = chip.hbm_bandwidth / w
-    b1 = decode_run(model, batches=(1,), tp=tp, chip=chip).at(1)
+    b1 = decode_run(model, batches=(1,), tp=tp, chip=chip).at(batch=1)
     return DecodeNumbers(w, chip.hbm_bytes, chip.hbm_bandwidth, reads, tp, reads * tp, math.ceil(w / chip.hbm_bytes),
                          b1.batch, b1.compute_s, b1.ring_s, b1.ring_frac)
 
