@@ -7,7 +7,7 @@ import pytest
 
 from commbook import llm
 from commbook.book.p5 import inference_numbers as N
-from commbook.book.p5.inference import decode_run, prefill_run, tp_nodes
+from commbook.book.p5.inference import decode_run, kv_run, prefill_run, tp_nodes
 from commbook.hardware import H100, IB_NDR, NVLINK4
 
 M, TP = llm.LLAMA31_70B, 8
@@ -59,6 +59,6 @@ def test_tp16_is_the_one_node_ring_plus_a_ring_across_nodes():
 
 
 def test_kv_per_token_and_one_nic():
-    k = N.kv_numbers(None, M, tp=TP, link=IB_NDR, nics=8)
+    k = N.kv_numbers(kv_run(M, tp=TP, link=IB_NDR, nics=8))
     assert k.tok_bytes == 2 * L * M.n_kv_heads * M.head_dim * 2 == 327_680    # 327.68 KB
     assert 7.9 < k.one_nic_x < 8 and k.mha_x == M.n_heads / M.n_kv_heads

@@ -20,7 +20,7 @@ from ...units import fmt_bytes, fmt_number, fmt_pct, fmt_ratio, fmt_time
 from .common import Run, original_note, span
 
 __all__ = ["DecodeRow", "decode_run", "demo_05_1", "PrefillRow", "prefill_run", "demo_05_2", "TpRow", "TpNodes",
-           "tp_nodes", "demo_05_3", "demo_05_4", "demo_05_5"]
+           "tp_nodes", "demo_05_3", "demo_05_4", "KvRow", "kv_run", "demo_05_5"]
 
 T = texts("p5")
 
@@ -283,19 +283,47 @@ ORIGINAL_05_5 = {"nics": 8, "ratio": 9}
 say one NIC is (demo 05-5 reconciles it)."""
 
 
-def demo_05_5(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (1024, 2048, 4096, 8192, 16384, 32768),
-              chip: Chip = H100, tp: int = 8, link: Link = IB_NDR, nics: int = 8) -> Table:
-    """§7.5 KV transfer of disaggregated inference (BF16 KV): ``nics`` NICs vs 1 NIC, against
-    the prefill compute time.  Columns ``t8``/``share8`` hold the ``nics``-NIC time and share.
-    Anchors: 327.68 KB per token; 8 NICs ≈ 4-5 % of prefill; one NIC 7.96-8.00x slower (the
-    original says 9x, flag F.31, :data:`ORIGINAL_05_5`)."""
+@dataclass(frozen=True)
+class KvRow:
+    """One prompt of table 05-5: its ``tokens``, their BF16 KV cache, the prefill compute,
+    the transfer over ``nics`` NICs (``t8``) and over one (``t1``), each as a share of the
+    prefill, and their ratio."""
+
+    tokens: int
+    kv_bytes: float
+    prefill_s: float
+    t8_s: float
+    share8_frac: float
+    t1_s: float
+    share1_frac: float
+    ratio_x: float
+
+
+def kv_run(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (1024, 2048, 4096, 8192, 16384, 32768),
+           chip: Chip = H100, tp: int = 8, link: Link = IB_NDR, nics: int = 8) -> Run:
+    """§7.5 KV transfer of disaggregated inference (BF16 KV), ``nics`` NICs vs 1 NIC, against
+    the prefill compute time: a :class:`KvRow` per prompt, the setting (model, tp, link, nics).
+
+    >>> round(kv_run(prompts=(8192,)).at(tokens=8192).ratio_x, 2)
+    7.99
+    """
     rows = []
     for n in prompts:
         pre = llm.prefill_compute(model, n, chip, tp)
-        t8 = llm.kv_transfer_time(model, n, nics, link)
-        t1 = llm.kv_transfer_time(model, n, 1, link)
-        rows.append({"tokens": n, "kv": llm.kv_bytes(model, n), "prefill": pre, "t8": t8,
-                     "share8": t8 / pre, "t1": t1, "share1": t1 / pre, "ratio": t1 / t8})
+        t8, t1 = llm.kv_transfer_time(model, n, nics, link), llm.kv_transfer_time(model, n, 1, link)
+        rows.append(KvRow(n, llm.kv_bytes(model, n), pre, t8, t8 / pre, t1, t1 / pre, t1 / t8))
+    return Run(tuple(rows), (model, tp, link, nics))
+
+
+def demo_05_5(run: Run | None = None, **params) -> Table:
+    """§7.5 KV transfer of disaggregated inference, the table of :func:`kv_run` (``run``, else
+    ``kv_run(**params)``).  Columns ``t8``/``share8`` hold the ``nics``-NIC time and share.
+    Anchors: 327.68 KB per token; 8 NICs ≈ 4-5 % of prefill; one NIC 7.96-8.00x slower (the
+    original says 9x, flag F.31, :data:`ORIGINAL_05_5`)."""
+    run = run or kv_run(**params)
+    model, _, link, nics = run.setting
+    rows = [{"tokens": r.tokens, "kv": r.kv_bytes, "prefill": r.prefill_s, "t8": r.t8_s, "share8": r.share8_frac,
+             "t1": r.t1_s, "share1": r.share1_frac, "ratio": r.ratio_x} for r in run.rows]
     ratio = span([r["ratio"] for r in rows], lambda v: fmt_ratio(v, 3))
     ratio_zh = T.get("inference.5.times", "zh", n=span([r["ratio"] for r in rows], lambda v: fmt_number(v, 3)))
     ratios = {"en": ratio, "zh": ratio_zh}

@@ -18,7 +18,7 @@ from ...llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
 from ...topology import TwoLevel
 from ...units import fmt_number
 from .common import Run
-from .inference import ORIGINAL_05_5, TpNodes, decode_run, demo_05_4, demo_05_5, prefill_run
+from .inference import ORIGINAL_05_5, TpNodes, decode_run, demo_05_4, kv_run, prefill_run
 from .scripts import SCRIPTS
 
 __all__ = ["ORIGINAL", "latency_bound_until", "Budget", "budget_numbers", "Decode", "decode_numbers",
@@ -332,20 +332,21 @@ class Kv:
     fp8_tok_bytes: float
 
 
-def kv_numbers(t5=None, model: DenseModel = LLAMA31_70B, tp: int = 8, link: Link = IB_NDR,
-               nics: int = 8, prompt: int = 8192) -> Kv:
-    """From Table 05-5 (:func:`.inference.demo_05_5`)."""
-    t5 = demo_05_5(model, tp=tp, link=link, nics=nics) if t5 is None else t5
-    short = [r for r in t5.rows if r["tokens"] <= prompt]
-    r8k, longest = t5.find(tokens=prompt), t5.rows[-1]
+def kv_numbers(run: Run | None = None, prompt: int = 8192) -> Kv:
+    """From the runs of table 05-5 (:func:`.inference.kv_run`, by default its own setting):
+    the prompts up to ``prompt``, that prompt and the longest."""
+    run = kv_run() if run is None else run
+    model, _, link, nics = run.setting
+    short = [r for r in run.rows if r.tokens <= prompt]
+    r8k, longest = run.at(tokens=prompt), run.rows[-1]
     mha = llm.LLAMA31_70B_MHA
     return Kv(tok_bytes=model.kv_bytes_per_token(), nics=nics, nics_Bps=nics * link.beta,
-              short_min=short[0]["tokens"], short_max=short[-1]["tokens"],
-              share8_min_frac=min(r["share8"] for r in short), share8_max_frac=max(r["share8"] for r in short),
-              longest=longest["tokens"], share8_longest_frac=longest["share8"],
-              share1_min_frac=min(t5.column("share1")), share1_max_frac=max(t5.column("share1")),
-              kv_8k_bytes=r8k["kv"], t8_8k_s=r8k["t8"], t1_8k_s=r8k["t1"], pre_8k_s=r8k["prefill"],
-              one_nic_x=max(t5.column("ratio")), original_x=ORIGINAL["one_nic"], nics_x=nics,
+              short_min=short[0].tokens, short_max=short[-1].tokens,
+              share8_min_frac=min(r.share8_frac for r in short), share8_max_frac=max(r.share8_frac for r in short),
+              longest=longest.tokens, share8_longest_frac=longest.share8_frac,
+              share1_min_frac=min(r.share1_frac for r in run.rows), share1_max_frac=max(r.share1_frac for r in run.rows),
+              kv_8k_bytes=r8k.kv_bytes, t8_8k_s=r8k.t8_s, t1_8k_s=r8k.t1_s, pre_8k_s=r8k.prefill_s,
+              one_nic_x=max(r.ratio_x for r in run.rows), original_x=ORIGINAL["one_nic"], nics_x=nics,
               layerwise_8k_s=llm.kv_transfer_time(model, prompt, nics, link, layerwise=True),
               mha_heads=mha.n_kv_heads, mha_x=mha.kv_bytes_per_token() / model.kv_bytes_per_token(),
               mha_tok_bytes=mha.kv_bytes_per_token(), fp8_tok_bytes=model.kv_bytes_per_token(1))

@@ -16,7 +16,7 @@ from ..measuring_p5 import p5_curve
 from .allreduce import demo_03_1, demo_03_2
 from .allreduce_numbers import race, sharp_gain
 from .common import span
-from .inference import decode_run, demo_05_4, demo_05_5, prefill_run, tp_nodes
+from .inference import decode_run, demo_05_4, kv_run, prefill_run, tp_nodes
 from .links import demo_01_1, topologies
 from .semantics import bounds
 from .topology import all_to_all_race, demo_04_1, demo_04_3
@@ -114,14 +114,14 @@ def summary_numbers(p8: int = 8) -> Summary:
     hier_ahead = [N for N, v in nccl_big.items() if v > 1]
     ring_from = {r["nodes"]: r["per_gpu"] for r in hier.part("04-3b").rows}
     tp = decode_run(batches=(1,)).at(batch=1)
-    pre, kv = prefill_run(), demo_05_5()
+    pre, kv = prefill_run(), kv_run()
     moe_x = [r["vs_intra"] for r in demo_05_4().rows if r["ep"] > 8 and r["dtype"] == "BF16"]
     m = p5_curve(NV).measured                      # §5.6: the measured tensor and the largest stated point
     model = llm.LLAMA31_70B
     n_tok = llm.tp_message_bytes(model, 1)
     return Summary(
         nv_nhalf_bytes=NV.n_half, ib_nhalf_bytes=IB.n_half, decode_msg_bytes=n_tok,
-        prefill_msg_range=span([r.msg_bytes for r in pre.rows], fmt_bytes), kv_range=span(kv.column("kv"), fmt_bytes),
+        prefill_msg_range=span([r.msg_bytes for r in pre.rows], fmt_bytes), kv_range=span([r.kv_bytes for r in kv.rows], fmt_bytes),
         p64=2 * ring.diameter, sw_diam=sw.diameter, sw_bis_Bps=sw.bisection_Bps, ring_diam=ring.diameter,
         ring_bis_Bps=ring.bisection_Bps, torus=torus2.name, torus_diam=torus2.diameter,
         torus_bis_Bps=torus2.bisection_Bps, gap_x=NV.beta / IB.beta,
@@ -140,7 +140,8 @@ def summary_numbers(p8: int = 8) -> Summary:
         tp_rd_s=tp.rd_s, tp_share_frac=tp.ring_s / llm.decode_step(model, 1, tp=p8).time,
         hidden_from=next(r.tokens for r in pre.rows if r.ratio_frac < 1),
         tp16_x=tp_nodes().speedup_x, moe_range=span(moe_x, _x3),
-        kv8_range=span(kv.column("share8"), fmt_pct), kv1_range=span(kv.column("share1"), fmt_pct),
+        kv8_range=span([r.share8_frac for r in kv.rows], fmt_pct),
+        kv1_range=span([r.share1_frac for r in kv.rows], fmt_pct),
         alpha_eff_s=m.blog_alpha_exact_s, alpha_link_s=NV.alpha, alpha_x=m.blog_alpha_x, m58_bytes=m.blog_exact_bytes,
         bstar_ring=-(-p8 * NV.n_half // n_tok), bstar_rd=-(-NV.n_half // n_tok),
         mbig_frac=m.blog_top_Bps / NV.beta, mbig_bytes=m.blog_top_bytes, nv_beta_Bps=NV.beta,
