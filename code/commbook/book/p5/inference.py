@@ -55,10 +55,7 @@ def decode_run(model: DenseModel = LLAMA31_70B, batches: Sequence[int] = (1, 8, 
     """§7.1 tensor-parallel decode: 2 all-reduces per layer of B x d x 2 bytes, ring and
     recursive doubling on NVLink (and on it at an effective α of ``slow_alpha``), against
     the decode roofline (no overlap): a :class:`DecodeRow` per batch, the setting (model,
-    tp, chip, link, slow α).
-
-    Anchors: ring 4.490 ms at B = 1 (α alone 160 x 14 x 2 µs = 4.48 ms), RD/ring ≈ 22 %,
-    RD share 16 % at α = 2 µs and 65 % at α = 20 µs, compute 8.39 ms at B = 64.
+    tp, chip, link, slow α); its anchors: :func:`demo_05_1`.
 
     >>> round(decode_run(batches=(1,)).at(batch=1).ring_s * 1e3, 2)
     4.49
@@ -115,10 +112,8 @@ class PrefillRow:
 def prefill_run(model: DenseModel = LLAMA31_70B, prompts: Sequence[int] = (512, 1024, 2048, 4096, 8192, 16384),
                 tp: int = 8, chip: Chip = H100, link: Link = NVLINK4) -> Run:
     """§7.2 tensor-parallel prefill: messages of n x d x 2 bytes, ring on ``link``: a
-    :class:`PrefillRow` per prompt, the setting (model, tp, chip, link).
-
-    Anchors: ≈10.2 µs of communication and ≈17.6 µs of linear compute per token (58 %),
-    4.48 ms of α per prefill, comm/compute 107 % at 512 tokens falling to ≈45 % at 16K.
+    :class:`PrefillRow` per prompt, the setting (model, tp, chip, link); its anchors:
+    :func:`demo_05_2`.
 
     >>> round(prefill_run(prompts=(512,)).at(tokens=512).ratio_frac, 2)
     1.07
@@ -194,9 +189,8 @@ class TpNodes:
 def tp_nodes(model: DenseModel = LLAMA31_70B, batch: int = 64, chip: Chip = H100, intra: Link = NVLINK4,
              inter: Link = IB_NDR, tps: Sequence[int] = (8, 16), gpus_per_node: int = 8) -> TpNodes:
     """The decode step at each TP width of ``tps`` (:func:`commbook.llm.decode_step`,
-    :func:`commbook.llm.tp_comm_time` with NCCL's ring), the first against the last.
-
-    Anchors: compute 8.39 → 4.20 ms, communication 5.13 → 7.15 ms, total 13.52 → 11.35 ms.
+    :func:`commbook.llm.tp_comm_time` with NCCL's ring), the first against the last; its
+    anchors: :func:`demo_05_3`.
 
     >>> round(tp_nodes().total16_s * 1e3, 2)
     11.35
