@@ -152,6 +152,11 @@ def cell_text(value: Any) -> str:
     return str(value)
 
 
+PROSE_WIDTH = 24
+"""A text column whose longest cell is wider than this (terminal columns, CJK counting
+two) holds sentences: its cells are ``td.cb-prose``, which keep a readable width."""
+
+
 def _width(text: str) -> int:
     """Display width in a terminal (CJK characters take two columns)."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
@@ -346,14 +351,20 @@ class Table:
         lang = self._check_lang(lang)
         e = html.escape
         right = [self._numeric(c) for c in self.columns]
-        td = lambda c, r: f'<td style="text-align:right">{e(c)}</td>' if r else f"<td>{e(c)}</td>"
+        body = self.cells(lang)
+        # A column of sentences (a constraint, a note) keeps a readable width when the table
+        # is short of room, instead of one word per line (commbook.css: td.cb-prose).
+        prose = [not r and max((_width(row[j]) for row in body), default=0) > PROSE_WIDTH
+                 for j, r in enumerate(right)]
+        td = lambda c, r, p: (f'<td style="text-align:right">{e(c)}</td>' if r
+                              else f'<td class="cb-prose">{e(c)}</td>' if p else f"<td>{e(c)}</td>")
         src = f' data-source="{e(self.source)}"' if self.source else ""
         out = [f'<table class="commbook-table" data-demo="{e(self.key)}"{src}>',
                f"<caption>{e(self._heading(lang))}</caption>",
                "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in self.headers[lang]) + "</tr></thead>",
                "<tbody>"]
-        for cells in self.cells(lang):
-            out.append("<tr>" + "".join(td(c, r) for c, r in zip(cells, right)) + "</tr>")
+        for cells in body:
+            out.append("<tr>" + "".join(td(c, r, p) for c, r, p in zip(cells, right, prose)) + "</tr>")
         out += ["</tbody>", "</table>"]
         out += [f'<p class="commbook-note">{e(n)}</p>' for n in self.notes.get(lang, [])]
         text = "\n".join(out)
