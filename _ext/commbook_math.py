@@ -76,16 +76,16 @@ def typeset(app: Sphinx, exception: Exception | None) -> None:
         found = list(MATH.finditer(text))
         if found:
             pages.append((path, text, found))
+        elif MATHJAX_SCRIPTS.search(text) and not LEFTOVER_TEX.search(_outside_code(text)):
+            path.write_text(MATHJAX_SCRIPTS.sub("", text), encoding="utf-8")  # nothing to typeset
     if not pages:
         return
     job = {"fontURL": FONTS, "pages": [[(tex_of(m.group(2), False), False) if m.group(1)
                                         else (tex_of(m.group(5), True), True) for m in found]
                                        for _, _, found in pages]}
     env = dict(os.environ)
-    # npm ci installs into the repository's node_modules/ (beside _ext/); a book built
-    # elsewhere with these extensions (the tests' small books) finds it there too.
-    modules = [Path(app.confdir) / "node_modules", SCRIPT.parents[1] / "node_modules"]
-    env["NODE_PATH"] = os.pathsep.join([str(m) for m in modules] + ([env["NODE_PATH"]] if env.get("NODE_PATH") else []))
+    node_path = [str(Path(app.confdir) / "node_modules")] + ([env["NODE_PATH"]] if env.get("NODE_PATH") else [])
+    env["NODE_PATH"] = os.pathsep.join(node_path)  # npm ci installs beside _config.yml
     run = subprocess.run([_node(), str(SCRIPT)], input=json.dumps(job), capture_output=True, text=True,
                          env=env, cwd=app.confdir, timeout=600)
     if run.returncode != 0:

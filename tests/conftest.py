@@ -61,6 +61,8 @@ def build_small_book(book: Path, toc: str, files: dict[str, str | bytes]) -> Pat
     shutil.copytree(ROOT / "_static", book / "_static")
     shutil.copytree(ROOT / "_ext", book / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
     (book / "_toc.yml").write_text(toc, encoding="utf-8")
+    if (ROOT / "node_modules").is_dir():  # npm ci's packages (MathJax for _ext/commbook_math.py)
+        (book / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
     for name, content in files.items():
         path = book / name
         path.parent.mkdir(parents=True, exist_ok=True)

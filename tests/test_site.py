@@ -260,7 +260,12 @@ def article_text(page_html: str) -> str:
 # ------------------------------------------------------------------ 1. MathJax offline
 
 
-def test_mathjax_served_with_the_book(site: Path) -> None:
+def test_formulas_typeset_with_the_book(site: Path) -> None:
+    """No page loads a script or stylesheet from elsewhere, and none loads MathJax: every
+    formula is typeset at build time (_ext/commbook_math.py), its page links the one
+    stylesheet of the characters used, and the web fonts that stylesheet names are served."""
+    css = site / "_static/commbook-math.css"
+    assert css.is_file(), "no _static/commbook-math.css"
     for docname in ["index", *LANG_PAGES]:
         page = read(site, docname)
         srcs = re.findall(r'<script[^>]*\ssrc="([^"]+)"', page)
@@ -268,16 +273,16 @@ def test_mathjax_served_with_the_book(site: Path) -> None:
         assert not remote, f"{docname} loads remote scripts: {remote}"
         remote_css = re.findall(r'<link[^>]*href="((?:https?:)?//[^"]+)"[^>]*stylesheet', page)
         assert not remote_css, f"{docname} loads remote stylesheets: {remote_css}"
-        mathjax = [s for s in srcs if "mathjax" in s.lower()]
-        # Pages with formulas load MathJax once (others may or may not).
-        has_math = "{math}" in PAGES.get(f"{docname}.md", "")
-        assert len(mathjax) == 1 if has_math else len(mathjax) <= 1, (docname, mathjax)
-        for src in mathjax:
-            assert "_static/mathjax/tex-chtml.js" in src, (docname, src)
-            assert (site / f"{docname}.html").parent.joinpath(src.split("?")[0]).resolve().is_file()
-    # MathJax loads its fonts and TeX extensions relative to its own script.
-    assert list((site / "_static/mathjax/output/chtml/fonts/woff-v2").glob("*.woff"))
-    assert (site / "_static/mathjax/input/tex/extensions/ams.js").is_file()
+        assert not [s for s in srcs if "mathjax" in s.lower()], f"{docname} still loads MathJax"
+        formulas = re.findall(r'<(span|div) class="math notranslate nohighlight"[^>]*>(.*?)</\1>', page, re.S)
+        if "{math}" in PAGES.get(f"{docname}.md", ""):
+            assert formulas, docname
+        assert all("<mjx-container" in body for _, body in formulas), f"{docname}: a formula left as TeX"
+        if formulas:
+            href = re.search(r'<link rel="stylesheet" href="([^"]*commbook-math\.css)"', page)
+            assert href and (site / f"{docname}.html").parent.joinpath(href.group(1)).resolve() == css.resolve()
+    fonts = re.findall(r'url\("([^"]+\.woff)"\)', css.read_text(encoding="utf-8"))
+    assert fonts and all((css.parent / f).is_file() for f in fonts), fonts[:3]
 
 
 # ------------------------------------------------------------------ 2. Chinese search
