@@ -81,3 +81,17 @@ def test_preset_sources_cite_a_document_without_narrating(preset):
                      obj.source), obj.source
     if isinstance(obj, hw.Link) and obj.alpha_range is None:
         assert "assumed" in obj.source, obj.source   # no datasheet gives α
+
+
+def test_a_column_of_sentences_keeps_its_width():
+    """A text column whose longest cell is wider than PROSE_WIDTH is marked cb-prose (so
+    it does not wrap a word per line); short text and numbers are not."""
+    from commbook.book.tables import PROSE_WIDTH, Table
+    long = "N a power of two (otherwise two more steps)"
+    assert len(long) > PROSE_WIDTH
+    t = Table(key="t", title={"en": "t", "zh": "表"}, columns=["name", "n", "why"],
+              headers={"en": ["name", "n", "why"], "zh": ["名", "n", "因"]},
+              rows=[["ring", 510, long], ["tree", 16, "none"]])
+    page = t.to_html("en")
+    assert f'<td class="cb-prose">{long}</td>' in page and '<td class="cb-prose">none</td>' in page
+    assert "<td>ring</td>" in page and '<td style="text-align:right">510</td>' in page
