@@ -114,8 +114,11 @@ def test_line_end_labels_do_not_overlap():
     lines = [ax.plot([0, 1], [k, 1.0], color=c, label=f"line {k}")[0]
              for k, c in enumerate(("red", "green", "blue"))]
     texts = plots.label_line_ends(ax, lines)
-    plots.figure_png(fig)  # lays out and draws
-    boxes = [t.get_window_extent() for t in texts]
+    plots.figure_png(fig)  # lays out and draws (at the PNG's dpi)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    renderer = FigureCanvasAgg(fig).get_renderer()  # one renderer at the figure's own dpi,
+    fig.draw(renderer)                              # for positions and boxes alike
+    boxes = [t.get_window_extent(renderer) for t in texts]
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
     assert [t.get_color() for t in texts] == [ln.get_color() for ln in lines]
     assert min(b.x0 for b in boxes) >= ax.get_window_extent().x1
