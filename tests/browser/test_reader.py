@@ -214,3 +214,20 @@ def test_chinese_typography(path: str, browser_context: object, server: str) -> 
         assert not got["curly"], f"{path}: curly apostrophes in English words: {got['curly']}"
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("path", ["exercises/en/p5.html", "exercises/zh/ch1-2.html"])
+def test_answers_code_sits_inside_the_answer(path: str, browser_context: object, server: str) -> None:
+    """Every code cell of an exercise page but the setup cell is inside a Solution
+    dropdown (_ext/commbook_exercises.py), so nothing outside the folds gives an answer away."""
+    page = _open(browser_context, urljoin(server, path), DESKTOP)
+    try:
+        got = page.evaluate("""() => {
+          const cells = [...document.querySelectorAll('article div.cell')];
+          return {cells: cells.length, dropdowns: document.querySelectorAll('article details.sd-dropdown').length,
+                  outside: cells.slice(1).filter(c => !c.closest('details.sd-dropdown')).map(c => c.textContent.trim().slice(0, 60))};
+        }""")
+        assert got["cells"] > 1 and got["dropdowns"] >= got["cells"] - 1, got
+        assert not got["outside"], f"{path}: code cells outside the Solution folds: {got['outside'][:3]}"
+    finally:
+        page.close()
