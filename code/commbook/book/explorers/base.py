@@ -37,7 +37,7 @@ __all__ = ["Explorer", "Result", "LIVE_NOTE", "choice", "log_slider", "int_slide
            "link_choice"]
 
 PNG_DPI = 100
-"""Resolution of the inline figure (the page's own figures use 200; an explorer's image
+"""Resolution of the inline figure (the page's own figures use 300; an explorer's image
 is redrawn on every change and embedded in the page, so it stays smaller)."""
 
 LIVE_NOTE = texts("common")("explorers.live_note")
