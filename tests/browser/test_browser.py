@@ -42,7 +42,7 @@ HTML_LANG = {"zh": "zh-Hans", "en": "en"}
 MIN_CONTRAST = 4.5  # WCAG 2 AA, normal text
 EMOJI = "💻"  # marks the exercises a reader can check with commbook
 DEMO_02_1 = 'table.commbook-table[data-demo="02-1"]'
-TWIN_WINDOW = {"width": 1280, "height": 600}  # low enough that the exercise sections count as tall
+TWIN_WINDOW = {"width": 1280, "height": 450}  # low enough that the exercise sections count as tall
 GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([^`:]+)`")
 # TeX that MathJax would have replaced: delimiters and control words, outside code.
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(?:frac|alpha|beta|sum|cdot|times|log|mathrm|text)\b")

@@ -147,6 +147,10 @@ def test_wide_boxes_scroll_from_the_keyboard(path: str, browser_context: object,
         before = page.evaluate("() => document.activeElement.scrollLeft")
         for _ in range(5):
             page.keyboard.press("ArrowRight")
+        try:  # the theme scrolls smoothly: the box may still be moving
+            page.wait_for_function("(x) => document.activeElement.scrollLeft > x", arg=before, timeout=10_000)
+        except Exception:
+            pass
         after = page.evaluate("() => document.activeElement.scrollLeft")
         assert after > before, f"{path}: ArrowRight did not scroll the focused box ({before} -> {after})"
         SUMMARY["pages"][f"{path} @412px"] = f"{len(boxes)} wide boxes, all keyboard-scrollable"
