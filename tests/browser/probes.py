@@ -25,14 +25,23 @@ IMAGES = """() => [...document.images].map(img => ({
 
 TEXT = """() => document.querySelector("article").textContent"""
 
-# The article's sections in document order, and one the reader is unambiguously inside
-# once it is scrolled to the top of the window: a leaf (no sections inside), not the
-# page's first, taller than 0.4 of the window (no other heading in the top 40 %).
+# The article's sections in document order, and the height of each leaf (no sections
+# inside) but the page's first: the twin check scrolls one of those to the top.
 SECTIONS = """() => {
   const all = [...document.querySelectorAll("article section[id]")];
-  const pick = all.findIndex((s, i) => i > 0 && !s.querySelector("section[id]")
-                                   && s.getBoundingClientRect().height > 0.4 * window.innerHeight);
-  return {ids: all.map(s => s.id), pick};
+  return {ids: all.map(s => s.id),
+          leaf: all.map((s, i) => i > 0 && !s.querySelector("section[id]") ? s.getBoundingClientRect().height : 0)};
+}"""
+
+# After a scroll: let the lazy explorers see it (two frames), then wait for the chart
+# library if that started loading, so that following a link does not abort its request.
+SETTLED = """async () => {
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const tag = document.querySelector('script[src*="commbook-vega"]');
+  if (tag && !(window.vega && window.vegaLite)) await new Promise(r => {
+    tag.addEventListener("load", r, {once: true});
+    tag.addEventListener("error", r, {once: true});
+  });
 }"""
 
 TOP_OF = """(id) => {

@@ -42,7 +42,11 @@ HTML_LANG = {"zh": "zh-Hans", "en": "en"}
 MIN_CONTRAST = 4.5  # WCAG 2 AA, normal text
 EMOJI = "💻"  # marks the exercises a reader can check with commbook
 DEMO_02_1 = 'table.commbook-table[data-demo="02-1"]'
-TWIN_WINDOW = {"width": 1280, "height": 450}  # low enough that the exercise sections count as tall
+# The twin-switch check scrolls a leaf section to the top of a window at most this high and
+# at most 2.5 times the section (the switch takes the last section whose top is above a
+# third of the window, so the next one must start below it).
+TWIN_WINDOW = {"width": 1280, "height": 450}
+TWIN_MIN_HEIGHT = 240  # below this the sticky header covers too much of the window
 GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([^`:]+)`")
 # TeX that MathJax would have replaced: delimiters and control words, outside code.
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(?:frac|alpha|beta|sum|cdot|times|log|mathrm|text)\b")
@@ -226,10 +230,18 @@ def follow_twin(page: object, docname: str) -> list[str]:
     the same position among the page's sections (twins have the same sections)."""
     page.set_viewport_size(TWIN_WINDOW)
     sections = page.evaluate(probes.SECTIONS)
-    if sections["pick"] < 0:
-        return [f"no leaf section taller than 0.4 of the window among {sections['ids']}"]
-    ordinal, source_id = sections["pick"], sections["ids"][sections["pick"]]
+    leaf = sections["leaf"]
+    # The first section tall enough for the full window, else the tallest (fonts differ
+    # between machines: a short exercise section gets a lower window).
+    ordinal = next((i for i, h in enumerate(leaf) if h * 2.5 >= TWIN_WINDOW["height"]),
+                   max(range(len(leaf)), key=leaf.__getitem__))
+    height = min(TWIN_WINDOW["height"], int(leaf[ordinal] * 2.5))
+    if height < TWIN_MIN_HEIGHT:
+        return [f"no leaf section taller than {TWIN_MIN_HEIGHT / 2.5:.0f} px among {sections['ids']}"]
+    page.set_viewport_size({"width": TWIN_WINDOW["width"], "height": height})
+    source_id = sections["ids"][ordinal]
     page.evaluate("(id) => document.getElementById(id).scrollIntoView()", source_id)
+    page.evaluate(probes.SETTLED)
     link = page.locator("nav.commbook-lang-switch a.commbook-twin-link")
     if link.count() != 1:
         return [f"{link.count()} twin links in the header"]
@@ -250,7 +262,7 @@ def follow_twin(page: object, docname: str) -> list[str]:
     if url.fragment != quote(target, safe=""):
         return [f"from #{source_id} the switch went to #{url.fragment}, not #{target}"]
     top = page.evaluate(probes.TOP_OF, target)
-    if top is None or not -2 <= top <= TWIN_WINDOW["height"] / 3:
+    if top is None or not -2 <= top <= height / 3:
         return [f"#{target} is at {top} px after the switch, not at the top of the window"]
     return []
 
