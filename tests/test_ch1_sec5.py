@@ -139,14 +139,14 @@ def test_the_hierarchy_overtakes_the_ring_where_the_closed_forms_cross(overtake)
     assert list(overtake) == list(hw.OVERTAKE_SIZES)
     for n, v in overtake.items():
         N = next(N for N in range(2, 4096) if _hier(N, G, n, NV, ib) < _ring_pxn(N * G, G, n, NV, ib))
-        assert v["nodes"] == N and v["gpus"] == N * G
-        for m, key in ((N - 1, "before"), (N, "at")):
-            assert v[key]["ring"] == pytest.approx(_ring_pxn(m * G, G, n, NV, ib), rel=1e-9)
-            assert v[key]["hier"] == pytest.approx(_hier(m, G, n, NV, ib), rel=1e-9)
-        assert v["before"]["ring"] < v["before"]["hier"] and v["at"]["hier"] < v["at"]["ring"]
-        assert v["alpha_ring"] == pytest.approx(2 * (N * G - 1) * ib.alpha, rel=REL)
-        assert v["alpha_hier"] == pytest.approx(2 * 7 * NV.alpha + 2 * (N - 1) * ib.alpha, rel=REL)
-    assert [v["nodes"] for v in overtake.values()] == sorted(v["nodes"] for v in overtake.values())
+        assert v.nodes == N and v.gpus == N * G
+        for m, r in ((N - 1, v.before), (N, v.at)):
+            assert r.ring_s == pytest.approx(_ring_pxn(m * G, G, n, NV, ib), rel=1e-9)
+            assert r.hier_s == pytest.approx(_hier(m, G, n, NV, ib), rel=1e-9)
+        assert v.before.ring_s < v.before.hier_s and v.at.hier_s < v.at.ring_s
+        assert v.alpha_ring_s == pytest.approx(2 * (N * G - 1) * ib.alpha, rel=REL)
+        assert v.alpha_hier_s == pytest.approx(2 * 7 * NV.alpha + 2 * (N - 1) * ib.alpha, rel=REL)
+    assert [v.nodes for v in overtake.values()] == sorted(v.nodes for v in overtake.values())
     assert len(hw.overtake_table(overtake)) == len(hw.OVERTAKE_SIZES)
 
 
@@ -161,15 +161,15 @@ def test_where_the_hierarchy_wins_and_where_the_ring_does():
     rs = (G - 1) * (NV.alpha + M / (G * NV.beta))
     hier = 2 * rs + 2 * (N - 1) * (ib.alpha + M / (G * N * ib.beta))
     for k in ("plain", "spine_pxn"):
-        assert w[k]["ring"] == pytest.approx(ring(ib.beta), rel=REL) and w[k]["hier"] == pytest.approx(hier, rel=REL)
-    assert w["one_nic"]["channels"] == 1
-    assert w["one_nic"]["ring"] == pytest.approx(2 * (p - 1) * (ib.alpha + M / (p * ib.beta)), rel=REL)
-    assert w["one_nic"]["hier"] == pytest.approx(2 * rs + 2 * (N - 1) * (ib.alpha + G * M / (G * N * ib.beta)), rel=REL)
-    assert w["spine"]["ring"] == pytest.approx(ring(N * ib.beta / 2 / N), rel=REL)
+        assert w[k].ring_s == pytest.approx(ring(ib.beta), rel=REL) and w[k].hier_s == pytest.approx(hier, rel=REL)
+    assert w["one_nic"].channels == 1
+    assert w["one_nic"].ring_s == pytest.approx(2 * (p - 1) * (ib.alpha + M / (p * ib.beta)), rel=REL)
+    assert w["one_nic"].hier_s == pytest.approx(2 * rs + 2 * (N - 1) * (ib.alpha + G * M / (G * N * ib.beta)), rel=REL)
+    assert w["spine"].ring_s == pytest.approx(ring(N * ib.beta / 2 / N), rel=REL)
     Gp = 128
-    assert w["racks"]["ring"] == pytest.approx(2 * (Gp - 1) * (IB.alpha + M / (G * Gp * IB.beta)), rel=REL)
-    assert w["racks_no_pxn"]["ring"] == pytest.approx(2 * (Gp - 1) * (IB.alpha + 4 * M / (G * Gp * 2 * IB.beta)), rel=REL)
-    faster = {k: v["ratio"] > 1 for k, v in w.items()}
+    assert w["racks"].ring_s == pytest.approx(2 * (Gp - 1) * (IB.alpha + M / (G * Gp * IB.beta)), rel=REL)
+    assert w["racks_no_pxn"].ring_s == pytest.approx(2 * (Gp - 1) * (IB.alpha + 4 * M / (G * Gp * 2 * IB.beta)), rel=REL)
+    faster = {k: v.ratio_x > 1 for k, v in w.items()}
     assert faster == {"plain": True, "one_nic": False, "spine": False, "spine_pxn": True, "racks": True,
                       "racks_no_pxn": False}
     assert len(hw.where_table(w)) == 6

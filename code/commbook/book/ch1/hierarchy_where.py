@@ -16,7 +16,7 @@ from . import tier_budgets as TB
 from .boxes import BOX_LINKS
 from .hierarchy_numbers import three_tier
 
-__all__ = ["WHERE_CASES", "where_cases", "where_table", "OVERTAKE_SIZES", "overtake", "overtake_table", "Where",
+__all__ = ["WHERE_CASES", "where_cases", "where_table", "OVERTAKE_SIZES", "Overtake", "overtake", "overtake_table", "Where",
            "where_numbers"]
 
 T = texts("ch1")
@@ -39,23 +39,19 @@ keywords) or the three-tier example ("three": 4 racks x 4 nodes x 8,
 2:1 between racks, Table 1's links), 1 GB."""
 
 
-def where_cases(n: float = 1 * GB) -> dict[str, dict]:
+def where_cases(n: float = 1 * GB) -> dict[str, TB.RingVsHier]:
     """NCCL's ring (default channels) against the hierarchy in each case of
-    :data:`WHERE_CASES`: ``ring``, ``ring_model`` (closed form), ``hier`` (three phases
-    on TwoLevel, the five-phase multi-level schedule on ThreeTier), ``channels``, and
-    ``ratio`` = hier / ring (above 1: the ring is faster)."""
+    :data:`WHERE_CASES` (:func:`.tier_budgets.nccl_ring`; on ThreeTier the five-phase
+    multi-level schedule, no single ring)."""
     out = {}
     for key, (kw, kind) in WHERE_CASES.items():
         if kind == "two":
-            topo = TwoLevel(TB.NM_1_6["nodes"], TB.NM_1_6["gpus_per_node"], NVLINK4_CHAPTER, BOX_LINKS["nm1.6"],
-                            **kw)
-            r = TB.nccl_ring(topo, n)
+            out[key] = TB.nccl_ring(TwoLevel(TB.NM_1_6["nodes"], TB.NM_1_6["gpus_per_node"], NVLINK4_CHAPTER,
+                                             BOX_LINKS["nm1.6"], **kw), n)
         else:
-            e = three_tier(n)
-            r = {"ring": e.ring_s if kw.get("pxn") else e.ring_nopxn_s, "hier": e.sim_s, "channels": e.k,
-                 "ring_model": e.ring_model_s if kw.get("pxn") else None}
-            topo = e.topology
-        out[key] = {**r, "topology": topo, "ratio": r["hier"] / r["ring"]}
+            e, pxn = three_tier(n), kw.get("pxn")
+            out[key] = TB.RingVsHier(e.ring_s if pxn else e.ring_nopxn_s, e.ring_model_s if pxn else None, None,
+                                     e.sim_s, e.k, e.topology)
     return out
 
 
@@ -72,7 +68,7 @@ _WHERE_NAMES = {
 def where_table(cases: dict | None = None, n: float = 1 * GB) -> Table:
     """NCCL's ring against the hierarchy, case by case: channels, both times, their ratio."""
     cases = where_cases(n) if cases is None else cases
-    rows = [{"case": k, "channels": v["channels"], "ring": v["ring"], "hier": v["hier"], "ratio": v["ratio"]}
+    rows = [{"case": k, "channels": v.channels, "ring": v.ring_s, "hier": v.hier_s, "ratio": v.ratio_x}
             for k, v in cases.items()]
     return Table(
         key="ch1-where",
@@ -91,7 +87,19 @@ OVERTAKE_SIZES = (64 * MB, 256 * MB, 1 * GB)
 """Buffers for which :func:`overtake` finds the node count where the hierarchy overtakes."""
 
 
-def overtake(sizes=OVERTAKE_SIZES) -> dict:
+@dataclass(frozen=True)
+class Overtake:
+    """:func:`overtake` for one buffer: the node count N, its GPUs, both schedules on N-1
+    and N nodes, and the start-ups of each at N."""
+    nodes: int
+    gpus: int
+    before: TB.RingVsHier
+    at: TB.RingVsHier
+    alpha_ring_s: float
+    alpha_hier_s: float
+
+
+def overtake(sizes=OVERTAKE_SIZES) -> dict[float, Overtake]:
     """For each buffer: the fewest nodes N (8 GPUs, one NIC each, PXN, napkin math 1.6's
     links) where the hierarchy beats NCCL's ring by the closed forms, checked with the
     simulator on N-1 nodes (ring faster) and on N (hierarchy faster), and the start-up
@@ -100,21 +108,19 @@ def overtake(sizes=OVERTAKE_SIZES) -> dict:
     out = {}
     for n in sizes:
         N = TB.overtake_nodes(G, n, nv, ib)
-        sim = {m: TB.nccl_ring(TwoLevel(m, G, nv, ib, pxn=True), n) for m in (N - 1, N)}
-        p = N * G
-        out[n] = {"nodes": N, "gpus": p, "before": sim[N - 1], "at": sim[N],
-                  "alpha_ring": 2 * (p - 1) * ib.alpha, "alpha_hier": 2 * (G - 1) * nv.alpha + 2 * (N - 1) * ib.alpha}
+        before, at = (TB.nccl_ring(TwoLevel(m, G, nv, ib, pxn=True), n) for m in (N - 1, N))
+        out[n] = Overtake(N, N * G, before, at, 2 * (N * G - 1) * ib.alpha, 2 * (G - 1) * nv.alpha + 2 * (N - 1) * ib.alpha)
     return out
 
 
-def overtake_table(d: dict | None = None) -> Table:
+def overtake_table(d: dict[float, Overtake] | None = None) -> Table:
     """Where the hierarchy overtakes NCCL's ring as the nodes grow: per buffer, the node
     count, both times on one node fewer and at that count (simulator), and the start-ups
     each pays there."""
     d = overtake() if d is None else d
-    rows = [{"n": fmt_bytes(n), "nodes": v["nodes"], "ring_before": v["before"]["ring"],
-             "hier_before": v["before"]["hier"], "ring_at": v["at"]["ring"], "hier_at": v["at"]["hier"],
-             "alpha_ring": v["alpha_ring"], "alpha_hier": v["alpha_hier"]} for n, v in d.items()]
+    rows = [{"n": fmt_bytes(n), "nodes": v.nodes, "ring_before": v.before.ring_s, "hier_before": v.before.hier_s,
+             "ring_at": v.at.ring_s, "hier_at": v.at.hier_s, "alpha_ring": v.alpha_ring_s, "alpha_hier": v.alpha_hier_s}
+            for n, v in d.items()]
     return Table(
         key="ch1-overtake",
         title=_tx("where_the_hierarchy_overtakes"),
@@ -146,7 +152,7 @@ class Where:
     racks_np_x: float
 
 
-def where_numbers(ov: dict | None = None, wc: dict | None = None, big: float = 1 * GB,
+def where_numbers(ov: dict[float, Overtake] | None = None, wc: dict[str, TB.RingVsHier] | None = None, big: float = 1 * GB,
                   small: float = 64 * MB) -> Where:
     """Where the hierarchy overtakes NCCL's ring, read from the runs of :func:`overtake`
     (buffers ``big`` and ``small``) and :func:`where_cases` (made when not given).
@@ -157,8 +163,7 @@ def where_numbers(ov: dict | None = None, wc: dict | None = None, big: float = 1
     ov = overtake() if ov is None else ov
     wc = where_cases() if wc is None else wc
     b, s = ov[big], ov[small]
-    return Where(n1_bytes=big, nodes1=b["nodes"], p1=b["gpus"], a_ring_s=b["alpha_ring"], a_hier_s=b["alpha_hier"],
-                 nodes0=s["nodes"], n0_bytes=small, one_x=1 / wc["one_nic"]["ratio"],
-                 one_k=int(wc["one_nic"]["channels"]), spine_s=wc["spine"]["ring"], spine_h_s=wc["spine"]["hier"],
-                 spine_pxn_s=wc["spine_pxn"]["ring"], racks_x=wc["racks"]["ratio"],
-                 racks_np_x=1 / wc["racks_no_pxn"]["ratio"])
+    return Where(n1_bytes=big, nodes1=b.nodes, p1=b.gpus, a_ring_s=b.alpha_ring_s, a_hier_s=b.alpha_hier_s,
+                 nodes0=s.nodes, n0_bytes=small, one_x=1 / wc["one_nic"].ratio_x, one_k=int(wc["one_nic"].channels),
+                 spine_s=wc["spine"].ring_s, spine_h_s=wc["spine"].hier_s, spine_pxn_s=wc["spine_pxn"].ring_s,
+                 racks_x=wc["racks"].ratio_x, racks_np_x=1 / wc["racks_no_pxn"].ratio_x)

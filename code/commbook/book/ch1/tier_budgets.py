@@ -26,7 +26,7 @@ from ...hardware import NVLINK4_CHAPTER, Link
 from ...topology import TwoLevel
 
 __all__ = ["HierBudget", "hierarchical_budget", "CONVENTIONS", "NM_1_6", "napkin_1_6", "phase_link_bytes",
-           "rail_table", "nccl_ring", "overtake_nodes", "sharp_ratio"]
+           "rail_table", "RingVsHier", "nccl_ring", "overtake_nodes", "sharp_ratio"]
 
 NM_1_6 = dict(nodes=8, gpus_per_node=8, n=1e9,
               intra=Link("NVLink 4, one way", 0.0, 450e9, "Napkin Math 1.6: 450 GB/s per direction, α ignored"),
@@ -138,15 +138,30 @@ def rail_table(topology: TwoLevel, n: float) -> list[dict]:
 
 # ============================================================================ three tiers
 # ============================================================================ NCCL's ring against the hierarchy
-def nccl_ring(topology: TwoLevel, n: float) -> dict:
-    """The ring NCCL runs against the three-phase hierarchy on ``topology``: the ring with
-    its default channels (one per NIC) from the simulator and from its closed form, the
-    single ring (``channels=1``), and the hierarchical all-reduce (simulator), in seconds."""
+@dataclass(frozen=True)
+class RingVsHier:
+    """NCCL's ring (its default channels, one per NIC: simulator, and closed form or
+    ``None``; ``single_s``: one channel, ``None`` where not run) against the hierarchy
+    (simulator) on ``topology``; ``ratio_x`` = hierarchy / ring (above 1: the ring is faster)."""
+
+    ring_s: float
+    ring_model_s: float | None
+    single_s: float | None
+    hier_s: float
+    channels: int
+    topology: object
+
+    @property
+    def ratio_x(self) -> float:
+        return self.hier_s / self.ring_s
+
+
+def nccl_ring(topology: TwoLevel, n: float) -> RingVsHier:
+    """The ring NCCL runs against the three-phase hierarchy on ``topology``, ``n`` bytes."""
     c = VirtualCluster(topology)
-    return {"ring": all_reduce(c, nbytes=n).time, "ring_model": ring_time_two_level(topology, n),
-            "single": all_reduce(c, nbytes=n, channels=1).time,
-            "hier": all_reduce(c, nbytes=n, algorithm="hierarchical").time,
-            "channels": topology.ring_channels(np.arange(topology.p))}
+    return RingVsHier(all_reduce(c, nbytes=n).time, ring_time_two_level(topology, n),
+                      all_reduce(c, nbytes=n, channels=1).time, all_reduce(c, nbytes=n, algorithm="hierarchical").time,
+                      topology.ring_channels(np.arange(topology.p)), topology)
 
 
 def overtake_nodes(gpus_per_node: int, n: float, intra: Link, inter: Link, limit: int = 4096) -> int:
