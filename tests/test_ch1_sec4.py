@@ -88,8 +88,8 @@ def test_example_1_1_trace_matches_figure_6_convention():
     total = np.sum(np.asarray(an.EXAMPLE_1_1), axis=0).tolist()
     assert total == [10, 26, 18, 34] and states[-1] == [total] * 4
     f = an.trace_facts(res)
-    assert f["owns_after_rs"] == [[0], [1], [2], [3]] and f["every_rank_sends_and_receives"]
-    assert f["rounds"] == 6 and f["sent"] == [f["bound"]] * 4
+    assert f.owns_after_rs == [[0], [1], [2], [3]] and f.every_rank_sends_and_receives
+    assert f.rounds == 6 and f.sent_bytes == [f.bound_bytes] * 4 == [2 * 3 / 4 * 4 * 8] * 4   # 2(p-1)/p of 4 int64s
     r = fx.ring_example(res)
     assert (r.p, r.rs, r.rounds, r.sum) == (4, 3, 6, str(total)) and r.sent_buffers == pytest.approx(2 * 3 / 4)
     assert r.big_steps == 2 * (ST["ring_nodes"] - 1) and r.big_latency_s == pytest.approx(r.big_steps * 5e-6)
@@ -164,8 +164,8 @@ def test_tree_facts():
 
 def test_tree_leaves_ports_idle():
     act = an.tree_activity(8)
-    assert act["senders"] == [4, 2, 1, 1, 2, 4]
-    assert act["mean_share"] == pytest.approx(14 / 48)
+    assert act.senders == [4, 2, 1, 1, 2, 4]
+    assert act.mean_share_frac == pytest.approx(14 / 48)
 
 
 # ============================================================================ straggler (Checkpoint 1.2)
@@ -370,9 +370,9 @@ def test_fallacy_tree_1000_us_against_napkin_math():
 
 def test_checkpoint_1_3_numbers():
     cp = ac.checkpoint13()
-    assert cp["switch"]["approx"] == pytest.approx(8 * MB) and round(cp["switch"]["exact"] / MB, 2) == 8.82
-    assert round(cp["ring"]["total"] / us) == 2948 and cp["tree"]["total"] == pytest.approx(3280 * us)
-    assert cp["choice"] == "ring"
+    assert cp.switch.approx_bytes == pytest.approx(8 * MB) and round(cp.switch.exact_bytes / MB, 2) == 8.82
+    assert round(cp.ring.total_s / us) == 2948 and cp.tree.total_s == pytest.approx(3280 * us)
+    assert cp.choice == "ring"
 
 
 def test_mpich_pairing_orders():

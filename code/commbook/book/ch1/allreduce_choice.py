@@ -51,7 +51,7 @@ def _heads(*keys: str, **fields) -> dict[str, list[str]]:
 __all__ = [
     "CHAPTER_STATED", "ORDERS", "order_topologies", "order_table", "DTreeInner", "dtree_inner",
     "DTreeRow", "dtree_rows", "dtree_table", "FIG7", "Figure7", "figure7_data",
-    "SwitchPoint", "switch_point", "Split", "NM15", "nm15", "in_us", "nm15_table", "checkpoint13",
+    "SwitchPoint", "switch_point", "Split", "NM15", "nm15", "in_us", "nm15_table", "Checkpoint13", "checkpoint13",
 ]
 
 CHAPTER_STATED = {
@@ -316,12 +316,19 @@ def nm15_table(x: NM15 | None = None) -> Table:
     )
 
 
-def checkpoint13(link: Link = BOX_LINKS["cp1.3"], p: int = 256, n: float = 10 * MB) -> dict:
+@dataclass(frozen=True)
+class Checkpoint13:
+    """:func:`checkpoint13`: the switch point, the buffer, ring and tree, and the faster one."""
+
+    switch: SwitchPoint
+    n_bytes: float
+    ring: Split
+    tree: Split
+    choice: str
+
+
+def checkpoint13(link: Link = BOX_LINKS["cp1.3"], p: int = 256, n: float = 10 * MB) -> Checkpoint13:
     """Checkpoint 1.3, question 2: the switch point on ``p`` GPUs of ``link`` and the choice
     for an ``n``-byte buffer."""
-    t = {a: _terms(a, p, n, link) for a in ("ring", "tree")}
-    sp = switch_point(p, link)
-    return {"switch": {"p": p, "link": link, "approx": sp.approx_bytes, "crude": sp.crude_bytes,
-                       "exact": sp.exact_bytes, "numeric": sp.numeric_bytes}, "n": n,
-            **{a: {"latency": x.latency_s, "bandwidth": x.bandwidth_s, "total": x.total_s} for a, x in t.items()},
-            "choice": min(t, key=lambda a: t[a].total_s)}
+    ring, tree = (_terms(a, p, n, link) for a in ("ring", "tree"))
+    return Checkpoint13(switch_point(p, link), n, ring, tree, "ring" if ring.total_s <= tree.total_s else "tree")

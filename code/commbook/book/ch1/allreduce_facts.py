@@ -53,8 +53,8 @@ def ring_example(res: RunResult | None = None, data=EXAMPLE_1_1, big: int = CHAP
     """Example 1.1's trace (:func:`trace_facts`) and the ring's α steps on ``big`` ranks."""
     f = trace_facts(res, data)
     steps = alpha_steps("ring", big)
-    return RingExample(f["p"], f["rs"], f["rounds"], ", ".join(str(list(x)) for x in data), str(f["sum"]),
-                       f["sent"][0] / (len(data[0]) * 8), big, steps, link.alpha, steps * link.alpha)
+    return RingExample(f.p, f.rs, f.rounds, ", ".join(str(list(x)) for x in data), str(f.sum),
+                       f.sent_bytes[0] / (len(data[0]) * 8), big, steps, link.alpha, steps * link.alpha)
 
 
 
@@ -86,7 +86,7 @@ def tree_facts(p: int = 8, nodes: int = CHAPTER_STATED["tree_nodes"], big_n: flo
     act = tree_activity(p)
     ring_k, tree_k = (run(a, nodes, 1.0, BOX_LINKS["tree1.4"]).rounds for a in ("ring", "tree"))
     big = {a: predict("all_reduce", a, big_p, big_n, 0.0, big_link.beta) for a in ("ring", "tree")}
-    return TreeFacts(act["p"], ", ".join(map(str, act["senders"])), act["mean_share"], nodes, ring_k, tree_k,
+    return TreeFacts(act.p, ", ".join(map(str, act.senders)), act.mean_share_frac, nodes, ring_k, tree_k,
                      ring_k / tree_k, big_n, big_p, big_link.beta, big["ring"], big["tree"])
 
 

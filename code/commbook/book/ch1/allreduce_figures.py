@@ -74,18 +74,18 @@ def fig_ring_phases(lang: str = "en", data=EXAMPLE_1_1) -> Figure:
     res = ring_trace(data)
     facts = trace_facts(res, data)
     total = np.sum(np.asarray(data), axis=0)
-    rs = facts["rs"]
+    rs = facts.rs
     after = {"rs": [s[0] for s in res.trace[rs - 1].state], "ag": [s[0] for s in res.trace[-1].state]}
-    p = facts["p"]
+    p = facts.p
     with book_style(lang) as lang:
         L = FIG_LABELS[lang]
         fig = Figure(figsize=(COLUMN_IN, 6.6))
         axes = fig.subplots(2, 1, height_ratios=(2.8, 3.5))
         for ax, phase in zip(axes, ("rs", "ag")):
-            _ring_panel(ax, after[phase], total, phase, L[phase].format(k=facts[phase]), L)
-        sent = max(facts["sent"]) / (len(data[0]) * res.outputs[0].itemsize)     # in units of M
+            _ring_panel(ax, after[phase], total, phase, L[phase].format(k=getattr(facts, phase)), L)
+        sent = max(facts.sent_bytes) / (len(data[0]) * res.outputs[0].itemsize)     # in units of M
         links = {len(set(zip(s.round.src.tolist(), s.round.dst.tolist()))) for s in res.trace}
-        axes[1].text(p * 1.8 - 0.35, -1.25, L["foot"].format(sent=f"{sent:g}", steps=facts["rounds"],
+        axes[1].text(p * 1.8 - 0.35, -1.25, L["foot"].format(sent=f"{sent:g}", steps=facts.rounds,
                                                            links="/".join(map(str, sorted(links)))),
                      ha="center", va="top", fontsize=SMALL_PT, color="0.25", gid="foot")
         axes[1].set_ylim(-1.7, 1.8)

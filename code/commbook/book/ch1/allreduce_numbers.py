@@ -45,7 +45,7 @@ def _heads(*keys: str, **fields) -> dict[str, list[str]]:
 __all__ = [
     "CHAPTER_STATED", "EXAMPLE_1_1", "alpha_steps", "run", "PSRow", "Ceiling", "ceiling", "ps_table",
     "LowerBound", "LowerBoundExample", "lower_bound_example", "in_hours", "lower_bound_table",
-    "ring_trace", "trace_table", "trace_facts", "tree_activity",
+    "ring_trace", "trace_table", "TraceFacts", "trace_facts", "TreeActivity", "tree_activity",
     "Terms", "TreeExample", "tree_example", "tree_example_table", "straggler",
     "STRAGGLER", "CHECKPOINT_1_3_TRACE", "rs_trace",
 ]
@@ -242,10 +242,26 @@ def _chunks(p: int, n: int) -> list[tuple[int, int]]:
     return [(int(b[i]), int(b[i + 1])) for i in range(p)]
 
 
-def trace_facts(res: RunResult | None = None, data=EXAMPLE_1_1) -> dict:
-    """What Example 1.1's trace shows: the rounds of each phase, that every GPU sends once and
-    receives once in every round, which chunk each GPU owns (finished) after the
-    reduce-scatter, and the per-GPU bytes (elements) sent against the lower bound."""
+@dataclass(frozen=True)
+class TraceFacts:
+    """:func:`trace_facts`: ranks, rounds (reduce-scatter ``rs``, all-gather ``ag``), whether
+    every rank sends and receives in every round, the chunks each owns after the
+    reduce-scatter, the sum, each rank's bytes sent against the lower bound, the outputs."""
+
+    p: int
+    rounds: int
+    rs: int
+    ag: int
+    every_rank_sends_and_receives: bool
+    owns_after_rs: list
+    sum: list
+    sent_bytes: list
+    bound_bytes: float
+    outputs: list
+
+
+def trace_facts(res: RunResult | None = None, data=EXAMPLE_1_1) -> TraceFacts:
+    """What Example 1.1's trace shows (:class:`TraceFacts`)."""
     res = ring_trace(data) if res is None else res
     p, n = len(data), len(data[0])
     total = np.sum(np.asarray(data), axis=0)
@@ -256,9 +272,8 @@ def trace_facts(res: RunResult | None = None, data=EXAMPLE_1_1) -> dict:
             for buf in after_rs]
     every = all(sorted(s.round.src.tolist()) == list(range(p)) and sorted(s.round.dst.tolist()) == list(range(p))
                 for s in res.trace)
-    return {"p": p, "rounds": res.rounds, "rs": rs, "ag": len(phases) - rs, "every_rank_sends_and_receives": every,
-            "owns_after_rs": owns, "sum": total.tolist(), "sent": res.bytes_sent.tolist(),
-            "bound": lower_bound_bytes("all_reduce", p, n * 8), "outputs": [o.tolist() for o in res.outputs]}
+    return TraceFacts(p, res.rounds, rs, len(phases) - rs, every, owns, total.tolist(), res.bytes_sent.tolist(),
+                      lower_bound_bytes("all_reduce", p, n * 8), [o.tolist() for o in res.outputs])
 
 
 def trace_table(res: RunResult | None = None, data=EXAMPLE_1_1) -> Table:
@@ -291,13 +306,22 @@ def trace_table(res: RunResult | None = None, data=EXAMPLE_1_1) -> Table:
 
 
 # ============================================================================ tree
-def tree_activity(p: int = 8) -> dict:
+@dataclass(frozen=True)
+class TreeActivity:
+    """:func:`tree_activity`: the senders of each round and their mean share of the ranks."""
+
+    p: int
+    senders: list
+    mean_share_frac: float
+
+
+def tree_activity(p: int = 8) -> TreeActivity:
     """Ranks that send in each round of the binomial-tree all-reduce on ``p`` ranks (from the
     trace of a size-only run), against the ring's p senders per round."""
     res = coll.all_reduce(VirtualCluster(Switch(p, BOX_LINKS["tree1.4"])), nbytes=1.0, algorithm="tree",
                           trace=True)
     senders = [len(set(s.round.src.tolist())) for s in res.trace]
-    return {"p": p, "senders": senders, "mean_share": float(np.mean(senders)) / p}
+    return TreeActivity(p, senders, float(np.mean(senders)) / p)
 
 
 @dataclass(frozen=True)
