@@ -881,21 +881,21 @@ md(r"""
 (zh-ch1-2-ex-4)=
 ## 练习 4 · 每一步都既发又收？
 
-判断对错：在 ring all-reduce 的每一步里，每块 GPU 都既在发送也在接收。用示例 1.1 的 <<len(facts["sum"])>> 块 GPU 的记录核对，
+判断对错：在 ring all-reduce 的每一步里，每块 GPU 都既在发送也在接收。用示例 1.1 的 <<len(facts.sum)>> 块 GPU 的记录核对，
 再和二项树比一比。
 """, r"""
 (en-ch1-2-ex-4)=
 ## Exercise 4 · Sending and receiving in every step?
 
 True or false: in every step of a ring all-reduce, every GPU both sends and receives. Check it
-on the record of Example 1.1's <<len(facts["sum"])>> GPUs, and compare with a binomial tree.
+on the record of Example 1.1's <<len(facts.sum)>> GPUs, and compare with a binomial tree.
 """)
 solution(r"""
-**对。** 示例 1.1 的 <<facts["rounds"]>> 步里，每一步的发送方恰好是全部 <<facts["p"]>> 块 GPU，接收方也是全部 <<facts["p"]>> 块：
+**对。** 示例 1.1 的 <<facts.rounds>> 步里，每一步的发送方恰好是全部 <<facts.p>> 块 GPU，接收方也是全部 <<facts.p>> 块：
 GPU $i$ 发给 $i+1$，同时从 $i-1$ 收。环上每条链路每一步都在用，这正是前一题里带宽被用满的原因。
 二项树就不是这样：<<tree_p>> 块 GPU 时，各轮的发送方依次只有 <<senders>> 个。
 """, r"""
-**True.** In each of the <<facts["rounds"]>> steps of Example 1.1 the senders are all <<facts["p"]>>
+**True.** In each of the <<facts.rounds>> steps of Example 1.1 the senders are all <<facts.p>>
 GPUs and so are the receivers: GPU $i$ sends to $i+1$ while it receives from $i-1$. Every link of the
 ring is in use in every step, which is why the bandwidth is fully used (exercise 2). A binomial
 tree is not like that: on <<tree_p>> GPUs its rounds have only <<senders>> senders.
@@ -906,11 +906,11 @@ facts = an.trace_facts(res)
 for k, step in enumerate(res.trace, start=1):
     src, dst = sorted(step.round.src.tolist()), sorted(step.round.dst.tolist())
     print(f"{step.round.label:16s} senders {src}  receivers {dst}")
-    assert src == dst == list(range(facts["p"]))
-assert facts["every_rank_sends_and_receives"] and facts["rounds"] == 2 * (facts["p"] - 1)
+    assert src == dst == list(range(facts.p))
+assert facts.every_rank_sends_and_receives and facts.rounds == 2 * (facts.p - 1)
 act = an.tree_activity()
-tree_p, senders = act["p"], ", ".join(map(str, act["senders"]))
-assert max(act["senders"]) < tree_p
+tree_p, senders = act.p, ", ".join(map(str, act.senders))
+assert max(act.senders) < tree_p
 print(CHECKED)
 ''')
 
@@ -988,10 +988,10 @@ solution(r"""
 
 | 算法 | 延迟项 | 带宽项 | 合计 |
 |---|---|---|---|
-| ring | <<ring["latency"]/us:,.1f>> µs | <<ring["bandwidth"]/us:,.1f>> µs | <<ring["total"]/us:,.1f>> µs |
-| 二项树 | <<tree["latency"]/us:,.1f>> µs | <<tree["bandwidth"]/us:,.1f>> µs | <<tree["total"]/us:,.1f>> µs |
+| ring | <<ring.latency_s/us:,.1f>> µs | <<ring.bandwidth_s/us:,.1f>> µs | <<ring.total_s/us:,.1f>> µs |
+| 二项树 | <<tree.latency_s/us:,.1f>> µs | <<tree.bandwidth_s/us:,.1f>> µs | <<tree.total_s/us:,.1f>> µs |
 
-ring 快 <<1 - ring["total"]/tree["total"]:.1%>>。要是用更粗的 $N\alpha\beta$ = <<fmt_bytes(crude)>> 来判断，就会错选树。
+ring 快 <<1 - ring.total_s/tree.total_s:.1%>>。要是用更粗的 $N\alpha\beta$ = <<fmt_bytes(crude)>> 来判断，就会错选树。
 """, r"""
 The estimate: $M_\text{crossover} \approx N\alpha\beta/\log_2 N = <<p>> \times <<tex_sci(link.alpha)>> \times <<tex_sci(link.beta)>> / <<log_p>> = $ <<fmt_bytes(approx, digits=4)>>.
 Solving the full formulas of the binomial tree and the ring gives exactly <<fmt_bytes(exact, digits=4)>>.
@@ -999,10 +999,10 @@ Solving the full formulas of the binomial tree and the ring gives exactly <<fmt_
 
 | algorithm | latency term | bandwidth term | total |
 |---|---|---|---|
-| ring | <<ring["latency"]/us:,.1f>> µs | <<ring["bandwidth"]/us:,.1f>> µs | <<ring["total"]/us:,.1f>> µs |
-| binomial tree | <<tree["latency"]/us:,.1f>> µs | <<tree["bandwidth"]/us:,.1f>> µs | <<tree["total"]/us:,.1f>> µs |
+| ring | <<ring.latency_s/us:,.1f>> µs | <<ring.bandwidth_s/us:,.1f>> µs | <<ring.total_s/us:,.1f>> µs |
+| binomial tree | <<tree.latency_s/us:,.1f>> µs | <<tree.bandwidth_s/us:,.1f>> µs | <<tree.total_s/us:,.1f>> µs |
 
-The ring is <<1 - ring["total"]/tree["total"]:.1%>> faster. The cruder $N\alpha\beta$ =
+The ring is <<1 - ring.total_s/tree.total_s:.1%>> faster. The cruder $N\alpha\beta$ =
 <<fmt_bytes(crude)>> would have picked the tree, wrongly.
 """)
 code(r'''
@@ -1010,17 +1010,17 @@ from commbook.book.ch1 import allreduce_choice as ac
 from commbook.collectives import crossover
 
 cp = ac.checkpoint13()
-sw, n, ring, tree = cp["switch"], cp["n"], cp["ring"], cp["tree"]
-p, link = sw["p"], sw["link"]
-approx, exact, crude, log_p = sw["approx"], sw["exact"], sw["crude"], int(math.log2(sw["p"]))
-assert link is m.BOX_LINKS["cp1.3"]
+sw, n, ring, tree = cp.switch, cp.n_bytes, cp.ring, cp.tree
+p, link = sw.p, m.BOX_LINKS["cp1.3"]
+approx, exact, crude, log_p = sw.approx_bytes, sw.exact_bytes, sw.crude_bytes, int(math.log2(sw.p))
+assert (sw.alpha_s, sw.beta_Bps) == (link.alpha, link.beta)
 assert same(approx, p * link.alpha * link.beta / math.log2(p)) and same(crude, p * link.alpha * link.beta)
 assert math.isclose(exact, crossover("ring", "tree", p, link.alpha, link.beta), rel_tol=1e-9)
 L = math.ceil(math.log2(p))                                   # the exact solve, written out
 assert same(exact, (2 * (p - 1) - 2 * L) * link.alpha * link.beta / (2 * L - 2 * (p - 1) / p))
-assert approx < exact < n < crude and cp["choice"] == "ring" and ring["total"] < tree["total"]
+assert approx < exact < n < crude and cp.choice == "ring" and ring.total_s < tree.total_s
 print(f"approx {fmt_bytes(approx, digits=4)}, exact {fmt_bytes(exact, digits=4)}, crude {fmt_bytes(crude)}")
-print(f"{fmt_bytes(n)}: ring {ring['total'] / us:,.2f} µs, tree {tree['total'] / us:,.2f} µs -> {cp['choice']}")
+print(f"{fmt_bytes(n)}: ring {ring.total_s / us:,.2f} µs, tree {tree.total_s / us:,.2f} µs -> {cp.choice}")
 print(CHECKED)
 ''')
 
