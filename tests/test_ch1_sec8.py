@@ -49,24 +49,24 @@ def test_nm18_timeline_equals_the_closed_forms_and_the_chapter():
     """Sequential N(b + a); pipelined, the box's T_bwd + T_first + (N − 1)(a − b), which is
     b + N·a when a > b (the network stream never rests); 1,324.8 ms, 859.8 ms, 35.1 %."""
     r = on.nm18()
-    assert r["sequential"] == pytest.approx(L * (B + A), rel=1e-12)
-    assert r["pipelined"] == pytest.approx(L * B + A + (L - 1) * (A - B), rel=1e-12)
-    assert r["pipelined"] == pytest.approx(B + L * A, rel=1e-12)
-    assert _round(r["sequential"] * 1e3, 1) == 1324.8
-    assert _round(r["pipelined"] * 1e3, 1) == 859.8
-    assert _round((1 - r["pipelined"] / r["sequential"]) * 100, 1) == 35.1
-    assert r["stall"] == pytest.approx(r["pipelined"] - L * B, rel=1e-12)
-    assert r["hidden"] == pytest.approx(1 - (B + L * A - L * B) / (L * A), rel=1e-12)
+    assert r.sequential_s == pytest.approx(L * (B + A), rel=1e-12)
+    assert r.pipelined_s == pytest.approx(L * B + A + (L - 1) * (A - B), rel=1e-12)
+    assert r.pipelined_s == pytest.approx(B + L * A, rel=1e-12)
+    assert _round(r.sequential_s * 1e3, 1) == 1324.8
+    assert _round(r.pipelined_s * 1e3, 1) == 859.8
+    assert _round((1 - r.pipelined_s / r.sequential_s) * 100, 1) == 35.1
+    assert r.stall_s == pytest.approx(r.pipelined_s - L * B, rel=1e-12)
+    assert r.hidden_frac == pytest.approx(1 - (B + L * A - L * B) / (L * A), rel=1e-12)
     for key in ("sequential", "pipelined"):
         value, dec = on.CHAPTER_NM18[key]
-        assert _round(r[key] * 1e3, dec) == _round(value * 1e3, dec)
+        assert _round(getattr(r, f"{key}_s") * 1e3, dec) == _round(value * 1e3, dec)
 
 
 def test_nm18_layer_bytes_round_to_the_chapter():
     """7e9 / 32 × 4 B = 875 MB of FP32 gradients per layer; the box says about 880 MB."""
     r = on.nm18()
-    assert r["layer_bytes"] == pytest.approx(7e9 / 32 * 4) == pytest.approx(875 * MB)
-    assert round(r["layer_bytes"], -7) == on.CHAPTER_NM18["layer_bytes"][0] == 880 * MB
+    assert r.layer_bytes == pytest.approx(7e9 / 32 * 4) == pytest.approx(875 * MB)
+    assert round(r.layer_bytes, -7) == on.CHAPTER_NM18["layer_bytes"][0] == 880 * MB
 
 
 def test_nm18_in_flight_when_backward_ends():
@@ -74,9 +74,9 @@ def test_nm18_in_flight_when_backward_ends():
     end after N·b are still in flight: N − ⌊(N·b − b)/a⌋ = 15."""
     ends = B + A * np.arange(1, L + 1)
     expected = int(np.sum(ends > L * B + 1e-12))
-    assert on.nm18()["in_flight"] == expected == L - math.floor((L * B - B) / A)
-    hier = on.nm18(on.nm18_check()["bucketed"])
-    assert hier["in_flight"] == 1                      # only the last one: it is hidden otherwise
+    assert on.nm18().in_flight == expected == L - math.floor((L * B - B) / A)
+    hier = on.nm18(on.nm18_check().bucketed_s)
+    assert hier.in_flight == 1                      # only the last one: it is hidden otherwise
 
 
 def _hierarchical(nodes, g, n, intra, inter):
@@ -95,15 +95,15 @@ def test_nm18_all_reduce_against_the_hierarchical_model():
     nvl, ib = BOX_LINKS["nm1.8-nvl"], BOX_LINKS["nm1.8"]
     assert (nvl.alpha, nvl.beta) == (hw.NVLINK4_CHAPTER.alpha, hw.NVLINK4_CHAPTER.beta)
     assert (ib.alpha, ib.beta) == (hw.IB_NDR_CHAPTER.alpha, hw.IB_NDR_CHAPTER.beta)
-    assert chk["one"] == pytest.approx(_hierarchical(8, 8, n, nvl, ib), rel=1e-12)
-    assert chk["bandwidth_only"] == pytest.approx(2 * 7 / 8 * n / 450e9 + 2 * 7 / 8 * (n / 8) / 50e9, rel=1e-12)
-    assert round(chk["bandwidth_only"] * 1e3, 2) == 7.23
+    assert chk.one_s == pytest.approx(_hierarchical(8, 8, n, nvl, ib), rel=1e-12)
+    assert chk.bandwidth_only_s == pytest.approx(2 * 7 / 8 * n / 450e9 + 2 * 7 / 8 * (n / 8) / 50e9, rel=1e-12)
+    assert round(chk.bandwidth_only_s * 1e3, 2) == 7.23
     pieces = [100e6] * 8 + [75e6]
-    assert chk["buckets"] == 9 and sum(chk["pieces"]) == pytest.approx(n)
-    assert chk["bucketed"] == pytest.approx(sum(_hierarchical(8, 8, x, nvl, ib) for x in pieces), rel=1e-12)
-    assert chk["flat"] == pytest.approx(2 * 63 * ib.alpha + 2 * 63 / 64 * n / ib.beta, rel=1e-12)
-    assert chk["one"] < chk["bucketed"] < B < A < chk["flat"]
-    assert chk["ratio"] == pytest.approx(A / chk["one"]) and chk["ratio"] > 3.5
+    assert chk.buckets == 9 and sum(chk.pieces) == pytest.approx(n)
+    assert chk.bucketed_s == pytest.approx(sum(_hierarchical(8, 8, x, nvl, ib) for x in pieces), rel=1e-12)
+    assert chk.flat_s == pytest.approx(2 * 63 * ib.alpha + 2 * 63 / 64 * n / ib.beta, rel=1e-12)
+    assert chk.one_s < chk.bucketed_s < B < A < chk.flat_s
+    assert chk.ratio_x == pytest.approx(A / chk.one_s) and chk.ratio_x > 3.5
 
 
 def test_nm18_table_rows():
@@ -113,11 +113,11 @@ def test_nm18_table_rows():
     assert [r["variant"] for r in t.rows] == ["given", "hierarchical", "flat"]
     assert given["pipelined"] == pytest.approx(B + L * A) and given["in_flight"] == 15
     # the model's all-reduce fits under the next block: all but the last hidden
-    assert hier["pipelined"] == pytest.approx(L * B + chk["bucketed"], rel=1e-12)
+    assert hier["pipelined"] == pytest.approx(L * B + chk.bucketed_s, rel=1e-12)
     assert hier["hidden"] == pytest.approx((L - 1) / L, rel=1e-12)
-    assert flat["pipelined"] == pytest.approx(B + L * chk["flat"], rel=1e-12)
+    assert flat["pipelined"] == pytest.approx(B + L * chk.flat_s, rel=1e-12)
     for lang in ("en", "zh"):
-        assert f"{chk['buckets']}" in t.cell(1, "variant", lang)
+        assert f"{chk.buckets}" in t.cell(1, "variant", lang)
         assert t.notes[lang] and "875 MB" in t.notes[lang][0]
 
 

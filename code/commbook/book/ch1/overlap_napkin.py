@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ...collectives import t_allreduce_hierarchical, t_formula
 from ...overlap import layerwise_timeline, single_node_check, step_time_no_overlap
 from ...parallelism import zero_memory_per_gpu
+from ...hardware import Link
 from ...units import MB, fmt_bytes, fmt_pct, fmt_time, ms
 from ..tables import Table
 from ..text import texts
@@ -19,7 +20,7 @@ from .boxes import BOX_LINKS
 from .inputs import SINGLE_NODE
 from .overlap_numbers import in_flight
 
-__all__ = ["NM18", "CHAPTER_NM18", "nm18", "nm18_check", "nm18_table", "Nm18", "nm18_numbers",
+__all__ = ["NM18", "CHAPTER_NM18", "Nm18Run", "nm18", "Nm18Check", "nm18_check", "nm18_table", "Nm18", "nm18_numbers",
            "CHAPTER_SINGLE_NODE", "SingleNode", "single_node"]
 
 T = texts("ch1")
@@ -38,55 +39,80 @@ CHAPTER_NM18 = {"sequential": (1324.8 * ms, 1), "pipelined": (859.8 * ms, 1), "s
 """The box's printed results: value and decimals (ms, %; −1: rounded to tens of MB)."""
 
 
-def nm18(allreduce: float | None = None) -> dict:
-    """Napkin math 1.8 as two timelines, with the closed forms the timeline must equal
-    (one run per per-layer all-reduce: the table runs three; :func:`nm18_numbers` is the page's result)."""
+@dataclass(frozen=True)
+class Nm18Run:
+    """:func:`nm18`: the per-layer all-reduce and bytes, the backward pass, both step times,
+    the exposed all-reduce per layer, the stall, the saving, the share hidden, and the
+    all-reduces still in flight when the backward pass ends."""
+    allreduce_s: float
+    layer_bytes: float
+    backward_total_s: float
+    sequential_s: float
+    pipelined_s: float
+    exposed_per_layer_s: float
+    stall_s: float
+    saving_frac: float
+    hidden_frac: float
+    in_flight: int
+
+
+def nm18(allreduce: float | None = None) -> Nm18Run:
+    """Napkin math 1.8 as two timelines (one run per per-layer all-reduce: the table runs
+    three; :func:`nm18_numbers` is the page's result)."""
     c = NM18
     L, b = c["layers"], c["backward"]
     a = c["allreduce"] if allreduce is None else allreduce
-    bs, ars = [b] * L, [a] * L
-    seq = layerwise_timeline(bs, ars, overlap=False)
-    pipe = layerwise_timeline(bs, ars)
-    exposed = max(a - b, 0.0)
-    closed = L * b + a + (L - 1) * exposed          # the box's T_bwd + T_first + (N_L − 1) T_exposed
-    n_out = in_flight(pipe, L * b)
-    return {"allreduce": a, "layer_bytes": c["params"] / L * c["bytes_per_value"], "backward_total": L * b,
-            "sequential": seq.step_time, "pipelined": pipe.step_time, "closed_sequential": L * (b + a),
-            "closed_pipelined": closed, "exposed_per_layer": exposed, "stall": pipe.stall,
-            "saving": 1 - pipe.step_time / seq.step_time, "hidden": pipe.hidden_fraction,
-            "in_flight": n_out, "timeline": pipe}
+    seq = layerwise_timeline([b] * L, [a] * L, overlap=False)
+    pipe = layerwise_timeline([b] * L, [a] * L)
+    return Nm18Run(a, c["params"] / L * c["bytes_per_value"], L * b, seq.step_time, pipe.step_time, max(a - b, 0.0),
+                   pipe.stall, 1 - pipe.step_time / seq.step_time, pipe.hidden_fraction, in_flight(pipe, L * b))
 
 
-def nm18_check() -> dict:
+@dataclass(frozen=True)
+class Nm18Check:
+    """:func:`nm18_check`: the layer's bytes, one all-reduce of them, the buckets and their
+    sizes, the bucketed time, the bandwidth terms alone, a flat ring, the two links, and
+    the given all-reduce over the hierarchical one."""
+    n_bytes: float
+    one_s: float
+    buckets: int
+    pieces: list
+    bucketed_s: float
+    bandwidth_only_s: float
+    flat_s: float
+    intra: Link
+    inter: Link
+    ratio_x: float
+
+
+def nm18_check() -> Nm18Check:
     """The per-layer all-reduce of Napkin math 1.8 from the hierarchical model (8 × 8, NVLink
     4.0 inside the nodes, InfiniBand NDR between them): one all-reduce of the layer's bytes,
     the same in 100 MB buckets, the bandwidth terms alone, and a flat ring over InfiniBand."""
     c = NM18
     n = c["params"] / c["layers"] * c["bytes_per_value"]
     nvl, ib = BOX_LINKS["nm1.8-nvl"], BOX_LINKS["nm1.8"]
-    hier = lambda x, i=nvl, e=ib: t_allreduce_hierarchical(c["nodes"], c["gpus_per_node"], x, i, e)
+    hier = lambda x: t_allreduce_hierarchical(c["nodes"], c["gpus_per_node"], x, nvl, ib)
     k = math.ceil(n / c["bucket"])
     pieces = [c["bucket"]] * (k - 1) + [n - (k - 1) * c["bucket"]]
     g, m = c["gpus_per_node"], c["nodes"]
     bw_only = 2 * (g - 1) / g * n / nvl.beta + 2 * (m - 1) / m * (n / g) / ib.beta
-    flat = t_formula("ring", m * g, n, ib.alpha, ib.beta)
-    return {"bytes": n, "one": hier(n), "buckets": k, "pieces": pieces, "bucketed": sum(hier(x) for x in pieces),
-            "bandwidth_only": bw_only, "flat": flat, "intra": nvl, "inter": ib,
-            "ratio": c["allreduce"] / hier(n)}
+    return Nm18Check(n, hier(n), k, pieces, sum(hier(x) for x in pieces), bw_only,
+                     t_formula("ring", m * g, n, ib.alpha, ib.beta), nvl, ib, c["allreduce"] / hier(n))
 
 
 def nm18_table() -> Table:
     """Napkin math 1.8 for three per-layer all-reduces: the given one, the hierarchical
     model's (100 MB buckets) and a flat ring's."""
     chk = nm18_check()
-    variants = [("given", NM18["allreduce"]), ("hierarchical", chk["bucketed"]), ("flat", chk["flat"])]
+    variants = [("given", NM18["allreduce"]), ("hierarchical", chk.bucketed_s), ("flat", chk.flat_s)]
     rows = []
     for key, a in variants:
         r = nm18(a)
-        rows.append({"variant": key, "allreduce": a, "sequential": r["sequential"], "pipelined": r["pipelined"],
-                     "saving": r["saving"], "hidden": r["hidden"], "in_flight": r["in_flight"]})
+        rows.append({"variant": key, "allreduce": a, "sequential": r.sequential_s, "pipelined": r.pipelined_s,
+                     "saving": r.saving_frac, "hidden": r.hidden_frac, "in_flight": r.in_flight})
     t_ms = lambda v: f"{v / ms:,.1f} ms"
-    gb = fmt_bytes(chk["bytes"], digits=3)
+    gb = fmt_bytes(chk.n_bytes, digits=3)
     return Table(
         key="ch1-nm18",
         title=_tx("napkin_math_1_8"),
@@ -95,9 +121,9 @@ def nm18_table() -> Table:
         rows=rows,
         formats={"allreduce": t_ms, "sequential": t_ms, "pipelined": t_ms, "saving": fmt_pct,
                  "hidden": fmt_pct, "in_flight": lambda v: f"{v}"},
-        labels={lang: {k: T.get(K + "nm18_" + k, lang, buckets=chk["buckets"]) for k in ("given", "hierarchical", "flat")}
+        labels={lang: {k: T.get(K + "nm18_" + k, lang, buckets=chk.buckets) for k in ("given", "hierarchical", "flat")}
                 for lang in ("en", "zh")},
-        notes=_txs("layers_of_backward_and", layers=NM18['layers'], backward=fmt_time(NM18['backward'], 3), gb=gb, nodes=NM18['nodes'], gpus_per_node=NM18['gpus_per_node'], alpha=fmt_time(chk['intra'].alpha, 3), beta=chk['intra'].beta / 1e9, alpha2=fmt_time(chk['inter'].alpha, 3), beta2=chk['inter'].beta / 1e9, bucket=fmt_bytes(NM18['bucket'])),
+        notes=_txs("layers_of_backward_and", layers=NM18['layers'], backward=fmt_time(NM18['backward'], 3), gb=gb, nodes=NM18['nodes'], gpus_per_node=NM18['gpus_per_node'], alpha=fmt_time(chk.intra.alpha, 3), beta=chk.intra.beta / 1e9, alpha2=fmt_time(chk.inter.alpha, 3), beta2=chk.inter.beta / 1e9, bucket=fmt_bytes(NM18['bucket'])),
         meta={"check": chk},
     )
 
@@ -151,11 +177,11 @@ def nm18_numbers() -> Nm18:
     q_seq = step_time_no_overlap([q_b] * L, [a] * L)
     q_pipe = layerwise_timeline([q_b] * L, [a] * L).step_time
     return Nm18(layers=L, gpus=c["nodes"] * c["gpus_per_node"], b_s=c["backward"], a_ms=a / ms,
-                lb_bytes=nm["layer_bytes"], btot_s=nm["backward_total"], seq_ms=nm["sequential"] / ms,
-                pipe_ms=nm["pipelined"] / ms, exp_ms=nm["exposed_per_layer"] / ms, rest=L - 1, commtot_ms=L * a / ms,
-                saving_frac=nm["saving"], stall_ms=nm["stall"] / ms, hidden_frac=nm["hidden"], inflight=nm["in_flight"],
-                inflight_bytes=nm["in_flight"] * nm["layer_bytes"], ck_one_s=chk["one"], ck_k=chk["buckets"],
-                ck_bucketed_s=chk["bucketed"], ck_ratio=chk["ratio"], ck_pipe_ms=nm18(chk["bucketed"])["pipelined"] / ms,
+                lb_bytes=nm.layer_bytes, btot_s=nm.backward_total_s, seq_ms=nm.sequential_s / ms,
+                pipe_ms=nm.pipelined_s / ms, exp_ms=nm.exposed_per_layer_s / ms, rest=L - 1, commtot_ms=L * a / ms,
+                saving_frac=nm.saving_frac, stall_ms=nm.stall_s / ms, hidden_frac=nm.hidden_frac, inflight=nm.in_flight,
+                inflight_bytes=nm.in_flight * nm.layer_bytes, ck_one_s=chk.one_s, ck_k=chk.buckets,
+                ck_bucketed_s=chk.bucketed_s, ck_ratio=chk.ratio_x, ck_pipe_ms=nm18(chk.bucketed_s).pipelined_s / ms,
                 chapter_lb_bytes=CHAPTER_NM18["layer_bytes"][0], q18_b_s=q_b, q18_seq_ms=q_seq / ms,
                 q18_pipe_ms=q_pipe / ms, q18_saving_frac=1 - q_pipe / q_seq)
 
