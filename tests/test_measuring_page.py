@@ -9,6 +9,7 @@ import json
 import math
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -180,7 +181,8 @@ def test_model_vs_measured_figure_plots_the_data(lang, request):
 
 def test_model_vs_measured_figure_draws_given_predictions():
     xs = np.array([1e6, 1e9])
-    fig = MF.fig_model_vs_measured(predicted={("a100", "all_reduce"): (xs, np.array([10e9, 200e9]))})
+    given = SimpleNamespace(sizes=xs, busbw=np.array([10e9, 200e9]))        # what a Prediction has
+    fig = MF.fig_model_vs_measured(predicted={("a100", "all_reduce"): given})
     line = _lines(fig.axes[4])["nccl:all_reduce"]
     assert np.array_equal(line.get_xdata(), xs) and line.get_ydata() == pytest.approx([10, 200])
 
@@ -370,8 +372,8 @@ def test_predictor_lines_and_figure():
 
     comps = MM.comparisons()
     lines = MM.predictor_lines(comps)
-    for (system, op), (x, y) in lines.items():
-        c = comps[(system, op)]
+    for (system, op), pr in lines.items():
+        c, x, y = comps[(system, op)], pr.sizes, pr.busbw
         assert x[0] == pytest.approx(c.sizes.min()) and x[-1] == pytest.approx(c.sizes.max())
         assert y == pytest.approx(NM.predict_nccl(MM.NODES[system], op, x, overhead=c.overhead).busbw)
         # at the log's own sizes the predictor is the comparison's prediction
@@ -381,7 +383,7 @@ def test_predictor_lines_and_figure():
         got = _lines(ax)
         for op in ops:
             if (system, op) in lines:
-                assert got[f"nccl:{op}"].get_ydata() == pytest.approx(lines[(system, op)][1] / 1e9)
+                assert got[f"nccl:{op}"].get_ydata() == pytest.approx(lines[(system, op)].busbw / 1e9)
             else:
                 assert f"nccl:{op}" not in got                           # gloo: no NCCL predictor
 
@@ -501,11 +503,11 @@ def test_cluster_lines_are_the_logs_times():
         for (lo, hi), (meas, model) in zip(bands, lines[s]):
             keep = (n >= lo) & (n <= hi)
             f = fit_point_to_point(n[keep], t[keep])
-            assert meas["alpha"] == pytest.approx(f.alpha, rel=1e-6) and meas["beta"] == pytest.approx(f.beta, rel=1e-6)
+            assert meas.alpha == pytest.approx(f.alpha, rel=1e-6) and meas.beta == pytest.approx(f.beta, rel=1e-6)
             g = fit_point_to_point(n[keep], c.prediction.time[keep])
-            assert model["alpha"] == pytest.approx(g.alpha, rel=1e-9) and model["beta"] == pytest.approx(g.beta, rel=1e-9)
+            assert model.alpha == pytest.approx(g.alpha, rel=1e-9) and model.beta == pytest.approx(g.beta, rel=1e-9)
     (t1, _), (t2, _) = lines["tcpxo"]
-    assert (t1["lo"], t1["hi"], t2["lo"]) == (MiB, 16 * MiB, 32 * MiB) and t1["rms"] < 0.02
+    assert (t1.sizes.min(), t1.sizes.max(), t2.sizes.min()) == (MiB, 16 * MiB, 32 * MiB) and t1.rms_rel < 0.02
 
 
 @pytest.fixture(scope="module")
@@ -536,13 +538,15 @@ def test_across_nodes_glue_is_what_the_functions_return(page_glue, page_glue_zh)
     assert (g["x_a1_ranks"], g["x_h_ranks"], g["x_gb2_ranks"]) == ("32", "96", "128")      # PROVENANCE.md
     lines = MC.cluster_lines()
     (t1, _), (t2, _) = lines["tcpxo"]
-    assert g["x_t1_alpha_s"] == fmt_time(t1["alpha"], 3) and g["x_t1_beta_Bps"] == fmt_rate(t1["beta"], 3)
-    assert g["x_t2_alpha_s"] == fmt_time(t2["alpha"], 3) and g["x_t2_beta_Bps"] == fmt_rate(t2["beta"], 3)
+    assert g["x_t1_alpha_s"] == fmt_time(t1.alpha, 3) and g["x_t1_beta_Bps"] == fmt_rate(t1.beta, 3)
+    assert g["x_t2_alpha_s"] == fmt_time(t2.alpha, 3) and g["x_t2_beta_Bps"] == fmt_rate(t2.beta, 3)
     (g1, g1m), = lines["gb1"]
-    assert g["x_g1_alpha_s"] == fmt_time(g1["alpha"], 3) and g["x_g1m_beta_Bps"] == fmt_rate(g1m["beta"], 3)
-    rk = MC.racks()
-    assert g["x_g_n_size"] == fmt_bytes(8 * 2 ** 30, binary=True) and g["x_g_model_Bps"] == fmt_rate(rk["model"]["gb1"], 3)
-    assert g["x_g1_top_Bps"] == fmt_rate(rk["measured"]["gb1"], 3) and g["x_g20_top_Bps"] == fmt_rate(rk["measured"]["gb20"], 3)
+    assert g["x_g1_alpha_s"] == fmt_time(g1.alpha, 3) and g["x_g1m_beta_Bps"] == fmt_rate(g1m.beta, 3)
+    n = 8 * 2 ** 30                                           # the largest size all three GB200 logs have
+    (_, _, c1), (_, _, c20) = _multi("gb1"), _multi("gb20")
+    at = lambda c, y: float(y[list(c.sizes).index(n)])
+    assert g["x_g_n_size"] == fmt_bytes(n, binary=True) and g["x_g_model_Bps"] == fmt_rate(at(c1, c1.prediction.busbw), 3)
+    assert g["x_g1_top_Bps"] == fmt_rate(at(c1, c1.measured), 3) and g["x_g20_top_Bps"] == fmt_rate(at(c20, c20.measured), 3)
     assert g["x_g_release"] == "2.26.2" and g["e_logs"] == "9"
 
 

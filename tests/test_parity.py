@@ -7,7 +7,8 @@ exercises/en, .ipynb):
 * they define the same labels once the language prefix ("zh-"/"en-") is stripped,
   and every label carries its own page's prefix (so the two never collide);
 * they define and reference the same glue keys, and every referenced key is defined
-  (by ``glue("key", ...)``, or under the literal prefix of ``glue_fields("prefix", ...)``);
+  (by ``glue("key", ...)``, or under the literal prefix of ``glue_fields("prefix", ...)`` or
+  the measuring page's ``glue3("prefix", ...)``);
 * their code cells are identical, except the one line that sets the language
   constant (``LANG = "zh"`` / ``LANG = "en"``), which must name the page's language.
 """
@@ -27,7 +28,7 @@ LANG_LINE = re.compile(r"""^\s*LANG\s*=\s*["'](?P<lang>[a-z]+)["']\s*(#.*)?$""")
 TARGET = re.compile(r"^\((?P<label>[^)\s]+)\)=\s*$", re.M)
 OPTION_LABEL = re.compile(r"^:(?:label|name):\s*(?P<label>\S+)\s*$", re.M)
 GLUE_DEF = re.compile(r"""\bglue\(\s*(?P<q>["'])(?P<key>[^"']+)(?P=q)""")
-GLUE_FIELDS = re.compile(r"""\bglue_fields\(\s*(?P<q>["'])(?P<prefix>[^"']+)(?P=q)""")
+GLUE_FIELDS = re.compile(r"""\bglue(?:_fields|3)\(\s*(?P<q>["'])(?P<prefix>[^"']+)(?P=q)""")
 GLUE_ROLE = re.compile(r"\{glue(?::[a-z]+)?\}`(?P<key>(?:[^`:]+::)?[^`:]+)(?::[^`]*)?`")  # [page.md::]key[:fmt]
 GLUE_DIRECTIVE = re.compile(r"^(?:```+|:::+)\{glue(?::[a-z]+)?\}\s+(?P<key>\S+)(?:\n:doc:\s*(?P<doc>\S+))?", re.M)
 

@@ -31,7 +31,7 @@ BACK = re.compile(r"\]\(\.\./(?P<src>[a-z0-9]+)/(?P<page>[\w-]+\.md)\)")
 REMOTE_ROLE = re.compile(r"\{glue(?::[a-z]+)?\}`(?P<page>[^`:]+)::(?P<key>[^`:]+)(?::[^`]*)?`")
 REMOTE_DIRECTIVE = re.compile(r"^`{3,}\{glue(?::[a-z]+)?\}\s+(?P<key>\S+)\n:doc:\s*(?P<page>\S+)", re.M)
 GLUE_DEF = re.compile(r"""\bglue\(\s*["'](?P<key>[^"']+)["']""")
-GLUE_FIELDS = re.compile(r"""\bglue_fields\(\s*["'](?P<prefix>[^"']+)["']""")
+GLUE_FIELDS = re.compile(r"""\bglue(?:_fields|3)\(\s*["'](?P<prefix>[^"']+)["']""")
 
 
 def _chapter_pages(lang: str) -> list[Path]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -80,7 +81,8 @@ def wire_rate(system: str) -> float | None:
 @dataclass(frozen=True)
 class Curve:
     """One measured sweep: ``collective`` on ``p`` ranks of ``system``; sizes (B, nccl-tests'
-    convention), times (s) and busbw (B/s) of the placement the source prints first."""
+    convention), times (s) and busbw (B/s) of the placement the source prints first;
+    ``fit``: its ring fit (:func:`fit_curve`, computed once)."""
 
     system: str
     collective: str
@@ -94,6 +96,10 @@ class Curve:
 
     def name(self, lang: str) -> str:
         return system_name(self.system, lang, self.version)
+
+    @cached_property
+    def fit(self) -> _fit.Fit:
+        return fit_curve(self)
 
 
 def system_name(system: str, lang: str, version: str | None = None) -> str:
@@ -187,14 +193,11 @@ FIT_CASES: tuple[tuple[str, str, int | None], ...] = (
 """The (system, collective, p) of the fit table."""
 
 
-def fits(cases=FIT_CASES) -> dict:
-    """``{(system, collective, p): (Curve, Fit)}`` for ``cases`` (``p`` of the logs is their
-    rank count)."""
-    out = {}
-    for system, op, p in cases:
-        c = curve(system, op, p)
-        out[(system, op, c.p)] = (c, fit_curve(c))
-    return out
+def fits(cases=FIT_CASES) -> dict[tuple[str, str, int], Curve]:
+    """``{(system, collective, p): Curve}`` for ``cases`` (``p`` of the logs is their rank
+    count), each with its ring fit (``Curve.fit``)."""
+    curves = [curve(system, op, p) for system, op, p in cases]
+    return {(c.system, c.collective, c.p): c for c in curves}
 
 
 def _sys_labels() -> dict:
@@ -263,7 +266,8 @@ def fit_table(fitted: dict | None = None) -> Table:
     every case of ``fitted`` (default :func:`fits`)."""
     fitted = fits() if fitted is None else fitted
     rows = []
-    for (system, op, p), (c, f) in fitted.items():
+    for (system, op, p), c in fitted.items():
+        f = c.fit
         rows.append({"system": system, "op": coll_name(op), "collective": op, "p": p,
                      "range": size_range(sorted(f.sizes)),
                      "alpha": f.alpha, "beta": f.beta, "n_half": f.n_half, "rms": f.rms_rel, "max": f.max_rel})

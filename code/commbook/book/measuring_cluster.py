@@ -18,19 +18,18 @@ import numpy as np
 
 from ..measure import load_log
 from ..measure import nccl_cluster as NC
-from ..measure.fitting import fit_point_to_point
+from ..measure.fitting import Fit, fit_point_to_point
 from ..measure.nccl_model import TARGETS, WORST_TARGET
 from ..units import MiB, fmt_pct, fmt_time
 from .measuring import NVIDIA, coll_name, system_name
-from .measuring_models import COMPARED, NODES, comparisons as node_comparisons
+from .measuring_models import NODES, comparisons as node_comparisons
 from .tables import Table
 from .text import texts
 
 T = texts("measure")
 
-__all__ = ["LOGS", "CLUSTERS", "cluster_name", "cluster_comparisons", "all_comparisons", "log_name",
-           "accuracy_table", "LINE_BANDS", "line", "cluster_lines", "picks", "log_release", "cluster_misses", "racks",
-           "FIG_WIDTH_IN", "MIN_FONT_PT", "model_lines", "fig_cluster"]
+__all__ = ["LOGS", "CLUSTERS", "cluster_name", "cluster_comparisons", "log_name",
+           "accuracy_table", "LINE_BANDS", "line", "cluster_lines", "picks", "log_release", "FIG_WIDTH_IN", "MIN_FONT_PT", "model_lines", "fig_cluster"]
 
 LOGS = {
     "tcpxo": "multinode/h100x16_gcp_a3mega_tcpxo_allreduce.log",
@@ -62,13 +61,6 @@ def cluster_comparisons() -> dict:
     return out
 
 
-def all_comparisons(single: dict | None = None, multi: dict | None = None) -> dict:
-    """One node (:func:`.measuring_models.comparisons`) then many (:func:`cluster_comparisons`)."""
-    single = node_comparisons() if single is None else single
-    multi = cluster_comparisons() if multi is None else multi
-    return {**single, **multi}
-
-
 def log_name(system: str) -> str:
     """The file under ``code/commbook/data/measured/nccl-tests/`` of ``system`` (the name accuracy.py prints)."""
     return NVIDIA[system] if system in NVIDIA else LOGS[system]
@@ -81,8 +73,9 @@ _STATUS = {lang: {s: T.get(f"measuring_cluster.status.{s}", lang) for s in ("PAS
 def accuracy_table(comps: dict | None = None) -> Table:
     """Every recorded log, collective and size band with sizes in it: the number of sizes, the
     predictor's median and worst |busbw error|, the α–β ring fit's and NCCL's own model time's
-    medians, the host overhead read, and PASS / MISS against the targets."""
-    comps = all_comparisons() if comps is None else comps
+    medians, the host overhead read, and PASS / MISS against the targets; ``comps``: the
+    comparisons by (system, collective), default one node then many."""
+    comps = {**node_comparisons(), **cluster_comparisons()} if comps is None else comps
     rows = []
     for (s, op), c in comps.items():
         for band in TARGETS:
@@ -121,7 +114,7 @@ LINE_BANDS: dict[str, tuple[tuple[float, float], ...]] = {
 t = α + n/β (code/commbook/data/measured/nccl-tests/PROVENANCE.md, "The model against the multi-node logs")."""
 
 
-def line(c, lo: float, hi: float, of: str = "measured") -> dict:
+def line(c, lo: float, hi: float, of: str = "measured") -> Fit:
     """The line t = α + n/β (:func:`commbook.measure.fitting.fit_point_to_point`) through the
     measured times (``of="measured"``) or the predictor's (``"model"``) at sizes lo ≤ n ≤ hi."""
     keep = (c.sizes >= lo) & (c.sizes <= hi)
@@ -129,12 +122,10 @@ def line(c, lo: float, hi: float, of: str = "measured") -> dict:
     t = c.prediction.time[keep]
     if of == "measured":                       # compare's error is measured time / predicted time - 1
         t = t * (1 + c.errors[keep])
-    f = fit_point_to_point(n, t)
-    return {"alpha": f.alpha, "beta": f.beta, "rms": f.rms_rel, "lo": float(n.min()), "hi": float(n.max()),
-            "count": int(keep.sum())}
+    return fit_point_to_point(n, t)
 
 
-def cluster_lines(comps: dict | None = None) -> dict:
+def cluster_lines(comps: dict | None = None) -> dict[str, list[tuple[Fit, Fit]]]:
     """``{system: [(measured line, model line), ...]}`` for each range of :data:`LINE_BANDS`."""
     comps = cluster_comparisons() if comps is None else comps
     return {s: [(line(comps[(s, "all_reduce")], lo, hi), line(comps[(s, "all_reduce")], lo, hi, "model"))
@@ -161,34 +152,6 @@ def log_release(system: str) -> str | None:
     return m[1] if m else None
 
 
-def cluster_misses(comps: dict | None = None) -> dict:
-    """Per multi-node log: the predictor's picks at the log's sizes, the size of the worst error
-    (≥ 1 MiB) and that error, busbw measured and predicted at the largest size and the channels
-    there, the lines of :func:`cluster_lines`, the preset and the NCCL release of the file name."""
-    comps = cluster_comparisons() if comps is None else comps
-    lines = cluster_lines(comps)
-    out = {}
-    for s in LOGS:
-        c = comps[(s, "all_reduce")]
-        big = c.band(">= 1 MiB")
-        i = int(np.nonzero(big)[0][np.argmax(np.abs(c.errors[big]))])
-        out[s] = {"picks": picks(c.prediction), "worst_at": float(c.sizes[i]), "worst": float(abs(c.errors[i])),
-                  "bus_top": float(c.measured[-1]), "pred_top": float(c.prediction.busbw[-1]),
-                  "n_top": float(c.sizes[-1]), "ch_top": int(c.prediction.channels[-1]),
-                  "lines": lines.get(s, []), "cluster": CLUSTERS[s], "release": log_release(s)}
-    return out
-
-
-def racks(comps: dict | None = None, systems=("gb1", "gb2", "gb20")) -> dict:
-    """The GB200 logs at their largest common size: measured and predicted busbw per log."""
-    comps = cluster_comparisons() if comps is None else comps
-    cs = {s: comps[(s, "all_reduce")] for s in systems}
-    n = float(max(set.intersection(*(set(c.sizes.tolist()) for c in cs.values()))))
-    at = {s: int(np.nonzero(c.sizes == n)[0][0]) for s, c in cs.items()}
-    return {"n": n, "measured": {s: float(cs[s].measured[at[s]]) for s in cs},
-            "model": {s: float(cs[s].prediction.busbw[at[s]]) for s in cs}}
-
-
 # ============================================================================ the figure
 FIG_WIDTH_IN = 6.9
 """Drawn at the width the book shows it (the ~690 px text column at 100 px per inch,
@@ -211,12 +174,9 @@ def model_lines(comps: dict | None = None, k: int = 241) -> dict:
     """``{system: Prediction}``: the preset's prediction on a fine grid over the log's sizes,
     with the overhead its comparison read (the line and the band of :func:`fig_cluster`)."""
     comps = cluster_comparisons() if comps is None else comps
-    out = {}
-    for s in LOGS:
-        c = comps[(s, "all_reduce")]
-        grid = np.logspace(np.log10(c.sizes.min()), np.log10(c.sizes.max()), k)
-        out[s] = NC.predict_nccl(CLUSTERS[s], "all_reduce", grid, overhead=c.overhead)
-    return out
+    ar = {s: comps[(s, "all_reduce")] for s in LOGS}
+    return {s: NC.predict_nccl(CLUSTERS[s], "all_reduce", np.logspace(np.log10(c.sizes.min()), np.log10(c.sizes.max()), k),
+                               overhead=c.overhead) for s, c in ar.items()}
 
 
 def fig_cluster(lang: str = "en", comps: dict | None = None):

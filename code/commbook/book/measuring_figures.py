@@ -43,7 +43,7 @@ def _grid(lo: float, hi: float, k: int = 100) -> np.ndarray:
 def fig_model_vs_measured(lang: str = "en", predicted: dict | None = None) -> Figure:
     """Bus bandwidth against size, one panel per entry of :data:`PANELS`: measured dots
     (gid ``"measured:<collective>"``), the ring fit over the fitted sizes (``"fit:<collective>"``),
-    the NCCL-style predictor where ``predicted`` has ``(system, collective) → (sizes, busbw)``
+    the NCCL-style predictor where ``predicted`` has ``(system, collective) → Prediction``
     (``"nccl:<collective>"``), and the NVLink rate (``"wire"``); gloo points above
     :data:`.measuring.GLOO_FIT_MAX` are drawn open (``"outside:<collective>"``)."""
     predicted = predicted or {}
@@ -67,8 +67,8 @@ def fig_model_vs_measured(lang: str = "en", predicted: dict | None = None) -> Fi
                 ax.plot(grid, fit_busbw(c, grid) / GB, color=PALETTE[0] if len(ops) == 1 else colour,
                         lw=1.4, label=L["fit"] if j == 0 else None, gid=f"fit:{op}")
                 if (system, op) in predicted:
-                    xs, ys = predicted[(system, op)]
-                    ax.plot(xs, np.asarray(ys) / GB, color=PALETTE[1], ls="--", lw=1.4,
+                    pr = predicted[(system, op)]
+                    ax.plot(pr.sizes, pr.busbw / GB, color=PALETTE[1], ls="--", lw=1.4,
                             label=L["nccl"], gid=f"nccl:{op}")
             wire = wire_rate(system)
             if wire is not None:

@@ -41,15 +41,12 @@ def comparisons() -> dict:
     return {(s, op): NM.compare(log_run(s, op), NODES[s]) for s, op in COMPARED}
 
 
-def predictor_lines(comps: dict | None = None, k: int = 200) -> dict:
-    """``{(system, collective): (sizes, busbw)}``: the predictor on a fine grid over each
-    log's sizes, with the overhead its comparison read (for :func:`fig_model_vs_measured`)."""
+def predictor_lines(comps: dict | None = None, k: int = 200) -> dict[tuple[str, str], NM.Prediction]:
+    """``{(system, collective): Prediction}``: the predictor on a fine grid over each log's
+    sizes, with the overhead its comparison read (for :func:`fig_model_vs_measured`)."""
     comps = comparisons() if comps is None else comps
-    out = {}
-    for (s, op), c in comps.items():
-        grid = np.logspace(np.log10(c.sizes.min()), np.log10(c.sizes.max()), k)
-        out[(s, op)] = (grid, NM.predict_nccl(NODES[s], op, grid, overhead=c.overhead).busbw)
-    return out
+    grid = lambda c: np.logspace(np.log10(c.sizes.min()), np.log10(c.sizes.max()), k)
+    return {(s, op): NM.predict_nccl(NODES[s], op, grid(c), overhead=c.overhead) for (s, op), c in comps.items()}
 
 
 def _ring_time(c, f, n):

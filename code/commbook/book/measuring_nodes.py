@@ -1,11 +1,13 @@
 """The page "Measuring collectives", section "Across nodes": the numbers its prose quotes,
 one typed result (:class:`Nodes`) glued whole by :func:`commbook.book.glue.glue_fields`,
-read from :func:`.measuring_cluster.cluster_misses`, :func:`.measuring_cluster.racks` and
-the accuracy table (:func:`.measuring_cluster.accuracy_table`) the page shows.
+read from the comparisons and the accuracy table (:func:`.measuring_cluster.accuracy_table`)
+the page shows and the lines of :func:`.measuring_cluster.cluster_lines`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from . import measuring_cluster as MC
 from .measuring import size_text
@@ -57,29 +59,31 @@ class Nodes:
 
 def node_numbers(et) -> Nodes:
     """From the accuracy table ``et`` (its ``meta["comparisons"]`` holds every log's)."""
-    comps = {k: v for k, v in et.meta["comparisons"].items() if k[0] in MC.LOGS}
-    cm = MC.cluster_misses(comps)
-    rk = MC.racks(comps)
+    comps = et.meta["comparisons"]
+    ar = lambda s: comps[(s, "all_reduce")]
     row = lambda s, band=">= 1 MiB": et.find(system=s, band=band)
-    nv = MC.NC.graphs(cm["h100_sharp"]["cluster"])["nvls"]
-    (t1, _), (t2, _) = cm["tcpxo"]["lines"]
-    (a1, _), = cm["a100_sharp"]["lines"]
-    (g1, g1m), = cm["gb1"]["lines"]
-    (g20, _), = cm["gb20"]["lines"]
+    lines = MC.cluster_lines(comps)
+    nv = MC.NC.graphs(MC.CLUSTERS["h100_sharp"])["nvls"]
+    (t1, _), (t2, _) = lines["tcpxo"]
+    (a1, _), = lines["a100_sharp"]
+    (g1, g1m), = lines["gb1"]
+    (g20, _), = lines["gb20"]
+    gb = [ar(s) for s in ("gb1", "gb2", "gb20")]
+    n = max(set.intersection(*(set(c.sizes.tolist()) for c in gb)))     # the racks' largest common size
+    at_n = lambda c, y: float(y[np.nonzero(c.sizes == n)[0][0]])
     return Nodes(
-        a1_ranks=cm["a100_sharp"]["cluster"].nranks, h_ranks=cm["h100_sharp"]["cluster"].nranks,
-        gb2_ranks=cm["gb2"]["cluster"].nranks, gb_gpus=cm["gb1"]["cluster"].gpus_per_node,
-        h_nvls_bw_Bps=nv.n_channels * nv.bw_inter * 1e9, h_top_Bps=cm["h100_sharp"]["bus_top"],
+        a1_ranks=MC.CLUSTERS["a100_sharp"].nranks, h_ranks=MC.CLUSTERS["h100_sharp"].nranks,
+        gb2_ranks=MC.CLUSTERS["gb2"].nranks, gb_gpus=MC.CLUSTERS["gb1"].gpus_per_node,
+        h_nvls_bw_Bps=nv.n_channels * nv.bw_inter * 1e9, h_top_Bps=float(ar("h100_sharp").measured[-1]),
         h_med_frac=row("h100_sharp")["model"], h_worst_frac=row("h100_sharp")["worst"],
         t_s_med_frac=row("tcpxo", "< 1 MiB")["model"], a_s_med_frac=row("a100_sharp", "< 1 MiB")["model"],
         t_over_s=row("tcpxo", "< 1 MiB")["overhead"], a_over_s=row("a100_sharp", "< 1 MiB")["overhead"],
-        t1_alpha_s=t1["alpha"], t1_beta_Bps=t1["beta"], t2_alpha_s=t2["alpha"], t2_beta_Bps=t2["beta"],
-        t_worst_frac=cm["tcpxo"]["worst"], t1_hi_size=size_text(t1["hi"]),
-        a_lo_size=size_text(a1["lo"]), a_alpha_s=a1["alpha"], a_beta_Bps=a1["beta"],
-        a_top_Bps=cm["a100_sharp"]["bus_top"], a_pred_top_Bps=cm["a100_sharp"]["pred_top"],
-        a_med_frac=row("a100_sharp")["model"], g_release=cm["gb1"]["release"],
-        g1_alpha_s=g1["alpha"], g1_beta_Bps=g1["beta"], g1m_alpha_s=g1m["alpha"], g1m_beta_Bps=g1m["beta"],
-        g_lo_size=size_text(min(comps[(g, "all_reduce")].sizes.min() for g in ("gb1", "gb2", "gb20"))),
-        g20_alpha_s=g20["alpha"], g20_beta_Bps=g20["beta"], g_n_size=size_text(rk["n"]),
-        g_model_Bps=list(rk["model"].values())[0], g1_top_Bps=rk["measured"]["gb1"],
-        g20_top_Bps=rk["measured"]["gb20"])
+        t1_alpha_s=t1.alpha, t1_beta_Bps=t1.beta, t2_alpha_s=t2.alpha, t2_beta_Bps=t2.beta,
+        t_worst_frac=row("tcpxo")["worst"], t1_hi_size=size_text(t1.sizes.max()),
+        a_lo_size=size_text(a1.sizes.min()), a_alpha_s=a1.alpha, a_beta_Bps=a1.beta,
+        a_top_Bps=float(ar("a100_sharp").measured[-1]), a_pred_top_Bps=float(ar("a100_sharp").prediction.busbw[-1]),
+        a_med_frac=row("a100_sharp")["model"], g_release=MC.log_release("gb1"),
+        g1_alpha_s=g1.alpha, g1_beta_Bps=g1.beta, g1m_alpha_s=g1m.alpha, g1m_beta_Bps=g1m.beta,
+        g_lo_size=size_text(min(c.sizes.min() for c in gb)), g20_alpha_s=g20.alpha, g20_beta_Bps=g20.beta,
+        g_n_size=size_text(n), g_model_Bps=at_n(gb[0], gb[0].prediction.busbw),
+        g1_top_Bps=at_n(gb[0], gb[0].measured), g20_top_Bps=at_n(gb[2], gb[2].measured))

@@ -16,24 +16,20 @@ from ..measure.nccl_model import TARGETS, WORST_TARGET
 from ..units import MiB, fmt_pct
 from . import measuring as M
 from . import measuring_models as MM
+from .glue import glue_fields
 from .measuring_models import _r3, _t3
 from .p5.common import span
 
-__all__ = ["three", "Gloo", "gloo_numbers", "Logs", "log_numbers", "Fits", "fit_numbers",
+__all__ = ["glue3", "Gloo", "gloo_numbers", "Logs", "log_numbers", "Fits", "fit_numbers",
            "AgCheck", "ag_check", "Accuracy", "accuracy_numbers", "RsCheck", "rs_check"]
 
 BIG, SMALL = ">= 1 MiB", "< 1 MiB"
 
 
-def three(result, **how: int) -> dict[str, int]:
-    """``how`` for :func:`~commbook.book.glue.glue_fields`: the times and rates of ``result``
-    (a typed result or its class) to 3 significant digits, as the page's tables print them,
-    then ``how`` (field=digits) over it.
-
-    >>> three(RsCheck, meas_x=2)["ring_s"], three(RsCheck, meas_x=2)["meas_x"]
-    (3, 2)
-    """
-    return {**{f.name: 3 for f in fields(result) if f.name.endswith(("_s", "_Bps"))}, **how}
+def glue3(prefix: str, result, **how: int) -> None:
+    """:func:`~commbook.book.glue.glue_fields` with the times and rates of ``result`` to 3
+    significant digits, as the page's tables print them, then ``how`` (field=digits) over it."""
+    glue_fields(prefix, result, **{**{f.name: 3 for f in fields(result) if f.name.endswith(("_s", "_Bps"))}, **how})
 
 
 # ============================================================================ gloo on one host
@@ -132,7 +128,7 @@ class Fits:
 def fit_numbers(fitted: dict | None = None) -> Fits:
     """From :func:`.measuring.fits`."""
     fitted = M.fits() if fitted is None else fitted
-    f = lambda s, op="all_reduce", p=8: fitted[(s, op, p)][1]
+    f = lambda s, op="all_reduce", p=8: fitted[(s, op, p)].fit
     g16 = [f("gloo16", p=p) for p in M.GLOO_P]
     g2 = [f("gloo2", p=p) for p in M.GLOO_P]
     return Fits(h_alpha_s=f("h100").alpha, h_beta_Bps=f("h100").beta, h_rms_frac=f("h100").rms_rel,
@@ -159,7 +155,8 @@ class AgCheck:
 
 def ag_check(fitted: dict | None = None, n: float = 256 * MiB) -> AgCheck:
     fitted = M.fits() if fitted is None else fitted
-    c, f = fitted[("h100", "all_gather", 8)]
+    c = fitted[("h100", "all_gather", 8)]
+    f = c.fit
     t = float(c.times[int(np.nonzero(c.sizes == n)[0][0])])
     pred = predict("all_gather", "ring", c.p, n, f.alpha, f.beta)
     return AgCheck(size=M.size_text(n), alpha_s=f.alpha, beta_Bps=f.beta, pred_s=pred, meas_s=t,
