@@ -423,17 +423,17 @@ def test_nic_sharing_and_the_spine_multiply_the_inter_node_phase():
     c = hr.nic_cases()
     want = {"aligned": 1, "one_nic": 8, "two_per_nic": 2, "misaligned_spine": 2, "affinity2": 2, "affinity4": 4}
     for k, x in want.items():
-        assert c[k]["x_bw"] == pytest.approx(x, rel=1e-9), k
+        assert c[k].bw_x == pytest.approx(x, rel=1e-9), k
     base = c["aligned"]
-    assert base["whole"] == pytest.approx(t_allreduce_hierarchical(8, 8, 1 * GB, NV, IB), rel=REL)
-    assert base["bw"] == pytest.approx(2 * 7 / 8 * 1e9 / 8 / IB.beta, rel=1e-9)
-    assert round(c["affinity2"]["x_whole"], 2) == 1.53 and round(c["affinity4"]["x_whole"], 2) == 2.58
+    assert base.whole_s == pytest.approx(t_allreduce_hierarchical(8, 8, 1 * GB, NV, IB), rel=REL)
+    assert base.bw_s == pytest.approx(2 * 7 / 8 * 1e9 / 8 / IB.beta, rel=1e-9)
+    assert round(c["affinity2"].whole_x, 2) == 1.53 and round(c["affinity4"].whole_x, 2) == 2.58
     assert ST["mismatch"] == (2.0, 4.0)
     # the rotated placement changes nothing without the oversubscribed spine
     topo = TwoLevel(8, 8, NV, IB)
     sched = coll.algorithm("all_reduce", "hierarchical").builder(topo, 1e9, True, coll.algorithm("all_reduce", "ring").builder)
     cl = VirtualCluster(topo)
-    assert cl.run(sched, ranks=hr.rotated(8, 8)).time == pytest.approx(base["whole"], rel=REL)
+    assert cl.run(sched, ranks=hr.rotated(8, 8)).time == pytest.approx(base.whole_s, rel=REL)
 
 
 def test_placement_changes_the_flat_ring_only_with_shared_nics_or_an_oversubscribed_spine():

@@ -108,7 +108,7 @@ def test_nm18_all_reduce_against_the_hierarchical_model():
 
 def test_nm18_table_rows():
     t = on.nm18_table()
-    chk = t.meta["check"]
+    chk = on.nm18_check()
     given, hier, flat = t.rows
     assert [r["variant"] for r in t.rows] == ["given", "hierarchical", "flat"]
     assert given["pipelined"] == pytest.approx(B + L * A) and given["in_flight"] == 15

@@ -27,7 +27,7 @@ from ..text import texts
 from .hierarchy_numbers import CHAPTER_STATED
 
 __all__ = ["TORUS", "V5E_WRAP_AXIS", "TORUS_VARIANTS", "torus_runs", "torus_table", "RAILS", "rail_rows", "rail_table",
-           "snake", "rotated", "nic_cases", "nic_table", "PLACEMENTS", "CLUSTERS", "placements",
+           "snake", "rotated", "NicCase", "nic_cases", "nic_table", "PLACEMENTS", "CLUSTERS", "placements",
            "placement_table", "TorusNumbers", "torus_numbers", "Rails", "rail_numbers"]
 
 T = texts("ch1")
@@ -170,25 +170,31 @@ NIC_CASES = {
 rank order)."""
 
 
-def nic_cases() -> dict[str, dict]:
-    """The hierarchical all-reduce of :data:`RAILS` in each case of :data:`NIC_CASES`: the
-    inter-node phase's time and bandwidth term (time minus its 2(N-1) start-ups), the whole
-    all-reduce, and both as multiples of the rail-aligned case."""
+@dataclass(frozen=True)
+class NicCase:
+    """One case of :func:`nic_cases`: the inter-node phase, its bandwidth term (time minus
+    its 2(N-1) start-ups) and the whole all-reduce; ``_x``: over the rail-aligned case."""
+    inter_s: float
+    bw_s: float
+    whole_s: float
+    bw_x: float
+    whole_x: float
+
+
+def nic_cases() -> dict[str, NicCase]:
+    """The hierarchical all-reduce of :data:`RAILS` in each case of :data:`NIC_CASES`."""
     N, G, n = RAILS["nodes"], RAILS["gpus_per_node"], RAILS["n"]
     lat = 2 * (N - 1) * RAILS["inter"].alpha
-    out = {}
+    raw = {}
     for key, (kw, placement) in NIC_CASES.items():
         topo = _two_level(**kw)
         c = VirtualCluster(topo)
         ranks = rotated(N, G) if placement == "rotated" else None
         phase = dict(tier_phases(topo, n, True, allreduce_ring))["rail all-reduce"]
         inter = c.run(phase, ranks=ranks).time
-        whole = c.run(allreduce_hierarchical(topo, n, True, allreduce_ring), ranks=ranks).time
-        out[key] = {"inter": inter, "bw": inter - lat, "whole": whole, "topology": topo}
-    base = out["aligned"]
-    for v in out.values():
-        v.update(x_bw=v["bw"] / base["bw"], x_inter=v["inter"] / base["inter"], x_whole=v["whole"] / base["whole"])
-    return out
+        raw[key] = (inter, inter - lat, c.run(allreduce_hierarchical(topo, n, True, allreduce_ring), ranks=ranks).time)
+    _, bw0, whole0 = raw["aligned"]
+    return {k: NicCase(i, bw, w, bw / bw0, w / whole0) for k, (i, bw, w) in raw.items()}
 
 
 _NIC_NAMES = {
@@ -201,9 +207,9 @@ _NIC_NAMES = {
 }
 
 
-def nic_table(cases: dict | None = None) -> Table:
+def nic_table(cases: dict[str, NicCase] | None = None) -> Table:
     cases = nic_cases() if cases is None else cases
-    rows = [{"case": k, "inter": v["inter"], "x_bw": v["x_bw"], "whole": v["whole"], "x_whole": v["x_whole"]}
+    rows = [{"case": k, "inter": v.inter_s, "x_bw": v.bw_x, "whole": v.whole_s, "x_whole": v.whole_x}
             for k, v in cases.items()]
     return Table(
         key="ch1-nics",
@@ -337,7 +343,7 @@ class Rails:
     mm_hi: float
 
 
-def rail_numbers(rows: list[dict] | None = None, nc: dict | None = None, pl: dict | None = None) -> Rails:
+def rail_numbers(rows: list[dict] | None = None, nc: dict[str, NicCase] | None = None, pl: dict | None = None) -> Rails:
     """What the page quotes of :func:`rail_rows`, :func:`nic_cases` and :func:`placements`
     (run when not given).
 
@@ -350,11 +356,11 @@ def rail_numbers(rows: list[dict] | None = None, nc: dict | None = None, pl: dic
     R = RAILS
     return Rails(nodes=R["nodes"], g=R["gpus_per_node"], p=R["nodes"] * R["gpus_per_node"], n_bytes=R["n"],
                  payload_bytes=rows[0]["payload"], rail_bytes=rows[0]["bytes"], share=f"1/{round(1 / rows[0]['share'])}",
-                 one_nic_x=nc["one_nic"]["x_bw"], two_per_nic_x=nc["two_per_nic"]["x_bw"],
-                 misaligned_spine_x=nc["misaligned_spine"]["x_bw"], affinity2_x=nc["affinity2"]["x_bw"],
-                 affinity4_x=nc["affinity4"]["x_bw"], affinity2_whole_x=nc["affinity2"]["x_whole"],
-                 affinity4_whole_x=nc["affinity4"]["x_whole"], aligned_s=nc["aligned"]["inter"],
-                 one_nic_s=nc["one_nic"]["inter"], os=f"{CLUSTERS['spine']['spine_oversubscription']:g}:1",
+                 one_nic_x=nc["one_nic"].bw_x, two_per_nic_x=nc["two_per_nic"].bw_x,
+                 misaligned_spine_x=nc["misaligned_spine"].bw_x, affinity2_x=nc["affinity2"].bw_x,
+                 affinity4_x=nc["affinity4"].bw_x, affinity2_whole_x=nc["affinity2"].whole_x,
+                 affinity4_whole_x=nc["affinity4"].whole_x, aligned_s=nc["aligned"].inter_s,
+                 one_nic_s=nc["one_nic"].inter_s, os=f"{CLUSTERS['spine']['spine_oversubscription']:g}:1",
                  plain_s=pl["plain"]["order"], shared_rr_s=pl["shared"]["round_robin"],
                  spine_order_s=pl["spine"]["order"], spine_x=pl["spine"]["order"] / pl["spine"]["snake"],
                  mm_lo=CHAPTER_STATED["mismatch"][0], mm_hi=CHAPTER_STATED["mismatch"][1])

@@ -79,7 +79,6 @@ def where_table(cases: dict | None = None, n: float = 1 * GB) -> Table:
         formats={"ring": fmt_time, "hier": fmt_time, "ratio": fmt_ratio},
         labels={lang: {k: v[lang] for k, v in _WHERE_NAMES.items()} for lang in ("en", "zh")},
         notes=_txs("simulator_8_8_nvlink"),
-        meta=cases,
     )
 
 
@@ -129,7 +128,6 @@ def overtake_table(d: dict[float, Overtake] | None = None) -> Table:
         rows=rows,
         formats={k: fmt_time for k in ("ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier")},
         notes=_txs("times_from_the_simulator"),
-        meta=d,
     )
 
 

@@ -124,7 +124,6 @@ def nm18_table() -> Table:
         labels={lang: {k: T.get(K + "nm18_" + k, lang, buckets=chk.buckets) for k in ("given", "hierarchical", "flat")}
                 for lang in ("en", "zh")},
         notes=_txs("layers_of_backward_and", layers=NM18['layers'], backward=fmt_time(NM18['backward'], 3), gb=gb, nodes=NM18['nodes'], gpus_per_node=NM18['gpus_per_node'], alpha=fmt_time(chk.intra.alpha, 3), beta=chk.intra.beta / 1e9, alpha2=fmt_time(chk.inter.alpha, 3), beta2=chk.inter.beta / 1e9, bucket=fmt_bytes(NM18['bucket'])),
-        meta={"check": chk},
     )
 
 
