@@ -193,9 +193,9 @@ def test_picks_table_and_channel_rule():
     assert nvls["lat"] == pytest.approx(25 * us) and nvls["bus"] == pytest.approx(_thresholds()["nvls_bus"] * GB)
     assert nvls["bus"] > 450 * GB                                     # above NVLink 4's wire rate
     assert t.cell(1, "algo", "zh") == "NVLS" and t.cell(0, "algo", "zh") == "环" and t.cell(1, "end", "en") == "—"
-    rule = LP.channel_rule()
+    pk = LP.picks()
     # ring LL: 512 threads x 8 B x 8 ranks per channel (device.h:92, comm.h:42, tuning.cc:547), 24 channels
-    assert rule == {"per_channel": 512 * 8 * 8, "channels": 24, "full": 24 * 512 * 8 * 8}
+    assert 512 * 8 * 8 == 32 * KiB and (pk.ch_per_bin, pk.ch_n, pk.ch_full_bin) == ("32 KiB", 24, f"{24 * 32} KiB")
     assert M.runtime_channels(M.H100_8, "ring", "LL", 2 * 32 * KiB) == 2
     assert M.runtime_channels(M.H100_8, "ring", "LL", 768 * KiB) == 24
     assert M.runtime_channels(M.H100_8, "ring", "LL", 768 * KiB - 1) == 23

@@ -9,7 +9,6 @@ message size, from the constants of NCCL 2.29.2 that the book's model uses
 * :func:`switches`: the sizes at which NCCL's choice (:func:`commbook.measure.nccl_model.choose`)
   changes on a node, found exactly (to the byte) by bisection;
 * :func:`picks_table`: those ranges on 8×H100 (NVLS on, and off), and 8×A100;
-* :func:`channel_rule`: the message size per channel below which NCCL runs fewer channels.
 """
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ from ..tables import Table
 from ..text import texts
 
 __all__ = ["NCCL_TUNING_VERSION", "Protocol", "PROTOCOLS", "H100_NO_NVLS", "NODES", "protocol_table",
-           "ring_busbw", "switches", "picks_table", "channel_rule", "A100_RING_BUSBW", "Protocols", "protocols",
+           "ring_busbw", "switches", "picks_table", "A100_RING_BUSBW", "Protocols", "protocols",
            "Picks", "picks"]
 
 TX = texts("ch1")
@@ -201,16 +200,6 @@ def picks_table(nodes: dict[str, M.Node] | None = None) -> Table:
     )
 
 
-def channel_rule(node: M.Node = M.H100_8, proto: str = "LL") -> dict:
-    """Below how many bytes per channel NCCL runs fewer channels (src/enqueue.cc:1994-1998):
-    a ring keeps ``nc`` channels while nBytes ≥ nc × threads × threshold, with
-    ``MAX_THREADS[proto]`` threads and ``THREAD_THRESHOLD[proto]`` bytes per thread (× nranks
-    for ring LL, tuning.cc:547); ``full``: the size from which all runtime channels run."""
-    per = T.MAX_THREADS[proto] * T.THREAD_THRESHOLD[proto] * (node.ngpus if proto == "LL" else 1)
-    channels = M.graphs(node).runtime_channels
-    return {"per_channel": per, "channels": channels, "full": per * channels}
-
-
 @dataclass(frozen=True)
 class Protocols:
     """LL, LL128 and Simple: their line layouts, ceilings on NVLink 4.0, ring latencies on
@@ -261,7 +250,8 @@ def protocols(node: M.Node = M.H100_8) -> Protocols:
 @dataclass(frozen=True)
 class Picks:
     """Where NCCL's pick changes on each node of :data:`NODES` (:func:`switches`), the NVLS
-    entry of its model, and the channel rule (:func:`channel_rule`)."""
+    entry of its model, and the channel rule: a ring keeps ``ch_n`` channels while a message
+    has ``ch_per_bin`` per channel (src/enqueue.cc:1994-1998)."""
     nvls_bytes: float
     nvls_lat_s: float
     nvls_bus_Bps: float
@@ -284,10 +274,11 @@ def picks() -> Picks:
     start = {key: {(s["algo"], s["proto"]): s["start"] for s in switches(node)} for key, node in NODES.items()}
     nvls = M.table(M.H100_8, "all_reduce")[("nvls", "Simple")]
     p = M.H100_8.ngpus
-    rule = channel_rule(M.H100_8, "LL")
+    # ring LL: MAX_THREADS × THREAD_THRESHOLD bytes per channel, × nranks (tuning.cc:547)
+    per, nc = T.MAX_THREADS["LL"] * T.THREAD_THRESHOLD["LL"] * p, M.graphs(M.H100_8).runtime_channels
     b = lambda n: fmt_bytes(n, binary=True)
     return Picks(nvls_bytes=start["h100"][("nvls", "Simple")], nvls_lat_s=nvls.latency,
                  nvls_bus_Bps=nvls.bandwidth * 2 * (p - 1) / p, ll128_bytes=start["h100_no_nvls"][("ring", "LL128")],
                  simple_bytes=start["h100_no_nvls"][("ring", "Simple")], a_ll128_bytes=start["a100"][("ring", "LL128")],
                  a_simple_bytes=start["a100"][("ring", "Simple")], a_llmax_Bps=ring_busbw(M.A100_8, "LL"),
-                 ch_per_bin=b(rule["per_channel"]), ch_n=rule["channels"], ch_full_bin=b(rule["full"]))
+                 ch_per_bin=b(per), ch_n=nc, ch_full_bin=b(per * nc))
