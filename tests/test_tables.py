@@ -95,3 +95,32 @@ def test_a_column_of_sentences_keeps_its_width():
     page = t.to_html("en")
     assert f'<td class="cb-prose">{long}</td>' in page and '<td class="cb-prose">none</td>' in page
     assert "<td>ring</td>" in page and '<td style="text-align:right">510</td>' in page
+
+
+def test_dataclass_rows_take_their_format_from_the_field_suffix():
+    from dataclasses import dataclass
+    from commbook.book.tables import Table
+
+    @dataclass(frozen=True)
+    class Step:
+        time_s: float
+
+    @dataclass(frozen=True)
+    class Row:
+        algo: str
+        n_bytes: float
+        share_frac: float
+        ring: Step
+        p: int
+
+    t = Table(key="x", title={"en": "t", "zh": "表"}, columns=["algo", "n_bytes", "share_frac", "ring.time_s", "p"],
+              headers={l: ["a", "n", "share", "t", "p"] for l in ("en", "zh")},
+              rows=[Row("ring", 4 * KB, 0.25, Step(2.5e-6), 1024)], formats={"ring.time_s": 2})
+    assert t.cells("en") == [["ring", "4 KB", "25%", "2.5 µs", "1024"]]
+    assert t.find(algo="ring")["ring"] == Step(2.5e-6) and t.column("ring.time_s") == [2.5e-6]
+    with pytest.raises(ValueError, match="unit suffix"):
+        Table(key="x", title={"en": "t", "zh": "表"}, columns=["p"], headers={"en": ["p"], "zh": ["p"]},
+              rows=[Row("ring", 1.0, 0.1, Step(1.0), 2)], formats={"p": 3})
+    with pytest.raises(ValueError, match="row 0 lacks"):
+        Table(key="x", title={"en": "t", "zh": "表"}, columns=["ring.bw"], headers={"en": ["b"], "zh": ["b"]},
+              rows=[Row("ring", 1.0, 0.1, Step(1.0), 2)])

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from ..units import fmt_bytes, fmt_count, fmt_number, fmt_pct, fmt_rate, fmt_ratio, fmt_time
 
-__all__ = ["SUFFIXES", "fields", "glue_fields"]
+__all__ = ["SUFFIXES", "suffix_format", "fields", "glue_fields"]
 
 SUFFIXES: dict[str, tuple[Callable[..., str], int | None]] = {
     "_s": (lambda v, d: fmt_time(v, d), 4),
@@ -42,6 +42,19 @@ SUFFIXES: dict[str, tuple[Callable[..., str], int | None]] = {
 """Unit suffix of a field name → (formatter(value, digits), default digits)."""
 
 
+def suffix_format(name: str, digits: int | None = None) -> Callable[[Any], str] | None:
+    """The formatter that the unit suffix of ``name`` names (:data:`SUFFIXES`), to ``digits``
+    significant digits or its default; ``None`` when ``name`` has no unit suffix.
+
+    >>> suffix_format("ring_s")(2.5e-6), suffix_format("n_bytes", 2)(1.23e6), suffix_format("p")
+    ('2.5 µs', '1.2 MB', None)
+    """
+    for suffix, (fmt, default) in SUFFIXES.items():
+        if name.endswith(suffix):
+            return lambda v: fmt(v, default if digits is None else digits)
+    return None
+
+
 def _text(name: str, value: Any, how: int | Callable[[Any], str] | None) -> str | None:
     if callable(how):
         return how(value)
@@ -49,9 +62,8 @@ def _text(name: str, value: Any, how: int | Callable[[Any], str] | None) -> str 
         return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
-    for suffix, (fmt, default) in SUFFIXES.items():
-        if name.endswith(suffix):
-            return fmt(value, how if how is not None else default)
+    if (fmt := suffix_format(name, how)) is not None:
+        return fmt(value)
     if isinstance(value, numbers.Integral) and how is None:
         return fmt_count(int(value))
     return fmt_number(float(value), how if how is not None else 4)

@@ -15,6 +15,7 @@ No pandas.
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 import numbers
@@ -22,12 +23,14 @@ import re
 import sys
 import unicodedata
 from dataclasses import dataclass, field
+from functools import reduce
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..checks import check_size
 from ..cost import effective_bandwidth, half_bandwidth_point
 from ..hardware import Link
 from ..units import KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
+from .glue import suffix_format
 from .names import algorithm_labels  # noqa: F401 (re-exported: the table labels of a collective's algorithms)
 from .text import texts
 
@@ -202,16 +205,20 @@ class Table:
     title : dict lang -> str
         Caption per language (``"en"`` and ``"zh"``).
     columns : list of str
-        Column keys, in display order.
+        Column keys, in display order; with dataclass rows, field names or dotted paths
+        (``"ring.time_s"``).
     headers : dict lang -> list of str
         Column headers per language, aligned with ``columns``.
-    rows : list of dict (column -> value) or list of lists (aligned with ``columns``)
+    rows : list of dataclasses, of dicts (column -> value) or of lists (aligned with ``columns``)
         Raw values: numbers in SI units (bytes, seconds, bytes/s, plain ratios),
-        strings, lists of numbers, or ``None`` (rendered "—").  Lists are converted to
-        dicts; a dict row may carry extra keys that are not displayed.
-    formats : dict column -> callable(value) -> str
-        Per-column formatter (default :func:`cell_text`), one of :mod:`commbook.units`'
-        family: :func:`~commbook.units.fmt_bytes`, ``lambda v: fmt_time(v, 3)``, :func:`~commbook.units.fmt_pct`.
+        strings, lists of numbers, or ``None`` (rendered "—").  Every row is kept as a dict;
+        a dataclass row keeps its fields too, and a dict row may carry extra keys, which
+        are not displayed.
+    formats : dict column -> callable(value) -> str, or int
+        Per-column formatter.  By default a column whose (last) name ends in a unit suffix
+        (``_s``, ``_bytes``, ``_Bps``, ``_x``, ``_frac``) gets that unit's formatter
+        (:func:`commbook.book.glue.suffix_format`), any other :func:`cell_text`; an int is
+        the number of significant digits of the suffix's formatter.
     notes : dict lang -> list of str
         Notes printed under the table (flags, sources, derived numbers).
     labels : dict lang -> dict str -> str
@@ -232,7 +239,7 @@ class Table:
     columns: list[str]
     headers: dict[str, list[str]]
     rows: list[dict[str, Any]]
-    formats: dict[str, Callable[[Any], str]] = field(default_factory=dict)
+    formats: dict[str, Callable[[Any], str] | int] = field(default_factory=dict)
     notes: dict[str, list[str]] = field(default_factory=dict)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
@@ -253,7 +260,13 @@ class Table:
                                  f"{len(self.columns)} columns")
         rows = []
         for i, row in enumerate(self.rows):
-            if isinstance(row, Mapping):
+            if dataclasses.is_dataclass(row) and not isinstance(row, type):
+                try:
+                    rows.append({f.name: getattr(row, f.name) for f in dataclasses.fields(row)}
+                                | {c: reduce(getattr, c.split("."), row) for c in self.columns})
+                except AttributeError as err:
+                    raise ValueError(f"table {self.key}: row {i} lacks a column ({err})") from None
+            elif isinstance(row, Mapping):
                 missing = [c for c in self.columns if c not in row]
                 if missing:
                     raise ValueError(f"table {self.key}: row {i} lacks columns {missing}")
@@ -268,6 +281,16 @@ class Table:
         unknown = set(self.formats) - set(self.columns)
         if unknown:
             raise ValueError(f"table {self.key}: formats for unknown columns {sorted(unknown)}")
+        self._fmt = {c: self._formatter(c, self.formats.get(c)) for c in self.columns}
+
+    def _formatter(self, column: str, how: Callable[[Any], str] | int | None) -> Callable[[Any], str]:
+        if callable(how):
+            return how
+        fmt = suffix_format(column.rsplit(".", 1)[-1], how)
+        if fmt is None and how is not None:
+            raise ValueError(f"table {self.key}: formats[{column!r}] = {how!r} names digits, "
+                             "but the column has no unit suffix")
+        return fmt or cell_text
 
     # ------------------------------------------------------------------ access
     def __len__(self) -> int:
@@ -311,7 +334,7 @@ class Table:
             return "—"
         if isinstance(value, str):
             return self.labels.get(lang, {}).get(value, value)
-        return self.formats.get(column, cell_text)(value)
+        return self._fmt[column](value)
 
     def cells(self, lang: str = "en") -> list[list[str]]:
         """Every row as displayed text, in ``columns`` order."""
