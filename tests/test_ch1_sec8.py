@@ -256,39 +256,39 @@ def _maxplus(plan, shape):
 @pytest.mark.parametrize("shape", [MANY_SMALL_LAYERS, FEW_LARGE_LAYERS], ids=lambda s: s.name)
 def test_sweep_optimum_is_interior(shape):
     s = ob.sweep_summary(shape)
-    caps = [c for c, _ in s["sweep"]]
-    steps = np.array([p.step_time for _, p in s["sweep"]])
+    caps = [c for c, _ in s.sweep]
+    steps = np.array([p.step_time for _, p in s.sweep])
     k = int(np.argmin(steps))
-    assert 0 < k < len(caps) - 1 and s["cap"] == caps[k]
-    assert s["step"] < s["first"] and s["step"] < s["last"]
-    assert s["step"] == pytest.approx(_maxplus(s["plan"], shape), rel=1e-12)
-    assert s["step"] >= s["compute"]
+    assert 0 < k < len(caps) - 1 and s.cap_bytes == caps[k]
+    assert s.step_s < s.first_s and s.step_s < s.last_s
+    assert s.step_s == pytest.approx(_maxplus(s.plan, shape), rel=1e-12)
+    assert s.step_s >= s.compute_s
 
 
 def test_sweep_optimum_against_the_chapter_ranges():
     """Many small layers: 5 MiB = 5.24 MB, inside '5–10 MB'; few large layers: 120 MiB =
     126 MB, above '50–100 MB', with 100 MiB (104.9 MB) within 0.2 % of it."""
     small, large = ob.sweep_summary(MANY_SMALL_LAYERS), ob.sweep_summary(FEW_LARGE_LAYERS)
-    lo, hi = small["range"]
-    assert lo <= small["cap"] <= hi and small["cap"] == 5 * MiB
-    lo, hi = large["range"]
-    assert large["cap"] > hi and large["cap"] == 120 * MiB
-    near = dict((c, p.step_time) for c, p in large["sweep"])[100 * MiB]
-    assert near <= large["step"] * 1.002
+    lo, hi = small.range_bytes
+    assert lo <= small.cap_bytes <= hi and small.cap_bytes == 5 * MiB
+    lo, hi = large.range_bytes
+    assert large.cap_bytes > hi and large.cap_bytes == 120 * MiB
+    near = dict((c, p.step_time) for c, p in large.sweep)[100 * MiB]
+    assert near <= large.step_s * 1.002
 
 
 def test_sweep_assumptions():
     """Compute per gradient byte 0.2 ns and 0.04 ns; the ring's 2(p−1)/(pβ) per byte and
     2(p−1)α per call on 64 GPUs, α = 5 µs, β = 50 GB/s."""
     small, large = ob.sweep_summary(MANY_SMALL_LAYERS), ob.sweep_summary(FEW_LARGE_LAYERS)
-    assert small["compute_per_byte"] == pytest.approx(0.2e-9) and large["compute_per_byte"] == pytest.approx(0.04e-9)
-    assert small["net_per_byte"] == pytest.approx(2 * 63 / 64 / 50e9, rel=1e-9)
-    assert small["start_up"] == pytest.approx(2 * 63 * 5e-6) == ob.ring_startup()
+    assert small.compute_per_byte_s == pytest.approx(0.2e-9) and large.compute_per_byte_s == pytest.approx(0.04e-9)
+    assert small.net_per_byte_s == pytest.approx(2 * 63 / 64 / 50e9, rel=1e-9)
+    assert small.start_up_s == pytest.approx(2 * 63 * 5e-6) == ob.ring_startup()
     fb = ob.FEW_LARGE_BASIS
     d = fb["d_model"]
     assert sum(ob.layer_tensors(FEW_LARGE_LAYERS)) == (4 * d * d + 2 * d * 4 * d) * fb["bytes_per_value"]
     per_byte = fb["flops_per_param_token"] * fb["tokens"] / fb["flops"] / fb["bytes_per_value"]
-    assert per_byte == pytest.approx(large["compute_per_byte"], rel=0.03)
+    assert per_byte == pytest.approx(large.compute_per_byte_s, rel=0.03)
     assert max(ob.layers_of(MANY_SMALL_LAYERS)) + 1 == 100 and max(ob.layers_of(FEW_LARGE_LAYERS)) + 1 == 8
 
 
@@ -302,7 +302,7 @@ def test_construction_against_rebuilt():
 def test_bucket_plans_for_the_figure():
     plans = ob.bucket_plans()
     caps = [c for c, _ in plans]
-    best = ob.sweep_summary(ob.TIMELINE_SHAPE)["cap"]
+    best = ob.sweep_summary(ob.TIMELINE_SHAPE).cap_bytes
     assert caps == [CAP, best, ob.SWEEP_GRID[-1]]
     steps = [p.step_time for _, p in plans]
     assert steps[1] == min(steps)
@@ -338,16 +338,16 @@ def test_bucket_sweep_figure_draws_the_sweep(lang):
     for ax, shape in zip(fig.axes, ob.SHAPES):
         s = ob.sweep_summary(shape)
         line = next(l for l in ax.lines if l.get_gid() == f"sweep:{shape.name}")
-        assert list(line.get_xdata()) == [c for c, _ in s["sweep"]]
-        np.testing.assert_allclose(line.get_ydata(), [p.step_time / ms for _, p in s["sweep"]])
+        assert list(line.get_xdata()) == [c for c, _ in s.sweep]
+        np.testing.assert_allclose(line.get_ydata(), [p.step_time / ms for _, p in s.sweep])
         best = next(l for l in ax.lines if l.get_gid() == f"best:{shape.name}")
-        assert best.get_xdata()[0] == s["cap"]
+        assert best.get_xdata()[0] == s.cap_bytes
         assert best.get_ydata()[0] == pytest.approx(min(line.get_ydata()))
         compute = next(l for l in ax.lines if l.get_gid() == f"compute:{shape.name}")
         assert compute.get_ydata()[0] == pytest.approx(sum(shape.backward) / ms)
         span = next(p for p in ax.patches if p.get_gid() == f"range:{shape.name}")
         x0, x1 = span.get_x(), span.get_x() + span.get_width()
-        assert x0 == pytest.approx(s["range"][0]) and x1 == pytest.approx(s["range"][1])
+        assert x0 == pytest.approx(s.range_bytes[0]) and x1 == pytest.approx(s.range_bytes[1])
 
 
 # ============================================================================ the small tables (issue 16 §2)
@@ -399,7 +399,7 @@ def test_overlap_tables_carry_the_worked_numbers():
     sh = ovt.shapes_table()
     small, large = sh.meta["small"], sh.meta["large"]
     best = next(row for row in sh.rows if row["what"] == "Best cap")
-    assert best["raw"] == (small["cap"], large["cap"])
+    assert best["raw"] == (small.cap_bytes, large.cap_bytes)
 
 
 # ============================================================================ the page's check-yourself cases
@@ -432,4 +432,4 @@ def test_check_yourself_buckets_at_50_mib():
 def test_a_smaller_alpha_moves_the_best_bucket_down():
     from commbook.hardware import IB_NDR_CHAPTER
     small = ob.sweep_summary(ob.SHAPES[0])
-    assert ob.sweep_summary(ob.SHAPES[0], IB_NDR_CHAPTER)["cap"] < small["cap"]
+    assert ob.sweep_summary(ob.SHAPES[0], IB_NDR_CHAPTER).cap_bytes < small.cap_bytes

@@ -21,7 +21,7 @@ from .overlap_numbers import EXAMPLE_LINK
 
 __all__ = ["SYNTHETIC_PARAMS", "WALKS", "bucket_table", "Buckets", "bucket_numbers", "SHAPES", "SHAPE_NAMES",
            "TIMELINE_SHAPE", "SWEEP_GRID", "CHAPTER_CAP_RANGES", "SWEEP_GPUS", "FEW_LARGE_BASIS", "layers_of",
-           "layer_tensors", "ring_startup", "sweep", "NEAR_OPTIMUM", "sweep_summary", "bucket_plans", "CR_SHAPE",
+           "layer_tensors", "ring_startup", "sweep", "NEAR_OPTIMUM", "SweepSummary", "sweep_summary", "bucket_plans", "CR_SHAPE",
            "construction_vs_rebuilt", "Plans", "plan_numbers", "Sweep", "sweep_numbers"]
 
 T = texts("ch1")
@@ -144,26 +144,45 @@ NEAR_OPTIMUM = 0.05
 """Caps whose step is within this share of the best one count as near the optimum."""
 
 
-def sweep_summary(shape: ModelShape, link=EXAMPLE_LINK, within: float = NEAR_OPTIMUM) -> dict:
-    """The sweep's best cap and step, the two ends, the caps within ``within`` of the best,
-    the compute per gradient byte and the network's time per byte and per start-up."""
+@dataclass(frozen=True)
+class SweepSummary:
+    """:func:`sweep_summary`: the shape and its sweep, the best cap, its plan and step, the
+    steps at both ends, the caps near the best, the compute and gradient bytes, compute per
+    byte, the network's time per byte and per start-up, the chapter's range, the step at
+    PyTorch's default cap."""
+    shape: ModelShape
+    sweep: tuple
+    cap_bytes: int
+    plan: object
+    step_s: float
+    first_s: float
+    last_s: float
+    near_bytes: tuple
+    compute_s: float
+    total_bytes: float
+    compute_per_byte_s: float
+    net_per_byte_s: float
+    start_up_s: float
+    range_bytes: tuple
+    default_s: float
+
+
+def sweep_summary(shape: ModelShape, link=EXAMPLE_LINK, within: float = NEAR_OPTIMUM) -> SweepSummary:
+    """The sweep of ``shape`` on ``link``; "near": within ``within`` of the best step."""
     sw = sweep(shape, link)
     cap, plan = best_bucket_cap(sw)
     near = [c for c, p in sw if p.step_time <= plan.step_time * (1 + within)]
-    total = sum(shape.param_bytes)
-    ring = ring_allreduce_cost(SWEEP_GPUS, link)
+    total, compute = sum(shape.param_bytes), sum(shape.backward)
     start_up = ring_startup(link)
-    per_byte = (ring(total) - start_up) / total
-    return {"shape": shape, "sweep": sw, "cap": cap, "plan": plan, "step": plan.step_time,
-            "first": sw[0][1].step_time, "last": sw[-1][1].step_time, "near": (min(near), max(near)),
-            "compute": sum(shape.backward), "bytes": total, "compute_per_byte": sum(shape.backward) / total,
-            "net_per_byte": per_byte, "start_up": start_up, "range": CHAPTER_CAP_RANGES[shape.name],
-            "default": dict(sw)[DDP_BUCKET_CAP_BYTES].step_time}
+    per_byte = (ring_allreduce_cost(SWEEP_GPUS, link)(total) - start_up) / total
+    return SweepSummary(shape, sw, cap, plan, plan.step_time, sw[0][1].step_time, sw[-1][1].step_time,
+                        (min(near), max(near)), compute, total, compute / total, per_byte, start_up,
+                        CHAPTER_CAP_RANGES[shape.name], dict(sw)[DDP_BUCKET_CAP_BYTES].step_time)
 
 
 def bucket_plans(shape: ModelShape = TIMELINE_SHAPE, link=EXAMPLE_LINK) -> list[tuple[int, object]]:
     """Timelines for three caps: PyTorch's 25 MiB, the sweep's best, and the largest swept."""
-    best = sweep_summary(shape, link)["cap"]
+    best = sweep_summary(shape, link).cap_bytes
     cost = ring_allreduce_cost(SWEEP_GPUS, link)
     return [(c, bucket_timeline(shape.param_bytes, shape.backward, cost, bucket_cap=c))
             for c in (DDP_BUCKET_CAP_BYTES, best, SWEEP_GRID[-1])]
@@ -268,9 +287,9 @@ def sweep_numbers() -> Sweep:
     """
     small, large = (sweep_summary(s) for s in SHAPES)
     alt = sweep_summary(SHAPES[0], IB_NDR_CHAPTER)
-    rng = lambda s: f"{fmt_number(s['range'][0] / MB)}–{fmt_number(s['range'][1] / MB)} MB"
-    ratio = lambda s: s["compute_per_byte"] / s["net_per_byte"]
-    return Sweep(sm_ratio=ratio(small), sm_best_mib=_mib(small["cap"]), sm_range=rng(small), lg_ratio=ratio(large),
-                 lg_best_mib=_mib(large["cap"]), lg_range=rng(large), lo_mib=_mib(SWEEP_GRID[0]),
+    rng = lambda s: f"{fmt_number(s.range_bytes[0] / MB)}–{fmt_number(s.range_bytes[1] / MB)} MB"
+    ratio = lambda s: s.compute_per_byte_s / s.net_per_byte_s
+    return Sweep(sm_ratio=ratio(small), sm_best_mib=_mib(small.cap_bytes), sm_range=rng(small), lg_ratio=ratio(large),
+                 lg_best_mib=_mib(large.cap_bytes), lg_range=rng(large), lo_mib=_mib(SWEEP_GRID[0]),
                  hi_mib=f"{fmt_number(SWEEP_GRID[-1] / MiB)} MiB", lg_layers=max(layers_of(SHAPES[1])) + 1,
-                 gpus=SWEEP_GPUS, within_frac=NEAR_OPTIMUM, alt_alpha_s=IB_NDR_CHAPTER.alpha, alt_best_bytes=alt["cap"])
+                 gpus=SWEEP_GPUS, within_frac=NEAR_OPTIMUM, alt_alpha_s=IB_NDR_CHAPTER.alpha, alt_best_bytes=alt.cap_bytes)

@@ -65,7 +65,7 @@ def fig_bucket_timeline(lang: str = "en") -> Figure:
     ``"block:<stream>:<kind>:<label>"`` with x in ms; ``"step_end"`` is the step time and
     ``"backward_end"`` the end of the compute."""
     plans = bucket_plans()
-    best = sweep_summary(TIMELINE_SHAPE)["cap"]
+    best = sweep_summary(TIMELINE_SHAPE).cap_bytes
     with book_style(lang) as lang:
         L = _LAB[lang]
         fig = Figure(figsize=(COLUMN_IN, 6.8))
@@ -98,19 +98,19 @@ def fig_bucket_sweep(lang: str = "en") -> Figure:
         axes = fig.subplots(2, 1)  # stacked: each panel the column's width
         for k, (ax, shape) in enumerate(zip(axes, SHAPES)):
             s = sweep_summary(shape)
-            caps = [c for c, _ in s["sweep"]]
-            steps = [p.step_time / ms for _, p in s["sweep"]]
+            caps = [c for c, _ in s.sweep]
+            steps = [p.step_time / ms for _, p in s.sweep]
             color = PALETTE[0] if shape is MANY_SMALL_LAYERS else PALETTE[2]
             ax.plot(caps, steps, "o-", ms=3.5, color=color, gid=f"sweep:{shape.name}")
-            ax.axhline(s["compute"] / ms, color="0.4", ls="--", lw=1.0, gid=f"compute:{shape.name}",
-                       label=L["compute_only"].format(t=fmt_time(s["compute"], 3)))
-            lo, hi = s["range"]
+            ax.axhline(s.compute_s / ms, color="0.4", ls="--", lw=1.0, gid=f"compute:{shape.name}",
+                       label=L["compute_only"].format(t=fmt_time(s.compute_s, 3)))
+            lo, hi = s.range_bytes
             ax.axvspan(lo, hi, color=PALETTE[7], alpha=0.35, gid=f"range:{shape.name}",
                        label=L["range"].format(lo=f"{lo / MB:g}", hi=f"{hi / MB:g} MB"))
             ax.axvline(DDP_BUCKET_CAP_BYTES, color="0.3", ls=":", lw=1.0, gid="default", label=L["default_line"])
-            ax.plot([s["cap"]], [s["step"] / ms], marker="*", ms=14, color=PALETTE[3], ls="none",
+            ax.plot([s.cap_bytes], [s.step_s / ms], marker="*", ms=14, color=PALETTE[3], ls="none",
                     gid=f"best:{shape.name}",
-                    label=L["best_mark"].format(cap=fmt_bytes(s["cap"], digits=3), t=fmt_time(s["step"], 3)))
+                    label=L["best_mark"].format(cap=fmt_bytes(s.cap_bytes, digits=3), t=fmt_time(s.step_s, 3)))
             log_axis(ax, "x", "bytes")
             ax.set_xlabel(L["cap"])
             ax.set_ylabel(L["step"])

@@ -105,22 +105,22 @@ def shapes_table() -> Table:
     lo, hi = ob.SWEEP_GRID[0], ob.SWEEP_GRID[-1]
     ns = lambda v: f"{v * 1e9:.2g} ns"
     rows = [
-        (*_two("blocks"), lambda d: max(ob.layers_of(d["shape"])) + 1, str),
-        (*_two("fp32_gradients"), lambda d: d["bytes"], fmt_bytes),
-        (*_two("backward_per_step"), lambda d: d["compute"], _t),
-        (*_two("backward_per_gradient_byte"), lambda d: d["compute_per_byte"], ns),
-        (*_two("over_the_ring_s"), lambda d: d["compute_per_byte"] / d["net_per_byte"],
+        (*_two("blocks"), lambda d: max(ob.layers_of(d.shape)) + 1, str),
+        (*_two("fp32_gradients"), lambda d: d.total_bytes, fmt_bytes),
+        (*_two("backward_per_step"), lambda d: d.compute_s, _t),
+        (*_two("backward_per_gradient_byte"), lambda d: d.compute_per_byte_s, ns),
+        (*_two("over_the_ring_s"), lambda d: d.compute_per_byte_s / d.net_per_byte_s,
          lambda v: f"{v:.3g}"),
-        (*_two("best_cap"), lambda d: d["cap"], lambda v: f"{fmt_bytes(v)} ({v / MiB:g} MiB)"),
-        (*_two("step_at_the_best"), lambda d: d["step"], _t),
+        (*_two("best_cap"), lambda d: d.cap_bytes, lambda v: f"{fmt_bytes(v)} ({v / MiB:g} MiB)"),
+        (*_two("step_at_the_best"), lambda d: d.step_s, _t),
         (*_two("caps_within_of_the", near_optimum=fmt_pct(ob.NEAR_OPTIMUM)),
-         lambda d: d["near"], lambda v: f"{fmt_bytes(v[0])}–{fmt_bytes(v[1])}"),
-        (*_two("often_recommended_range"), lambda d: d["range"],
+         lambda d: d.near_bytes, lambda v: f"{fmt_bytes(v[0])}–{fmt_bytes(v[1])}"),
+        (*_two("often_recommended_range"), lambda d: d.range_bytes,
          lambda v: f"{v[0] / MB:g}–{v[1] / MB:g} MB"),
-        (*_two("step_at_mib", lo=lo / MiB), lambda d: d["first"], _t),
-        (*_two("step_at_mib_2", hi=hi / MiB), lambda d: d["last"], _t),
+        (*_two("step_at_mib", lo=lo / MiB), lambda d: d.first_s, _t),
+        (*_two("step_at_mib_2", hi=hi / MiB), lambda d: d.last_s, _t),
         (*_two("step_at_pytorch_s", ddp_bucket_cap_bytes=DDP_BUCKET_CAP_BYTES / MiB),
-         lambda d: d["default"], _t),
+         lambda d: d.default_s, _t),
     ]
     names = {k: ob.SHAPE_NAMES[x.name] for k, x in (("small", ob.SHAPES[0]), ("large", ob.SHAPES[1]))}
     sm_t, fb = ob.layer_tensors(ob.SHAPES[0]), ob.FEW_LARGE_BASIS
@@ -132,7 +132,7 @@ def shapes_table() -> Table:
         rows=[{"what": en, "small": f(fn(s)), "large": f(fn(g)), "raw": (fn(s), fn(g))} for en, _, fn, f in rows],
         formats={"what": str, "small": str, "large": str},
         labels={"zh": {en: zh for en, zh, _, _ in rows}},
-        notes=_txs("ring_all_reduce_on", "each_layer_one_weight", sweep_gpus=ob.SWEEP_GPUS, net_per_byte=ns(s['net_per_byte']), start_up=_t(s['start_up']), v=names['small']['en'].capitalize(), sm_t=fmt_bytes(max(sm_t), binary=True), sm_t2=len(sm_t) - 1, sm_t3=fmt_bytes(min(sm_t), binary=True), v2=names['large']['en'].capitalize(), d_model=fb['d_model'], flops=fb['flops'] / 1e12, tokens=fb['tokens'], zh=names['small']['zh'], zh2=names['large']['zh']),
+        notes=_txs("ring_all_reduce_on", "each_layer_one_weight", sweep_gpus=ob.SWEEP_GPUS, net_per_byte=ns(s.net_per_byte_s), start_up=_t(s.start_up_s), v=names['small']['en'].capitalize(), sm_t=fmt_bytes(max(sm_t), binary=True), sm_t2=len(sm_t) - 1, sm_t3=fmt_bytes(min(sm_t), binary=True), v2=names['large']['en'].capitalize(), d_model=fb['d_model'], flops=fb['flops'] / 1e12, tokens=fb['tokens'], zh=names['small']['zh'], zh2=names['large']['zh']),
         meta={"small": s, "large": g})
 
 
