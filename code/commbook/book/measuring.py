@@ -195,7 +195,11 @@ FIT_CASES: tuple[tuple[str, str, int | None], ...] = (
 
 def fits(cases=FIT_CASES) -> dict[tuple[str, str, int], Curve]:
     """``{(system, collective, p): Curve}`` for ``cases`` (``p`` of the logs is their rank
-    count), each with its ring fit (``Curve.fit``)."""
+    count), each with its ring fit (``Curve.fit``).
+
+    >>> fits()[("h100", "all_reduce", 8)].fit.beta > 450e9     # above the NVLink rate (NVLS)
+    True
+    """
     curves = [curve(system, op, p) for system, op, p in cases]
     return {(c.system, c.collective, c.p): c for c in curves}
 

@@ -17,8 +17,7 @@ from .text import texts
 
 __all__ = ["PANELS", "fit_busbw", "fig_model_vs_measured", "fig_gloo_noise", "fig_p5_curve"]
 
-_LAB = {lang: {k[len("measuring_figures."):]: v[lang] for k, v in texts("measure").entries.items()
-               if k.startswith("measuring_figures.")} for lang in ("en", "zh")}
+_LAB = texts("measure").labels("measuring_figures.")
 """The labels, by language, from book/texts/measure.toml (measuring_figures.*)."""
 
 PANELS: tuple[tuple[str, tuple[str, ...], int | None], ...] = (
