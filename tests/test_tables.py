@@ -1,4 +1,4 @@
-"""The link table reproduces the source's anchors (demo 01-1) and renders in both languages;
+"""The link table (demo 01-1) reproduces the source's anchors and renders in both languages;
 the preset sources it draws on cite documents without narrating."""
 from __future__ import annotations
 
@@ -7,57 +7,52 @@ import re
 import pytest
 
 from commbook import hardware as hw
-from commbook.book.tables import DEFAULT_SIZES, TABLE_LABELS, link_table, render_link_table
-from commbook.units import GB, KB, MB, fmt_pct, fmt_rate
+from commbook.book.p5.links import SIZES, demo_01_1
+from commbook.book.text import texts
+from commbook.units import GB, KB, MB, fmt_rate
 
 LINKS = [hw.NVLINK4, hw.NVLINK5, hw.IB_NDR, hw.IB_HDR, hw.PCIE_GEN5, hw.ROCE_100G, hw.ICI_V5E]
 
 
 def test_anchors_of_the_link_table():
-    nvl, ib, ici = link_table([hw.NVLINK4, hw.IB_NDR, hw.ICI_V5E], [4 * KB])
-    assert nvl.n_half == pytest.approx(900 * KB)
-    assert ib.n_half == pytest.approx(250 * KB)
-    assert ici.n_half == pytest.approx(45 * KB)
-    assert fmt_rate(nvl.eff_bw[0], 3) == "1.99 GB/s" and fmt_pct(nvl.fraction[0]) == "0.44%"
-    assert fmt_rate(ib.eff_bw[0], 3) == "0.787 GB/s" and fmt_pct(ib.fraction[0]) == "1.6%"
-    assert fmt_rate(ici.eff_bw[0], 3) == "3.67 GB/s" and fmt_pct(ici.fraction[0]) == "8.2%"
+    t = demo_01_1([hw.NVLINK4, hw.IB_NDR, hw.ICI_V5E], [4 * KB])
+    assert t.column("n_half") == pytest.approx([900 * KB, 250 * KB, 45 * KB])
+    assert t.column("at_4000")[0][1] == pytest.approx(4e3 / (2e-6 * 450e9 + 4e3))  # n / (αβ + n)
+    assert [t.cell(i, "at_4000") for i in range(3)] == ["1.99 GB/s (0.44%)", "0.787 GB/s (1.6%)", "3.67 GB/s (8.2%)"]
 
 
 def test_every_link_gets_half_of_beta_at_its_half_bandwidth_point():
     for link in LINKS:
-        (row,) = link_table([link], [link.n_half])
-        assert row.fraction[0] == pytest.approx(0.5)
-        assert row.eff_bw[0] == pytest.approx(link.beta / 2)
+        bw, frac = demo_01_1([link], [link.n_half]).value(0, f"at_{int(link.n_half)}")
+        assert frac == pytest.approx(0.5)
+        assert bw == pytest.approx(link.beta / 2)
 
 
 def test_rows_are_monotone_and_below_beta():
-    for row in link_table(LINKS, DEFAULT_SIZES):
-        assert list(row.eff_bw) == sorted(row.eff_bw)
-        assert all(0 < f < 1 for f in row.fraction)
-    assert DEFAULT_SIZES[0] == 4 * KB and DEFAULT_SIZES[-1] == 256 * MB
+    t = demo_01_1(LINKS)
+    for row in t.rows:
+        cells = [row[f"at_{int(n)}"] for n in SIZES]
+        assert [bw for bw, _ in cells] == sorted(bw for bw, _ in cells)
+        assert all(0 < f < 1 for _, f in cells)
+    assert SIZES[0] == 4 * KB and SIZES[-1] == 256 * MB
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_render(lang):
-    rows = link_table(LINKS)
-    html = render_link_table(rows, lang=lang)
+    t = demo_01_1(LINKS)
+    html = t.to_html(lang)
     assert html.count("<tr>") == len(LINKS) + 1
-    assert TABLE_LABELS[lang]["link"] in html
+    assert texts("p5").get("links.h_beta", lang) in html
     assert "900 KB" in html and "0.44%" in html
-    md = render_link_table(rows, lang=lang, fmt="markdown")
-    assert len(md.strip().splitlines()) == len(LINKS) + 2
+    md = t.to_markdown(lang)
+    assert sum(line.startswith("|") for line in md.splitlines()) == len(LINKS) + 2
 
 
 def test_render_rejects_bad_input():
-    rows = link_table([hw.IB_NDR])
-    with pytest.raises(ValueError):
-        render_link_table(rows, lang="fr")
-    with pytest.raises(ValueError):
-        render_link_table(rows, fmt="latex")
-    with pytest.raises(ValueError):
-        render_link_table([])
-    with pytest.raises(ValueError):
-        link_table([hw.IB_NDR], [-1])
+    with pytest.raises(ValueError, match="lang"):
+        demo_01_1([hw.IB_NDR]).to_html("fr")
+    with pytest.raises(ValueError, match="size"):
+        demo_01_1([hw.IB_NDR], [-1])
     assert fmt_rate(450 * GB, 3) == "450 GB/s" and fmt_rate(1440 * GB, 3) == "1,440 GB/s"
 
 

@@ -1,15 +1,10 @@
-"""Tables of the book: rows computed from :mod:`commbook.cost`, rendered bilingually.
+"""Tables of the book: raw values rendered bilingually.
 
-Rows hold plain numbers (bytes, seconds, bytes/s), so tests can check them.  Two
-layers:
-
-* :class:`Table`: a small generic table (raw row values, per-column formatters,
-  headers, title and notes in each language) with :meth:`Table.to_text` for
-  terminals, :meth:`Table.to_html` for notebook pages and :meth:`Table.to_markdown`.
-  Every demo table of the lecture (:mod:`commbook.book.p5`) is one.
-* :func:`link_table` / :func:`render_link_table`: the link table of the pilot pages
-  (demo 01-1), kept as it was; :func:`commbook.book.p5.links.demo_01_1` builds the same rows
-  into a :class:`Table`.
+Rows hold plain numbers (bytes, seconds, bytes/s), so tests can check them.
+:class:`Table` is a small generic table (raw row values, per-column formatters, headers,
+title and notes in each language) with :meth:`Table.to_text` for terminals,
+:meth:`Table.to_html` for notebook pages and :meth:`Table.to_markdown`.  Every table of
+the book is one.
 
 No pandas.
 """
@@ -24,102 +19,16 @@ import sys
 import unicodedata
 from dataclasses import dataclass, field
 from functools import reduce
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from ..checks import check_size
-from ..cost import effective_bandwidth, half_bandwidth_point
-from ..hardware import Link
-from ..units import KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
 from .glue import suffix_format
 from .names import algorithm_labels  # noqa: F401 (re-exported: the table labels of a collective's algorithms)
 from .text import texts
 
 __all__ = [
-    "DEFAULT_SIZES", "TABLE_LABELS", "LinkRow", "link_table", "render_link_table",
     "LANGS", "Table", "cell_text", "list_text", "bilingual", "bilingual_notes", "builder_name",
 ]
 
-DEFAULT_SIZES: tuple[float, ...] = (4 * KB, 64 * KB, 256 * KB, 1 * MB, 16 * MB, 256 * MB)
-"""Message sizes of the link table (decimal units): from 4 KB, through the
-half-bandwidth points of IB (250 KB) and NVLink (900 KB), to 256 MB."""
-
-TABLE_LABELS: dict[str, dict[str, str]] = {
-    lang: {k: texts("common").get(f"link_table_{k}", lang) for k in ("link", "alpha", "beta", "n_half", "at", "caption")}
-    for lang in ("en", "zh")}
-"""Column headers and captions by language."""
-
-
-@dataclass(frozen=True)
-class LinkRow:
-    """One link of the table.  Units: seconds, bytes/s, bytes; ``fraction`` in [0, 1]."""
-
-    name: str
-    alpha: float
-    beta: float
-    n_half: float
-    sizes: tuple[float, ...]
-    eff_bw: tuple[float, ...]
-    fraction: tuple[float, ...]
-
-
-def link_table(links: Iterable[Link], sizes: Sequence[float] = DEFAULT_SIZES) -> list[LinkRow]:
-    """One :class:`LinkRow` per link: α, β, n½ = αβ, and n/T(n) and n/T(n)/β at ``sizes``.
-
-    >>> from commbook.hardware import NVLINK4
-    >>> row, = link_table([NVLINK4], [4e3])
-    >>> round(row.n_half), round(row.fraction[0] * 100, 2)
-    (900000, 0.44)
-    """
-    sizes = tuple(check_size(n, "size") for n in sizes)
-    rows = []
-    for link in links:
-        bw = tuple(effective_bandwidth(n, link.alpha, link.beta) for n in sizes)
-        rows.append(LinkRow(
-            name=link.name, alpha=link.alpha, beta=link.beta,
-            n_half=half_bandwidth_point(link.alpha, link.beta),
-            sizes=sizes, eff_bw=bw, fraction=tuple(b / link.beta for b in bw),
-        ))
-    return rows
-
-
-def _cells(row: LinkRow) -> list[str]:
-    return [row.name, fmt_time(row.alpha, 3), fmt_rate(row.beta, 3), fmt_bytes(row.n_half)] + [
-        f"{fmt_rate(b, 3)} ({fmt_pct(f)})" for b, f in zip(row.eff_bw, row.fraction)
-    ]
-
-
-def render_link_table(rows: Sequence[LinkRow], lang: str = "en", fmt: str = "html") -> str:
-    """Render :func:`link_table` rows as an HTML table (``fmt="html"``, with caption)
-    or a Markdown pipe table (``fmt="markdown"``), headed in ``lang`` ("zh"/"en")."""
-    if lang not in TABLE_LABELS:
-        raise ValueError(f"lang must be one of {sorted(TABLE_LABELS)}, got {lang!r}")
-    if fmt not in ("html", "markdown"):
-        raise ValueError(f"fmt must be 'html' or 'markdown', got {fmt!r}")
-    if not rows:
-        raise ValueError("no rows to render")
-    if any(r.sizes != rows[0].sizes for r in rows):
-        raise ValueError("all rows must use the same message sizes")
-    lab = TABLE_LABELS[lang]
-    head = [lab["link"], lab["alpha"], lab["beta"], lab["n_half"]] + [
-        lab["at"].format(size=fmt_bytes(n)) for n in rows[0].sizes
-    ]
-    body = [_cells(r) for r in rows]
-    if fmt == "markdown":
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(c) + " |" for c in body]
-        return "\n".join(lines) + "\n"
-    e = html.escape
-    out = [f'<table class="commbook-table" data-source="{__name__}.render_link_table">',  # its source link
-           f"<caption>{e(lab['caption'])}</caption>",
-           "<thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr></thead>",
-           "<tbody>"]
-    for cells in body:
-        out.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>")
-    out += ["</tbody>", "</table>"]
-    return "\n".join(out)
-
-
-# ============================================================================ generic Table
 LANGS: tuple[str, ...] = ("en", "zh")
 """The languages every :class:`Table` carries."""
 

@@ -12,11 +12,13 @@ from typing import Sequence
 
 import numpy as np
 
+from ...checks import check_size
 from ...collectives import send_recv
 from ...comm_sim import VirtualCluster
+from ...cost import effective_bandwidth
 from ...hardware import (IB_HDR, IB_NDR, ICI_V5E, LINKS, NVLINK4, NVLINK5, PCIE_GEN5, ROCE_100G,
                          Link)
-from ..tables import DEFAULT_SIZES, Table, link_table
+from ..tables import Table
 from ..text import texts
 from ...topology import Ring, Switch, Topology, Torus, TwoLevel
 from ...units import KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
@@ -26,36 +28,39 @@ T = texts("p5")
 LANGS = ("en", "zh")
 
 
+SIZES: tuple[float, ...] = (4 * KB, 64 * KB, 256 * KB, 1 * MB, 16 * MB, 256 * MB)
+"""Message sizes of demo 01-1 (decimal units): from 4 KB, through the half-bandwidth points
+of IB (250 KB) and NVLink (900 KB), to 256 MB."""
+
+
 def demo_01_1(links: Sequence[Link] = (NVLINK4, IB_NDR, ICI_V5E, NVLINK5, IB_HDR, PCIE_GEN5,
                                        ROCE_100G),
-              sizes: Sequence[float] = DEFAULT_SIZES) -> Table:
+              sizes: Sequence[float] = SIZES) -> Table:
     """Demo 01-1 (lecture §2.2, common links): α, β, n½ = αβ of common links, and the
     effective bandwidth n/T(n) with its share of β at each message size.
 
-    Rows come from :func:`commbook.book.tables.link_table` (the pilot page's table).  Cells of
-    the size columns ``"at_<bytes>"`` are ``(bytes/s, fraction of β)`` pairs.
+    Cells of the size columns ``"at_<bytes>"`` are ``(bytes/s, fraction of β)`` pairs.
     Anchors: n½ NVLink 900 KB, IB 250 KB, ICI 45 KB; at 4 KB NVLink 1.99 GB/s (0.44 %),
     IB 0.79 GB/s (1.57 %), ICI 3.67 GB/s (8.2 %); at n½ every link gets exactly β/2.
+
+    >>> demo_01_1([NVLINK4], [4e3]).cell(0, "at_4000")
+    '1.99 GB/s (0.44%)'
     """
-    rows = link_table(links, sizes)
-    size_cols = [f"at_{int(n)}" for n in sizes]
-    data = []
-    for r in rows:
-        d = {"link": r.name, "alpha": r.alpha, "beta": r.beta, "n_half": r.n_half}
-        d.update({c: (b, f) for c, b, f in zip(size_cols, r.eff_bw, r.fraction)})
-        data.append(d)
-    at = [fmt_bytes(n) for n in sizes]
+    sizes = tuple(float(check_size(n, "size")) for n in sizes)
+    cols = [f"at_{int(n)}" for n in sizes]
+    bw = lambda L, n: effective_bandwidth(n, L.alpha, L.beta)
     return Table(
         key="01-1",
         title=T("links.01_1_title"),
-        columns=["link", "alpha", "beta", "n_half"] + size_cols,
+        columns=["link", "alpha", "beta", "n_half"] + cols,
         headers={lang: [T.get(k, lang) for k in ("links.h_link", "links.h_alpha", "links.h_beta", "links.h_nhalf")]
-                 + [T.get("links.h_at", lang, size=s) for s in at] for lang in LANGS},
-        rows=data,
+                 + [T.get("links.h_at", lang, size=fmt_bytes(n)) for n in sizes] for lang in LANGS},
+        rows=[{"link": L.name, "alpha": L.alpha, "beta": L.beta, "n_half": L.n_half,
+               **{c: (bw(L, n), bw(L, n) / L.beta) for c, n in zip(cols, sizes)}} for L in links],
         formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda v: fmt_rate(v, 3), "n_half": fmt_bytes,
-                 **{c: (lambda cell: f"{fmt_rate(cell[0], 3)} ({fmt_pct(cell[1])})") for c in size_cols}},
+                 **{c: (lambda cell: f"{fmt_rate(cell[0], 3)} ({fmt_pct(cell[1])})") for c in cols}},
         notes=T.pairs("links.01_1_note"),
-        meta={"sizes": tuple(float(n) for n in sizes)},
+        meta={"sizes": sizes},
     )
 
 
