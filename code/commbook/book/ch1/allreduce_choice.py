@@ -39,14 +39,8 @@ from .boxes import BOX_LINKS
 
 T = texts("ch1")
 K = "allreduce_choice."
-
-
-def _t(key: str, **fields) -> dict[str, str]:
-    return T(K + key, **fields)
-
-
-def _heads(*keys: str, **fields) -> dict[str, list[str]]:
-    return T.pairs(*(K + k for k in keys), **fields)
+_t = T.under(K)         # the section's entries (ch1.toml, under allreduce_choice.)
+_heads = _t.pairs
 
 __all__ = [
     "CHAPTER_STATED", "ORDERS", "order_topologies", "order_table", "DTreeInner", "dtree_inner",

@@ -33,14 +33,8 @@ from ..text import texts
 from .boxes import BOX_LINKS
 
 T, K, LANGS = texts("ch1"), "allreduce_numbers.", ("en", "zh")
-
-
-def _t(key: str, **fields) -> dict[str, str]:
-    return T(K + key, **fields)
-
-
-def _heads(*keys: str, **fields) -> dict[str, list[str]]:
-    return T.pairs(*(K + k for k in keys), **fields)
+_t = T.under(K)         # the section's entries (ch1.toml, under allreduce_numbers.)
+_heads = _t.pairs
 
 __all__ = [
     "CHAPTER_STATED", "EXAMPLE_1_1", "alpha_steps", "run", "PSRow", "Ceiling", "ceiling", "ps_table",

@@ -12,7 +12,7 @@ from ...units import GB
 from ..tables import bilingual
 from ..text import texts
 
-__all__ = ["BOX_LINKS", "BOX_NAMES", "LINK_NAMES", "link_name"]
+__all__ = ["BOX_LINKS", "BOX_NAMES", "LINK_NAMES", "link_name", "split_pairs"]
 
 T = texts("ch1")
 K = "boxes."
@@ -125,3 +125,8 @@ def link_name(link: Link, lang: str = "en") -> str:
         raise ValueError(f"lang must be 'en' or 'zh', got {lang!r}")
     names = LINK_NAMES.get(link.name)
     return names[lang] if names else link.name
+
+
+def split_pairs(entry: dict[str, str]) -> dict[str, list[str]]:
+    """Both languages of a text entry whose parts are separated by '|' (a table's headers)."""
+    return {lang: text.split("|") for lang, text in entry.items()}

@@ -13,13 +13,10 @@ from ... import physics
 from ...units import fmt_number
 from ..tables import Table
 from ..text import texts
+from .boxes import split_pairs
 from .parallelism_numbers import Purpose, logical_connections, purpose_facts
 
 T, K = texts("ch1"), "parallelism_tables."
-
-
-def _heads(key: str) -> dict[str, list[str]]:
-    return {lang: text.split("|") for lang, text in T(K + key).items()}
 
 
 __all__ = ["connections_table", "transport_manifest", "ENERGY_SCOPES", "energy_table"]
@@ -41,7 +38,7 @@ def connections_table(purpose: Purpose | None = None) -> Table:
         key="ch1-connections",
         title=T(K + "conn_title"),
         columns=["n", "pairs", "ring_links", "ring_factor"],
-        headers=_heads("conn_heads"),
+        headers=split_pairs(T(K + "conn_heads")),
         rows=rows,
         formats={"n": lambda v: f"{v:,}", "pairs": lambda v: f"{v:,}", "ring_links": lambda v: f"{v:,}",
                  "ring_factor": lambda v: f"{v:.4f}"},
@@ -79,7 +76,7 @@ def transport_manifest() -> Table:
         key="ch1-manifest",
         title=T(K + "mf_title"),
         columns=["strategy", "destination", "primitive", "constraint"],
-        headers=_heads("mf_heads"),
+        headers=split_pairs(T(K + "mf_heads")),
         rows=rows,
         notes={lang: [T.get(K + "mf_note", lang, coll=coll, rows=len(rows),
                             p2p=T.get(K + "list_sep", lang).join(names[lang]))] for lang in ("en", "zh")},
@@ -103,7 +100,7 @@ def energy_table(order: Sequence[str] = ("SRAM", "HBM", "NVLink", "IB")) -> Tabl
         key="ch1-energy-ranges",
         title=T(K + "en_title"),
         columns=["level", "figure", "low", "high", "scope"],
-        headers=_heads("en_heads"),
+        headers=split_pairs(T(K + "en_heads")),
         rows=rows,
         formats={"figure": lambda x: f"{x:,g}", "low": lambda x: f"{x:.2g}", "high": lambda x: f"{x:.2g}"},
         labels={"en": {}, "zh": {v[0]: v[1] for v in ENERGY_SCOPES.values()}},

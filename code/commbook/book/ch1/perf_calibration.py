@@ -16,13 +16,9 @@ from ...measure import fit_point_to_point, load_log
 from ...units import fmt_bytes, fmt_pct, fmt_rate, fmt_time
 from ..tables import Table
 from ..text import texts
-from .boxes import link_name
+from .boxes import link_name, split_pairs
 
 T, K, LANGS = texts("ch1"), "perf_calibration.", ("en", "zh")
-
-
-def _heads(key: str) -> dict[str, list[str]]:
-    return {lang: text.split("|") for lang, text in T(K + key).items()}
 
 __all__ = ["CALIBRATION_LOG", "Calibration", "calibration", "calibration_table", "log_record_table"]
 
@@ -119,7 +115,7 @@ def calibration_table(cal: Calibration | None = None) -> Table:
         key="ch1-calibration",
         title=T(K + "cal_title", p=run.nranks),
         columns=["model", "alpha", "beta", "n_star", "rms"],
-        headers=_heads("cal_heads"),
+        headers=split_pairs(T(K + "cal_heads")),
         rows=rows,
         formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda b: fmt_rate(b, 3), "n_star": fmt_bytes,
                  "rms": fmt_pct},
@@ -171,7 +167,7 @@ def log_record_table(cal: Calibration | None = None) -> Table:
         key="ch1-record",
         title=T(K + "rec_title"),
         columns=["field", "value"],
-        headers=_heads("rec_heads"),
+        headers=split_pairs(T(K + "rec_heads")),
         rows=rows,
         labels={lang: {**{k: v[lang] for k, v in _RECORD}, **{k: v[lang] for k, v in text.items()}}
                 for lang in LANGS},

@@ -16,23 +16,12 @@ from ...overlap import Timeline, layerwise_timeline, transfer_beside_compute
 from ...units import KB, MB, fmt_bytes, fmt_number, fmt_pct, fmt_rate, fmt_time, ms, us
 from ..tables import Table
 from ..text import texts
-from .boxes import BOX_LINKS, BOX_NAMES, LINK_NAMES, link_name
+from .boxes import BOX_LINKS, BOX_NAMES, LINK_NAMES, link_name, split_pairs
 from .inputs import FIGURE3_CLAIMED_RATIO
 
 T, K, LANGS = texts("ch1"), "perf_numbers.", ("en", "zh")
-
-
-def _t(key: str, **fields) -> dict[str, str]:
-    return T(K + key, **fields)
-
-
-def _notes(*keys: str, **fields) -> dict[str, list[str]]:
-    return T.pairs(*(K + k for k in keys), **fields)
-
-
-def _heads(key: str) -> dict[str, list[str]]:
-    """A table's headers, kept in one entry separated by '|'."""
-    return {lang: text.split("|") for lang, text in T(K + key).items()}
+_t = T.under(K)         # the section's entries (ch1.toml, under perf_numbers.)
+_notes = _t.pairs
 
 
 __all__ = [
@@ -128,7 +117,7 @@ def fusion_table(fu: Fusion) -> Table:
         key="ch1-def1.2-fusion",
         title=_t("fusion_title"),
         columns=["how", "msgs", "each", "time", "alpha", "share"],
-        headers=_heads("fusion_heads"),
+        headers=split_pairs(_t("fusion_heads")),
         rows=rows,
         formats={"msgs": str, "each": fmt_bytes, "time": lambda t: fmt_time(t, 3),
                  "alpha": lambda t: fmt_time(t, 3), "share": lambda x: fmt_pct(x, 3)},
@@ -196,7 +185,7 @@ def table1() -> Table:
         key="ch1-table1",
         title=_t("t1_title"),
         columns=["link", "alpha_range", "beta", "n_star"],
-        headers=_heads("t1_heads"),
+        headers=split_pairs(_t("t1_heads")),
         rows=rows,
         formats={"alpha_range": _us_range, "beta": lambda v: fmt_rate(v, 3), "n_star": lambda n: fmt_bytes(n, digits=4)},
         labels={lang: {r.key: r.name[lang] for r in TABLE1} for lang in ("en", "zh")},
@@ -271,7 +260,7 @@ def generations_table() -> Table:
         key="ch1-fig3-data",
         title=_t("gen_title"),
         columns=["name", "year", "scope", "beta", "source"],
-        headers=_heads("gen_heads"),
+        headers=split_pairs(_t("gen_heads")),
         rows=rows, formats={"year": str, "beta": lambda v: fmt_rate(v, 3)},
     )
 
@@ -392,7 +381,7 @@ def llama_budget_table(budget: LlamaBudget | None = None) -> Table:
         key="ch1-llama",
         title=_t("ll_title"),
         columns=["phase", "link", "ranks", "bytes", "steps", "time"],
-        headers=_heads("ll_heads"),
+        headers=split_pairs(_t("ll_heads")),
         rows=rows,
         formats={"bytes": fmt_bytes, "time": (lambda v: fmt_time(v, 3))},
         labels=labels,

@@ -16,15 +16,12 @@ from ...topology import TwoLevel
 from ...units import fmt_bytes, fmt_ratio, fmt_time
 from ..tables import Table
 from ..text import texts
+from .boxes import split_pairs
 from .inputs import NM_1_4
 from .primitives import link_name
 
 T = texts("ch1")
 __all__ = ["HIER_TOKENS", "hierarchical_table", "flow_counts", "flow_table"]
-
-
-def _split(entry: dict[str, str]) -> dict[str, list[str]]:
-    return {lang: text.split("|") for lang, text in entry.items()}
 
 
 HIER_TOKENS: tuple[int, ...] = (1, 4, 64, 1024)
@@ -52,9 +49,9 @@ def hierarchical_table(tokens: Sequence[int] = HIER_TOKENS, nodes: int = 8, gpus
                            intra=intra.name if lang == "en" else link_name(intra, lang),
                            inter=inter.name if lang == "en" else link_name(inter, lang)) for lang in ("en", "zh")},
         columns=["tokens", "chunk", "direct", "hier", "speedup", "r_direct", "r_hier"],
-        headers=_split(T("primitives_moe.hierarchical_table.headers")),
+        headers=split_pairs(T("primitives_moe.hierarchical_table.headers")),
         rows=rows, formats={"chunk": fmt_bytes, "direct": t3, "hier": t3, "speedup": lambda x: fmt_ratio(x, 3)},
-        notes=_split(T("primitives_moe.hierarchical_table.notes")),
+        notes=split_pairs(T("primitives_moe.hierarchical_table.notes")),
         meta={"topology": topo},
     )
 
@@ -83,7 +80,7 @@ def flow_table(flows: dict | None = None) -> Table:
         key="ch1-a2a-flows",
         title=T("primitives_moe.flow_title", nodes=flows["nodes"], gpus=flows["gpus"]),
         columns=["algo", "gpu_pairs", "cross", "node_pairs", "rail"],
-        headers=_split(T("primitives_moe.flow_table.headers")),
+        headers=split_pairs(T("primitives_moe.flow_table.headers")),
         rows=rows, formats={"gpu_pairs": n, "cross": n, "node_pairs": n, "rail": n},
         labels=T.labels("primitives_moe.flow_table.labels."),
     )

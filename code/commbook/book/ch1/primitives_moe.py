@@ -28,6 +28,7 @@ from ...units import fmt_bytes, fmt_pct, fmt_time
 from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style
 from ..tables import Table
 from ..text import texts
+from .boxes import split_pairs
 from .inputs import NM_1_4
 from .primitives import CHAPTER_STATED, NM_1_4_LINK, link_name
 from .primitives_a2a import HIER_TOKENS, flow_counts, flow_table, hierarchical_table  # noqa: F401 (re-exported)
@@ -38,11 +39,6 @@ __all__ = [
     "SKEWS", "Skew", "skew", "skew_table", "Oversubscribed", "oversubscribed_bisection", "napkin_1_4_table",
     "HIER_TOKENS", "hierarchical_table", "flow_counts", "flow_table",
 ]
-
-
-def _split(entry: dict[str, str]) -> dict[str, list[str]]:
-    """A table's headers, kept in one text entry separated by '|'."""
-    return {lang: text.split("|") for lang, text in entry.items()}
 
 
 # ============================================================================ Napkin Math 1.4
@@ -140,7 +136,7 @@ def napkin_1_4_table(nm: NapkinMath14 | None = None) -> Table:
         key="ch1-nm1.4-setting",
         title=T("primitives_moe.napkin_1_4_table.title"),
         columns=["what", "value"],
-        headers=_split(T("primitives_moe.napkin_1_4_table.headers")),
+        headers=split_pairs(T("primitives_moe.napkin_1_4_table.headers")),
         rows=[{"what": k, "value": v} for k, v in rows],
         labels={lang: {k: v[i] for k, v in names.items()} for i, lang in enumerate(("en", "zh"))},
     )
@@ -209,7 +205,7 @@ def capacity_table(cap: Capacity | None = None) -> Table:
         key="ch1-capacity",
         title=T("primitives_moe.capacity_title", tokens=config.tokens, experts=config.experts, k=config.top_k),
         columns=["C", "capacity", "overflow", "dropped"],
-        headers=_split(T("primitives_moe.capacity_table.headers")),
+        headers=split_pairs(T("primitives_moe.capacity_table.headers")),
         rows=list(cap.rows), formats={"C": lambda c: f"{c:g}", "overflow": _probability, "dropped": _probability},
         notes=T.pairs("primitives_moe.capacity_note", n=load.n, k=config.top_k, experts=config.experts,
                       mean=f"{load.mean:g}", sd=f"{load.sd:.2f}"),
@@ -380,11 +376,11 @@ def skew_table(sk: Skew | None = None) -> Table:
                            link=link.name if lang == "en" else link_name(link, lang)) for lang in ("en", "zh")},
         columns=["routing", "hot_expert", "hot_gpu", "dropped", "injection", "reception", "bisection",
                  "startup", "binding", "simulated"],
-        headers=_split(T("primitives_moe.skew_heads", c=f"{sk.capacity_factor:g}")),
+        headers=split_pairs(T("primitives_moe.skew_heads", c=f"{sk.capacity_factor:g}")),
         rows=list(sk.rows), labels=names,
         formats={"dropped": lambda x: fmt_pct(x) if x else "0", "injection": t, "reception": t,
                  "bisection": t, "startup": t, "simulated": t},
-        notes=_split(T("primitives_moe.skew_table.notes")),
+        notes=split_pairs(T("primitives_moe.skew_table.notes")),
     )
 
 

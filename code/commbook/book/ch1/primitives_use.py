@@ -16,16 +16,12 @@ from ...hardware import IB_NDR_CHAPTER, Link
 from ...units import MB, fmt_bytes, fmt_pct, fmt_ratio, fmt_time
 from ..tables import Table
 from ..text import texts
+from .boxes import split_pairs
 from .primitives import CHAPTER_STATED, link_name
 
 T = texts("ch1")
 __all__ = ["schedule_table", "selection_table", "FSDP_MODEL", "Fsdp", "fsdp_numbers", "fsdp_table",
            "fsdp_layer_table", "decomposition_table"]
-
-
-def _split(entry: dict[str, str]) -> dict[str, list[str]]:
-    """A table's headers, kept in one text entry separated by '|'."""
-    return {lang: text.split("|") for lang, text in entry.items()}
 
 
 # ============================================================================ schedule / guide
@@ -39,7 +35,7 @@ def schedule_table() -> Table:
         key="ch1-a2a-schedules",
         title=T("primitives_use.schedule_table.title"),
         columns=["s", "when", "cost"],
-        headers=_split(T("primitives_use.schedule_table.headers")),
+        headers=split_pairs(T("primitives_use.schedule_table.headers")),
         rows=rows, labels=labels)
 
 
@@ -55,7 +51,7 @@ def selection_table() -> Table:
         key="ch1-selection",
         title=T("primitives_use.selection_table.title"),
         columns=["par", "prim", "bound"],
-        headers=_split(T("primitives_use.selection_table.headers")),
+        headers=split_pairs(T("primitives_use.selection_table.headers")),
         rows=rows, labels=labels)
 
 
@@ -181,7 +177,7 @@ def fsdp_table(numbers: Fsdp | None = None) -> Table:
         key="ch1-fsdp",
         title=T("primitives_use.fsdp_title", params=f.params[:-1], layers=L, p=p),
         columns=["strategy", "calls", "ag", "rs", "ar", "bytes", "rel", "startup"],
-        headers=_split(T("primitives_use.fsdp_table.headers")),
+        headers=split_pairs(T("primitives_use.fsdp_table.headers")),
         rows=rows, labels=labels,
         formats={"bytes": fmt_bytes, "rel": fmt_ratio, "startup": lambda t: fmt_time(t, 3)},
         notes={lang: [T.get("primitives_use.fsdp_note", lang, alpha=fmt_time(f.link.alpha),
@@ -203,7 +199,7 @@ def fsdp_layer_table(numbers: Fsdp | None = None) -> Table:
         title={lang: T.get("primitives_use.layer_title", lang, p=fs.world, link=link_name(fs.link, lang))
                for lang in ("en", "zh")},
         columns=["n", "ring", "rd", "save"],
-        headers=_split(T("primitives_use.fsdp_layer_table.headers")),
+        headers=split_pairs(T("primitives_use.fsdp_layer_table.headers")),
         rows=rows, formats={"n": fmt_bytes, "ring": lambda t: fmt_time(t, 3), "rd": lambda t: fmt_time(t, 3),
                             "save": fmt_pct},
     )
@@ -219,6 +215,6 @@ def decomposition_table(dec: dict) -> Table:
         key="ch1-rs-ag-ar",
         title=T("primitives_use.decomposition_table.title"),
         columns=["rank", "input", "rs", "ag", "ar"],
-        headers=_split(T("primitives_use.decomposition_table.headers")),
+        headers=split_pairs(T("primitives_use.decomposition_table.headers")),
         rows=rows, formats={"rank": str},
     )
