@@ -16,7 +16,7 @@ from ...hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Chip, Link
 from ...llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
 from ..tables import Table
 from ..text import texts
-from ...units import fmt_bytes, fmt_number, fmt_pct, fmt_ratio, fmt_time
+from ...units import fmt_bytes, fmt_number, fmt_ratio, fmt_time
 from .common import Run, original_note, span
 
 __all__ = ["DecodeRow", "decode_run", "demo_05_1", "PrefillRow", "prefill_run", "demo_05_2", "TpRow", "TpNodes",
@@ -85,14 +85,11 @@ def demo_05_1(run: Run | None = None, **params) -> Table:
     return Table(
         key="05-1",
         title=T("inference.1.title", model=model.name, tp=tp, n_ar=llm.tp_allreduces_per_step(model), link=link.name),
-        columns=["batch", "msg", "compute", "ring", "ring_share", "rd", "rd_share", "rd_slow", "rd_slow_share"],
+        columns=["batch", "msg_bytes", "compute_s", "ring_s", "ring_frac", "rd_s", "rd_frac", "rd_slow_s", "rd_slow_frac"],
         headers=T.pairs(*(f"inference.1.{c}" for c in ("batch", "msg", "compute", "ring", "share", "rd", "share",
                                                        "rd_slow", "share")), a=a),
-        rows=[{"batch": r.batch, "msg": r.msg_bytes, "compute": r.compute_s, "ring": r.ring_s, "ring_share": r.ring_frac,
-               "rd": r.rd_s, "rd_share": r.rd_frac, "rd_slow": r.rd_slow_s, "rd_slow_share": r.rd_slow_frac}
-              for r in run.rows],
-        formats={"msg": fmt_bytes, "compute": _ms, "ring": _ms, "rd": _ms, "rd_slow": _ms,
-                 "ring_share": fmt_pct, "rd_share": fmt_pct, "rd_slow_share": fmt_pct},
+        rows=run.rows,
+        formats=dict.fromkeys(("compute_s", "ring_s", "rd_s", "rd_slow_s"), _ms),
         notes=T.pairs("inference.1.note", ctx=llm.DEFAULT_CONTEXT, hbm=f"{chip.hbm_bandwidth / 1e12:g}", chip=chip.name),
     )
 
@@ -138,11 +135,10 @@ def demo_05_2(run: Run | None = None, **params) -> Table:
     return Table(
         key="05-2",
         title=T("inference.2.title", model=model.name, tp=tp, link=link.name),
-        columns=["tokens", "msg", "compute", "comm", "ratio"],
+        columns=["tokens", "msg_bytes", "compute_s", "comm_s", "ratio_frac"],
         headers=T.pairs(*(f"inference.2.{c}" for c in ("tokens", "msg", "compute", "comm", "ratio"))),
-        rows=[{"tokens": r.tokens, "msg": r.msg_bytes, "compute": r.compute_s, "comm": r.comm_s, "ratio": r.ratio_frac}
-              for r in run.rows],
-        formats={"msg": fmt_bytes, "compute": _ms, "comm": _ms, "ratio": fmt_pct},
+        rows=run.rows,
+        formats={"compute_s": _ms, "comm_s": _ms},
         notes=T.pairs("inference.2.note"),
     )
 
@@ -229,11 +225,10 @@ def demo_05_3(run: TpNodes | None = None, **params) -> Table:
         key="05-3",
         title={lang: T.get("inference.3.title", lang, model=model, batch=batch, where=where[lang])
                for lang in ("en", "zh")},
-        columns=["tp", "nodes", "compute", "comm", "total"],
+        columns=["tp", "nodes", "compute_s", "comm_s", "total_s"],
         headers=T.pairs(*(f"inference.3.{c}" for c in ("tp", "nodes", "compute", "comm", "total"))),
-        rows=[{"tp": r.tp, "nodes": r.nodes, "compute": r.compute_s, "comm": r.comm_s, "total": r.total_s}
-              for r in run.rows],
-        formats={"compute": _ms, "comm": _ms, "total": _ms},
+        rows=run.rows,
+        formats=dict.fromkeys(("compute_s", "comm_s", "total_s"), _ms),
         notes={lang: [n[lang] for n in notes] for lang in ("en", "zh")},
     )
 
@@ -316,10 +311,8 @@ def demo_05_5(run: Run | None = None, **params) -> Table:
     original says 9x, flag F.31, :data:`ORIGINAL_05_5`)."""
     run = run or kv_run(**params)
     model, _, link, nics = run.setting
-    rows = [{"tokens": r.tokens, "kv": r.kv_bytes, "prefill": r.prefill_s, "t8": r.t8_s, "share8": r.share8_frac,
-             "t1": r.t1_s, "share1": r.share1_frac, "ratio": r.ratio_x} for r in run.rows]
-    ratio = span([r["ratio"] for r in rows], lambda v: fmt_ratio(v, 3))
-    ratio_zh = T.get("inference.5.times", "zh", n=span([r["ratio"] for r in rows], lambda v: fmt_number(v, 3)))
+    ratio = span([r.ratio_x for r in run.rows], lambda v: fmt_ratio(v, 3))
+    ratio_zh = T.get("inference.5.times", "zh", n=span([r.ratio_x for r in run.rows], lambda v: fmt_number(v, 3)))
     ratios = {"en": ratio, "zh": ratio_zh}
     notes = [{lang: T.get("inference.5.ratio_note", lang, ratio=ratios[lang], nics=nics, nics_x=fmt_ratio(nics))
               for lang in ("en", "zh")}]
@@ -333,12 +326,11 @@ def demo_05_5(run: Run | None = None, **params) -> Table:
     return Table(
         key="05-5",
         title=T("inference.5.title", model=model.name, per_token=fmt_bytes(model.kv_bytes_per_token()), link=link.name),
-        columns=["tokens", "kv", "prefill", "t8", "share8", "t1", "share1", "ratio"],
+        columns=["tokens", "kv_bytes", "prefill_s", "t8_s", "share8_frac", "t1_s", "share1_frac", "ratio_x"],
         headers={lang: [T.get(f"inference.5.{c}", lang, nics=nics, cards=cards[lang]) if c != "cards" else cards[lang]
                         for c in ("tokens", "kv", "prefill", "cards", "of_prefill", "one_nic", "of_prefill", "ratio")]
                  for lang in ("en", "zh")},
-        rows=rows,
-        formats={"kv": fmt_bytes, "prefill": _ms, "t8": _ms, "t1": _ms, "share8": fmt_pct,
-                 "share1": fmt_pct, "ratio": fmt_ratio},
+        rows=run.rows,
+        formats=dict.fromkeys(("prefill_s", "t8_s", "t1_s"), _ms),
         notes={lang: [n[lang] for n in notes] for lang in ("en", "zh")},
     )
