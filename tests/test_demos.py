@@ -292,10 +292,10 @@ def test_04_1_mapping(tables):
 def test_04_2_all_to_all(tables):
     t = tables["04-2"]
     sw, ring, torus = t.rows
-    assert sw["time"] * 1e3 == approx(0.413, abs=0.0005) and sw["egress"] * 1e3 == approx(0.350, abs=0.0005)
-    assert ring["vs_switch"] == approx(16.3, abs=0.05) and ring["bisection"] * 1e3 == approx(2.844, abs=0.0005)
-    assert torus["topology"] == "2D torus 8×8" and torus["vs_switch"] == approx(3.2, abs=0.05)
-    assert 2 <= ring["vs_bound"] <= 4 and 2 <= torus["vs_bound"] <= 4
+    assert sw["time_s"] * 1e3 == approx(0.413, abs=0.0005) and sw["egress_s"] * 1e3 == approx(0.350, abs=0.0005)
+    assert ring["sw_x"] == approx(16.3, abs=0.05) and ring["bisection_s"] * 1e3 == approx(2.844, abs=0.0005)
+    assert torus["name"] == "2D torus 8×8" and torus["sw_x"] == approx(3.2, abs=0.05)
+    assert 2 <= ring["bound_x"] <= 4 and 2 <= torus["bound_x"] <= 4
     assert topology.all_to_all_race().p16_x == approx(4.27, abs=0.01)
     assert "2.4–3.7×" in t.notes["en"][0] and "p−1 = 63" in t.notes["en"][0]
     assert t.notes["en"][1].startswith("Original notes: the ring ≈16×")

@@ -280,23 +280,19 @@ class SheetNumbers:
     x_chain_bytes: float
 
 
-def _row(sheet: Table, coll: str, name: str) -> dict:
-    return sheet.find(coll=coll, name=name)
-
-
 def sheet_numbers(sheet: Table) -> SheetNumbers:
     """:class:`SheetNumbers` of a cheat sheet built with its default exclusions.
 
     >>> sheet_numbers(cheatsheet()).p
     8
     """
-    cost_of = lambda coll, name: _row(sheet, coll, name)["cost"]
+    cost_of = lambda coll, name: sheet.find(coll=coll, name=name)["cost"]
     ring, two, one = (cost_of("all_reduce", a) for a in ("ring", "two_shot", "one_shot"))
     red, dt, chain = cost_of("reduce", "binomial"), cost_of("all_reduce", "double_tree"), cost_of("broadcast", "chain")
-    (_, x_shot), = _row(sheet, "all_reduce", "one_shot")["ranges"]
-    (_, x_flat), = _row(sheet, "broadcast", "flat")["ranges"]
-    (_, x_bin), = _row(sheet, "broadcast", "binomial")["ranges"]
-    (x_chain, _), = _row(sheet, "broadcast", "chain")["ranges"]
+    (_, x_shot), = sheet.find(coll="all_reduce", name="one_shot")["ranges"]
+    (_, x_flat), = sheet.find(coll="broadcast", name="flat")["ranges"]
+    (_, x_bin), = sheet.find(coll="broadcast", name="binomial")["ranges"]
+    (x_chain, _), = sheet.find(coll="broadcast", name="chain")["ranges"]
     lo, hi = sheet.meta["sweep"]
     return SheetNumbers(sheet.meta["p"], sheet.meta["link"].name, len(sheet), len({r["coll"] for r in sheet.rows}),
                         lo, hi, ring.text(), ring.rounds_text(), ring.sent_text(), two.text(), two.rounds_text(),
@@ -329,8 +325,8 @@ def sheet_race(sheet: Table, small: float, big: float) -> SheetRace:
     >>> sheet_race(cheatsheet(64, IB_NDR, exclude=("innet", "one_shot", "two_shot")), 64e3, 256e6).p
     64
     """
-    (_, x_naive), = _row(sheet, "all_reduce", "naive")["ranges"]
-    (_, x_rd), = _row(sheet, "all_reduce", "rd")["ranges"]
-    text = lambda name: _row(sheet, "all_reduce", name)["cost"].text()
+    (_, x_naive), = sheet.find(coll="all_reduce", name="naive")["ranges"]
+    (_, x_rd), = sheet.find(coll="all_reduce", name="rd")["ranges"]
+    text = lambda name: sheet.find(coll="all_reduce", name=name)["cost"].text()
     return SheetRace(sheet.meta["p"], sheet.meta["link"].name, float(small), float(big), x_naive, x_rd,
                      text("rd"), text("rabenseifner"), text("ring"))

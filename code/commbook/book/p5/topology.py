@@ -126,6 +126,11 @@ class A2aRow:
     bound_x: float
     sw_x: float
 
+    @property
+    def name(self) -> str:
+        """The English name (the table's key for its Chinese label)."""
+        return self.label[0]
+
 
 @dataclass(frozen=True)
 class A2a:
@@ -227,18 +232,14 @@ def demo_04_2(run: A2a | None = None, **params) -> Table:
                                                       for q, v in here.items()),
              T.get("topology.o2_fits", lang, r=o["ratio"], q=fits[0]) if fits else
              T.get("topology.o2_nofit", lang, r=o["ratio"])) for lang in LANGS)))
-    ms = lambda v: fmt_time(v, 4)
     return Table(
         key="04-2",
         title=T("topology.04_2_title", n=fmt_bytes(run.n_bytes), p=p, link=run.link_name),
-        columns=["topology", "time", "egress", "bisection", "vs_bound", "vs_switch"],
+        columns=["name", "time_s", "egress_s", "bisection_s", "bound_x", "sw_x"],
         headers=T.pairs("topology.h_topology", "topology.h_simulated", "topology.h_egress", "topology.h_bisection",
                         "topology.h_vs_bound", "topology.h_vs_switch"),
-        rows=[{"topology": r.label[0], "time": r.time_s, "egress": r.egress_s, "bisection": r.bisection_s,
-               "vs_bound": r.bound_x, "vs_switch": r.sw_x} for r in rows],
-        formats={"time": ms, "egress": ms, "bisection": ms, "vs_bound": fmt_ratio,
-                 "vs_switch": fmt_ratio},
-        labels={"zh": {r.label[0]: r.label[1] for r in rows}},
+        rows=rows,
+        labels={"zh": {r.name: r.label[1] for r in rows}},
         notes={lang: [nt[i] for nt in notes] for i, lang in enumerate(LANGS)},
     )
 
