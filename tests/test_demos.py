@@ -188,14 +188,15 @@ def test_02_3_bytes_per_device(tables):
 # --------------------------------------------------------------------- 03
 def test_03_1_time_vs_size(tables):
     t = tables["03-1"]
-    assert t.column("n") == [4 * KB, 64 * KB, 256 * KB, 1 * MB, 4 * MB, 16 * MB, 256 * MB]
+    assert t.column("n_bytes") == [4 * KB, 64 * KB, 256 * KB, 1 * MB, 4 * MB, 16 * MB, 256 * MB]
     first, last = t.rows[0], t.rows[-1]
-    assert [round(in_us(first[a]), 2) for a in ("ring", "rd", "rabenseifner", "tree", "naive", "innet")] == \
+    assert [round(in_us(first[a].time_s), 2) for a in ("ring", "rd", "rabenseifner", "tree", "naive", "innet")] == \
         [28.02, 6.03, 12.02, 12.05, 4.12, 2.01]
-    assert [round(in_us(last[a]), 2) for a in ("ring", "rd", "rabenseifner", "tree", "naive", "innet")] == \
-        [1023.56, 1712.67, 1007.56, 3425.33, 7968.44, 570.89]
+    assert [round(in_us(last[f"{a}.time_s"]), 2) for a in ("ring", "rd", "rabenseifner", "tree", "naive", "innet")] \
+        == [1023.56, 1712.67, 1007.56, 3425.33, 7968.44, 570.89]
     assert t.column("best") == ["naive", "naive", "rd", "rd", "rabenseifner", "rabenseifner", "rabenseifner"]
-    assert all(r["innet"] < min(r[a] for a in ("ring", "rd", "rabenseifner", "tree", "naive")) for r in t.rows)
+    assert all(r["innet"].time_s < min(r[a].time_s for a in ("ring", "rd", "rabenseifner", "tree", "naive"))
+               for r in t.rows)
     x = t.part("03-1b")
     assert x.meta["naive_rd"] / KB == approx(81.8, abs=0.05)
     assert x.meta["rd_rab"] / MB == approx(2.16, abs=0.005)
@@ -416,7 +417,7 @@ def test_p5_summary_latency_budget_question(summary_glue):
 def test_demo_parameters_are_keywords():
     """Non-default parameters work: a smaller 03-1 and an 04-3 with other node counts."""
     t = demos.DEMOS["03-1"](p=4, sizes=[1 * MB])
-    assert len(t) == 1 and t.value(0, "ring") == approx(6 * (2e-6 + 1e6 / (4 * 450e9)))
+    assert len(t) == 1 and t.value(0, "ring.time_s") == approx(6 * (2e-6 + 1e6 / (4 * 450e9)))
     t = demos.DEMOS["04-3"](nodes=(2,), sizes=(64 * KB,))
     assert t.value(0, "speedup") == approx(3.97, abs=0.005)
 

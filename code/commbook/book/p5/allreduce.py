@@ -44,7 +44,6 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
     equated), RD↔ring 7.92 MB = 8.8·αβ (:func:`commbook.cost.crossover_rd_ring`).
     """
     races = [race(p, n, link) for n in sizes]                # the six algorithms, simulated
-    rows = [{"n": r.n_bytes, **{a: getattr(r, a).time_s for a in SIX}, "best": r.best} for r in races]
     innet_best = all(r.innet.time_s < r.best_time_s for r in races)
     ab = link.alpha * link.beta
     rounds = {a: getattr(races[0], a).rounds for a in ("ring", "rabenseifner")}
@@ -72,10 +71,10 @@ def demo_03_1(p: int = 8, link: Link = NVLINK4,
     return Table(
         key="03-1",
         title=T("allreduce.03_1_title", p=p, link=link.name),
-        columns=["n"] + list(SIX) + ["best"],
+        columns=["n_bytes"] + [f"{a}.time_s" for a in SIX] + ["best"],
         headers=T.pairs("allreduce.h_n", *(f"allreduce.h_{a}" for a in SIX), "allreduce.h_best"),
-        rows=rows,
-        formats={"n": fmt_bytes, **{a: US2 for a in SIX}},
+        rows=races,
+        formats=dict.fromkeys((f"{a}.time_s" for a in SIX), US2),
         labels=algorithm_labels("all_reduce"),
         notes={lang: [T.get("allreduce.03_1_note", lang, rounds=rounds["ring"], lat=fmt_time(rounds["ring"] * link.alpha),
                             innet=T.get("allreduce.03_1_innet_best" if innet_best else "allreduce.03_1_innet_switch",

@@ -127,7 +127,7 @@ def summary_numbers(p8: int = 8) -> Summary:
         torus_bis_Bps=torus2.bisection_Bps, gap_x=NV.beta / IB.beta,
         ar_bound=lb.all_reduce_per_n, a2a_bound=cost.lower_bound_bytes("all_to_all", p8, 1.0),
         p8=p8, ring_rounds=run.ring.rounds, rd_rounds=run.rd.rounds, rab_rounds=run.rabenseifner.rounds,
-        ring_sent=run.ring.sent_per_n, rd_sent=run.rd.sent_per_n, big_bytes=big["n"], innet_share_frac=big["innet"] / big["ring"],
+        ring_sent=run.ring.sent_per_n, rd_sent=run.rd.sent_per_n, big_bytes=big["n_bytes"], innet_share_frac=big["innet"].time_s / big["ring"].time_s,
         sharp_frac=sharp_gain(), cross_naive_bytes=cross.find(boundary="naive → RD")["n"],
         cross_rab_bytes=cross.find(boundary="RD → Rabenseifner")["n"], mapping_x=mapping.meta["random_median"],
         flat_rounds=flat2d["flat_rounds"], two_d_rounds=flat2d["two_d_rounds"], two_d_n_bytes=flat2d["n"],
