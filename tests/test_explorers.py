@@ -72,16 +72,16 @@ def test_effbw_follows_link_preset_and_sliders():
     assert close(e.controls["alpha_us"].value * us, IB_NDR.alpha)
     e.update(n=2 * MB)
     row = e.result.table.rows[0]
-    assert close(row["time"], IB_NDR.alpha + 2 * MB / IB_NDR.beta)
-    assert close(row["eff_bw"], 2 * MB / (IB_NDR.alpha + 2 * MB / IB_NDR.beta))
+    assert close(row["time_s"], IB_NDR.alpha + 2 * MB / IB_NDR.beta)
+    assert close(row["eff_bw_Bps"], 2 * MB / (IB_NDR.alpha + 2 * MB / IB_NDR.beta))
     assert "bandwidth-bound" in e.result.table.notes["en"][0]          # 2 MB > αβ = 250 KB
     e.update(alpha_us=40.0, n=1e5)                      # moved away from the preset: both drawn
     mine, preset = e.result.table.rows
-    assert close(mine["alpha"], 40e-6) and close(mine["beta"], IB_NDR.beta) and preset["link"] == IB_NDR.name
-    assert close(mine["share"], 1e5 / (40e-6 * IB_NDR.beta + 1e5))
+    assert close(mine["alpha_s"], 40e-6) and close(mine["beta_Bps"], IB_NDR.beta) and preset["link"] == IB_NDR.name
+    assert close(mine["share_frac"], 1e5 / (40e-6 * IB_NDR.beta + 1e5))
     assert "latency-bound" in e.result.table.notes["en"][0]            # 100 KB < αβ = 2 MB
     x, y = gid_xy(e.result.figure, "at_n")
-    assert close(x[0], 1e5) and close(y[0] * GB, mine["eff_bw"])
+    assert close(x[0], 1e5) and close(y[0] * GB, mine["eff_bw_Bps"])
     assert e.controls["alpha_us"].value == 40.0
 
 
@@ -112,13 +112,13 @@ def test_race_winner_changes_solve_the_closed_forms():
     p, L, ab = 8, 3, NVLINK4.alpha * NVLINK4.beta
     changes = e.result.table.meta["changes"]
     assert [(c["from"], c["to"]) for c in changes] == [("naive", "rd"), ("rd", "rabenseifner")]
-    assert close(changes[0]["n"], (L - 2) * ab / (2 * (p - 1) - L), 1e-6)
-    assert close(changes[1]["n"], L * ab / (L - 2 * (p - 1) / p), 1e-6)
+    assert close(changes[0]["n_bytes"], (L - 2) * ab / (2 * (p - 1) - L), 1e-6)
+    assert close(changes[1]["n_bytes"], L * ab / (L - 2 * (p - 1) / p), 1e-6)
     # elsewhere: each change is where the registry's argmin really changes
     e.update(p=256, alpha_us=20.0, beta_gbps=25.0)
     racers = e.result.table.meta["racers"]
     for c in e.result.table.meta["changes"]:
-        for n, who in ((c["n"] * 0.999, c["from"]), (c["n"] * 1.001, c["to"])):
+        for n, who in ((c["n_bytes"] * 0.999, c["from"]), (c["n_bytes"] * 1.001, c["to"])):
             t = {x: predict("all_reduce", x, 256, n, 20e-6, 25e9) for x in racers}
             assert min(t, key=t.get) == who, (c, n)
 
@@ -149,8 +149,8 @@ def test_mapping_link_loads_follow_the_routes():
     expect = route_bytes((3, 5), "random", 7, 8 * MB)
     got = {k: v for k, v in mine["link_bytes"].items() if v > 0}
     assert got.keys() == expect.keys() and all(close(got[k], expect[k]) for k in expect)
-    assert close(mine["max_link"], max(expect.values())) and mine["used"] == len(expect)
-    assert snake["mapping"] == "snake" and close(snake["max_link"], 2 * 14 * 8 * MB / 15)
+    assert close(mine["max_link_bytes"], max(expect.values())) and mine["used"] == len(expect)
+    assert snake["mapping"] == "snake" and close(snake["max_link_bytes"], 2 * 14 * 8 * MB / 15)
     topo = Torus((3, 5), ICI_V5E)
     order = ring_order((3, 5), "random", 7)
     assert mine["max_hops"] == max(topo.hops(int(order[i]), int(order[(i + 1) % 15])) for i in range(15))
@@ -161,7 +161,7 @@ def test_mapping_link_loads_follow_the_routes():
     assert e.controls["seed"].disabled
     e.update(rows=4, cols=4)
     (only,) = e.result.table.meta["runs"]
-    assert close(only["vs_ideal"], 1.0) and close(only["max_link"], 2 * 15 * 8 * MB / 16)
+    assert close(only["vs_ideal_x"], 1.0) and close(only["max_link_bytes"], 2 * 15 * 8 * MB / 16)
 
 
 # ------------------------------------------------------------------ 4. hierarchical vs the rings

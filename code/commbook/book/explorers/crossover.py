@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...collectives import t_formula
 from ...hardware import LINKS
-from ...units import fmt_bytes, fmt_number, fmt_time
+from ...units import fmt_number
 from ..ch1.allreduce_choice import FIG7, figure7_data
 from ..ch1.allreduce_figures import fig_crossover
 from ..tables import Table
@@ -48,18 +48,18 @@ class CrossoverExplorer(Explorer):
         fig = fig_crossover(lang=self.lang, data=d)
         at = {"tree": d.x_tree_bytes, "double_tree": d.x_dtree_bytes, "envelope": d.x_env_bytes,
               "approx": d.approx_bytes}
-        rows = [{"what": k, "n": at[k], "ring": t_formula("ring", p, at[k], lk.alpha, lk.beta),
+        rows = [{"what": k, "n_bytes": at[k], "ring_s": t_formula("ring", p, at[k], lk.alpha, lk.beta),
                  "in_nhalf": at[k] / (lk.alpha * lk.beta)} for k in CROSSINGS]
         names = {lang: {k: T.get(f"explorers.crossover.{k}", lang) for k in CROSSINGS} for lang in ("en", "zh")}
         table = Table(
             key="explore-crossover",
             title=T("explorers.crossover.title", p=p, link=lk.name),
-            columns=["what", "n", "ring", "in_nhalf"],
+            columns=["what", "n_bytes", "ring_s", "in_nhalf"],
             headers=T.pairs(*(f"explorers.crossover.{c}" for c in ("what", "at_n", "ring_time", "in_nhalf"))),
             rows=rows,
-            formats={"n": fmt_bytes, "ring": lambda v: fmt_time(v, 4), "in_nhalf": lambda v: fmt_number(v, 3)},
+            formats={"in_nhalf": lambda v: fmt_number(v, 3)},
             labels=names,
-            notes={lang: [T.get("explorers.crossover.note", lang)] for lang in ("en", "zh")},
+            notes=T.pairs("explorers.crossover.note"),
             meta={"p": p, "alpha": lk.alpha, "beta": lk.beta, "crossovers": at},
         )
         return Result(fig, table)

@@ -67,22 +67,21 @@ class EffectiveBandwidthExplorer(Explorer):
         for lk in links:
             nh = half_bandwidth_point(lk.alpha, lk.beta)
             bw = effective_bandwidth(n, lk.alpha, lk.beta)
-            rows.append({"link": lk.name, "alpha": lk.alpha, "beta": lk.beta, "n_half": nh,
-                         "time": p2p_time(n, lk.alpha, lk.beta), "eff_bw": bw, "share": bw / lk.beta})
+            rows.append({"link": lk.name, "alpha_s": lk.alpha, "beta_Bps": lk.beta, "n_half_bytes": nh,
+                         "time_s": p2p_time(n, lk.alpha, lk.beta), "eff_bw_Bps": bw, "share_frac": bw / lk.beta})
         main = rows[0]
-        ratio = n / main["n_half"] if main["n_half"] > 0 else math.inf
+        ratio = n / main["n_half_bytes"] if main["n_half_bytes"] > 0 else math.inf
         how = f"{ratio:.3g} n½" if math.isfinite(ratio) else "∞ · n½"
         note = T("explorers.effbw.latency_note" if ratio < 1 else "explorers.effbw.bandwidth_note",
-                 n=fmt_bytes(n), how=how, share=fmt_pct(main["share"]))
+                 n=fmt_bytes(n), how=how, share=fmt_pct(main["share_frac"]))
         table = Table(
             key="explore-effbw",
             title=T("explorers.effbw.title", n=fmt_bytes(n)),
-            columns=["link", "alpha", "beta", "n_half", "time", "eff_bw", "share"],
+            columns=["link", "alpha_s", "beta_Bps", "n_half_bytes", "time_s", "eff_bw_Bps", "share_frac"],
             headers=T.pairs(*(f"explorers.effbw.{c}" for c in ("link", "alpha", "beta", "n_half", "time", "eff_bw",
                                                                "share"))),
             rows=rows,
-            formats={"alpha": lambda v: fmt_time(v, 3), "beta": lambda v: fmt_rate(v, 3), "n_half": fmt_bytes,
-                     "time": lambda v: fmt_time(v, 4), "eff_bw": lambda v: fmt_rate(v, 3), "share": fmt_pct},
+            formats={"alpha_s": 3, "beta_Bps": 3, "eff_bw_Bps": 3},
             notes={lang: [note[lang]] for lang in note},
             meta={"n": n, "alpha": alpha, "beta": beta, "links": [lk.name for lk in links]},
         )

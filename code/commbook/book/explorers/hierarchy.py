@@ -5,7 +5,7 @@ from ...collectives import all_reduce
 from ...comm_sim import VirtualCluster
 from ...hardware import LINKS
 from ...topology import TwoLevel
-from ...units import MB, fmt_bytes, fmt_ratio, fmt_time
+from ...units import MB, fmt_bytes
 from ..p5.figures import fig_hierarchical_speedup
 from ..plots import book_style
 from ..tables import Table
@@ -77,8 +77,8 @@ class HierarchyExplorer(Explorer):
                 fig.axes[0].plot([nodes], [speedup[a]], marker="D", ms=8, color="0.1", ls="none", zorder=5,
                                  gid=gid, mfc="0.1" if a == "single_ring" else "white")
         channels = {"single_ring": 1, "nccl_ring": k, "hierarchical": None}
-        rows = [{"algorithm": a, "time": r.time, "rounds": r.rounds, "channels": channels[a],
-                 "vs_hier": r.time / hier} for a, r in runs.items()]
+        rows = [{"algorithm": a, "time_s": r.time, "rounds": r.rounds, "channels": channels[a],
+                 "vs_hier_x": r.time / hier} for a, r in runs.items()]
         p, K = nodes * gpus, topo.nics_per_node
         best = min(r.time for r in runs.values())
         fastest = [a for a, r in runs.items() if r.time <= best * (1 + 1e-9)]
@@ -91,10 +91,9 @@ class HierarchyExplorer(Explorer):
             key="explore-hierarchy",
             title=T("explorers.hierarchy.title", n=fmt_bytes(n), nodes=nodes, s_nodes="s" * (nodes > 1), gpus=gpus,
                     k=K, s_nics="s" * (K > 1), fast=fast.name, slow=slow.name),
-            columns=["algorithm", "time", "rounds", "channels", "vs_hier"],
+            columns=["algorithm", "time_s", "rounds", "channels", "vs_hier_x"],
             headers=T.pairs(*(f"explorers.hierarchy.{c}" for c in ("algorithm", "time", "rounds", "channels", "vs_hier"))),
             rows=rows,
-            formats={"time": lambda v: fmt_time(v, 4), "vs_hier": fmt_ratio},
             labels=NAMES,
             notes={lang: [T.get("explorers.hierarchy.note", lang, steps=2 * (p - 1), p=p, rings=rings[lang],
                                 g_steps=2 * (gpus - 1), fast=fast.name, n_steps=2 * (nodes - 1), slow=slow.name,

@@ -6,7 +6,7 @@ from ...collectives import all_reduce, t_formula
 from ...comm_sim import VirtualCluster
 from ...hardware import ICI_V5E
 from ...topology import Torus, ring_order
-from ...units import MB, fmt_bytes, fmt_ratio, fmt_time
+from ...units import MB, fmt_bytes, fmt_time
 from ..p5.figures import fig_ring_mapping
 from ..labels import LABELS
 from ..plots import label
@@ -68,8 +68,8 @@ class RingMappingExplorer(Explorer):
         order = ring_order(topo.dims, kind, seed)
         res = all_reduce(VirtualCluster(topo), nbytes=n, ranks=order)
         hops = [topo.hops(int(order[i]), int(order[(i + 1) % topo.p])) for i in range(topo.p)]
-        return {"mapping": kind, "time": res.time, "max_hops": max(hops),
-                "max_link": float(res.link_bytes.max()), "used": int((res.link_bytes > 0).sum()),
+        return {"mapping": kind, "time_s": res.time, "max_hops": max(hops),
+                "max_link_bytes": float(res.link_bytes.max()), "used": int((res.link_bytes > 0).sum()),
                 "link_bytes": dict(zip(res.link_names, res.link_bytes.tolist())), "order": order.tolist()}
 
     def compute(self, rows: int, cols: int, mapping: str, seed: int, n: float) -> Result:
@@ -81,20 +81,20 @@ class RingMappingExplorer(Explorer):
             runs.append(self._run(topo, n, "snake", None))
         ideal = t_formula("ring", topo.p, n, LINK.alpha, LINK.beta)
         for r in runs:
-            r["vs_ideal"] = r["time"] / ideal
+            r["vs_ideal_x"] = r["time_s"] / ideal
             r["links"] = f"{r['used']} / {len(topo.resource_names)}"
         fig = fig_ring_mapping(lang=self.lang, n=n, link=LINK, dims=dims, panels=[(mapping, seed_used)])
         shown = label(f"map_{mapping}", self.lang, seed=seed)
-        k = runs[0]["max_link"] / (2 * (topo.p - 1) * n / topo.p)     # ring edges on the busiest link
+        k = runs[0]["max_link_bytes"] / (2 * (topo.p - 1) * n / topo.p)     # ring edges on the busiest link
         table = Table(
             key="explore-mapping",
             title={lang: T.get("explorers.mapping.title", lang, n=fmt_bytes(n), rows=rows, cols=cols, link=LINK.name,
                                shown=shown) for lang in LANGS},
-            columns=["mapping", "time", "vs_ideal", "max_hops", "max_link", "links"],
+            columns=["mapping", "time_s", "vs_ideal_x", "max_hops", "max_link_bytes", "links"],
             headers=T.pairs(*(f"explorers.mapping.{c}" for c in ("mapping", "time", "vs_ideal", "max_hops", "max_link",
                                                                  "links"))),
             rows=runs,
-            formats={"time": lambda v: fmt_time(v, 5), "vs_ideal": (lambda v: fmt_ratio(v, 4)), "max_link": fmt_bytes},
+            formats={"time_s": 5, "vs_ideal_x": 4},
             labels=MAPPING_WORDS,
             notes=T.pairs("explorers.mapping.note", ideal=fmt_time(ideal, 5), chunk=fmt_bytes(n / topo.p), k=f"{k:g}"),
             meta={"ideal": ideal, "runs": runs, "dims": dims},

@@ -73,9 +73,9 @@ class CompressionPayoffExplorer(Explorer):
             ax.set_ylabel(T.get("explorers.payoff.y_axis", lang))
             ax.legend(loc="upper left")
         c, x, n_steps = DECISION["t_compute"], DECISION["extra_steps"], DECISION["steps"]
-        rows = [{"case": "plain", "allreduce": plain, "step": c + plain, "train": time_to_train(n_steps, c, plain)},
-                {"case": "compressed", "allreduce": packed, "step": c + packed,
-                 "train": time_to_train(n_steps, c, packed, extra_steps=x)}]
+        rows = [{"case": "plain", "allreduce_s": plain, "step_s": c + plain, "train_s": time_to_train(n_steps, c, plain)},
+                {"case": "compressed", "allreduce_s": packed, "step_s": c + packed,
+                 "train_s": time_to_train(n_steps, c, packed, extra_steps=x)}]
         cases = {lang: {"plain": T.get("explorers.payoff.plain", lang),
                         "compressed": T.get("explorers.payoff.compressed", lang, r=fmt_ratio(ratio), x=fmt_pct(x))}
                  for lang in ("en", "zh")}
@@ -83,14 +83,11 @@ class CompressionPayoffExplorer(Explorer):
         table = Table(
             key="explore-payoff",
             title=T("explorers.payoff.title", n=fmt_bytes(n), r=fmt_ratio(ratio), p=p, link=lk.name),
-            columns=["case", "allreduce", "step", "train"],
+            columns=["case", "allreduce_s", "step_s", "train_s"],
             headers=T.pairs(*(f"explorers.payoff.{k}" for k in ("case", "allreduce", "step", "train"))),
             rows=rows,
-            formats={"allreduce": lambda v: fmt_time(v, 4), "step": lambda v: fmt_time(v, 4),
-                     "train": lambda v: fmt_time(v, 4)},
             labels=cases,
-            notes={lang: [T.get("explorers.payoff.note", lang, c=fmt_time(c, 3), steps=fmt_count(n_steps),
-                                t=fmt_time(even, 3))] for lang in ("en", "zh")},
+            notes=T.pairs("explorers.payoff.note", c=fmt_time(c, 3), steps=fmt_count(n_steps), t=fmt_time(even, 3)),
             meta={"speedup": plain / packed, "break_even": even},
         )
         return Result(fig, table)

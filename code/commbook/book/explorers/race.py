@@ -6,7 +6,7 @@ import numpy as np
 
 from ...collectives import crossover, t_formula
 from ...hardware import NVLINK4, Link
-from ...units import GB, fmt_bytes, fmt_rate, fmt_ratio, fmt_time, us
+from ...units import GB, fmt_bytes, fmt_rate, fmt_time, us
 from ..p5.figures_algorithms import ALLREDUCE_LINES, fig_allreduce_vs_size
 from ..plots import book_style
 from ..tables import Table, algorithm_labels
@@ -65,7 +65,7 @@ class AllReduceRaceExplorer(Explorer):
         for i in np.flatnonzero(best[1:] != best[:-1]):
             a, b = racers[best[i]], racers[best[i + 1]]
             x = crossover(a, b, p, alpha, beta)
-            changes.append({"from": a, "to": b, "n": x, "in_nhalf": x / (alpha * beta)})
+            changes.append({"from": a, "to": b, "n_bytes": x, "in_nhalf": x / (alpha * beta)})
 
         fig = fig_allreduce_vs_size(lang=self.lang, p=p, link=link, sizes=SIZES)
         ax = fig.axes[0]
@@ -73,11 +73,11 @@ class AllReduceRaceExplorer(Explorer):
             ax.axvline(n, color="0.3", lw=0.9, ls="--", gid="n")
             ax.plot([n], [times[winner]], marker="*", ms=14, color="0.1", ls="none", zorder=5, gid="winner")
             for c in changes:
-                ax.plot([c["n"]], [t_formula(c["to"], p, c["n"], alpha, beta)], marker="|", ms=14, mew=2,
+                ax.plot([c["n_bytes"]], [t_formula(c["to"], p, c["n_bytes"], alpha, beta)], marker="|", ms=14, mew=2,
                         color="0.1", ls="none", zorder=5, gid=f"change:{c['from']}:{c['to']}")
 
         ranked = sorted(racers, key=times.get)
-        rows = [{"place": i + 1, "algorithm": a, "time": times[a], "vs_winner": times[a] / times[winner]}
+        rows = [{"place": i + 1, "algorithm": a, "time_s": times[a], "vs_winner_x": times[a] / times[winner]}
                 for i, a in enumerate(ranked)]
         names = algorithm_labels("all_reduce")
         gap = " " if names["zh"][winner][:1].isascii() else ""   # a space between Chinese and Latin
@@ -85,20 +85,19 @@ class AllReduceRaceExplorer(Explorer):
         where = Table(
             key="explore-race-changes",
             title=T("explorers.race.where_title"),
-            columns=["from", "to", "n", "in_nhalf"],
+            columns=["from", "to", "n_bytes", "in_nhalf"],
             headers=T.pairs(*(f"explorers.race.{c}" for c in ("from", "to", "at_n", "in_nhalf"))),
             rows=changes,
-            formats={"n": fmt_bytes, "in_nhalf": lambda v: f"{v:.3g}"},
+            formats={"in_nhalf": lambda v: f"{v:.3g}"},
             labels=names,
             notes=T.pairs("explorers.race.none") if not changes else {},
         )
         table = Table(
             key="explore-race",
             title=T("explorers.race.title", n=fmt_bytes(n), p=p, link=link.name),
-            columns=["place", "algorithm", "time", "vs_winner"],
+            columns=["place", "algorithm", "time_s", "vs_winner_x"],
             headers=T.pairs(*(f"explorers.race.{c}" for c in ("place", "algorithm", "time", "vs_winner"))),
             rows=rows,
-            formats={"time": lambda v: fmt_time(v, 4), "vs_winner": fmt_ratio},
             labels=names,
             notes={lang: [T.get("explorers.race.winner", lang, n=fmt_bytes(n),
                                 name=(gap if lang == "zh" else "") + names[lang][winner]), T.get(out, lang)]

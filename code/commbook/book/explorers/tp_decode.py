@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ... import llm
 from ...hardware import IB_NDR, LINKS
-from ...units import fmt_bytes, fmt_pct, fmt_time
+from ...units import fmt_bytes, fmt_time
 from ..p5.figures import fig_tp_decode_share
 from ..plots import book_style
 from ..tables import Table, algorithm_labels
@@ -71,8 +71,8 @@ class TPDecodeExplorer(Explorer):
             for a in ALGORITHMS:
                 ax.plot([batch], [share[a]], marker="D", ms=7, color="0.1", ls="none", zorder=5, gid=f"at:{a}")
 
-        rows = [{"algorithm": a, "one": comm[a] / n_ar, "comm": comm[a], "step": step.time + comm[a],
-                 "share": share[a]} for a in ALGORITHMS]
+        rows = [{"algorithm": a, "one_s": comm[a] / n_ar, "comm_s": comm[a], "step_s": step.time + comm[a],
+                 "share_frac": share[a]} for a in ALGORITHMS]
         bound = T("explorers.tp_decode.memory_bound" if step.memory >= step.compute else "explorers.tp_decode.compute_bound")
         nodes = -(-tp // GPUS_PER_NODE)
         span = [T("explorers.tp_decode.span", tp=tp, nodes=nodes, ib=IB_NDR.name)] if nodes > 1 else \
@@ -83,11 +83,9 @@ class TPDecodeExplorer(Explorer):
         table = Table(
             key="explore-tp",
             title=T("explorers.tp_decode.title", model=m.name, tp=tp, batch=batch, link=lk.name),
-            columns=["algorithm", "one", "comm", "step", "share"],
+            columns=["algorithm", "one_s", "comm_s", "step_s", "share_frac"],
             headers=T.pairs(*(f"explorers.tp_decode.{c}" for c in ("algorithm", "one", "comm", "step", "share"))),
             rows=rows,
-            formats={"one": lambda v: fmt_time(v, 4), "comm": lambda v: fmt_time(v, 4),
-                     "step": lambda v: fmt_time(v, 4), "share": fmt_pct},
             labels=algorithm_labels("all_reduce"),
             notes={lang: [note[lang], *(s[lang] for s in span)] for lang in ("en", "zh")},
             meta={"step": step.time, "comm": comm, "share": share, "message": msg, "allreduces": n_ar},
