@@ -111,10 +111,12 @@ class Requests:
             self.failed.append(f"{response.url} ({response.status})")
 
 
-def open_page(context: object, url: str) -> tuple[object, Requests]:
+def open_page(context: object, url: str, viewport: dict = DESKTOP) -> tuple[object, Requests]:
+    """A new page of ``context`` at ``viewport``, loaded, its formulas and fonts ready, and
+    what it requests and reports from the first byte."""
     page = context.new_page()
     requests = Requests(page)
-    page.set_viewport_size(DESKTOP)
+    page.set_viewport_size(viewport)
     page.goto(url, wait_until="load")
     page.evaluate(probes.READY)
     return page, requests

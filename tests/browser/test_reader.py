@@ -20,9 +20,8 @@ from urllib.parse import urljoin
 
 import pytest
 
-from . import probes
 from .conftest import DESKTOP, PHONE, SUMMARY
-from .test_browser import RAW_TEX  # TeX that MathJax would have replaced
+from .test_browser import RAW_TEX, open_page  # RAW_TEX: TeX that MathJax would have replaced
 
 CHAPTER = {"zh": "chapters/zh/p5/00-navigation.html", "en": "chapters/en/p5/00-navigation.html"}
 DARK_PAGE = "chapters/en/ch1/05-hierarchical.html"  # tables, notes and figures in outputs
@@ -31,14 +30,8 @@ WIDE_PAGES = ["chapters/en/ch1/04-allreduce-algorithms.html", "chapters/zh/ch1/0
 
 
 def _open(context: object, url: str, viewport: dict) -> object:
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.set_viewport_size(viewport)
-    page.goto(url, wait_until="load")
-    page.evaluate(probes.READY)
-    page.commbook_errors = errors  # type: ignore[attr-defined]
+    page, requests = open_page(context, url, viewport)
+    page.commbook_errors = requests.errors  # type: ignore[attr-defined]
     return page
 
 
