@@ -488,12 +488,11 @@ def test_page_glues_the_ring_nccl_runs(page_glue):
 
 
 def test_fig8_nic_bytes_are_the_hand_count(fig8):
-    """The simulator's bytes through each card (rail phase, and the leader's card) are
-    those of the hand count of tier_budgets.phase_link_bytes."""
-    from commbook.book.ch1 import tier_budgets as TB
-    check = TB.phase_link_bytes(fig8["topology"], fig8["n"])["nic_per_gpu"]
-    assert max(fig8["phases"]["rail all-reduce"]["nic"].values()) == pytest.approx(check["rails"], rel=REL)
-    assert fig8["nic"]["leader"]["gpu0.nic.out"] == pytest.approx(check["leader"], rel=REL)
+    """The simulator's bytes through each card are the hand count: 2(N-1)/N · M/G in the rail
+    phase, 2(N-1)/N · M through the leader's card."""
+    N, G, M = fig8["topology"].nodes, fig8["topology"].gpus_per_node, fig8["n"]
+    assert max(fig8["phases"]["rail all-reduce"]["nic"].values()) == pytest.approx(2 * (N - 1) / N * M / G, rel=REL)
+    assert fig8["nic"]["leader"]["gpu0.nic.out"] == pytest.approx(2 * (N - 1) / N * M, rel=REL)
 
 
 def test_sharp_on_ethernet_names_infiniband_sharp():

@@ -379,15 +379,17 @@ def test_figure_8_bytes_per_phase_and_the_leader_inset():
     """2 nodes x 8 GPUs, 1 GB: each NVLink phase sends 7/8 GB per GPU (14 GB in all), no
     NIC bytes; the rail phase sends 2(N-1)/N · M/8 = 125 MB per NIC, on all 16 NICs; the
     leader-based variant sends the whole 1 GB through each leader's NIC: 8× the busiest NIC."""
+    from commbook.book.ch1.hierarchy_figures import fig8_data
+
     N, G = 2, 8
-    f = TB.phase_link_bytes(TwoLevel(N, G, NV, IB), M)
-    ph = f["phases"]
+    f = fig8_data(N, G, M, NV, IB)
+    ph = {k: {**v, "nvlink": sum(v["nvlink"].values()), "nic": sum(v["nic"].values())} for k, v in f["phases"].items()}
     assert list(ph) == ["node reduce-scatter", "rail all-reduce", "node all-gather"]
     for k in ("node reduce-scatter", "node all-gather"):
         assert ph[k]["nvlink"] == pytest.approx(N * G * (G - 1) / G * M, rel=REL) and ph[k]["nic"] == 0
     assert ph["rail all-reduce"]["nic"] == pytest.approx(N * G * 2 * (N - 1) / N * M / G, rel=REL)
     assert ph["rail all-reduce"]["nvlink"] == 0
-    assert f["nic_per_gpu"]["rails"] == pytest.approx(2 * (N - 1) / N * M / G, rel=REL)
-    assert f["nic_per_gpu"]["leader"] == pytest.approx(2 * (N - 1) / N * M, rel=REL)
-    assert f["nic_per_gpu"]["leader"] / f["nic_per_gpu"]["rails"] == pytest.approx(G, rel=REL)
-    assert sum(v["time"] for v in ph.values()) == pytest.approx(f["times"]["rails"], rel=REL)
+    rails, leader = (max(f["nic"][a].values()) for a in ("hierarchical", "leader"))
+    assert rails == pytest.approx(2 * (N - 1) / N * M / G, rel=REL)
+    assert leader == pytest.approx(2 * (N - 1) / N * M, rel=REL) and leader / rails == pytest.approx(G, rel=REL)
+    assert sum(v["time"] for v in ph.values()) == pytest.approx(f["times"]["hierarchical"], rel=REL)

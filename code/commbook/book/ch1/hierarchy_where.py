@@ -51,7 +51,7 @@ def where_cases(n: float = 1 * GB) -> dict[str, TB.RingVsHier]:
         else:
             e, pxn = three_tier(n), kw.get("pxn")
             out[key] = TB.RingVsHier(e.ring_s if pxn else e.ring_nopxn_s, e.ring_model_s if pxn else None, None,
-                                     e.sim_s, e.k, e.topology)
+                                     e.sim_s, e.k)
     return out
 
 

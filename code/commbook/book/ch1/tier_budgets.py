@@ -1,6 +1,6 @@
 """Budgets of hierarchical communication, by hand and by the one engine: the chapter's
 napkin math 1.6 under its own conventions and a consistent one, Figure 8's bytes per
-phase and per rail, NCCL's ring against the hierarchy, and Figure 9's ratio of a software
+rail, NCCL's ring against the hierarchy, and Figure 9's ratio of a software
 all-reduce to in-network reduction (the three-tier 128-GPU example is
 :func:`.hierarchy_numbers.three_tier`).  Chapter values (the book layer): the inputs of the chapter's boxes
 live here, not in the core.
@@ -16,17 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...checks import check_p, check_size
-from ...comm_sim import RunResult, VirtualCluster
+from ...comm_sim import VirtualCluster
 from ...collectives.api import all_reduce
 from ...collectives.channels import ring_time_two_level
 from ...collectives.registry import coefficients
-from ...collectives.ring import allreduce_ring
-from ...collectives.tiers import tier_phases
 from ...hardware import NVLINK4_CHAPTER, Link
 from ...topology import TwoLevel
 
-__all__ = ["HierBudget", "hierarchical_budget", "CONVENTIONS", "NM_1_6", "napkin_1_6", "phase_link_bytes",
-           "rail_table", "RingVsHier", "nccl_ring", "overtake_nodes", "sharp_ratio"]
+__all__ = ["HierBudget", "hierarchical_budget", "CONVENTIONS", "NM_1_6", "napkin_1_6", "rail_table",
+           "RingVsHier", "nccl_ring", "overtake_nodes", "sharp_ratio"]
 
 NM_1_6 = dict(nodes=8, gpus_per_node=8, n=1e9,
               intra=Link("NVLink 4, one way", 0.0, 450e9, "Napkin Math 1.6: 450 GB/s per direction, α ignored"),
@@ -93,38 +91,7 @@ def napkin_1_6(**inputs) -> dict[str, HierBudget]:
             "consistent": hierarchical_budget(**consistent, **CONVENTIONS["consistent"])}
 
 
-# ============================================================================ Figure 8
-def _bytes_by_class(res: RunResult) -> dict[str, float]:
-    """Bytes a run put on NVLink send ports and on NIC send ports."""
-    out = {"nvlink": 0.0, "nic": 0.0}
-    for name, b in zip(res.link_names, res.link_bytes):
-        if name.endswith(".nvlink.out"):
-            out["nvlink"] += float(b)
-        elif ".nic" in name and name.endswith(".out"):
-            out["nic"] += float(b)
-    return out
-
-
-def phase_link_bytes(topology: TwoLevel, n: float) -> dict[str, dict]:
-    """Figure 8 from the simulator: for each phase of the rail-based hierarchical
-    all-reduce (ring across nodes) its time and the bytes it puts on NVLink and on NICs
-    (send side), and the leader-based variant's NIC bytes for the inset (only GPU 0 of a
-    node crosses nodes): ``{"phases": {name: {"time", "nvlink", "nic"}}, "nic_per_gpu":
-    {"rails": …, "leader": …}}`` (the largest NIC's bytes)."""
-    cluster = VirtualCluster(topology)
-    out = {}
-    for name, rounds in tier_phases(topology, n, True, allreduce_ring):
-        r = cluster.run(rounds)
-        out[name] = {"time": r.time, **_bytes_by_class(r)}
-    def nic_max(res: RunResult) -> float:
-        return max((float(b) for name, b in zip(res.link_names, res.link_bytes)
-                    if ".nic" in name and name.endswith(".out")), default=0.0)
-    rails = all_reduce(cluster, nbytes=n, algorithm="tiers")
-    leader = all_reduce(cluster, nbytes=n, algorithm="leader")
-    return {"phases": out, "nic_per_gpu": {"rails": nic_max(rails), "leader": nic_max(leader)},
-            "times": {"rails": rails.time, "leader": leader.time}}
-
-
+# ============================================================================ Figure 8 (its runs: hierarchy_figures.fig8_data)
 def rail_table(topology: TwoLevel, n: float) -> list[dict]:
     """The chapter's rail table regenerated from ``link_bytes`` of the hierarchical
     all-reduce: for each rail (leaf switch) the bytes it forwards and its share of all
@@ -142,14 +109,13 @@ def rail_table(topology: TwoLevel, n: float) -> list[dict]:
 class RingVsHier:
     """NCCL's ring (its default channels, one per NIC: simulator, and closed form or
     ``None``; ``single_s``: one channel, ``None`` where not run) against the hierarchy
-    (simulator) on ``topology``; ``ratio_x`` = hierarchy / ring (above 1: the ring is faster)."""
+    (simulator); ``ratio_x`` = hierarchy / ring (above 1: the ring is faster)."""
 
     ring_s: float
     ring_model_s: float | None
     single_s: float | None
     hier_s: float
     channels: int
-    topology: object
 
     @property
     def ratio_x(self) -> float:
@@ -161,7 +127,7 @@ def nccl_ring(topology: TwoLevel, n: float) -> RingVsHier:
     c = VirtualCluster(topology)
     return RingVsHier(all_reduce(c, nbytes=n).time, ring_time_two_level(topology, n),
                       all_reduce(c, nbytes=n, channels=1).time, all_reduce(c, nbytes=n, algorithm="hierarchical").time,
-                      topology.ring_channels(np.arange(topology.p)), topology)
+                      topology.ring_channels(np.arange(topology.p)))
 
 
 def overtake_nodes(gpus_per_node: int, n: float, intra: Link, inter: Link, limit: int = 4096) -> int:
