@@ -63,8 +63,10 @@ def test_rail_table_from_link_bytes():
     """The chapter's rail table (T-i): on 8 nodes x 8 GPUs each rail's leaf forwards the
     same bytes, 1/8 of the cross-node traffic; per GPU on its rail that is the ring
     all-reduce of M/8 (2(N-1)/N · M/8 sent by each of N GPUs)."""
+    from commbook.book.ch1.hierarchy_routing import rail_rows
+
     N, G = 8, 8
-    rows = TB.rail_table(TwoLevel(N, G, NV, IB), M)
+    rows = rail_rows(TwoLevel(N, G, NV, IB), M)
     assert [r["rail"] for r in rows] == [f"leaf{k}" for k in range(G)]
     for r in rows:
         assert r["share"] == pytest.approx(1 / 8, rel=REL)

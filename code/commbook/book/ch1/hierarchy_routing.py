@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import collectives as coll
-from . import tier_budgets as TB
 from ...collectives.composite import allreduce_hierarchical
 from ...collectives.ring import allreduce_ring
 from ...collectives.tiers import tier_phases
@@ -116,13 +115,18 @@ def _two_level(**kw) -> TwoLevel:
     return TwoLevel(RAILS["nodes"], RAILS["gpus_per_node"], RAILS["intra"], RAILS["inter"], **kw)
 
 
-def rail_rows() -> list[dict]:
-    """The rail table from the simulator: each rail's leaf switch, the bytes it forwards
-    during the hierarchical all-reduce, its share of all cross-node bytes, and the payload
-    each rail all-reduces (bytes / 2(N-1): a ring of N GPUs sends 2(N-1)/N of it from each)."""
-    N = RAILS["nodes"]
-    rows = TB.rail_table(_two_level(), RAILS["n"])
-    return [{**r, "index": k, "payload": r["bytes"] / (2 * (N - 1))} for k, r in enumerate(rows)]
+def rail_rows(topology: TwoLevel | None = None, n: float = RAILS["n"]) -> list[dict]:
+    """The rail table from ``link_bytes`` of the hierarchical all-reduce on ``topology``
+    (:data:`RAILS`' cluster if not given): each rail's leaf switch, the bytes it forwards,
+    its share of all cross-node bytes, and the payload each rail all-reduces (bytes / 2(N-1):
+    a ring of N GPUs sends 2(N-1)/N of it from each)."""
+    topo = _two_level() if topology is None else topology
+    res = coll.all_reduce(VirtualCluster(topo), nbytes=n, algorithm="tiers")
+    leaves = {name: float(b) for name, b in zip(res.link_names, res.link_bytes)
+              if name.startswith(("leaf", "rack")) and not name.endswith((".up", ".down"))}
+    total = sum(leaves.values())
+    return [{"rail": name, "index": k, "bytes": b, "share": b / total if total else 0.0,
+             "payload": b / (2 * (topo.nodes - 1))} for k, (name, b) in enumerate(leaves.items())]
 
 
 def rail_table(rows: list[dict] | None = None) -> Table:

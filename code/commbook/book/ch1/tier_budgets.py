@@ -1,6 +1,5 @@
 """Budgets of hierarchical communication, by hand and by the one engine: the chapter's
-napkin math 1.6 under its own conventions and a consistent one, Figure 8's bytes per
-rail, NCCL's ring against the hierarchy, and Figure 9's ratio of a software
+napkin math 1.6 under its own conventions and a consistent one, NCCL's ring against the hierarchy, and Figure 9's ratio of a software
 all-reduce to in-network reduction (the three-tier 128-GPU example is
 :func:`.hierarchy_numbers.three_tier`).  Chapter values (the book layer): the inputs of the chapter's boxes
 live here, not in the core.
@@ -23,7 +22,7 @@ from ...collectives.registry import coefficients
 from ...hardware import NVLINK4_CHAPTER, Link
 from ...topology import TwoLevel
 
-__all__ = ["HierBudget", "hierarchical_budget", "CONVENTIONS", "NM_1_6", "napkin_1_6", "rail_table",
+__all__ = ["HierBudget", "hierarchical_budget", "CONVENTIONS", "NM_1_6", "napkin_1_6",
            "RingVsHier", "nccl_ring", "overtake_nodes", "sharp_ratio"]
 
 NM_1_6 = dict(nodes=8, gpus_per_node=8, n=1e9,
@@ -91,19 +90,6 @@ def napkin_1_6(**inputs) -> dict[str, HierBudget]:
             "consistent": hierarchical_budget(**consistent, **CONVENTIONS["consistent"])}
 
 
-# ============================================================================ Figure 8 (its runs: hierarchy_figures.fig8_data)
-def rail_table(topology: TwoLevel, n: float) -> list[dict]:
-    """The chapter's rail table regenerated from ``link_bytes`` of the hierarchical
-    all-reduce: for each rail (leaf switch) the bytes it forwards and its share of all
-    cross-node bytes."""
-    res = all_reduce(VirtualCluster(topology), nbytes=n, algorithm="tiers")
-    leaves = {name: float(b) for name, b in zip(res.link_names, res.link_bytes)
-              if name.startswith(("leaf", "rack")) and not name.endswith((".up", ".down"))}
-    total = sum(leaves.values())
-    return [{"rail": name, "bytes": b, "share": b / total if total else 0.0} for name, b in leaves.items()]
-
-
-# ============================================================================ three tiers
 # ============================================================================ NCCL's ring against the hierarchy
 @dataclass(frozen=True)
 class RingVsHier:
