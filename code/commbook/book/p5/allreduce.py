@@ -118,7 +118,6 @@ def demo_03_2(ps: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
         notes.append(original_note(*((T.get("allreduce.o2_said", lang), T.get("allreduce.o2_here", lang, **words),
                                       T.get("allreduce.o2_why", lang, **why)) for lang in LANGS)))
     cols = ["n", "p"] + [k for a in algos for k in (a, f"{a}_rounds")]
-    t = lambda v: fmt_time(v, 4)
     return Table(
         key="03-2",
         title=T("allreduce.03_2_title", link=link.name),
@@ -126,7 +125,7 @@ def demo_03_2(ps: Sequence[int] = (8, 16, 32, 64, 128, 256, 512),
         headers=T.pairs("allreduce.h_n", "allreduce.h_p", *(k for a in algos for k in (f"allreduce.h_{a}",
                                                                                      "allreduce.h_rounds"))),
         rows=rows,
-        formats={"n": fmt_bytes, **{a: t for a in algos}},
+        formats={"n": fmt_bytes, **dict.fromkeys(algos, fmt_time)},
         notes=bilingual_notes(*notes),
     )
 
@@ -207,7 +206,7 @@ def demo_03_3(p: int = 8, link: Link = NVLINK4,
         headers=T.pairs("allreduce.h_n", "allreduce.h_model_time", "allreduce.h_model_algbw", "allreduce.h_model_busbw",
                         "allreduce.h_measured", "allreduce.h_ratio", "allreduce.h_alpha_eff"),
         rows=rows,
-        formats={"n": fmt_bytes, "time": lambda v: fmt_time(v, 4), "algbw": fmt_rate,
+        formats={"n": fmt_bytes, "time": fmt_time, "algbw": fmt_rate,
                  "busbw": fmt_rate, "measured": fmt_rate, "ratio": fmt_pct, "alpha_eff": lambda v: fmt_time(v, 3)},
         notes=bilingual_notes(*notes),
         meta={"measurement": data, "source": src.cite()},

@@ -311,7 +311,7 @@ def demo_05_5(run: Run | None = None, **params) -> Table:
     original says 9x, flag F.31, :data:`ORIGINAL_05_5`)."""
     run = run or kv_run(**params)
     model, _, link, nics = run.setting
-    ratio = span([r.ratio_x for r in run.rows], lambda v: fmt_ratio(v, 3))
+    ratio = span([r.ratio_x for r in run.rows], fmt_ratio)
     ratio_zh = T.get("inference.5.times", "zh", n=span([r.ratio_x for r in run.rows], lambda v: fmt_number(v, 3)))
     ratios = {"en": ratio, "zh": ratio_zh}
     notes = [{lang: T.get("inference.5.ratio_note", lang, ratio=ratios[lang], nics=nics, nics_x=fmt_ratio(nics))

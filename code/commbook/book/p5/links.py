@@ -121,7 +121,7 @@ def demo_01_3(run: "P2P | None" = None, **params) -> Table:
         headers={lang: [T.get(k, lang) for k in ("links.h_path", "links.h_hops", "links.h_alpha_paid", "links.h_slowest")]
                  + [T.get("links.h_at", lang, size=fmt_bytes(n)) for n in sizes] for lang in LANGS},
         rows=rows,
-        formats={"alpha": a, "beta": lambda v: fmt_rate(v, 3), **{c: lambda t: fmt_time(t, 4) for c in cols}},
+        formats={"alpha": a, "beta": lambda v: fmt_rate(v, 3), **dict.fromkeys(cols, fmt_time)},
         labels={"zh": {q.label[0]: q.label[1] for q in paths}},
         notes={lang: [T.get("links.01_3_alpha", lang, **alpha_note), T.get("links.01_3_bytes", lang, **bytes_note)]
                for lang in LANGS},

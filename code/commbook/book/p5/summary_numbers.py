@@ -24,7 +24,6 @@ from .topology import all_to_all_race, demo_04_1, demo_04_3
 __all__ = ["Summary", "summary_numbers", "Pitfalls", "pitfall_numbers"]
 
 NV, IB = NVLINK4, IB_NDR
-_x3 = lambda v: fmt_ratio(v, 3)
 
 
 @dataclass(frozen=True)
@@ -131,15 +130,15 @@ def summary_numbers(p8: int = 8) -> Summary:
         sharp_frac=sharp_gain(), cross_naive_bytes=cross.find(boundary="naive → RD")["n"],
         cross_rab_bytes=cross.find(boundary="RD → Rabenseifner")["n"], mapping_x=mapping.meta["random_median"],
         flat_rounds=flat2d["flat_rounds"], two_d_rounds=flat2d["two_d_rounds"], two_d_n_bytes=flat2d["n"],
-        two_d_x=flat2d["speedup"], hier_big_range=span(hier_big, _x3), hier_small_range=span(hier_small, _x3),
-        hier_n_big_bytes=n_big, hier_n_small_bytes=n_small, nccl_small_range=span(nccl_small, _x3),
+        two_d_x=flat2d["speedup"], hier_big_range=span(hier_big, fmt_ratio), hier_small_range=span(hier_small, fmt_ratio),
+        hier_n_big_bytes=n_big, hier_n_small_bytes=n_small, nccl_small_range=span(nccl_small, fmt_ratio),
         nccl_ring_to=max(ring_ahead), nccl_ring_x=1 / min(nccl_big.values()), nccl_hier_from=min(hier_ahead),
-        nccl_hier_range=span([nccl_big[N] for N in hier_ahead], _x3), ring_from_n_lo=min(ring_from),
+        nccl_hier_range=span([nccl_big[N] for N in hier_ahead], fmt_ratio), ring_from_n_lo=min(ring_from),
         ring_from_n_hi=max(ring_from), ring_from_lo_bytes=ring_from[min(ring_from)],
         ring_from_hi_bytes=ring_from[max(ring_from)], tp_ring_s=tp.ring_s, tp_compute_s=tp.compute_s,
         tp_rd_s=tp.rd_s, tp_share_frac=tp.ring_s / llm.decode_step(model, 1, tp=p8).time,
         hidden_from=next(r.tokens for r in pre.rows if r.ratio_frac < 1),
-        tp16_x=tp_nodes().speedup_x, moe_range=span(moe_x, _x3),
+        tp16_x=tp_nodes().speedup_x, moe_range=span(moe_x, fmt_ratio),
         kv8_range=span([r.share8_frac for r in kv.rows], fmt_pct),
         kv1_range=span([r.share1_frac for r in kv.rows], fmt_pct),
         alpha_eff_s=m.blog_alpha_exact_s, alpha_link_s=NV.alpha, alpha_x=m.blog_alpha_x, m58_bytes=m.blog_exact_bytes,

@@ -300,12 +300,11 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
                          "flat_rounds": flat.rounds, "hier": hier.time, "hier_rounds": hier.rounds,
                          "speedup": flat.time / hier.time, "nccl": nccl.time,
                          "nccl_vs_hier": nccl.time / hier.time})
-    t = lambda v: fmt_time(v, 4)
     g = gpus_per_node
 
     def trend(n: float, lang: str = "en") -> str:
         sp = [r["speedup"] for r in rows if r["n"] == n]
-        rng = span(sp, lambda v: fmt_ratio(v, 3))
+        rng = span(sp, fmt_ratio)
         grows = len(sp) > 1 and all(b > a for a, b in zip(sp, sp[1:]))
         return T.get("topology.trend_grows" if grows else "topology.trend_flat", lang, rng=rng)
 
@@ -329,7 +328,7 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
         notes={lang: [T.get("topology.04_3b_note", lang, tail=T.get(
             "topology.04_3b_tail_never" if never else "topology.04_3b_tail_end", lang))] for lang in LANGS},
     )
-    ratios = span([r["nccl_vs_hier"] for r in rows if r["n"] == max(sizes)], lambda v: fmt_ratio(v, 3))
+    ratios = span([r["nccl_vs_hier"] for r in rows if r["n"] == max(sizes)], fmt_ratio)
     words = dict(g=g, gm1=g - 1, intra=intra.name, inter=inter.name, small=fmt_bytes(min(sizes)),
                  big=fmt_bytes(max(sizes)), ratios=ratios)
     return Table(
@@ -341,7 +340,7 @@ def demo_04_3(nodes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_node: int = 8,
                         "topology.h_hier", "topology.h_rounds", "topology.h_speedup", "topology.h_nccl",
                         "topology.h_nccl_vs_hier"),
         rows=rows,
-        formats={"n": fmt_bytes, "flat": t, "hier": t, "speedup": fmt_ratio, "nccl": t,
+        formats={"n": fmt_bytes, **dict.fromkeys(("flat", "hier", "nccl"), fmt_time), "speedup": fmt_ratio,
                  "nccl_vs_hier": fmt_ratio},
         notes={lang: [T.get("topology.04_3_flat", lang, t_small=trend(min(sizes), lang), t_big=trend(max(sizes), lang),
                             **words),
