@@ -201,16 +201,6 @@ def nic_cases() -> dict[str, NicCase]:
     return {k: NicCase(i, bw, w, bw / bw0, w / whole0) for k, (i, bw, w) in raw.items()}
 
 
-_NIC_NAMES = {
-    "aligned": _tx("one_nic_per_gpu"),
-    "one_nic": _tx("one_nic_for_the"),
-    "two_per_nic": _tx("two_gpus_per_nic"),
-    "misaligned_spine": _tx("ranks_ignore_rails_2"),
-    "affinity2": _tx("wrong_gpu_nic_affinity"),
-    "affinity4": _tx("wrong_gpu_nic_affinity_2"),
-}
-
-
 def nic_table(cases: dict[str, NicCase] | None = None) -> Table:
     cases = nic_cases() if cases is None else cases
     rows = [{"case": k, "inter": v.inter_s, "x_bw": v.bw_x, "whole": v.whole_s, "x_whole": v.whole_x}
@@ -223,7 +213,7 @@ def nic_table(cases: dict[str, NicCase] | None = None) -> Table:
         rows=rows,
         formats={"inter": fmt_time, "whole": fmt_time,
                  "x_bw": fmt_ratio, "x_whole": fmt_ratio},
-        labels={lang: {k: v[lang] for k, v in _NIC_NAMES.items()} for lang in ("en", "zh")},
+        labels=T.labels(K + "nic."),
     )
 
 

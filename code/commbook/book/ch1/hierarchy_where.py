@@ -55,16 +55,6 @@ def where_cases(n: float = 1 * GB) -> dict[str, TB.RingVsHier]:
     return out
 
 
-_WHERE_NAMES = {
-    "plain": _tx("8_8_one_nic"),
-    "one_nic": _tx("8_8_one_nic_2"),
-    "spine": _tx("8_8_2_1"),
-    "spine_pxn": _tx("8_8_2_1_2"),
-    "racks": _tx("4_racks_4_8"),
-    "racks_no_pxn": _tx("4_racks_4_8_2"),
-}
-
-
 def where_table(cases: dict | None = None, n: float = 1 * GB) -> Table:
     """NCCL's ring against the hierarchy, case by case: channels, both times, their ratio."""
     cases = where_cases(n) if cases is None else cases
@@ -77,7 +67,7 @@ def where_table(cases: dict | None = None, n: float = 1 * GB) -> Table:
         headers=_txs("cluster", "ring_channels", "nccl_s_ring", "hierarchy", "hierarchy_ring"),
         rows=rows,
         formats={"ring": fmt_time, "hier": fmt_time, "ratio": fmt_ratio},
-        labels={lang: {k: v[lang] for k, v in _WHERE_NAMES.items()} for lang in ("en", "zh")},
+        labels=T.labels(K + "where."),
         notes=_txs("simulator_8_8_nvlink"),
     )
 
