@@ -83,8 +83,8 @@ def test_gloo_table_equals_the_files():
         for system, suffix in (("gloo16", "16"), ("gloo2", "2")):
             n, times, bus = _data(system, op, p)
             mid = int(np.nonzero(np.isclose(n, MiB, rtol=0.01))[0][0])
-            assert row[f"t_small{suffix}"] == times[0] and row[f"t_mid{suffix}"] == times[mid]
-            assert row[f"bus{suffix}"] == bus[-1]
+            assert row[f"small{suffix}_s"] == times[0] and row[f"mid{suffix}_s"] == times[mid]
+            assert row[f"bus{suffix}_Bps"] == bus[-1]
         assert row["n_small"] in (1024, 1008) and row["n_big"] >= 64 * MiB - 48
 
 
@@ -108,10 +108,10 @@ def test_logs_table_equals_the_parsed_logs():
             row = t.find(system=system, collective=run.collective)
             bus = run.column("busbw", run.placements[0])
             assert row["count"] == len(run.rows) and row["n_min"] == run.rows[0].size
-            assert row["bus_small"] == bus[0] and row["bus_big"] == bus[-1] and row["peak"] == bus.max()
+            assert row["small_Bps"] == bus[0] and row["big_Bps"] == bus[-1] and row["peak_Bps"] == bus.max()
             assert row["wire"] == {"h100": 450e9, "azure": 450e9, "a100": 300e9}[system]
     assert len(t) == count == 7
-    assert t.find(system="h100", collective="all_reduce")["peak"] == 482.27e9          # the log's last row
+    assert t.find(system="h100", collective="all_reduce")["peak_Bps"] == 482.27e9          # the log's last row
 
 
 def test_log_and_gloo_numbers_read_the_files():
@@ -132,12 +132,12 @@ def test_fit_table_equals_an_independent_fit():
         n, times, _ = _data(row["system"], row["collective"], row["p"])
         keep = n <= (16 * MiB if row["system"].startswith("gloo") else math.inf)
         alpha, beta = _ring_fit(n[keep], times[keep], row["collective"], row["p"])
-        assert row["alpha"] == pytest.approx(alpha, rel=1e-9) and row["beta"] == pytest.approx(beta, rel=1e-9)
+        assert row["alpha_s"] == pytest.approx(alpha, rel=1e-9) and row["beta_Bps"] == pytest.approx(beta, rel=1e-9)
         a, b = _coeffs(row["collective"], row["p"], n[keep])
         res = (times[keep] - (a * alpha + b / beta)) / times[keep]
-        assert row["rms"] == pytest.approx(np.sqrt(np.mean(res ** 2)), rel=1e-6)
+        assert row["rms_frac"] == pytest.approx(np.sqrt(np.mean(res ** 2)), rel=1e-6)
     h = t.find(system="h100", collective="all_reduce")
-    assert h["beta"] > 450e9 and h["rms"] < 0.03                   # above the wire, and a good fit
+    assert h["beta_Bps"] > 450e9 and h["rms_frac"] < 0.03                   # above the wire, and a good fit
 
 
 def test_curve_rejects_unknown_input():
@@ -204,13 +204,13 @@ def test_gloo_noise_figure_plots_medians_and_repeats():
 def test_p5_table_is_the_log_beside_the_ring_model():
     t = M5.p5_table()
     run, n, times, bus = _log_curve("h100", "all_reduce")
-    assert [r["n"] for r in t.rows] == list(n) and [r["busbw"] for r in t.rows] == list(bus)
+    assert [r["n"] for r in t.rows] == list(n) and [r["busbw_Bps"] for r in t.rows] == list(bus)
     p, a, b = run.nranks, NVLINK4.alpha, NVLINK4.beta
     for r in t.rows:
-        assert r["time"] == times[list(n).index(r["n"])]
-        assert r["model"] == pytest.approx(b * r["n"] / (r["n"] + p * a * b), rel=1e-12)   # busbw of the ring
-        assert r["alpha_eff"] == pytest.approx(r["n"] / p * (1 / r["busbw"] - 1 / b), rel=1e-12)
-        assert (r["alpha_eff"] < 0) == (r["busbw"] > b)
+        assert r["time_s"] == times[list(n).index(r["n"])]
+        assert r["model_Bps"] == pytest.approx(b * r["n"] / (r["n"] + p * a * b), rel=1e-12)   # busbw of the ring
+        assert r["alpha_eff_s"] == pytest.approx(r["n"] / p * (1 / r["busbw_Bps"] - 1 / b), rel=1e-12)
+        assert (r["alpha_eff_s"] < 0) == (r["busbw_Bps"] > b)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -329,16 +329,16 @@ def test_error_table_is_what_benchmarks_accuracy_prints():
     for key, (count, med, worst, st) in want.items():
         row = got[key]
         assert row["count"] == count and row["status"] == st
-        assert round(100 * row["model"], 1) == pytest.approx(100 * med) and round(100 * row["worst"], 1) == pytest.approx(100 * worst)
+        assert round(100 * row["model_frac"], 1) == pytest.approx(100 * med) and round(100 * row["worst_frac"], 1) == pytest.approx(100 * worst)
     for name, _, c in acc.comparisons():                                 # the functions themselves
         for band in acc.TARGETS:
             if not c.band(band).any():
                 continue
             row = got[(name, c.collective, band)]
-            assert row["count"] == int(c.band(band).sum()) and row["worst"] == c.worst(band)
+            assert row["count"] == int(c.band(band).sum()) and row["worst_frac"] == c.worst(band)
             assert row["status"] == c.status(band)
             for col in ("model", "fit", "nccl"):
-                assert row[col] == c.median(band, col)
+                assert row[f"{col}_frac"] == c.median(band, col)
     assert {r["status"] for r in t.rows} == {"PASS", "MISS"}
 
 
@@ -362,9 +362,9 @@ def test_error_table_medians_from_the_logs():
         a, b = _coeffs(row["collective"], 8, n)
         err = times / (a * alpha + b / beta) - 1
         band = n >= MiB if row["band"] == ">= 1 MiB" else n < MiB
-        if row["overhead"] is not None:                    # the size the overhead was read at is left out
+        if row["overhead_s"] is not None:                    # the size the overhead was read at is left out
             band &= n != n.min()
-        assert row["fit"] == pytest.approx(np.median(np.abs(err[band])), rel=1e-6)
+        assert row["fit_frac"] == pytest.approx(np.median(np.abs(err[band])), rel=1e-6)
 
 
 def test_predictor_lines_and_figure():
@@ -576,11 +576,11 @@ def test_prose_all_gather_check_the_fit_predicts_less_than_the_log():
 def test_prose_model_vs_measurement_orders():
     t = MC.accuracy_table()
     row = lambda s, band, op="all_reduce": t.find(system=s, collective=op, band=band)
-    assert max(row("h100", ">= 1 MiB", op)["model"] for op in ("all_reduce", "all_gather", "reduce_scatter")) < 0.05
+    assert max(row("h100", ">= 1 MiB", op)["model_frac"] for op in ("all_reduce", "all_gather", "reduce_scatter")) < 0.05
     az = row("azure", "< 1 MiB")
-    assert az["model"] < az["fit"] < az["nccl"]          # the predictor earns its place below 1 MiB
+    assert az["model_frac"] < az["fit_frac"] < az["nccl_frac"]          # the predictor earns its place below 1 MiB
     for band in (">= 1 MiB", "< 1 MiB"):                 # the A100 log: the predictor misses, worse than the fit
-        assert row("a100", band)["model"] > row("a100", band)["fit"]
+        assert row("a100", band)["model_frac"] > row("a100", band)["fit_frac"]
     _, n, times, _ = _log_curve("a100", "all_reduce")
     keep = (n >= 16 * MiB) & (n <= 256 * MiB)
     slope, intercept = np.polyfit(n[keep], times[keep], 1)

@@ -19,7 +19,7 @@ from .. import physics
 from ..measure import fitting as _fit
 from ..measure import load_log
 from ..measure.points import DATA_DIR, load
-from ..units import MiB, fmt_bytes, fmt_pct, fmt_rate, fmt_ratio, fmt_time
+from ..units import MiB, fmt_bytes, fmt_rate, fmt_ratio
 from .tables import Table
 from .text import texts
 
@@ -220,19 +220,19 @@ def gloo_table() -> Table:
             mid = int(np.argmin(np.abs(np.log2(c16.sizes / MiB))))
             rows.append({"op": coll_name(op), "collective": op, "p": p, "n_small": c16.sizes[0],
                          "n_mid": c16.sizes[mid], "n_big": c16.sizes[-1],
-                         "t_small16": c16.times[0], "t_small2": c2.times[0], "t_mid16": c16.times[mid],
-                         "t_mid2": c2.times[mid], "bus16": c16.busbw[-1], "bus2": c2.busbw[-1]})
-    t = lambda v: fmt_time(v, 3)
+                         "small16_s": c16.times[0], "small2_s": c2.times[0], "mid16_s": c16.times[mid],
+                         "mid2_s": c2.times[mid], "bus16_Bps": c16.busbw[-1], "bus2_Bps": c2.busbw[-1]})
     s16, s2 = gloo_spread("gloo16"), gloo_spread("gloo2")
     x = lambda r: fmt_ratio(r, 3)
+    columns = ["op", "p", "small16_s", "small2_s", "mid16_s", "mid2_s", "bus16_Bps", "bus2_Bps"]
     return Table(
         key="measure-gloo",
         title=T("measuring.gloo.title"),
-        columns=["op", "p", "t_small16", "t_small2", "t_mid16", "t_mid2", "bus16", "bus2"],
+        columns=columns,
         headers=T.pairs("measuring.col.op", "measuring.col.p",
                         *(f"measuring.gloo.{c}" for c in ("t_small16", "t_small2", "t_mid16", "t_mid2", "bus16", "bus2"))),
         rows=rows,
-        formats={"t_small16": t, "t_small2": t, "t_mid16": t, "t_mid2": t, "bus16": lambda v: fmt_rate(v, 3), "bus2": lambda v: fmt_rate(v, 3)},
+        formats=dict.fromkeys(columns[2:], 3),
         notes={lang: [T.get("measuring.gloo.note_times", lang),
                       T.get("measuring.gloo.note_spread", lang, n=s16.points, med16=x(s16.median_x), med2=x(s2.median_x),
                             p90_16=x(s16.p90_x), p90_2=x(s2.p90_x))] for lang in ("en", "zh")},
@@ -249,17 +249,17 @@ def logs_table() -> Table:
             wire = wire_rate(system)
             rows.append({"system": system, "op": coll_name(c.collective), "collective": c.collective,
                          "p": c.p, "count": len(c.sizes), "range": size_range(c.sizes),
-                         "n_min": c.sizes[0], "n_max": c.sizes[-1], "bus_small": c.busbw[0],
-                         "bus_big": c.busbw[-1], "peak": float(c.busbw.max()), "wire": wire,
-                         "peak_wire": float(c.busbw.max()) / wire, "placement": c.placement})
+                         "n_min": c.sizes[0], "n_max": c.sizes[-1], "small_Bps": c.busbw[0],
+                         "big_Bps": c.busbw[-1], "peak_Bps": float(c.busbw.max()), "wire": wire,
+                         "peak_wire_frac": float(c.busbw.max()) / wire, "placement": c.placement})
     return Table(
         key="measure-logs",
         title=T("measuring.logs.title"),
-        columns=["system", "op", "count", "range", "bus_small", "bus_big", "peak", "peak_wire"],
+        columns=["system", "op", "count", "range", "small_Bps", "big_Bps", "peak_Bps", "peak_wire_frac"],
         headers=T.pairs("measuring.col.system", "measuring.col.op",
                         *(f"measuring.logs.{c}" for c in ("count", "range", "bus_small", "bus_big", "peak", "peak_wire"))),
         rows=rows,
-        formats={"bus_small": lambda v: fmt_rate(v, 3), "bus_big": lambda v: fmt_rate(v, 3), "peak": lambda v: fmt_rate(v, 3), "peak_wire": fmt_pct},
+        formats={"small_Bps": 3, "big_Bps": 3, "peak_Bps": 3},
         labels=_sys_labels(),
         notes=T.pairs("measuring.logs.note", h100=fmt_rate(wire_rate("h100"), 3), a100=fmt_rate(wire_rate("a100"), 3)),
     )
@@ -274,16 +274,15 @@ def fit_table(fitted: dict | None = None) -> Table:
         f = c.fit
         rows.append({"system": system, "op": coll_name(op), "collective": op, "p": p,
                      "range": size_range(sorted(f.sizes)),
-                     "alpha": f.alpha, "beta": f.beta, "n_half": f.n_half, "rms": f.rms_rel, "max": f.max_rel})
+                     "alpha_s": f.alpha, "beta_Bps": f.beta, "n_half_bytes": f.n_half, "rms_frac": f.rms_rel, "max_frac": f.max_rel})
     return Table(
         key="measure-fits",
         title=T("measuring.fits.title"),
-        columns=["system", "op", "p", "range", "alpha", "beta", "n_half", "rms", "max"],
+        columns=["system", "op", "p", "range", "alpha_s", "beta_Bps", "n_half_bytes", "rms_frac", "max_frac"],
         headers=T.pairs("measuring.col.system", "measuring.col.op", "measuring.col.p",
                         *(f"measuring.fits.{c}" for c in ("range", "alpha", "beta", "n_half", "rms", "max"))),
         rows=rows,
-        formats={"alpha": lambda a: fmt_time(a, 3), "beta": lambda v: fmt_rate(v, 3), "n_half": fmt_bytes,
-                 "rms": fmt_pct, "max": fmt_pct},
+        formats={"alpha_s": 3, "beta_Bps": 3},
         labels=_sys_labels(),
         notes=T.pairs("measuring.fits.note", upto=size_text(GLOO_FIT_MAX)),
     )

@@ -20,7 +20,7 @@ from ..measure import load_log
 from ..measure import nccl_cluster as NC
 from ..measure.fitting import Fit, fit_point_to_point
 from ..measure.nccl_model import TARGETS, WORST_TARGET
-from ..units import MiB, fmt_pct, fmt_time
+from ..units import MiB
 from .measuring import NVIDIA, coll_name, system_name
 from .measuring_models import NODES, comparisons as node_comparisons
 from .tables import Table
@@ -83,9 +83,9 @@ def accuracy_table(comps: dict | None = None) -> Table:
             if k:
                 rows.append({"system": s, "log": log_name(s), "nodes": CLUSTERS[s].nodes if s in CLUSTERS else 1,
                              "op": coll_name(op), "collective": op, "band": band, "count": k,
-                             "model": c.median(band), "worst": c.worst(band), "fit": c.median(band, "fit"),
-                             "nccl": c.median(band, "nccl"),
-                             "overhead": c.overhead if c.calibrated_at is not None else None,
+                             "model_frac": c.median(band), "worst_frac": c.worst(band), "fit_frac": c.median(band, "fit"),
+                             "nccl_frac": c.median(band, "nccl"),
+                             "overhead_s": c.overhead if c.calibrated_at is not None else None,
                              "status": c.status(band)})
     names = lambda lang: {**{s: system_name(s, lang) for s in NODES}, **{s: cluster_name(s, lang) for s in LOGS}}
     labels = {lang: {**names(lang), **_BANDS, **_STATUS[lang]} for lang in ("en", "zh")}
@@ -93,11 +93,10 @@ def accuracy_table(comps: dict | None = None) -> Table:
     return Table(
         key="measure-accuracy",
         title=T("measuring_cluster.acc.title"),
-        columns=["system", "op", "band", "count", "model", "worst", "fit", "nccl", "overhead", "status"],
+        columns=["system", "op", "band", "count", "model_frac", "worst_frac", "fit_frac", "nccl_frac", "overhead_s", "status"],
         headers=T.pairs(*(f"measuring_cluster.acc.{c}" for c in ["system", "op", "band", "count", "model", "worst", "fit", "nccl", "overhead", "status"])),
         rows=rows,
-        formats={"model": fmt_pct, "worst": fmt_pct, "fit": fmt_pct, "nccl": fmt_pct,
-                 "overhead": lambda t: fmt_time(t, 3)},
+        formats={"overhead_s": 3},
         labels=labels,
         notes=T.pairs("measuring_cluster.acc.note", big=big, small=small, w=w),
         meta={"comparisons": comps},

@@ -17,7 +17,7 @@ from ..bandwidth import busbw
 from ..collectives import t_formula
 from ..hardware import NVLINK4, Link
 from ..measure.points import load
-from ..units import fmt_bytes, fmt_pct, fmt_rate, fmt_time
+from ..units import fmt_bytes, fmt_rate, fmt_time
 from .measuring import Curve, curve
 from .tables import Table
 from .text import texts
@@ -160,20 +160,19 @@ def p5_table(d: P5Curve | None = None) -> Table:
     """The 8×H100 log's all-reduce rows beside the ring model on the nominal link.
 
     >>> p5_table().columns[-1]
-    'alpha_eff'
+    'alpha_eff_s'
     """
     d = p5_curve() if d is None else d
     h, link = d.h100, d.link
-    rows = [{"n": n, "time": t, "busbw": b, "model": m, "ratio": r, "alpha_eff": a}
+    rows = [{"n": n, "time_s": t, "busbw_Bps": b, "model_Bps": m, "ratio_frac": r, "alpha_eff_s": a}
             for n, t, b, m, r, a in zip(h.sizes, h.times, h.busbw, d.model_busbw, d.ratio, d.alpha_eff)]
     return Table(
         key="p5-measured-curve",
         title=T("measuring_p5.title", p=d.p, link=link.name, v=h.version),
-        columns=["n", "time", "busbw", "model", "ratio", "alpha_eff"],
+        columns=["n", "time_s", "busbw_Bps", "model_Bps", "ratio_frac", "alpha_eff_s"],
         headers=T.pairs(*(f"measuring_p5.{c}" for c in ("n", "time", "busbw", "model", "ratio", "alpha_eff"))),
         rows=rows,
-        formats={"n": lambda v: fmt_bytes(v, binary=True), "time": lambda v: fmt_time(v, 4), "busbw": lambda v: fmt_rate(v, 3),
-                 "model": lambda v: fmt_rate(v, 3), "ratio": fmt_pct, "alpha_eff": lambda v: fmt_time(v, 3)},
+        formats={"n": lambda v: fmt_bytes(v, binary=True), "busbw_Bps": 3, "model_Bps": 3, "alpha_eff_s": 3},
         notes=T.pairs("measuring_p5.note", placement=h.placement.replace("_", "-"), source=h.source,
                       alpha=fmt_time(link.alpha), beta=fmt_rate(link.beta, 3)),
         meta={"data": d},
