@@ -201,13 +201,6 @@ PLACEMENT = {"nodes": 4, "gpn": 8, "n": 1 * GB, "intra": NVLINK4_CHAPTER, "inter
                           ("spine2", {"spine_oversubscription": 2}))}
 """Four 8-GPU nodes: one NIC per GPU, two or four GPUs per NIC, a 2:1 spine."""
 
-_CLUSTER_NAMES = {
-    "rails": _tx("one_nic_per_gpu"),
-    "nic2": _tx("2_gpus_share_a"),
-    "nic4": _tx("4_gpus_share_a"),
-    "spine2": _tx("one_nic_per_gpu_2"),
-}
-
 
 def placement_ranks(nodes: int, gpn: int) -> dict[str, np.ndarray | None]:
     """Ring orders: ``block`` (ranks 0..G-1 on node 0, …), ``round_robin`` (rank r on node
@@ -271,7 +264,7 @@ def placement_table(pl: Placement | None = None, n: float = PLACEMENT["n"], node
         columns=["cluster", *orders, "spread"],
         headers=_txs("cluster", "block_0_7_on", "round_robin", "snake", "slowest_fastest"),
         rows=rows, formats={**{k: _t3 for k in orders}, "spread": _x},
-        labels={lang: {k: v[lang] for k, v in _CLUSTER_NAMES.items()} for lang in ("en", "zh")},
+        labels=T.labels(K + "cluster."),
         notes={lang: [T.get(K + "pl_note", lang, a=link_name(intra, lang), b=link_name(inter, lang))]
                for lang in ("en", "zh")},
     )

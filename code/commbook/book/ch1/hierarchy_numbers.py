@@ -304,18 +304,6 @@ def three_tier(n: float = 1 * GB, racks: int = 4, nodes_per_rack: int = 4, gpus_
         for_160_frac=b160 / inter.beta, printed_hier_s=st["hier"], printed_flat_s=st["flat"])
 
 
-_TIER_PHASE = {
-    "node reduce-scatter": _tx("1_reduce_scatter_in_2"),
-    "rail reduce-scatter": _tx("2_reduce_scatter_across"),
-    "cross-rack all-reduce": _tx("3_all_reduce_across"),
-    "rail all-gather": _tx("4_all_gather_across"),
-    "node all-gather": _tx("5_all_gather_in"),
-    "total_model": _tx("multi_level_total_closed"),
-    "total_sim": _tx("multi_level_total_simulator"),
-    "ring": _tx("nccl_s_ring_8_2"),
-    "ring_no_pxn": _tx("the_same_8_channels"),
-}
-
 
 def three_tier_table(d: ThreeTier | None = None) -> Table:
     """The three-tier example: every phase, both totals, both flat rings."""
@@ -330,7 +318,7 @@ def three_tier_table(d: ThreeTier | None = None) -> Table:
         headers=_txs("phase_or_schedule", "time"),
         rows=rows,
         formats={"time": fmt_time},
-        labels={lang: {k: v[lang] for k, v in _TIER_PHASE.items()} for lang in ("en", "zh")},
+        labels=T.labels(K + "tier."),
         meta=d,
     )
 

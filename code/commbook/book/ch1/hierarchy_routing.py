@@ -72,12 +72,6 @@ def torus_runs(dims=TORUS["dims"], link: Link = TORUS["link"], sizes=TORUS["size
     return out
 
 
-_TORUS_NAMES = {
-    "flat": _tx("one_ring_of_all"),
-    "torus": _tx("by_dimension_reduce_scatter"),
-    "torus_rings": _tx("a_full_ring_all"),
-}
-
 
 def torus_table(runs: dict | None = None, sizes=TORUS["sizes"], mesh: dict | None = None) -> Table:
     """Steps, bytes per chip and times of the three variants (and, with ``mesh``, the
@@ -85,12 +79,10 @@ def torus_table(runs: dict | None = None, sizes=TORUS["sizes"], mesh: dict | Non
     runs = torus_runs(sizes=sizes) if runs is None else runs
     rows = [{"what": v, "steps": r["steps"], "bytes": r["bytes"], **{f"t{i}": t for i, t in enumerate(r["times"])}}
             for v, r in runs.items()]
-    names = {k: dict(v) for k, v in _TORUS_NAMES.items()}
     if mesh is not None:
         m = mesh["torus"]
         rows.append({"what": "mesh", "steps": m["steps"], "bytes": m["bytes"],
                      **{f"t{i}": t for i, t in enumerate(m["times"])}})
-        names["mesh"] = _tx("by_dimension_no_wraparound")
     size_cols = [f"t{i}" for i in range(len(sizes))]
     return Table(
         key="ch1-torus",
@@ -100,7 +92,7 @@ def torus_table(runs: dict | None = None, sizes=TORUS["sizes"], mesh: dict | Non
                         *(T.get(K + "h_time", lang, n=fmt_bytes(n)) for n in sizes)] for lang in ("en", "zh")},
         rows=rows,
         formats={"bytes": lambda b: f"{b:.4g} · M", **{c: (lambda t: fmt_time(t, 4)) for c in size_cols}},
-        labels={lang: {k: v[lang] for k, v in names.items()} for lang in ("en", "zh")},
+        labels=T.labels(K + "torus."),
         notes=_txs("ici_45_gb_s", alpha=fmt_time(TORUS['link'].alpha, 3)),
     )
 
@@ -241,12 +233,6 @@ def placements() -> dict[str, dict[str, float]]:
     return out
 
 
-_PLACE_NAMES = {
-    "plain": _tx("one_nic_per_gpu_2"),
-    "shared": _tx("two_gpus_per_nic_2"),
-    "spine": _tx("one_nic_per_gpu_3"),
-}
-
 
 def placement_table(t: dict | None = None) -> Table:
     t = placements() if t is None else t
@@ -258,7 +244,7 @@ def placement_table(t: dict | None = None) -> Table:
         headers=_txs("cluster", "rank_order", "snake_rail_aligned", "round_robin_over_nodes", "random_seed_0"),
         rows=rows,
         formats={pk: (lambda v: fmt_time(v, 3)) for pk in PLACEMENTS},
-        labels={lang: {k: v[lang] for k, v in _PLACE_NAMES.items()} for lang in ("en", "zh")},
+        labels=T.labels(K + "place."),
     )
 
 
