@@ -199,15 +199,6 @@ def nm16() -> Nm16:
         pr_total=_printed("total"), pr_flat=_printed("flat"), pr_x=fmt_ratio(CHAPTER_STATED["nm16"]["speedup"][0]))
 
 
-_NM16_ROWS = {
-    "ring": _tx("nccl_s_ring_8"),
-    "reduce_scatter": _tx("1_reduce_scatter_in"),
-    "inter": _tx("2_all_reduce_across"),
-    "all_gather": _tx("3_all_gather_in"),
-    "total": _tx("hierarchical_total"),
-    "slower": _tx("hierarchy_nccl_s_ring"),
-}
-
 
 def nm16_table(d: Nm16 | None = None) -> Table:
     """Napkin math 1.6 side by side: NCCL's ring and the three phases as the box counts them
@@ -225,7 +216,7 @@ def nm16_table(d: Nm16 | None = None) -> Table:
         headers=_txs("blank", "box_s_count_ring", "every_term_counted_simulator"),
         rows=rows,
         formats={"chapter": fmt, "consistent": fmt},
-        labels={lang: {k: v[lang] for k, v in _NM16_ROWS.items()} for lang in ("en", "zh")},
+        labels=T.labels(K + "nm16."),
         notes=_txs("nm16_note", nv=fmt_time(d.nv_alpha_s, 3), ib=fmt_time(d.alpha_s, 3)),
         meta=d,
     )
