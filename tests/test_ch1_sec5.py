@@ -301,13 +301,13 @@ def test_fig9_speedup_curves_closed_form_simulator_and_measurement():
     sizes = np.array(hf.FIG9["sim_sizes"])
     c = hn.sharp_curves(sizes)
     ring = (2 * (p - 1) * a + 2 * (p - 1) / p * sizes / b) / (a + sizes / b)
-    np.testing.assert_allclose(c["ratio"]["ring"], ring, rtol=REL)
-    np.testing.assert_allclose(c["ratio"]["tree"], 6.0, rtol=REL)
+    np.testing.assert_allclose(c.ratio["ring"], ring, rtol=REL)
+    np.testing.assert_allclose(c.ratio["tree"], 6.0, rtol=REL)
     sim = hn.sharp_sim(sizes)
     for algo in ("ring", "tree", "naive"):
-        np.testing.assert_allclose(sim[algo], c["ratio"][algo], rtol=1e-12)
-    assert c["limit"] == {"ring": 1.75, "tree": 6.0, "naive": 14.0}
-    big = hn.sharp_curves([10 * GB])["ratio"]["ring"][0]
+        np.testing.assert_allclose(sim[algo], c.ratio[algo], rtol=1e-12)
+    assert c.limit == {"ring": 1.75, "tree": 6.0, "naive": 14.0}
+    big = hn.sharp_curves([10 * GB]).ratio["ring"][0]
     assert 1.75 < big < ST["sharp"][0]
     assert 1 + sharp_gain() == pytest.approx(480 / 370, rel=1e-12) and round(sharp_gain(), 2) == 0.30
     fig = hf.fig_in_network("en", curves=hn.sharp_curves(hf.FIG9["sizes"]), sim=sim)

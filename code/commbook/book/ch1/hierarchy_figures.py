@@ -35,7 +35,7 @@ from ..text import texts
 from ..diagrams import (blank_axes as _blank, curve as _curve, draw_nodes as _draw_nodes,
                         grid_positions as _grid_pos, torus_links as _torus_links, wrap_bulge as _wrap_bulge)
 from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style, log_axis
-from .hierarchy_numbers import sharp_curves, sharp_sim
+from .hierarchy_numbers import SharpCurves, sharp_curves, sharp_sim
 from .hierarchy_routing import TORUS, TORUS_VARIANTS, torus_runs
 
 __all__ = ["FIG8", "fig8_data", "fig_hierarchical", "FIG9", "fig9_runs", "fig_in_network", "fig_torus"]
@@ -190,7 +190,7 @@ def _tree_panel(ax, topo: SwitchTree, res: RunResult, n: float, key: str, L: dic
     ax.set_ylim(-0.6, 2.9)
 
 
-def fig_in_network(lang: str = "en", runs: dict | None = None, curves: dict | None = None,
+def fig_in_network(lang: str = "en", runs: dict | None = None, curves: "SharpCurves | None" = None,
                    sim: dict | None = None) -> Figure:
     """Figure 9 (gids: ``"naive:<link>"`` / ``"innet:<link>"`` edge labels "↑an ↓bn" with
     ``<link>`` = ``gpu<d>`` or ``leaf<l>``; ``"ratio:<algo>"`` curves, ``"sim:<algo>"``
@@ -210,7 +210,7 @@ def fig_in_network(lang: str = "en", runs: dict | None = None, curves: dict | No
         cx = axes[2]
         for i, a in enumerate(("ring", "tree", "naive")):
             col = PALETTE[(0, 2, 4)[i]]
-            cx.plot(curves["sizes"], curves["ratio"][a], color=col, gid=f"ratio:{a}", label=L[a])
+            cx.plot(curves.sizes, curves.ratio[a], color=col, gid=f"ratio:{a}", label=L[a])
             cx.plot(FIG9["sim_sizes"], sim[a], ls="none", marker="o", mfc="white", color=col, gid=f"sim:{a}")
         cx.plot([10 * GB], [1 + gain], marker="*", ms=12, ls="none", color=PALETTE[3], gid="measured",
                 label=L["measured"].format(g=fmt_pct(gain, 2)))
@@ -219,7 +219,7 @@ def fig_in_network(lang: str = "en", runs: dict | None = None, curves: dict | No
         cx.set_yticks([1, 2, 3, 5, 10, 14], ["1", "2", "3", "5", "10", "14"])
         cx.set_xlabel(L["size"])
         cx.set_ylabel(L["x"])
-        cx.set_title(L["f9_c"].format(p=curves["p"]), fontsize=10)
+        cx.set_title(L["f9_c"].format(p=curves.p), fontsize=10)
         cx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=SMALL_PT)
     return fig
 

@@ -34,7 +34,7 @@ from ..text import texts
 from .boxes import BOX_LINKS, link_name
 
 __all__ = ["CHAPTER_STATED", "TIERS", "Tiers", "tier_numbers", "tier_table", "Nm16", "nm16", "nm16_table",
-           "ThreeTier", "three_tier", "three_tier_table", "SHARP_SETTING", "sharp_curves", "sharp_sim"]
+           "ThreeTier", "three_tier", "three_tier_table", "SHARP_SETTING", "SharpCurves", "sharp_curves", "sharp_sim"]
 
 T = texts("ch1")
 K = "hierarchy_numbers."
@@ -320,15 +320,24 @@ SHARP_SETTING = {"p": 8, "link": NVLINK4_CHAPTER, "versus": ("ring", "tree", "na
 one node on one switch (the setting of the measured gain), NVLink 4.0 of Table 1."""
 
 
-def sharp_curves(sizes, p: int = SHARP_SETTING["p"], link: Link = SHARP_SETTING["link"]) -> dict:
+@dataclass(frozen=True)
+class SharpCurves:
+    """:func:`sharp_curves` on ``p`` GPUs: the sizes, each software all-reduce's time over
+    in-switch reduction there (``ratio[algorithm]``), and their large-message limits."""
+    p: int
+    sizes: np.ndarray
+    ratio: dict
+    limit: dict
+
+
+def sharp_curves(sizes, p: int = SHARP_SETTING["p"], link: Link = SHARP_SETTING["link"]) -> SharpCurves:
     """Closed-form time of each software all-reduce over in-switch reduction (α + n/β) at
     ``sizes``, and the large-message limits of :func:`~commbook.book.ch1.tier_budgets.sharp_ratio`."""
     sizes = np.asarray(sizes, dtype=float)
     innet = np.array([predict("all_reduce", "innet", p, n, link.alpha, link.beta) for n in sizes])
     out = {a: np.array([predict("all_reduce", a, p, n, link.alpha, link.beta) for n in sizes]) / innet
            for a in SHARP_SETTING["versus"]}
-    return {"sizes": sizes, "ratio": out, "limit": {a: TB.sharp_ratio(p, a) for a in SHARP_SETTING["versus"]},
-            "p": p, "link": link}
+    return SharpCurves(p, sizes, out, {a: TB.sharp_ratio(p, a) for a in SHARP_SETTING["versus"]})
 
 
 def sharp_sim(sizes, p: int = SHARP_SETTING["p"], link: Link = SHARP_SETTING["link"]) -> dict[str, np.ndarray]:

@@ -81,18 +81,18 @@ class Sharp:
     sc_alpha_s: float
 
 
-def sharp_numbers(r9: dict, sc: dict, q_p: int = 64, sc_p: int = 1024) -> Sharp:
+def sharp_numbers(r9: dict, sc: hn.SharpCurves, q_p: int = 64, sc_p: int = 1024) -> Sharp:
     """From :func:`.hierarchy_figures.fig9_runs` and :func:`.hierarchy_numbers.sharp_curves`;
     the large-message limits again on ``q_p`` GPUs, and a flat ring's 2(p-1) start-ups on
     ``sc_p`` GPUs."""
     alpha = hr.RAILS["inter"].alpha
     n = FIG9["n"]
     naive = dict(zip(r9["naive"].link_names, (float(x) for x in r9["naive"].link_bytes)))
-    lim = sc["limit"]
+    lim = sc.limit
     return Sharp(p9=FIG9["leaves"] * FIG9["gpus_per_leaf"], leaves=FIG9["leaves"],
                  up_naive=naive["leaf1.up"] / n, gpu0=naive["gpu0.down"] / n, naive_s=r9["naive"].time,
-                 innet_s=r9["innet"].time, p=sc["p"], ring_x=lim["ring"], tree_x=lim["tree"], star_x=lim["naive"],
-                 ring_small_x=sc["ratio"]["ring"][0], small_bytes=float(sc["sizes"][0]), gain_frac=sharp_gain(),
+                 innet_s=r9["innet"].time, p=sc.p, ring_x=lim["ring"], tree_x=lim["tree"], star_x=lim["naive"],
+                 ring_small_x=sc.ratio["ring"][0], small_bytes=float(sc.sizes[0]), gain_frac=sharp_gain(),
                  pred_frac=lim["ring"] - 1, lo=_ST["sharp"][0], hi=_ST["sharp"][1], q_p=q_p,
                  q_ring_x=TB.sharp_ratio(q_p), q_tree_x=TB.sharp_ratio(q_p, "tree"),
                  q_star_x=TB.sharp_ratio(q_p, "naive"), sc_p=sc_p, sc_steps=2 * (sc_p - 1),
