@@ -186,7 +186,7 @@ def test_fig8_bytes_per_phase_per_port(fig8):
     is used; in the rail phase every NIC sends 2(N-1)/N·M/G, every rail switch forwards N
     times that, and NVLink is idle; the phases add up to the closed form."""
     N, G, M = 2, 8, 1 * GB
-    ph = fig8["phases"]
+    ph = fig8.phases
     assert list(ph) == ["node reduce-scatter", "rail all-reduce", "node all-gather"]
     for k in ("node reduce-scatter", "node all-gather"):
         assert list(ph[k]["nvlink"].values()) == pytest.approx([(G - 1) / G * M] * N * G, rel=REL)
@@ -197,25 +197,25 @@ def test_fig8_bytes_per_phase_per_port(fig8):
     assert not any(rail["nvlink"].values())
     total = sum(p["time"] for p in ph.values())
     assert total == pytest.approx(t_allreduce_hierarchical(N, G, M, NV, IB), rel=REL)
-    assert fig8["times"]["hierarchical"] == pytest.approx(total, rel=REL)
+    assert fig8.times["hierarchical"] == pytest.approx(total, rel=REL)
 
 
 def test_fig8_leader_inset_puts_g_times_the_bytes_on_one_nic(fig8):
     """Only GPU 0 crosses nodes: its NIC carries the ring's 2(N-1)/N·M (1 GB for N = 2),
     8× the rail NIC's 125 MB; the other NICs carry nothing; its time is the closed form."""
     N, G, M = 2, 8, 1 * GB
-    lead = fig8["nic"]["leader"]
+    lead = fig8.nic["leader"]
     assert lead["gpu0.nic.out"] == pytest.approx(2 * (N - 1) / N * M, rel=REL)
     assert all(lead[f"gpu{g}.nic.out"] == 0 for g in range(1, G))
-    assert lead["gpu0.nic.out"] / fig8["nic"]["hierarchical"]["gpu0.nic.out"] == pytest.approx(G, rel=REL)
-    assert fig8["times"]["leader"] == pytest.approx(cost.allreduce_leader(N, G, M, NV, IB), rel=REL)
-    assert round(fig8["times"]["leader"] / fig8["times"]["hierarchical"], 2) == 4.34
+    assert lead["gpu0.nic.out"] / fig8.nic["hierarchical"]["gpu0.nic.out"] == pytest.approx(G, rel=REL)
+    assert fig8.times["leader"] == pytest.approx(cost.allreduce_leader(N, G, M, NV, IB), rel=REL)
+    assert round(fig8.times["leader"] / fig8.times["hierarchical"], 2) == 4.34
 
 
 def test_fig8_draws_the_simulated_bytes(fig8):
     fig = hf.fig_hierarchical("en", fig8)
     bars, texts = _by_gid(fig, "patches"), _by_gid(fig, "texts")
-    for name, ph in fig8["phases"].items():
+    for name, ph in fig8.phases.items():
         for cls in ("nvlink", "nic"):
             want = max(ph[cls].values()) / MB
             assert bars[f"bytes:{name}:{cls}"].get_height() == pytest.approx(want, rel=REL)
@@ -490,9 +490,9 @@ def test_page_glues_the_ring_nccl_runs(page_glue):
 def test_fig8_nic_bytes_are_the_hand_count(fig8):
     """The simulator's bytes through each card are the hand count: 2(N-1)/N · M/G in the rail
     phase, 2(N-1)/N · M through the leader's card."""
-    N, G, M = fig8["topology"].nodes, fig8["topology"].gpus_per_node, fig8["n"]
-    assert max(fig8["phases"]["rail all-reduce"]["nic"].values()) == pytest.approx(2 * (N - 1) / N * M / G, rel=REL)
-    assert fig8["nic"]["leader"]["gpu0.nic.out"] == pytest.approx(2 * (N - 1) / N * M, rel=REL)
+    N, G, M = fig8.topology.nodes, fig8.topology.gpus_per_node, fig8.n_bytes
+    assert max(fig8.phases["rail all-reduce"]["nic"].values()) == pytest.approx(2 * (N - 1) / N * M / G, rel=REL)
+    assert fig8.nic["leader"]["gpu0.nic.out"] == pytest.approx(2 * (N - 1) / N * M, rel=REL)
 
 
 def test_sharp_on_ethernet_names_infiniband_sharp():

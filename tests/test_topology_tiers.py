@@ -385,13 +385,13 @@ def test_figure_8_bytes_per_phase_and_the_leader_inset():
 
     N, G = 2, 8
     f = fig8_data(N, G, M, NV, IB)
-    ph = {k: {**v, "nvlink": sum(v["nvlink"].values()), "nic": sum(v["nic"].values())} for k, v in f["phases"].items()}
+    ph = {k: {**v, "nvlink": sum(v["nvlink"].values()), "nic": sum(v["nic"].values())} for k, v in f.phases.items()}
     assert list(ph) == ["node reduce-scatter", "rail all-reduce", "node all-gather"]
     for k in ("node reduce-scatter", "node all-gather"):
         assert ph[k]["nvlink"] == pytest.approx(N * G * (G - 1) / G * M, rel=REL) and ph[k]["nic"] == 0
     assert ph["rail all-reduce"]["nic"] == pytest.approx(N * G * 2 * (N - 1) / N * M / G, rel=REL)
     assert ph["rail all-reduce"]["nvlink"] == 0
-    rails, leader = (max(f["nic"][a].values()) for a in ("hierarchical", "leader"))
+    rails, leader = (max(f.nic[a].values()) for a in ("hierarchical", "leader"))
     assert rails == pytest.approx(2 * (N - 1) / N * M / G, rel=REL)
     assert leader == pytest.approx(2 * (N - 1) / N * M, rel=REL) and leader / rails == pytest.approx(G, rel=REL)
-    assert sum(v["time"] for v in ph.values()) == pytest.approx(f["times"]["hierarchical"], rel=REL)
+    assert sum(v["time"] for v in ph.values()) == pytest.approx(f.times["hierarchical"], rel=REL)

@@ -16,6 +16,7 @@ Artists that carry data have a ``gid`` so that tests read them back.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import matplotlib
 import numpy as np
@@ -38,7 +39,7 @@ from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style, log_axis
 from .hierarchy_numbers import SharpCurves, sharp_curves, sharp_sim
 from .hierarchy_routing import TORUS, TORUS_VARIANTS, torus_runs
 
-__all__ = ["FIG8", "fig8_data", "fig_hierarchical", "FIG9", "fig9_runs", "fig_in_network", "fig_torus"]
+__all__ = ["FIG8", "Fig8Data", "fig8_data", "fig_hierarchical", "FIG9", "fig9_runs", "fig_in_network", "fig_torus"]
 
 T = texts("ch1")
 K = "hierarchy_figures."
@@ -55,8 +56,20 @@ FIG8 = {"nodes": 2, "gpus_per_node": 8, "n": 1 * GB, "intra": NVLINK4_CHAPTER, "
 """Figure 8's cluster: 2 nodes x 8 GPUs (as drawn in the chapter, with all 8), 1 GB, Table 1's links."""
 
 
+@dataclass(frozen=True)
+class Fig8Data:
+    """:func:`fig8_data`: the cluster, the buffer, each phase run alone (``{"time", "nvlink",
+    "nic", "leaf"}``: its seconds and the bytes per port), and per all-reduce (``hierarchical``,
+    ``leader``) the bytes of each NIC and the time."""
+    topology: TwoLevel
+    n_bytes: float
+    phases: dict
+    nic: dict
+    times: dict
+
+
 def fig8_data(nodes: int = FIG8["nodes"], gpus_per_node: int = FIG8["gpus_per_node"], n: float = FIG8["n"],
-              intra: Link = FIG8["intra"], inter: Link = FIG8["inter"]) -> dict:
+              intra: Link = FIG8["intra"], inter: Link = FIG8["inter"]) -> Fig8Data:
     """Every phase of the rail-based hierarchical all-reduce run alone (its time and the
     bytes on every NVLink port, NIC and leaf switch), and the whole rail-based and
     leader-based all-reduces (their times and NIC bytes)."""
@@ -69,15 +82,14 @@ def fig8_data(nodes: int = FIG8["nodes"], gpus_per_node: int = FIG8["gpus_per_no
                         "nic": {k: v for k, v in _per(r, ".out").items() if ".nic" in k}, "leaf": _per(r, "")}
     whole = {a: coll.all_reduce(c, nbytes=n, algorithm=a) for a in ("hierarchical", "leader")}
     nic = {a: {k: v for k, v in _per(r, ".out").items() if ".nic" in k} for a, r in whole.items()}
-    return {"topology": topo, "n": n, "phases": phases, "nic": nic,
-            "times": {a: r.time for a, r in whole.items()}}
+    return Fig8Data(topo, n, phases, nic, {a: r.time for a, r in whole.items()})
 
 
-def fig_hierarchical(lang: str = "en", data: dict | None = None) -> Figure:
+def fig_hierarchical(lang: str = "en", data: Fig8Data | None = None) -> Figure:
     """Figure 8 (gids: ``"rail:<g>"`` leaf labels, ``"bytes:<phase>:<nvlink|nic>"`` bars of
     panel b, ``"nic:<hierarchical|leader>:<g>"`` bars of panel c)."""
     d = fig8_data() if data is None else data
-    topo, ph = d["topology"], d["phases"]
+    topo, ph = d.topology, d.phases
     N, G = topo.nodes, topo.gpus_per_node
     rail_phase = ph["rail all-reduce"]
     with book_style(lang) as lang:
@@ -132,10 +144,10 @@ def fig_hierarchical(lang: str = "en", data: dict | None = None) -> Figure:
         cx = fig.add_subplot(gs[2])
         gx = np.arange(G)
         for k, (a, col) in enumerate((("hierarchical", PALETTE[3]), ("leader", PALETTE[1]))):
-            vals = [d["nic"][a].get(f"gpu{g}.nic.out", 0.0) / MB for g in gx]
+            vals = [d.nic[a].get(f"gpu{g}.nic.out", 0.0) / MB for g in gx]
             key = "rails" if a == "hierarchical" else "leader"
             bars = cx.bar(gx + (k - 0.5) * 0.4, vals, 0.4, color=col,
-                          label=L[key].format(t=fmt_time(d["times"][a], 3)))
+                          label=L[key].format(t=fmt_time(d.times[a], 3)))
             for g, bar in zip(gx, bars):
                 bar.set_gid(f"nic:{a}:{g}")
         cx.set_xticks(gx)

@@ -14,7 +14,7 @@ from ..p5.allreduce import sharp_gain
 from . import hierarchy_numbers as hn
 from . import hierarchy_routing as hr
 from . import tier_budgets as TB
-from .hierarchy_figures import FIG9
+from .hierarchy_figures import FIG9, Fig8Data
 
 __all__ = ["Fig8", "fig8_numbers", "Sharp", "sharp_numbers"]
 
@@ -38,13 +38,13 @@ class Fig8:
     drawn: int                # GPUs the chapter draws in each "8-GPU" node
 
 
-def fig8_numbers(d8: dict) -> Fig8:
+def fig8_numbers(d8: Fig8Data) -> Fig8:
     """From :func:`.hierarchy_figures.fig8_data`."""
-    topo, ph = d8["topology"], d8["phases"]
+    topo, ph = d8.topology, d8.phases
     nic = max(ph["rail all-reduce"]["nic"].values())
-    lead = d8["nic"]["leader"]["gpu0.nic.out"]
-    t = d8["times"]
-    return Fig8(nodes=topo.nodes, g=topo.gpus_per_node, n_bytes=d8["n"], nic_bytes=nic,
+    lead = d8.nic["leader"]["gpu0.nic.out"]
+    t = d8.times
+    return Fig8(nodes=topo.nodes, g=topo.gpus_per_node, n_bytes=d8.n_bytes, nic_bytes=nic,
                 total_s=t["hierarchical"], leader_s=t["leader"], lead_bytes=lead, lead_x=lead / nic,
                 lead_slow_x=t["leader"] / t["hierarchical"], idle=topo.gpus_per_node - 1,
                 drawn=_ST["fig8_gpus_drawn"])
