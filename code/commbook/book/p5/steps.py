@@ -31,6 +31,7 @@ from ...topology import Switch
 from ..names import display_name
 from ..plots import COLUMN_IN, PALETTE, SMALL_PT, book_style, label
 from ..text import texts
+from .semantics import semantics
 
 __all__ = ["fig_collectives", "fig_ring_trace", "fig_allreduce_steps"]
 
@@ -73,16 +74,6 @@ def _tint(c, a: float = 0.35):
 
 
 # ============================================================================ 2 collectives
-def _semantics_runs(p: int = 4) -> tuple[list[np.ndarray], dict]:
-    """The lecture's demo 02-1: device d holds [10d, 10d+1, ...]; every collective run
-    on the simulator (switch of ``p`` NVLink 4 GPUs, root 0) with real data."""
-    c = VirtualCluster(Switch(p, NVLINK4))
-    x = [np.arange(p, dtype=np.int64) + 10 * d for d in range(p)]
-    runs = {name: getattr(coll, name)(c, x).outputs for name in
-            ("broadcast", "reduce", "all_reduce", "reduce_scatter", "all_gather", "all_to_all")}
-    return x, runs
-
-
 def _origin_color(inputs: Sequence[np.ndarray]):
     """Cell colour: a tint of the device a value comes from; grey for values no device
     held (results of a reduction)."""
@@ -94,22 +85,24 @@ def fig_collectives(lang: str = "en") -> Figure:
     """The six collectives on the lecture's 4-device example (device d holds
     [10d, 10d+1, 10d+2, 10d+3]): for each, the devices' buffers before and after.
 
-    The "after" grids are the ``outputs`` of real-data simulator runs
-    (:func:`commbook.collectives.broadcast`, ``reduce``, ``all_reduce``,
-    ``reduce_scatter``, ``all_gather``, ``all_to_all`` on a 4-GPU switch, root 0).
+    The "after" grids are the ``outputs`` of demo 02-1's real-data simulator runs
+    (:func:`.semantics.semantics`: :func:`commbook.collectives.broadcast`, ``reduce``,
+    ``all_reduce``, ``reduce_scatter``, ``all_gather``, ``all_to_all`` on a 4-GPU switch, root 0).
     Cell texts have gid ``"<collective>:<device>:<index>"``.
     """
-    x, runs = _semantics_runs()
+    run = semantics(4)                                     # demo 02-1's runs, the input first
+    x = run.outputs[0][1]
+    runs = dict(zip(("broadcast", "reduce", "all_reduce", "reduce_scatter", "all_gather", "all_to_all"),
+                    (bufs for _, bufs in run.outputs[1:])))
     p, width = len(x), max(len(o) for outs in runs.values() for o in outs if o is not None)
     color = _origin_color(x)
-    before = [a.tolist() for a in x]
     x_after, mid = p + 6, -(p - 1) / 2
     with book_style(lang) as lang:
         fig = Figure(figsize=(COLUMN_IN, 8.8))
         axes = fig.subplots(len(runs), 1)
         for ax, (name, outs) in zip(axes, runs.items()):
-            after = [[None] if o is None else np.ravel(o).tolist() for o in outs]
-            _cell_grid(ax, 0, before, color, gid=f"before:{name}")
+            after = [[None] if o is None else o for o in outs]
+            _cell_grid(ax, 0, x, color, gid=f"before:{name}")
             _cell_grid(ax, x_after, after, color, gid=name)
             ax.annotate("", (x_after - 0.8, mid), (p - 0.2, mid),
                         arrowprops=dict(arrowstyle="-|>", color="0.3", lw=1.2))
