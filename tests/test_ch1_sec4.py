@@ -174,16 +174,16 @@ def test_straggler_slows_the_ring_exactly_one_and_a_half_times():
     assert (S["p"], S["n"], S["link"].beta, S["link"].alpha) == (8, 1 * GB, 450 * GB, 0.0)
     for k in range(S["p"]):
         r = an.straggler("ring", k)
-        assert r["ratio"] == pytest.approx(1.5, rel=1e-12)
-        assert len(r["slowed_rounds"]) == r["rounds"] == 14
-        assert r["time"] == pytest.approx(14 * (S["n"] / 8) / (450 * GB * 2 / 3))
+        assert r.ratio_x == pytest.approx(1.5, rel=1e-12)
+        assert len(r.slowed_rounds) == r.rounds == 14
+        assert r.time_s == pytest.approx(14 * (S["n"] / 8) / (450 * GB * 2 / 3))
 
 
 def test_straggler_slows_the_tree_only_where_it_takes_part():
     root, leaf = an.straggler("tree", 0), an.straggler("tree", 1)
-    assert root["ratio"] == pytest.approx(1.5) and root["slowed_rounds"] == list(range(6))
-    assert leaf["slowed_rounds"] == leaf["touching_rounds"] == [0, 5]
-    assert leaf["ratio"] == pytest.approx((4 + 2 * 1.5) / 6)
+    assert root.ratio_x == pytest.approx(1.5) and root.slowed_rounds == list(range(6))
+    assert leaf.slowed_rounds == leaf.touching_rounds == [0, 5]
+    assert leaf.ratio_x == pytest.approx((4 + 2 * 1.5) / 6)
 
 
 def test_checkpoint_1_3_reduce_scatter_trace():

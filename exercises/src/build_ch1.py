@@ -824,7 +824,7 @@ ring 是步调一致的：每一步里每块 GPU 都要把 $M/N$ 发给下家，
 |---|---|---|
 <<tree_md_zh>>
 
-根和靠近根的内部节点每一轮都在收发，慢多少整棵树就慢多少；叶子只在第一轮发、最后一轮收，<<tree_rounds>> 轮里只拖慢 <<len(tree[leaf]["slowed_rounds"])>> 轮。
+根和靠近根的内部节点每一轮都在收发，慢多少整棵树就慢多少；叶子只在第一轮发、最后一轮收，<<tree_rounds>> 轮里只拖慢 <<len(tree[leaf].slowed_rounds)>> 轮。
 ring 把工作均摊给所有人，换来的代价就是：任何一块慢卡都会拖累全体。
 """, r"""
 The ring runs in lock step: in every step each GPU sends $M/N$ to its successor, and the step is
@@ -842,7 +842,7 @@ the tree moves the whole buffer, $M/\beta$):
 
 The root and the inner node next to it send or receive in every round, so the whole tree slows
 down as much as they do; a leaf sends in the first round and receives in the last, and slows only
-<<len(tree[leaf]["slowed_rounds"])>> of <<tree_rounds>> rounds. Spreading the work evenly, as the ring does, means that any straggler
+<<len(tree[leaf].slowed_rounds)>> of <<tree_rounds>> rounds. Spreading the work evenly, as the ring does, means that any straggler
 holds everyone back.
 """)
 code(r'''
@@ -851,27 +851,27 @@ from fractions import Fraction
 S = an.STRAGGLER
 p, n, link, speed = S["p"], S["n"], S["link"], S["speed"]
 ring = [an.straggler("ring", k) for k in range(p)]
-ring_base, ring_slow, ring_ratio = ring[0]["base"], ring[0]["time"], ring[0]["ratio"]
+ring_base, ring_slow, ring_ratio = ring[0].base_s, ring[0].time_s, ring[0].ratio_x
 assert link is m.BOX_LINKS["cp1.2"] and link.alpha == 0
-assert all(same(r["time"], ring_slow) for r in ring)                       # whichever GPU is slow
-assert same(ring_ratio, 1 / speed) and len(ring[0]["slowed_rounds"]) == ring[0]["rounds"]
+assert all(same(r.time_s, ring_slow) for r in ring)                       # whichever GPU is slow
+assert same(ring_ratio, 1 / speed) and len(ring[0].slowed_rounds) == ring[0].rounds
 assert same(ring_base, 2 * (p - 1) / p * n / link.beta)                    # the closed form, α = 0
 print(f"ring: {fmt_time(ring_base)} -> {fmt_time(ring_slow)}  ({ring_ratio:g}x, {tr('任一块都一样', 'any GPU')})")
 
 inner, leaf = 4, 1
 tree = {k: an.straggler("tree", k) for k in (0, inner, leaf)}
-tree_rounds = tree[0]["rounds"]
+tree_rounds = tree[0].rounds
 names = {0: ("根（0 号）", "root (rank 0)"), inner: (f"内部节点（{inner} 号）", f"inner node (rank {inner})"),
          leaf: (f"叶子（{leaf} 号）", f"leaf (rank {leaf})")}
 zh, en = [], []
 for k, r in tree.items():
-    h = len(r["slowed_rounds"])
-    assert r["slowed_rounds"] == r["touching_rounds"]                      # slowed exactly where it takes part
-    assert same(r["ratio"], (tree_rounds - h + h / speed) / tree_rounds)     # independent count, rounds of M/β
-    zh.append(f"| {names[k][0]} | {h} / {tree_rounds} | {r['ratio']:.4g}× |")
-    en.append(f"| {names[k][1]} | {h} / {tree_rounds} | {r['ratio']:.4g}× |")
-    print(f"tree, {tr(*names[k]):22s} {h}/{tree_rounds} {tr('轮', 'rounds')}  {r['ratio']:.4g}x")
-assert len(tree[leaf]["slowed_rounds"]) == 2 and same(tree[0]["ratio"], 1 / speed)
+    h = len(r.slowed_rounds)
+    assert r.slowed_rounds == r.touching_rounds                      # slowed exactly where it takes part
+    assert same(r.ratio_x, (tree_rounds - h + h / speed) / tree_rounds)     # independent count, rounds of M/β
+    zh.append(f"| {names[k][0]} | {h} / {tree_rounds} | {r.ratio_x:.4g}× |")
+    en.append(f"| {names[k][1]} | {h} / {tree_rounds} | {r.ratio_x:.4g}× |")
+    print(f"tree, {tr(*names[k]):22s} {h}/{tree_rounds} {tr('轮', 'rounds')}  {r.ratio_x:.4g}x")
+assert len(tree[leaf].slowed_rounds) == 2 and same(tree[0].ratio_x, 1 / speed)
 tree_md_zh, tree_md_en = "\n".join(zh), "\n".join(en)
 print(CHECKED)
 ''')

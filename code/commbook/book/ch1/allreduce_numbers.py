@@ -40,7 +40,7 @@ __all__ = [
     "CHAPTER_STATED", "EXAMPLE_1_1", "alpha_steps", "run", "PSRow", "Ceiling", "ceiling", "ps_table",
     "LowerBound", "LowerBoundExample", "lower_bound_example", "in_hours", "lower_bound_table",
     "ring_trace", "trace_table", "TraceFacts", "trace_facts", "TreeActivity", "tree_activity",
-    "Terms", "TreeExample", "tree_example", "tree_example_table", "straggler",
+    "Terms", "TreeExample", "tree_example", "tree_example_table", "Straggler", "straggler",
     "STRAGGLER", "CHECKPOINT_1_3_TRACE", "rs_trace",
 ]
 
@@ -370,17 +370,30 @@ def tree_example_table(te: TreeExample | None = None) -> Table:
 
 
 # ============================================================================ straggler
+@dataclass(frozen=True)
+class Straggler:
+    """:func:`straggler`: the algorithm, the slow GPU, the times at full speed and with it,
+    their ratio, the rounds, those that got slower and those the slow GPU takes part in."""
+
+    name: str
+    slow: int
+    base_s: float
+    time_s: float
+    ratio_x: float
+    rounds: int
+    slowed_rounds: list
+    touching_rounds: list
+
+
 def straggler(name: str, slow: int, p: int = STRAGGLER["p"], n: float = STRAGGLER["n"],
-              link: Link = STRAGGLER["link"], speed: float = STRAGGLER["speed"]) -> dict:
+              link: Link = STRAGGLER["link"], speed: float = STRAGGLER["speed"]) -> Straggler:
     """One all-reduce with GPU ``slow`` at ``speed`` of its port rate, against all GPUs at
-    full speed (size-only runs on a switch): the ratio of the times, and the rounds that got
-    slower (and how many there are)."""
+    full speed (size-only runs on a switch)."""
     base = run(name, p, n, link)
     slowed = run(name, p, n, link, speed={slow: speed})
     hit = [i for i, (a, b) in enumerate(zip(base.round_times, slowed.round_times)) if b > a * (1 + 1e-12)]
     touch = [i for i, s in enumerate(slowed.trace) if slow in s.round.src.tolist() + s.round.dst.tolist()]
-    return {"name": name, "slow": slow, "base": base.time, "time": slowed.time, "ratio": slowed.time / base.time,
-            "rounds": base.rounds, "slowed_rounds": hit, "touching_rounds": touch}
+    return Straggler(name, slow, base.time, slowed.time, slowed.time / base.time, base.rounds, hit, touch)
 
 
 # ============================================================================ Checkpoint 1.3
