@@ -166,10 +166,6 @@ class Explorer:
         """Recompute from a full set of control values (one per control)."""
         raise NotImplementedError
 
-    def _text(self, words: Mapping[str, str]) -> str:
-        """``words[self.lang]``: one entry of a ``{"en": ..., "zh": ...}`` pair."""
-        return words[self.lang]
-
     # -------------------------------------------------------------- the callback
     def update(self, **values: Any) -> Result:
         """Set some controls' values, recompute, and return the new :class:`Result`

@@ -38,8 +38,8 @@ class CrossoverExplorer(Explorer):
 
     def _controls(self):
         return {
-            "p": steps(self._text(T("explorers.crossover.p")), [2 ** k for k in range(2, 9)], FIG7["p"]),
-            "link": link_choice(self._text(T("explorers.crossover.link")), "IB_HDR"),
+            "p": steps(T.get("explorers.crossover.p", self.lang), [2 ** k for k in range(2, 9)], FIG7["p"]),
+            "link": link_choice(T.get("explorers.crossover.link", self.lang), "IB_HDR"),
         }
 
     def compute(self, p: int, link: str) -> Result:

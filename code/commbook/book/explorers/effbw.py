@@ -33,11 +33,10 @@ class EffectiveBandwidthExplorer(Explorer):
     def _controls(self):
         start = LINKS["NVLINK4"]
         return {
-            "link": link_choice(self._text(T("explorers.effbw.link")), "NVLINK4"),
+            "link": link_choice(T.get("explorers.effbw.link", self.lang), "NVLINK4"),
             "alpha_us": log_slider("α (µs)", 0.1, 100, start.alpha / us),
             "beta_gbps": log_slider("β (GB/s)", 1, 2000, start.beta / GB),
-            "n": log_slider(self._text(T("explorers.message_n")), 100, 1e9, 1e6,
-                            readout=".3s"),
+            "n": log_slider(T.get("explorers.message_n", self.lang), 100, 1e9, 1e6, readout=".3s"),
         }
 
     def update(self, **values):
@@ -55,7 +54,7 @@ class EffectiveBandwidthExplorer(Explorer):
             links = [preset]
         else:
             a, b = fmt_time(alpha, 3), fmt_rate(beta, 3)
-            name = self._text(T("explorers.effbw.set_here", a=a, b=b))
+            name = T.get("explorers.effbw.set_here", self.lang, a=a, b=b)
             links = [Link(name, alpha, beta, "moved in the explorer"), preset]
         fig = fig_effective_bandwidth(links, lang=self.lang)
         ax = fig.axes[0]

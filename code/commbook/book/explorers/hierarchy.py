@@ -47,16 +47,14 @@ class HierarchyExplorer(Explorer):
 
     def _controls(self):
         return {
-            "nodes": int_slider(self._text(T("explorers.hierarchy.nodes")), 1, MAX_NODES, 8),
-            "gpus": choice(self._text(T("explorers.hierarchy.gpus")),
-                           {g: str(g) for g in (2, 4, 8, 16)}, 8),
-            "nics": choice(self._text(T("explorers.hierarchy.nics")),
-                           {"gpu": self._text(T("explorers.hierarchy.nic_gpu")),
-                            "node": self._text(T("explorers.hierarchy.nic_node"))}, "gpu"),
-            "intra": link_choice(self._text(T("explorers.hierarchy.intra")), "NVLINK4"),
-            "inter": link_choice(self._text(T("explorers.hierarchy.inter")), "IB_NDR"),
-            "n": log_slider(self._text(T("explorers.message_n")), 1e3, 1e9, 1 * MB,
-                            readout=".3s"),
+            "nodes": int_slider(T.get("explorers.hierarchy.nodes", self.lang), 1, MAX_NODES, 8),
+            "gpus": choice(T.get("explorers.hierarchy.gpus", self.lang), {g: str(g) for g in (2, 4, 8, 16)}, 8),
+            "nics": choice(T.get("explorers.hierarchy.nics", self.lang),
+                           {"gpu": T.get("explorers.hierarchy.nic_gpu", self.lang),
+                            "node": T.get("explorers.hierarchy.nic_node", self.lang)}, "gpu"),
+            "intra": link_choice(T.get("explorers.hierarchy.intra", self.lang), "NVLINK4"),
+            "inter": link_choice(T.get("explorers.hierarchy.inter", self.lang), "IB_NDR"),
+            "n": log_slider(T.get("explorers.message_n", self.lang), 1e3, 1e9, 1 * MB, readout=".3s"),
         }
 
     def compute(self, nodes: int, gpus: int, nics: str, intra: str, inter: str, n: float) -> Result:

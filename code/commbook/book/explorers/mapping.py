@@ -47,14 +47,13 @@ class RingMappingExplorer(Explorer):
     """The static page's grid (:mod:`.static`): 2, 4 or 8 rows and columns, every mapping."""
 
     def _controls(self):
-        words = self._text(MAPPING_WORDS)
+        words = MAPPING_WORDS[self.lang]
         return {
-            "rows": int_slider(self._text(T("explorers.mapping.rows")), 2, 8, 4),
-            "cols": int_slider(self._text(T("explorers.mapping.cols")), 2, 8, 4),
-            "mapping": choice(self._text(T("explorers.mapping.mapping")), words, "random"),
-            "seed": int_slider(self._text(T("explorers.mapping.seed")), 0, 99, 0),
-            "n": log_slider(self._text(T("explorers.message_n")), 1e3, 1e9, 64 * MB,
-                            readout=".3s"),
+            "rows": int_slider(T.get("explorers.mapping.rows", self.lang), 2, 8, 4),
+            "cols": int_slider(T.get("explorers.mapping.cols", self.lang), 2, 8, 4),
+            "mapping": choice(T.get("explorers.mapping.mapping", self.lang), words, "random"),
+            "seed": int_slider(T.get("explorers.mapping.seed", self.lang), 0, 99, 0),
+            "n": log_slider(T.get("explorers.message_n", self.lang), 1e3, 1e9, 64 * MB, readout=".3s"),
         }
 
     def update(self, **values):

@@ -46,10 +46,10 @@ class CompressionPayoffExplorer(Explorer):
 
     def _controls(self):
         return {
-            "p": steps(self._text(T("explorers.payoff.p")), [2 ** k for k in range(1, 11)], 64),
-            "ratio": steps(self._text(T("explorers.payoff.ratio")), list(RATIOS), DECISION["ratio"]),
-            "link": link_choice(self._text(T("explorers.payoff.link")), "IB_NDR_CHAPTER"),
-            "n": log_slider(self._text(T("explorers.message_n")), 1e3, 1e10, 1 * GB, readout=".3s"),
+            "p": steps(T.get("explorers.payoff.p", self.lang), [2 ** k for k in range(1, 11)], 64),
+            "ratio": steps(T.get("explorers.payoff.ratio", self.lang), list(RATIOS), DECISION["ratio"]),
+            "link": link_choice(T.get("explorers.payoff.link", self.lang), "IB_NDR_CHAPTER"),
+            "n": log_slider(T.get("explorers.message_n", self.lang), 1e3, 1e10, 1 * GB, readout=".3s"),
         }
 
     def compute(self, p: int, ratio: int, link: str, n: float) -> Result:

@@ -43,18 +43,17 @@ class AllReduceRaceExplorer(Explorer):
 
     def _controls(self):
         return {
-            "p": steps(self._text(T("explorers.race.p")), [2 ** k for k in range(2, 11)], 8),
-            "n": log_slider(self._text(T("explorers.message_n")), 1e3, 1e9, 1e6,
-                            readout=".3s"),
+            "p": steps(T.get("explorers.race.p", self.lang), [2 ** k for k in range(2, 11)], 8),
+            "n": log_slider(T.get("explorers.message_n", self.lang), 1e3, 1e9, 1e6, readout=".3s"),
             "alpha_us": log_slider("α (µs)", 0.1, 100, NVLINK4.alpha / us),
             "beta_gbps": log_slider("β (GB/s)", 1, 2000, NVLINK4.beta / GB),
-            "innet": checkbox(self._text(T("explorers.race.innet")), False),
+            "innet": checkbox(T.get("explorers.race.innet", self.lang), False),
         }
 
     def compute(self, p: int, n: float, alpha_us: float, beta_gbps: float, innet: bool) -> Result:
         alpha, beta = alpha_us * us, beta_gbps * GB
         a, b = fmt_time(alpha, 3), fmt_rate(beta, 3)
-        link = Link(self._text(T("explorers.alpha_beta", a=a, b=b)), alpha, beta,
+        link = Link(T.get("explorers.alpha_beta", self.lang, a=a, b=b), alpha, beta,
                     "set in the explorer")
         racers = [a for a in ALLREDUCE_LINES if innet or a != "innet"]
         times = {a: t_formula(a, p, n, alpha, beta) for a in racers}

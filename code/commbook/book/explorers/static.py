@@ -305,13 +305,26 @@ class OfflineExplorer:
         return {name: values[i] for (name, values), i in zip(self.grid.items(), idx)}
 
     def _compute(self) -> dict[str, Any]:
-        ex = self.explorer
+        """Every state of the grid, each from the starting values (so a control left out
+        of the grid keeps what the explorer gives it).  Each axes, curve, bar and table is
+        kept once (``pools``) and a state names them by index."""
+        ex, names = self.explorer, list(self.grid)
         pools: dict[str, dict[str, int]] = {"axes": {}, "series": {}, "bars": {}, "tables": {}}
+        key = lambda pool, item: pools[pool].setdefault(
+            item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, separators=(",", ":")),
+            len(pools[pool]))
         states: dict[str, list] = {}
-        names = list(self.grid)
         ex._quiet = True
         try:
-            self._states(ex, names, pools, states)
+            for idx in itertools.product(*(range(len(self.grid[n])) for n in names)):
+                ex.values = dict(self.start)
+                result = ex.update(**{n: self.grid[n][i] for n, i in zip(names, idx)})
+                axes = []
+                for ax in figure_data(result.figure):
+                    series, bars = ax.pop("series"), ax.pop("bars")
+                    axes.append([key("axes", ax), [key("series", s) for s in series], [key("bars", b) for b in bars]])
+                result.figure.clear()
+                states["-".join(map(str, idx))] = [axes, key("tables", result.table.to_html(ex.lang))]
         finally:
             ex._quiet = False
         out = self._payload(names, states)
@@ -319,23 +332,6 @@ class OfflineExplorer:
             out[pool] = [json.loads(item) for item in pools[pool]]
         out["tables"] = list(pools["tables"])
         return out
-
-    def _states(self, ex: Explorer, names: list[str], pools: dict[str, dict[str, int]], states: dict) -> None:
-        """Every state of the grid, each from the starting values (so a control left out
-        of the grid keeps what the explorer gives it).  Each axes, curve, bar and table is
-        kept once (``pools``) and a state names them by index."""
-        key = lambda pool, item: pools[pool].setdefault(
-            item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, separators=(",", ":")),
-            len(pools[pool]))
-        for idx in itertools.product(*(range(len(self.grid[n])) for n in names)):
-            ex.values = dict(self.start)
-            result = ex.update(**{n: self.grid[n][i] for n, i in zip(names, idx)})
-            axes = []
-            for ax in figure_data(result.figure):
-                series, bars = ax.pop("series"), ax.pop("bars")
-                axes.append([key("axes", ax), [key("series", s) for s in series], [key("bars", b) for b in bars]])
-            result.figure.clear()
-            states["-".join(map(str, idx))] = [axes, key("tables", result.table.to_html(ex.lang))]
 
     def _payload(self, names: list[str], states: dict) -> dict[str, Any]:
         ex = self.explorer
@@ -373,8 +369,7 @@ class OfflineExplorer:
         return bundle
 
 
-def offline(explorer: Explorer, grid: Mapping[str, Sequence[Any] | None] | None = None,
-            max_states: int = MAX_STATES) -> OfflineExplorer:
-    """``explorer`` with its states precomputed over the offline grid (``grid=`` replaces
-    some controls' values; ``None`` leaves a control out), for the static page."""
-    return OfflineExplorer(explorer, grid, max_states)
+offline = OfflineExplorer
+"""``offline(explorer, grid=None, max_states=MAX_STATES)``: ``explorer`` with its states
+precomputed over the offline grid (``grid=`` replaces some controls' values; ``None``
+leaves a control out), for the static page."""

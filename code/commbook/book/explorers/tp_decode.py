@@ -49,11 +49,11 @@ class TPDecodeExplorer(Explorer):
 
     def _controls(self):
         return {
-            "model": choice(self._text(T("explorers.tp_decode.model")),
+            "model": choice(T.get("explorers.tp_decode.model", self.lang),
                             {k: m.name for k, m in MODELS.items()}, "LLAMA31_70B"),
-            "batch": int_slider(self._text(T("explorers.tp_decode.batch")), 1, BATCHES[-1], 1),
-            "tp": steps(self._text(T("explorers.tp_decode.tp")), [2 ** k for k in range(7)], 8),
-            "link": link_choice(self._text(T("explorers.tp_decode.link")), "NVLINK4"),
+            "batch": int_slider(T.get("explorers.tp_decode.batch", self.lang), 1, BATCHES[-1], 1),
+            "tp": steps(T.get("explorers.tp_decode.tp", self.lang), [2 ** k for k in range(7)], 8),
+            "link": link_choice(T.get("explorers.tp_decode.link", self.lang), "NVLINK4"),
         }
 
     def compute(self, model: str, batch: int, tp: int, link: str) -> Result:
