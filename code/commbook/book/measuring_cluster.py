@@ -66,10 +66,6 @@ def log_name(system: str) -> str:
     return NVIDIA[system] if system in NVIDIA else LOGS[system]
 
 
-_BANDS = {">= 1 MiB": "≥ 1 MiB", "< 1 MiB": "< 1 MiB"}
-_STATUS = {lang: {s: T.get(f"measuring_cluster.status.{s}", lang) for s in ("PASS", "MISS")} for lang in ("en", "zh")}
-
-
 def accuracy_table(comps: dict | None = None) -> Table:
     """Every recorded log, collective and size band with sizes in it: the number of sizes, the
     predictor's median and worst |busbw error|, the α–β ring fit's and NCCL's own model time's
@@ -87,8 +83,9 @@ def accuracy_table(comps: dict | None = None) -> Table:
                              "nccl_frac": c.median(band, "nccl"),
                              "overhead_s": c.overhead if c.calibrated_at is not None else None,
                              "status": c.status(band)})
-    names = lambda lang: {**{s: system_name(s, lang) for s in NODES}, **{s: cluster_name(s, lang) for s in LOGS}}
-    labels = {lang: {**names(lang), **_BANDS, **_STATUS[lang]} for lang in ("en", "zh")}
+    labels = {lang: {**{s: system_name(s, lang) for s in NODES}, **{s: cluster_name(s, lang) for s in LOGS},
+                     ">= 1 MiB": "≥ 1 MiB", **{s: T.get(f"measuring_cluster.status.{s}", lang) for s in ("PASS", "MISS")}}
+              for lang in ("en", "zh")}
     big, small, w = (f"{100 * x:.0f} %" for x in (TARGETS[">= 1 MiB"], TARGETS["< 1 MiB"], WORST_TARGET))
     return Table(
         key="measure-accuracy",
@@ -162,13 +159,6 @@ _PICK_COLOURS = ("#56B4E9", "#0072B2", "#009E73", "#E69F00", "#CC79A7", "#F0E442
 _BAND = 0.07                   # height of the pick band, a fraction of the axes
 
 
-def _pick_label(key: str, lang: str) -> str:
-    from .plots import label
-
-    algo, proto = key.split("/")
-    return label("mc_pick_fmt", lang, algo=label(f"mc_{algo}", lang), proto=proto)
-
-
 def model_lines(comps: dict | None = None, k: int = 241) -> dict:
     """``{system: Prediction}``: the preset's prediction on a fine grid over the log's sizes,
     with the overhead its comparison read (the line and the band of :func:`fig_cluster`)."""
@@ -231,6 +221,7 @@ def fig_cluster(lang: str = "en", comps: dict | None = None):
         handles = [Line2D([], [], ls="", marker="o", ms=3.6, color="0.15", label=label("mc_measured", lang)),
                    Line2D([], [], color="#D55E00", lw=1.5, label=label("mc_model", lang, v=NCCL_RELEASE)),
                    Patch(color="none", label=label("mc_pick", lang))]
-        handles += [Patch(color=colour[key], label=_pick_label(key, lang)) for key in order]
+        pick = lambda algo, proto: label("mc_pick_fmt", lang, algo=label(f"mc_{algo}", lang), proto=proto)
+        handles += [Patch(color=colour[key], label=pick(*key.split("/"))) for key in order]
         fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=MIN_FONT_PT, frameon=False)
     return fig

@@ -35,10 +35,6 @@ def fit_busbw(c, grid: np.ndarray) -> np.ndarray:
                      for x in grid])
 
 
-def _grid(lo: float, hi: float, k: int = 100) -> np.ndarray:
-    return np.logspace(np.log10(lo), np.log10(hi), k)
-
-
 def fig_model_vs_measured(lang: str = "en", predicted: dict | None = None) -> Figure:
     """Bus bandwidth against size, one panel per entry of :data:`PANELS`: measured dots
     (gid ``"measured:<collective>"``), the ring fit over the fitted sizes (``"fit:<collective>"``),
@@ -62,7 +58,7 @@ def fig_model_vs_measured(lang: str = "en", predicted: dict | None = None) -> Fi
                     ax.plot(c.sizes[~inside], c.busbw[~inside] / GB, "o", ms=4, mfc="none", color=colour,
                             label=L["not_fitted"].format(n=f"{GLOO_FIT_MAX / 2 ** 20:g} MiB") if j == 0 else None,
                             gid=f"outside:{op}")
-                grid = _grid(c.sizes[inside].min(), c.sizes[inside].max())
+                grid = np.logspace(np.log10(c.sizes[inside].min()), np.log10(c.sizes[inside].max()), 100)
                 ax.plot(grid, fit_busbw(c, grid) / GB, color=PALETTE[0] if len(ops) == 1 else colour,
                         lw=1.4, label=L["fit"] if j == 0 else None, gid=f"fit:{op}")
                 if (system, op) in predicted:

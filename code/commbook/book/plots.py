@@ -57,7 +57,6 @@ from ..units import GB, fmt_bytes, fmt_time  # noqa: E402
 
 __all__ = [
     "CJK_FONT_CANDIDATES", "CJKFontWarning", "LABELS", "PALETTE", "COLUMN_IN", "SMALL_PT",
-    "min_readable_pt",
     "find_cjk_font", "resolve_lang", "label", "book_style",
     "figure_png", "min_font_pt", "PNG_KEYS", "label_line_ends", "TICK_FORMATS", "log_axis", "fig_effective_bandwidth",
 ]
@@ -89,18 +88,11 @@ SMALL_PT = 10.0
 """The smallest font size, in points, a figure of :data:`COLUMN_IN` width may use: on a
 412 px phone the column is 364 px (:data:`PHONE_COLUMN_PX`), so such a figure is shown at
 364 / 6.9 = 53 px per inch and 10 pt text at 10 / 72 * 53 = 7.3 px (the rule: at least
-7 px there, 9 px on the desktop column, where it is 13.9 px).  A narrower figure may go
-below it in proportion (:func:`min_readable_pt`)."""
+7 px there, 9 px on the desktop column, where it is 13.9 px)."""
 
 PHONE_COLUMN_PX = 364.0
 """The text column on a 412 x 915 phone, in CSS px (measured in the built site: an
 ``<img>`` of the article is at most this wide there)."""
-
-
-def min_readable_pt(width_in: float, phone_px: float = 7.0) -> float:
-    """The smallest font size (points) that a figure ``width_in`` inches wide may use for
-    its text to be at least ``phone_px`` CSS px tall on the phone's column."""
-    return phone_px * 72.0 * width_in / PHONE_COLUMN_PX
 
 
 class CJKFontWarning(UserWarning):

@@ -22,7 +22,7 @@ import functools
 import html
 import math
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import ipywidgets as widgets
@@ -51,14 +51,11 @@ class Result:
 
     figure: Figure
     table: Table
-    _png: bytes | None = field(default=None, repr=False)
 
-    @property
+    @functools.cached_property
     def png(self) -> bytes:
         """The figure as PNG bytes (rendered once)."""
-        if self._png is None:
-            self._png = figure_png(self.figure, dpi=PNG_DPI)
-        return self._png
+        return figure_png(self.figure, dpi=PNG_DPI)
 
 
 # ------------------------------------------------------------------ controls
