@@ -324,7 +324,7 @@ def methods_table(d: int = QUANT_D) -> Table:
     """The chapter's table of methods: its ratio beside the ratio each encoding reaches on a
     ``d``-element gradient (values, indices and scales counted), the convergence cost and
     the setting it suits, as the chapter gives them."""
-    impact = {lang: {k: T.get("compression_numbers.impact." + k, lang) for k in ('negligible', '~5-10% slower', '~10-20% slower', '~20-30% slower',)} for lang in ("en", "zh")}
+    impact = T.labels("compression_numbers.impact.")
     use = _cn.pairs("use0", "use1", "use2", "use3")
     enc = {name: (got, op) for name, _, got, op in compression_table(d)}
     rows = []

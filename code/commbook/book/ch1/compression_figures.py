@@ -60,7 +60,7 @@ def runs() -> dict:
     return out
 
 
-_NAMES = {lang: {k: T.get(K + "names." + k, lang) for k in ('fp32', 'top1', 'top10', 'randk10', 'sign', 'int8', 'adam', '1bit',)} for lang in ("en", "zh")}
+_NAMES = T.labels(K + "names.")
 
 
 def _name(key: str, lang: str) -> str:
@@ -102,7 +102,7 @@ def _settings_note() -> tuple[str, str]:
     return _two("settings_workers_rows_d", workers=S['workers'], rows=S['rows'], dim=S['dim'], lr=S['lr'], steps=S['steps'], seed=S['seed'], adam_lr=S['adam_lr'], adam_steps=S['adam_steps'], warmup=fmt_pct(S['warmup']))
 
 
-_LAB = {lang: {k: T.get(K + "lab." + k, lang) for k in ('a', 'b', 'c', 'step', 'excess', 'warm', 'when_a', 'when_b', 'tcomm', 'ttt', 'base', 'comp', 'even', 'case', 'size', 'speedup', 'ratio', 'nstar', 'pnstar',)} for lang in ("en", "zh")}
+_LAB = T.labels(K + "lab.")
 
 _COLOR = {"fp32": "0.15", "top1": PALETTE[0], "top10": PALETTE[2], "randk10": PALETTE[4],
           "sign": PALETTE[3], "int8": PALETTE[1], "adam": PALETTE[0], "1bit": PALETTE[3]}

@@ -101,7 +101,7 @@ def quant_table(d: int = QUANT_D) -> Table:
         rows=rows,
         formats={"values": fmt_bytes, "scales": lambda b: f"{b:,} B", "total": fmt_bytes,
                  "ratio": lambda r: fmt_ratio(r, 6), "stated": fmt_ratio},
-        labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('fp32', 'fp16', 'int8', 'int8b', 'sign',)} for lang in ("en", "zh")},
+        labels=T.labels(K + "labels."),
         notes=_txs("sizes_are_the_bytes", ratio=fmt_ratio(sign['ratio'], 6)),
         meta={"d": d})
 

@@ -44,7 +44,7 @@ __all__ = ["FIG8", "Fig8Data", "fig8_data", "fig_hierarchical", "FIG9", "fig9_ru
 T = texts("ch1")
 K = "hierarchy_figures."
 
-_LAB = {lang: {k: T.get(K + "lab." + k, lang) for k in ('f8_a', 'node', 'rail', 'nvswitch', 'f8_b', 'ph_node reduce-scatter', 'ph_rail all-reduce', 'ph_node all-gather', 'nvlink', 'nic', 'mb', 'f8_c', 'rails', 'leader', 'gpu', 'f9_a', 'f9_b', 'reducer', 'switch', 'fwd', 'f9_c', 'size', 'x', 'measured', 'ring', 'tree', 'naive', 'f10_flat', 'f10_torus', 'f10_torus_rings', 'f10_sub', 'f10_bar',)} for lang in ("en", "zh")}
+_LAB = T.labels(K + "lab.")
 
 
 def _per(res: RunResult, suffix: str) -> dict[str, float]:

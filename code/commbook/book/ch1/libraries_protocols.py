@@ -103,7 +103,7 @@ H100_NO_NVLS = M.Node("H100", 4, 18, nvswitch=True, nvls=False, nics=8)
 NODES = {"h100": M.H100_8, "h100_no_nvls": H100_NO_NVLS, "a100": M.A100_8}
 NODE_NAMES = {lang: {"h100": "8×H100", "h100_no_nvls": TX.get(K + "node_no_nvls", lang), "a100": "8×A100"}
               for lang in ("en", "zh")}
-ALGO_NAMES = {lang: {k: TX.get(K + "algo_names." + k, lang) for k in ('ring', 'tree', 'nvls',)} for lang in ("en", "zh")}
+ALGO_NAMES = TX.labels(K + "algo_names.")
 
 
 def ring_busbw(node: M.Node, proto: str) -> float:

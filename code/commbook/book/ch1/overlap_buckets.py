@@ -87,7 +87,7 @@ def bucket_table(params=SYNTHETIC_PARAMS, cap: int = DDP_BUCKET_CAP_BYTES,
         rows=rows,
         formats={"bucket": lambda v: f"{v}", "size": lambda v: fmt_bytes(v, binary=True),
                  "limit": lambda v: fmt_bytes(v, binary=True)},
-        labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('first', 'construction', 'rebuilt',)} for lang in ("en", "zh")},
+        labels=T.labels(K + "labels."),
         notes=_txs("a_tensor_is_added", f=f, c=c, over=len(over), rows=len(rows), size=fmt_bytes(big['size'], binary=True)),
         meta={**meta, "over_cap": len(over), "largest": big["size"], "sizes": sizes, "names": names},
     )

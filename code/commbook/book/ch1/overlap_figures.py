@@ -20,7 +20,7 @@ __all__ = ["fig_bucket_timeline", "fig_bucket_sweep"]
 T = texts("ch1")
 K = "overlap_figures."
 
-_LAB = {lang: {k: T.get(K + "lab." + k, lang) for k in ('compute', 'network', 'time', 'panel', 'default', 'best', 'largest', 'backward_end', 'wait', 'key_backward', 'key_wire', 'cap', 'step', 'sweep_title', 'compute_only', 'best_mark', 'range', 'default_line',)} for lang in ("en", "zh")}
+_LAB = T.labels(K + "lab.")
 
 _BACKWARD = (PALETTE[1], "#F3C870")            # alternate layers
 _WIRE = (PALETTE[4], "#E3B3CF")                # alternate buckets

@@ -78,7 +78,7 @@ def ring_tree_table(rt: ov.RingTree | None = None) -> Table:
         columns=["algo", "allreduce", "blocking", "overlapped"],
         headers=_txs("blank", "one_all_reduce", "step_blocking", "step_layer_wise_overlap"),
         rows=rows, formats={c: _t for c in ("allreduce", "blocking", "overlapped")},
-        labels={lang: {k: T.get(K + "labels." + k, lang) for k in ('ring', 'tree', 'penalty',)} for lang in ("en", "zh")},
+        labels=T.labels(K + "labels."),
         notes=bilingual_notes(setup), meta=rt)
 
 
