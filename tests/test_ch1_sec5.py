@@ -334,18 +334,18 @@ def test_torus_steps_bytes_and_times(torus):
     """4x4 ICI: 30 vs 12 steps; 1.875·M per chip for the flat ring and the decomposition,
     3·M for full rings; times = closed forms, and P5 §6.1's 32.67 / 14.67 µs at 64 KB."""
     dims, L = (4, 4), ICI_V5E
-    assert (torus["flat"]["steps"], torus["torus"]["steps"]) == (ST["torus"]["flat_steps"], ST["torus"]["dim_steps"])
-    assert torus["torus_rings"]["steps"] == 12 and 30 / 12 == ST["torus"]["x"]
-    assert torus["flat"]["bytes"] == pytest.approx(2 * 15 / 16)
-    assert torus["torus"]["bytes"] == pytest.approx(2 * (3 / 4 + 3 / 16)) == 1.875
-    assert torus["torus_rings"]["bytes"] == pytest.approx(2 * (3 / 4 + 3 / 4)) == 3.0
+    assert (torus["flat"].steps, torus["torus"].steps) == (ST["torus"]["flat_steps"], ST["torus"]["dim_steps"])
+    assert torus["torus_rings"].steps == 12 and 30 / 12 == ST["torus"]["x"]
+    assert torus["flat"].sent_m == pytest.approx(2 * 15 / 16)
+    assert torus["torus"].sent_m == pytest.approx(2 * (3 / 4 + 3 / 16)) == 1.875
+    assert torus["torus_rings"].sent_m == pytest.approx(2 * (3 / 4 + 3 / 4)) == 3.0
     for i, n in enumerate(hr.TORUS["sizes"]):
-        assert torus["flat"]["times"][i] == pytest.approx(t_formula("ring", 16, n, L.alpha, L.beta), rel=REL)
-        assert torus["torus"]["times"][i] == pytest.approx(cost.allreduce_torus(dims, n, L.alpha, L.beta), rel=REL)
-        assert torus["torus_rings"]["times"][i] == pytest.approx(cost.allreduce_torus_rings(dims, n, L.alpha, L.beta),
+        assert torus["flat"].times_s[i] == pytest.approx(t_formula("ring", 16, n, L.alpha, L.beta), rel=REL)
+        assert torus["torus"].times_s[i] == pytest.approx(cost.allreduce_torus(dims, n, L.alpha, L.beta), rel=REL)
+        assert torus["torus_rings"].times_s[i] == pytest.approx(cost.allreduce_torus_rings(dims, n, L.alpha, L.beta),
                                                                  rel=REL)
-    assert round(torus["flat"]["times"][0] * 1e6, 2) == 32.67 and round(torus["torus"]["times"][0] * 1e6, 2) == 14.67
-    assert round(torus["torus"]["times"][1] * 1e3, 3) == 2.679 and round(torus["torus_rings"]["times"][1] * 1e3, 3) == 4.279
+    assert round(torus["flat"].times_s[0] * 1e6, 2) == 32.67 and round(torus["torus"].times_s[0] * 1e6, 2) == 14.67
+    assert round(torus["torus"].times_s[1] * 1e3, 3) == 2.679 and round(torus["torus_rings"].times_s[1] * 1e3, 3) == 4.279
 
 
 def test_torus_without_wraparound():
@@ -354,8 +354,8 @@ def test_torus_without_wraparound():
     mesh = hr.torus_runs(wraparound=False)
     L, n = ICI_V5E, 64 * KB
     want = 6 * (3 * L.alpha + n / 4 / L.beta) + 6 * (3 * L.alpha + n / 16 / L.beta)
-    assert mesh["torus"]["times"][0] == pytest.approx(want, rel=REL)
-    assert round(mesh["torus"]["times"][0] * 1e6, 2) == 38.67 and mesh["torus"]["bytes"] == pytest.approx(1.875)
+    assert mesh["torus"].times_s[0] == pytest.approx(want, rel=REL)
+    assert round(mesh["torus"].times_s[0] * 1e6, 2) == 38.67 and mesh["torus"].sent_m == pytest.approx(1.875)
     assert hr.V5E_WRAP_AXIS > hr.TORUS["dims"][0]
 
 
@@ -381,7 +381,7 @@ def test_fig10_colours_every_link_by_its_simulated_bytes(torus):
         step = (dw[dim] - du[dim]) % 4
         want["flat"][names.index(f"gpu{u}->gpu{w} (dim {dim}, {'+' if step == 1 else '-'})")] = 2 * 15 / 16
     for v in hr.TORUS_VARIANTS:
-        got = torus[v]["run"].link_bytes / torus[v]["n"]
+        got = torus[v].run.link_bytes / torus[v].n_bytes
         np.testing.assert_allclose(got, want[v], rtol=1e-12, atol=1e-15)
     fig = hf.fig_torus("en", torus)
     lines = _by_gid(fig, "lines")
@@ -399,9 +399,9 @@ def test_fig10_colours_every_link_by_its_simulated_bytes(torus):
 
 def test_3d_torus_steps():
     t3 = hr.torus_runs(dims=(4, 4, 4), sizes=(64 * KB,))
-    assert (t3["flat"]["steps"], t3["torus"]["steps"]) == (126, 18)
-    assert t3["flat"]["bytes"] == pytest.approx(t3["torus"]["bytes"]) == pytest.approx(2 * 63 / 64)
-    assert t3["torus_rings"]["bytes"] == pytest.approx(4.5) and Torus((4, 4, 4), ICI_V5E).ports_per_device == 6
+    assert (t3["flat"].steps, t3["torus"].steps) == (126, 18)
+    assert t3["flat"].sent_m == pytest.approx(t3["torus"].sent_m) == pytest.approx(2 * 63 / 64)
+    assert t3["torus_rings"].sent_m == pytest.approx(4.5) and Torus((4, 4, 4), ICI_V5E).ports_per_device == 6
 
 
 # ============================================================================ rails

@@ -245,7 +245,7 @@ def fig_torus(lang: str = "en", runs: dict | None = None) -> Figure:
     runs = torus_runs() if runs is None else runs
     topo = Torus(TORUS["dims"], TORUS["link"])
     pos = _grid_pos(topo)
-    norm = Normalize(0, max(r["run"].link_bytes.max() / r["n"] for r in runs.values()))
+    norm = Normalize(0, max(r.run.link_bytes.max() / r.n_bytes for r in runs.values()))
     cmap = matplotlib.colormaps["YlOrRd"]
     with book_style(lang) as lang:
         L = _LAB[lang]
@@ -254,12 +254,12 @@ def fig_torus(lang: str = "en", runs: dict | None = None) -> Figure:
         for ax, v in zip(axes, TORUS_VARIANTS):
             r = runs[v]
             for i, u, w in _torus_links(topo):
-                val = r["run"].link_bytes[i] / r["n"]
+                val = r.run.link_bytes[i] / r.n_bytes
                 xs, ys = _curve(pos[u], pos[w], _wrap_bulge(pos[u], pos[w]), shift=0.07)
                 ax.plot(xs, ys, color=cmap(norm(val)) if val > 0 else "0.88", lw=2.6 if val > 0 else 1.0,
                         solid_capstyle="butt", zorder=1, gid=f"link:{v}:{topo.resource_names[i]}")
             _draw_nodes(ax, pos, list(range(topo.p)), size=170)
-            title = L[f"f10_{v}"].format(p=topo.p) + "\n" + L["f10_sub"].format(s=r["steps"], b=r["bytes"])
+            title = L[f"f10_{v}"].format(p=topo.p) + "\n" + L["f10_sub"].format(s=r.steps, b=r.sent_m)
             ax.set_title(title, fontsize=10, gid=f"title:{v}")
             _blank(ax)
             ax.set_xlim(-0.75, TORUS["dims"][1] - 0.55)

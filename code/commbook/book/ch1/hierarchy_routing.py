@@ -25,7 +25,7 @@ from ..tables import Table
 from ..text import texts
 from .hierarchy_numbers import CHAPTER_STATED
 
-__all__ = ["TORUS", "V5E_WRAP_AXIS", "TORUS_VARIANTS", "torus_runs", "torus_table", "RAILS", "rail_rows", "rail_table",
+__all__ = ["TORUS", "V5E_WRAP_AXIS", "TORUS_VARIANTS", "TorusRun", "torus_runs", "torus_table", "RAILS", "rail_rows", "rail_table",
            "snake", "rotated", "NicCase", "nic_cases", "nic_table", "PLACEMENTS", "CLUSTERS", "placements",
            "placement_table", "TorusNumbers", "torus_numbers", "Rails", "rail_numbers"]
 
@@ -55,11 +55,20 @@ def _torus_run(c: VirtualCluster, variant: str, n: float) -> RunResult:
     return coll.all_reduce(c, nbytes=n, algorithm=variant)
 
 
+@dataclass(frozen=True)
+class TorusRun:
+    """One variant of :func:`torus_runs`: its steps (rounds), the bytes each chip sends (a
+    multiple of n), the time at every size, and the run of the largest size, ``n_bytes``."""
+    steps: int
+    sent_m: float
+    times_s: list
+    run: RunResult
+    n_bytes: float
+
+
 def torus_runs(dims=TORUS["dims"], link: Link = TORUS["link"], sizes=TORUS["sizes"],
-               wraparound: bool = True) -> dict[str, dict]:
-    """For each variant of :data:`TORUS_VARIANTS`: its steps (rounds), the bytes each chip
-    sends (a multiple of n), the time at every size, and the run of the largest size (for
-    its per-link bytes)."""
+               wraparound: bool = True) -> dict[str, TorusRun]:
+    """Each variant of :data:`TORUS_VARIANTS` on the torus ``dims`` (or the mesh)."""
     c = VirtualCluster(Torus(dims, link, wraparound=wraparound))
     out = {}
     for v in TORUS_VARIANTS:
@@ -67,22 +76,22 @@ def torus_runs(dims=TORUS["dims"], link: Link = TORUS["link"], sizes=TORUS["size
         sent = runs[-1].bytes_sent / sizes[-1]
         if not np.allclose(sent, sent[0], rtol=1e-12):
             raise AssertionError(f"{v}: chips send different amounts")
-        out[v] = {"steps": runs[-1].rounds, "bytes": float(sent[0]), "times": [r.time for r in runs],
-                  "run": runs[-1], "n": sizes[-1]}
+        out[v] = TorusRun(runs[-1].rounds, float(sent[0]), [r.time for r in runs], runs[-1], sizes[-1])
     return out
 
 
 
-def torus_table(runs: dict | None = None, sizes=TORUS["sizes"], mesh: dict | None = None) -> Table:
+def torus_table(runs: dict[str, TorusRun] | None = None, sizes=TORUS["sizes"],
+                mesh: dict[str, TorusRun] | None = None) -> Table:
     """Steps, bytes per chip and times of the three variants (and, with ``mesh``, the
     by-dimension schedule on a 4x4 slice without wraparound links)."""
     runs = torus_runs(sizes=sizes) if runs is None else runs
-    rows = [{"what": v, "steps": r["steps"], "bytes": r["bytes"], **{f"t{i}": t for i, t in enumerate(r["times"])}}
+    rows = [{"what": v, "steps": r.steps, "bytes": r.sent_m, **{f"t{i}": t for i, t in enumerate(r.times_s)}}
             for v, r in runs.items()]
     if mesh is not None:
         m = mesh["torus"]
-        rows.append({"what": "mesh", "steps": m["steps"], "bytes": m["bytes"],
-                     **{f"t{i}": t for i, t in enumerate(m["times"])}})
+        rows.append({"what": "mesh", "steps": m.steps, "bytes": m.sent_m,
+                     **{f"t{i}": t for i, t in enumerate(m.times_s)}})
     size_cols = [f"t{i}" for i in range(len(sizes))]
     return Table(
         key="ch1-torus",
@@ -273,8 +282,8 @@ class TorusNumbers:
     ports: int                # direct neighbours of a chip
 
 
-def torus_numbers(tor: dict | None = None, dims=TORUS["dims"], sizes=TORUS["sizes"],
-                  mesh: dict | None = None) -> TorusNumbers:
+def torus_numbers(tor: dict[str, TorusRun] | None = None, dims=TORUS["dims"], sizes=TORUS["sizes"],
+                  mesh: dict[str, TorusRun] | None = None) -> TorusNumbers:
     """What the page quotes of :func:`torus_runs` on ``dims`` at ``sizes`` (run when not
     given), and of its run without wraparound links, ``mesh``.
 
@@ -286,11 +295,11 @@ def torus_numbers(tor: dict | None = None, dims=TORUS["dims"], sizes=TORUS["size
     p = 1
     for d in dims:
         p *= d
-    return TorusNumbers(dims="×".join(map(str, dims)), p=p, flat_steps=fl["steps"], dim_steps=td["steps"],
-                 steps_x=fl["steps"] / td["steps"], sent_m=td["bytes"], rings_m=rg["bytes"],
-                 more_frac=rg["bytes"] / td["bytes"] - 1, small_bytes=sizes[0], large_bytes=sizes[-1],
-                 flat_s=fl["times"][0], dim_s=td["times"][0], rings_slow_x=rg["times"][-1] / td["times"][-1],
-                 mesh_s=mesh["torus"]["times"][0] if mesh is not None else None, hops=dims[0] - 1,
+    return TorusNumbers(dims="×".join(map(str, dims)), p=p, flat_steps=fl.steps, dim_steps=td.steps,
+                 steps_x=fl.steps / td.steps, sent_m=td.sent_m, rings_m=rg.sent_m,
+                 more_frac=rg.sent_m / td.sent_m - 1, small_bytes=sizes[0], large_bytes=sizes[-1],
+                 flat_s=fl.times_s[0], dim_s=td.times_s[0], rings_slow_x=rg.times_s[-1] / td.times_s[-1],
+                 mesh_s=mesh["torus"].times_s[0] if mesh is not None else None, hops=dims[0] - 1,
                  link=TORUS["link"].name, v5e_axis=V5E_WRAP_AXIS,
                  ports=Torus(dims, TORUS["link"]).ports_per_device)
 
