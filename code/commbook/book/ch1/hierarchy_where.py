@@ -42,16 +42,15 @@ keywords) or the three-tier example ("three": 4 racks x 4 nodes x 8,
 def where_cases(n: float = 1 * GB) -> dict[str, TB.RingVsHier]:
     """NCCL's ring (default channels) against the hierarchy in each case of
     :data:`WHERE_CASES` (:func:`.tier_budgets.nccl_ring`; on ThreeTier the five-phase
-    multi-level schedule, no single ring)."""
+    multi-level schedule)."""
     out = {}
     for key, (kw, kind) in WHERE_CASES.items():
         if kind == "two":
             out[key] = TB.nccl_ring(TwoLevel(TB.NM_1_6["nodes"], TB.NM_1_6["gpus_per_node"], NVLINK4_CHAPTER,
                                              BOX_LINKS["nm1.6"], **kw), n)
         else:
-            e, pxn = three_tier(n), kw.get("pxn")
-            out[key] = TB.RingVsHier(e.ring_s if pxn else e.ring_nopxn_s, e.ring_model_s if pxn else None, None,
-                                     e.sim_s, e.k)
+            e = three_tier(n)
+            out[key] = TB.RingVsHier(e.ring_s if kw.get("pxn") else e.ring_nopxn_s, e.sim_s, e.k)
     return out
 
 

@@ -93,13 +93,10 @@ def napkin_1_6(**inputs) -> dict[str, HierBudget]:
 # ============================================================================ NCCL's ring against the hierarchy
 @dataclass(frozen=True)
 class RingVsHier:
-    """NCCL's ring (its default channels, one per NIC: simulator, and closed form or
-    ``None``; ``single_s``: one channel, ``None`` where not run) against the hierarchy
-    (simulator); ``ratio_x`` = hierarchy / ring (above 1: the ring is faster)."""
+    """NCCL's ring (its default channels, one per NIC) against the hierarchy, both simulated;
+    ``ratio_x`` = hierarchy / ring (above 1: the ring is faster)."""
 
     ring_s: float
-    ring_model_s: float | None
-    single_s: float | None
     hier_s: float
     channels: int
 
@@ -111,8 +108,7 @@ class RingVsHier:
 def nccl_ring(topology: TwoLevel, n: float) -> RingVsHier:
     """The ring NCCL runs against the three-phase hierarchy on ``topology``, ``n`` bytes."""
     c = VirtualCluster(topology)
-    return RingVsHier(all_reduce(c, nbytes=n).time, ring_time_two_level(topology, n),
-                      all_reduce(c, nbytes=n, channels=1).time, all_reduce(c, nbytes=n, algorithm="hierarchical").time,
+    return RingVsHier(all_reduce(c, nbytes=n).time, all_reduce(c, nbytes=n, algorithm="hierarchical").time,
                       topology.ring_channels(np.arange(topology.p)))
 
 
