@@ -240,7 +240,7 @@ def _chunks(p: int, n: int) -> list[tuple[int, int]]:
 class TraceFacts:
     """:func:`trace_facts`: ranks, rounds (reduce-scatter ``rs``, all-gather ``ag``), whether
     every rank sends and receives in every round, the chunks each owns after the
-    reduce-scatter, the sum, each rank's bytes sent against the lower bound, the outputs."""
+    reduce-scatter, the sum, and each rank's bytes sent against the lower bound."""
 
     p: int
     rounds: int
@@ -251,7 +251,6 @@ class TraceFacts:
     sum: list
     sent_bytes: list
     bound_bytes: float
-    outputs: list
 
 
 def trace_facts(res: RunResult | None = None, data=EXAMPLE_1_1) -> TraceFacts:
@@ -267,7 +266,7 @@ def trace_facts(res: RunResult | None = None, data=EXAMPLE_1_1) -> TraceFacts:
     every = all(sorted(s.round.src.tolist()) == list(range(p)) and sorted(s.round.dst.tolist()) == list(range(p))
                 for s in res.trace)
     return TraceFacts(p, res.rounds, rs, len(phases) - rs, every, owns, total.tolist(), res.bytes_sent.tolist(),
-                      lower_bound_bytes("all_reduce", p, n * 8), [o.tolist() for o in res.outputs])
+                      lower_bound_bytes("all_reduce", p, n * 8))
 
 
 def trace_table(res: RunResult | None = None, data=EXAMPLE_1_1) -> Table:
@@ -372,11 +371,9 @@ def tree_example_table(te: TreeExample | None = None) -> Table:
 # ============================================================================ straggler
 @dataclass(frozen=True)
 class Straggler:
-    """:func:`straggler`: the algorithm, the slow GPU, the times at full speed and with it,
-    their ratio, the rounds, those that got slower and those the slow GPU takes part in."""
+    """:func:`straggler`: the times at full speed and with the slow GPU, their ratio, the
+    rounds, those that got slower and those the slow GPU takes part in."""
 
-    name: str
-    slow: int
     base_s: float
     time_s: float
     ratio_x: float
@@ -393,7 +390,7 @@ def straggler(name: str, slow: int, p: int = STRAGGLER["p"], n: float = STRAGGLE
     slowed = run(name, p, n, link, speed={slow: speed})
     hit = [i for i, (a, b) in enumerate(zip(base.round_times, slowed.round_times)) if b > a * (1 + 1e-12)]
     touch = [i for i, s in enumerate(slowed.trace) if slow in s.round.src.tolist() + s.round.dst.tolist()]
-    return Straggler(name, slow, base.time, slowed.time, slowed.time / base.time, base.rounds, hit, touch)
+    return Straggler(base.time, slowed.time, slowed.time / base.time, base.rounds, hit, touch)
 
 
 # ============================================================================ Checkpoint 1.3

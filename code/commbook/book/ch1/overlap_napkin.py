@@ -41,10 +41,9 @@ CHAPTER_NM18 = {"sequential": (1324.8 * ms, 1), "pipelined": (859.8 * ms, 1), "s
 
 @dataclass(frozen=True)
 class Nm18Run:
-    """:func:`nm18`: the per-layer all-reduce and bytes, the backward pass, both step times,
+    """:func:`nm18`: the bytes per layer, the backward pass, both step times,
     the exposed all-reduce per layer, the stall, the saving, the share hidden, and the
     all-reduces still in flight when the backward pass ends."""
-    allreduce_s: float
     layer_bytes: float
     backward_total_s: float
     sequential_s: float
@@ -64,7 +63,7 @@ def nm18(allreduce: float | None = None) -> Nm18Run:
     a = c["allreduce"] if allreduce is None else allreduce
     seq = layerwise_timeline([b] * L, [a] * L, overlap=False)
     pipe = layerwise_timeline([b] * L, [a] * L)
-    return Nm18Run(a, c["params"] / L * c["bytes_per_value"], L * b, seq.step_time, pipe.step_time, max(a - b, 0.0),
+    return Nm18Run(c["params"] / L * c["bytes_per_value"], L * b, seq.step_time, pipe.step_time, max(a - b, 0.0),
                    pipe.stall, 1 - pipe.step_time / seq.step_time, pipe.hidden_fraction, in_flight(pipe, L * b))
 
 
