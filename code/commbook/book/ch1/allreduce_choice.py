@@ -30,7 +30,7 @@ from ...comm_sim import VirtualCluster
 from ...cost import crossover_tree_ring
 from ...double_tree import allreduce_double_tree_envelope, double_tree_optimum, double_tree_parents
 from ...hardware import IB_NDR, NVLINK4, Link
-from ...topology import Ring, Switch, Torus, TwoLevel
+from ...topology import Ring, Switch, Topology, Torus, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_number, fmt_ratio, fmt_time, us
 from ..names import display_name
 from ..tables import Table
@@ -68,7 +68,7 @@ ORDERS = ("near_first", "far_first")
 
 
 # ============================================================================ butterfly
-def order_topologies(link: Link = BOX_LINKS["cp1.3"]) -> dict:
+def order_topologies(link: Link = BOX_LINKS["cp1.3"]) -> dict[str, Topology]:
     """8 GPUs four ways (a switch, a bidirectional ring, a 4×2 torus, two nodes of four
     NVLink GPUs joined by InfiniBand NDR) and 1,024 GPUs as 128 such nodes of eight."""
     return {"switch": Switch(8, link), "ring": Ring(8, link), "torus": Torus((4, 2), link),

@@ -11,8 +11,9 @@ import functools
 from dataclasses import dataclass
 
 from ...hardware import IB_NDR_CHAPTER
-from ...overlap import (DDP_FIRST_BUCKET_BYTES, FEW_LARGE_LAYERS, MANY_SMALL_LAYERS, ModelShape, best_bucket_cap,
-                        bucket_cap_sweep, bucket_timeline, ddp_bucket_assignment, ring_allreduce_cost)
+from ...overlap import (DDP_FIRST_BUCKET_BYTES, FEW_LARGE_LAYERS, MANY_SMALL_LAYERS, BucketPlan, ModelShape,
+                        best_bucket_cap, bucket_cap_sweep, bucket_timeline, ddp_bucket_assignment,
+                        ring_allreduce_cost)
 from ...parallelism import DDP_BUCKET_CAP_BYTES, DDP_BUCKET_CAP_MB
 from ...units import MB, KiB, MiB, fmt_bytes, fmt_number
 from ..tables import Table
@@ -153,7 +154,7 @@ class SweepSummary:
     shape: ModelShape
     sweep: tuple
     cap_bytes: int
-    plan: object
+    plan: BucketPlan
     step_s: float
     first_s: float
     last_s: float
@@ -192,7 +193,7 @@ CR_SHAPE = MANY_SMALL_LAYERS
 """The model on which the constructor's and the rebuilt buckets are compared."""
 
 
-def construction_vs_rebuilt(shape: ModelShape = CR_SHAPE, link=EXAMPLE_LINK) -> dict:
+def construction_vs_rebuilt(shape: ModelShape = CR_SHAPE, link=EXAMPLE_LINK) -> dict[str, BucketPlan]:
     """Plans at 25 MiB with the constructor's buckets of ``find_unused_parameters=True``
     (``"construction"``, kept in that mode) and with the default mode's rebuilt ones."""
     cost = ring_allreduce_cost(SWEEP_GPUS, link)
