@@ -371,7 +371,7 @@ def test_predictor_lines_and_figure():
     from commbook.measure import nccl_model as NM
 
     comps = MM.comparisons()
-    lines = MM.predictor_lines(comps)
+    lines = MM.predictor_lines()
     for (system, op), pr in lines.items():
         c, x, y = comps[(system, op)], pr.sizes, pr.busbw
         assert x[0] == pytest.approx(c.sizes.min()) and x[-1] == pytest.approx(c.sizes.max())

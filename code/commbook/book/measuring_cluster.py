@@ -11,6 +11,7 @@ median meets :data:`commbook.measure.nccl_model.TARGETS` and, at ≥ 1 MiB, the 
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -51,9 +52,10 @@ def cluster_name(system: str, lang: str = "en") -> str:
     return T.get("measuring_cluster.name", lang, nodes=c.nodes, g=c.gpus_per_node, gpu=c.gpu, what=what)
 
 
+@functools.cache
 def cluster_comparisons() -> dict:
     """``{(system, collective): Comparison}`` of every run of each multi-node log against its
-    preset (:func:`commbook.measure.nccl_cluster.compare`, as accuracy.py calls it)."""
+    preset (:func:`commbook.measure.nccl_cluster.compare`, as accuracy.py calls it); computed once."""
     out = {}
     for s, log in LOGS.items():
         for run in load_log(log):
@@ -66,12 +68,11 @@ def log_name(system: str) -> str:
     return NVIDIA[system] if system in NVIDIA else LOGS[system]
 
 
-def accuracy_table(comps: dict | None = None) -> Table:
+def accuracy_table() -> Table:
     """Every recorded log, collective and size band with sizes in it: the number of sizes, the
     predictor's median and worst |busbw error|, the α–β ring fit's and NCCL's own model time's
-    medians, the host overhead read, and PASS / MISS against the targets; ``comps``: the
-    comparisons by (system, collective), default one node then many."""
-    comps = {**node_comparisons(), **cluster_comparisons()} if comps is None else comps
+    medians, the host overhead read, and PASS / MISS against the targets: one node, then many."""
+    comps = {**node_comparisons(), **cluster_comparisons()}
     rows = []
     for (s, op), c in comps.items():
         for band in TARGETS:
@@ -96,7 +97,6 @@ def accuracy_table(comps: dict | None = None) -> Table:
         formats={"overhead_s": 3},
         labels=labels,
         notes=T.pairs("measuring_cluster.acc.note", big=big, small=small, w=w),
-        meta={"comparisons": comps},
     )
 
 
@@ -121,9 +121,9 @@ def line(c, lo: float, hi: float, of: str = "measured") -> Fit:
     return fit_point_to_point(n, t)
 
 
-def cluster_lines(comps: dict | None = None) -> dict[str, list[tuple[Fit, Fit]]]:
+def cluster_lines() -> dict[str, list[tuple[Fit, Fit]]]:
     """``{system: [(measured line, model line), ...]}`` for each range of :data:`LINE_BANDS`."""
-    comps = cluster_comparisons() if comps is None else comps
+    comps = cluster_comparisons()
     return {s: [(line(comps[(s, "all_reduce")], lo, hi), line(comps[(s, "all_reduce")], lo, hi, "model"))
                 for lo, hi in bands] for s, bands in LINE_BANDS.items()}
 
@@ -159,16 +159,15 @@ _PICK_COLOURS = ("#56B4E9", "#0072B2", "#009E73", "#E69F00", "#CC79A7", "#F0E442
 _BAND = 0.07                   # height of the pick band, a fraction of the axes
 
 
-def model_lines(comps: dict | None = None, k: int = 241) -> dict:
+def model_lines(k: int = 241) -> dict:
     """``{system: Prediction}``: the preset's prediction on a fine grid over the log's sizes,
     with the overhead its comparison read (the line and the band of :func:`fig_cluster`)."""
-    comps = cluster_comparisons() if comps is None else comps
-    ar = {s: comps[(s, "all_reduce")] for s in LOGS}
+    ar = {s: cluster_comparisons()[(s, "all_reduce")] for s in LOGS}
     return {s: NC.predict_nccl(CLUSTERS[s], "all_reduce", np.logspace(np.log10(c.sizes.min()), np.log10(c.sizes.max()), k),
                                overhead=c.overhead) for s, c in ar.items()}
 
 
-def fig_cluster(lang: str = "en", comps: dict | None = None):
+def fig_cluster(lang: str = "en"):
     """Bus bandwidth against size for each multi-node log, one panel each (3 rows × 2 columns):
     the measured points (gid ``"measured"``), the model's busbw on a fine grid (``"model"``),
     and under them a band coloured by NCCL's pick over each size range (gid
@@ -182,8 +181,7 @@ def fig_cluster(lang: str = "en", comps: dict | None = None):
     from ..units import GB
     from .plots import SMALL_PT, book_style, label, log_axis
 
-    comps = cluster_comparisons() if comps is None else comps
-    lines = model_lines(comps)
+    comps, lines = cluster_comparisons(), model_lines()
     order = list(dict.fromkeys(key for s in LOGS for key, _, _ in picks(lines[s])))
     colour = dict(zip(order, _PICK_COLOURS))
     with book_style(lang) as lang:

@@ -10,6 +10,7 @@ software floor of small messages, and gloo's reduce-scatter built on a full all-
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,19 +35,20 @@ COMPARED = (("h100", "all_reduce"), ("h100", "all_gather"), ("h100", "reduce_sca
 """The (log, collective) pairs the predictor models: all-reduce, all-gather, reduce-scatter."""
 
 
+@functools.cache
 def comparisons() -> dict:
     """``{(system, collective): Comparison}``: :func:`commbook.measure.nccl_model.compare` of
     each pair of :data:`COMPARED` (the predictor with one host overhead per log read at its
-    smallest size below 1 MiB, and the α–β ring fit to all of the log's sizes)."""
+    smallest size below 1 MiB, and the α–β ring fit to all of the log's sizes); computed
+    once, shared by every builder of the page."""
     return {(s, op): NM.compare(log_run(s, op), NODES[s]) for s, op in COMPARED}
 
 
-def predictor_lines(comps: dict | None = None, k: int = 200) -> dict[tuple[str, str], NM.Prediction]:
+def predictor_lines(k: int = 200) -> dict[tuple[str, str], NM.Prediction]:
     """``{(system, collective): Prediction}``: the predictor on a fine grid over each log's
     sizes, with the overhead its comparison read (for :func:`fig_model_vs_measured`)."""
-    comps = comparisons() if comps is None else comps
     grid = lambda c: np.logspace(np.log10(c.sizes.min()), np.log10(c.sizes.max()), k)
-    return {(s, op): NM.predict_nccl(NODES[s], op, grid(c), overhead=c.overhead) for (s, op), c in comps.items()}
+    return {(s, op): NM.predict_nccl(NODES[s], op, grid(c), overhead=c.overhead) for (s, op), c in comparisons().items()}
 
 
 def _ring_time(c, f, n):
@@ -77,7 +79,7 @@ class Flat:
     pred_err: tuple[float, ...]
 
 
-def flat_miss(comps: dict | None = None) -> Flat:
+def flat_miss() -> Flat:
     """The A100 log's flat stretch (:func:`commbook.book.ch1.libraries.flat_region`).
 
     >>> flat_miss().first_size
@@ -89,7 +91,7 @@ def flat_miss(comps: dict | None = None) -> Flat:
     f = fit_curve(c)
     t = c.times[i:j + 1]
     err = (np.array([_ring_time(c, f, n) for n in c.sizes[i:j + 1]]) - t) / t
-    cmp = (comparisons() if comps is None else comps)[("a100", "all_reduce")]
+    cmp = comparisons()[("a100", "all_reduce")]
     pr = cmp.prediction
     assert np.array_equal(cmp.sizes, c.sizes)
     pred_err = tuple(float(e) for e in cmp.errors[i:j + 1])
@@ -117,7 +119,7 @@ class Simple:
     pred_err: tuple[float, ...]
 
 
-def simple_miss(comps: dict | None = None) -> Simple:
+def simple_miss() -> Simple:
     """The A100 log within :data:`SIMPLE_BAND`: the line through its times
     (:func:`commbook.measure.fitting.fit_point_to_point`) against NCCL's ring Simple all-reduce
     latency on the node (the same in every release that tunes for Ampere, PROVENANCE.md).
@@ -129,14 +131,14 @@ def simple_miss(comps: dict | None = None) -> Simple:
     band = (c.sizes >= SIMPLE_BAND[0]) & (c.sizes <= SIMPLE_BAND[1])
     f = fit_point_to_point(c.sizes[band], c.times[band])
     lat = NM.table(NODES["a100"], "all_reduce")[("ring", "Simple")].latency
-    cmp = (comparisons() if comps is None else comps)[("a100", "all_reduce")]
+    cmp = comparisons()[("a100", "all_reduce")]
     assert np.array_equal(cmp.sizes, c.sizes)
     return Simple(f.alpha, f.beta, f.rms_rel, lat, f.alpha / lat, tuple(float(e) for e in cmp.errors[band]))
 
 
-def _pick(comps: dict, collective: str) -> str:
+def _pick(collective: str) -> str:
     """The predictor's algorithm/protocol at the 8×H100 log's largest size of ``collective``."""
-    pr = comps[("h100", collective)].prediction
+    pr = comparisons()[("h100", collective)].prediction
     return f"{pr.algo[-1]}/{pr.proto[-1]}"
 
 
@@ -157,21 +159,20 @@ class Nvls:
     pred_ag_pick: str
 
 
-def nvls_miss(comps: dict | None = None) -> Nvls:
+def nvls_miss() -> Nvls:
     """All-reduce busbw above the NVLink rate on both H100 logs; all-gather and reduce-scatter
     stay below it.
 
     >>> nvls_miss().first_size
     '1 GiB'
     """
-    comps = comparisons() if comps is None else comps
     wire = wire_rate("h100")
     h, az = curve("h100", "all_reduce"), curve("azure", "all_reduce")
     peak = lambda op: float(curve("h100", op).busbw.max()) / wire
     return Nvls(size_text(h.sizes[np.nonzero(h.busbw > wire)[0][0]]), float(h.busbw.max()), float(az.busbw.max()),
                 float(h.busbw.max()) / wire - 1, 2 * (h.p - 1) / h.p, peak("all_gather"), peak("reduce_scatter"),
-                _pick(comps, "all_reduce"), float(comps[("h100", "all_reduce")].prediction.busbw[-1]),
-                _pick(comps, "all_gather"))
+                _pick("all_reduce"), float(comparisons()[("h100", "all_reduce")].prediction.busbw[-1]),
+                _pick("all_gather"))
 
 
 @dataclass(frozen=True)

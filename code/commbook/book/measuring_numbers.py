@@ -193,12 +193,12 @@ class Accuracy:
     a1_over_lat: float             # the line's start-up over NCCL's latency
 
 
-def accuracy_numbers(et, comps: dict | None = None) -> Accuracy:
+def accuracy_numbers(et) -> Accuracy:
     """From :func:`.measuring_cluster.accuracy_table` and :func:`.measuring_models.simple_miss`."""
     row = lambda s, band, op="all_reduce": et.find(system=s, collective=op, band=band)
     h = [row("h100", BIG, op) for op in ("all_reduce", "all_gather", "reduce_scatter")]
     az_b, az_s, a1_b, a1_s = row("azure", BIG), row("azure", SMALL), row("a100", BIG), row("a100", SMALL)
-    sm = MM.simple_miss(comps)
+    sm = MM.simple_miss()
     return Accuracy(
         tgt_big_frac=TARGETS[BIG], tgt_small_frac=TARGETS[SMALL], tgt_worst_frac=WORST_TARGET,
         logs=len({r["log"] for r in et.rows}), release=MM.NCCL_RELEASE,
@@ -278,11 +278,10 @@ class Nodes:
 
 
 def node_numbers(et) -> Nodes:
-    """From the accuracy table ``et`` (its ``meta["comparisons"]`` holds every log's)."""
-    comps = et.meta["comparisons"]
-    ar = lambda s: comps[(s, "all_reduce")]
+    """From the accuracy table ``et``, the multi-node comparisons and their lines."""
+    ar = lambda s: MC.cluster_comparisons()[(s, "all_reduce")]
     row = lambda s, band=">= 1 MiB": et.find(system=s, band=band)
-    lines = MC.cluster_lines(comps)
+    lines = MC.cluster_lines()
     nv = MC.NC.graphs(MC.CLUSTERS["h100_sharp"])["nvls"]
     (t1, _), (t2, _) = lines["tcpxo"]
     (a1, _), = lines["a100_sharp"]
