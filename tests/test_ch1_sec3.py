@@ -311,8 +311,8 @@ def test_oversubscribed_bisection():
 # ============================================================================ hierarchical
 def test_flow_counts_chapter_and_like_for_like():
     f = pm.flow_counts()
-    P, N, G = f["p"], f["nodes"], f["gpus"]
-    d, h = f["direct"], f["hierarchical"]
+    P, N, G = f.p, f.nodes, f.gpus
+    d, h = f.direct, f.hierarchical
     assert d.gpu_pairs == P * (P - 1) == 4032                  # the chapter's P(P−1)
     assert h.node_pairs == N * (N - 1) == 56                   # the chapter's N_nodes(N_nodes−1)
     assert d.cross_node_gpu_pairs == P * (P - G) == 3584
@@ -422,8 +422,8 @@ def test_flow_table_counts_and_the_factor_the_page_states():
     f = pm.flow_counts()
     t = pm.flow_table(f)
     d, h = t.rows
-    assert d["cross"] / h["cross"] == d["rail"] / h["rail"] == f["gpus"]
-    assert d["gpu_pairs"] == f["p"] * (f["p"] - 1) and d["node_pairs"] == h["node_pairs"] == f["nodes"] * (f["nodes"] - 1)
+    assert d["cross"] / h["cross"] == d["rail"] / h["rail"] == f.gpus
+    assert d["gpu_pairs"] == f.p * (f.p - 1) and d["node_pairs"] == h["node_pairs"] == f.nodes * (f.nodes - 1)
 
 
 def test_fsdp_layer_table_and_napkin_setting():
@@ -451,9 +451,9 @@ def test_section_facts_the_page_glues():
     exact, z1 = skew.find(routing="exact"), skew.find(routing="zipf:1")
     assert exact["simulated"] > exact["injection"] and abs(z1["injection"] / exact["injection"] - 1) < 0.15
     flows = pm.flow_counts()
-    d, h = flows["direct"], flows["hierarchical"]
-    assert d.max_per_rail / h.max_per_rail == flows["gpus"]
-    assert pf.hier_facts(pm.hierarchical_table(), flows).fl_cross_ratio == flows["gpus"]
+    d, h = flows.direct, flows.hierarchical
+    assert d.max_per_rail / h.max_per_rail == flows.gpus
+    assert pf.hier_facts(pm.hierarchical_table(), flows).fl_cross_ratio == flows.gpus
     # four FSDP units per layer move the same bytes as one
     assert parallelism.fsdp(7e9, 128, 64).bytes_per_gpu == pytest.approx(parallelism.fsdp(7e9, 32, 64).bytes_per_gpu)
     fo = pr.float_order()

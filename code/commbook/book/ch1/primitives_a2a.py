@@ -4,6 +4,7 @@ r"""Chapter §1.3: direct against hierarchical all-to-all on 8 × 8 GPUs, simula
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -21,7 +22,7 @@ from .inputs import NM_1_4
 from .primitives import link_name
 
 T = texts("ch1")
-__all__ = ["HIER_TOKENS", "hierarchical_table", "flow_counts", "flow_table"]
+__all__ = ["HIER_TOKENS", "hierarchical_table", "Flows", "flow_counts", "flow_table"]
 
 
 HIER_TOKENS: tuple[int, ...] = (1, 4, 64, 1024)
@@ -56,29 +57,35 @@ def hierarchical_table(tokens: Sequence[int] = HIER_TOKENS, nodes: int = 8, gpus
     )
 
 
+@dataclass(frozen=True)
+class Flows:
+    """:func:`flow_counts`: the cluster and the flows of each all-to-all."""
+    p: int
+    nodes: int
+    gpus: int
+    direct: moe.FlowCount
+    hierarchical: moe.FlowCount
+
+
 def flow_counts(nodes: int = 8, gpus: int = 8, intra: Link = NVLINK4_CHAPTER,
-                inter: Link = IB_NDR_CHAPTER) -> dict:
+                inter: Link = IB_NDR_CHAPTER) -> Flows:
     """Flows of the direct and the hierarchical all-to-all on ``nodes`` × ``gpus``
     (:func:`commbook.moe.count_flows` on the runs' rounds)."""
     topo = TwoLevel(nodes, gpus, intra, inter)
     counts = np.full((topo.p, topo.p), 1.0)
-    out = {}
-    for algo in ("direct", "hierarchical"):
-        r = coll.all_to_all_v(VirtualCluster(topo), counts=counts, algorithm=algo, trace=True)
-        out[algo] = moe.count_flows(r, topo)
-    out.update(p=topo.p, nodes=nodes, gpus=gpus)
-    return out
+    run = lambda algo: coll.all_to_all_v(VirtualCluster(topo), counts=counts, algorithm=algo, trace=True)  # noqa: E731
+    return Flows(topo.p, nodes, gpus, *(moe.count_flows(run(a), topo) for a in ("direct", "hierarchical")))
 
 
-def flow_table(flows: dict | None = None) -> Table:
+def flow_table(flows: Flows | None = None) -> Table:
     """The flows of :func:`flow_counts`, direct against hierarchical, counted four ways."""
     flows = flow_counts() if flows is None else flows
     rows = [{"algo": a, "gpu_pairs": f.gpu_pairs, "cross": f.cross_node_gpu_pairs, "node_pairs": f.node_pairs,
-             "rail": f.max_per_rail} for a, f in ((a, flows[a]) for a in ("direct", "hierarchical"))]
+             "rail": f.max_per_rail} for a, f in (("direct", flows.direct), ("hierarchical", flows.hierarchical))]
     n = lambda x: f"{x:,}"
     return Table(
         key="ch1-a2a-flows",
-        title=T("primitives_moe.flow_title", nodes=flows["nodes"], gpus=flows["gpus"]),
+        title=T("primitives_moe.flow_title", nodes=flows.nodes, gpus=flows.gpus),
         columns=["algo", "gpu_pairs", "cross", "node_pairs", "rail"],
         headers=split_pairs(T("primitives_moe.flow_table.headers")),
         rows=rows, formats={"gpu_pairs": n, "cross": n, "node_pairs": n, "rail": n},

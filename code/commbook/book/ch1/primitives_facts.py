@@ -15,6 +15,7 @@ from ...comm_sim import VirtualCluster
 from ...topology import Switch
 from ..tables import Table
 from .primitives import figure5_inputs, figure5_runs
+from .primitives_a2a import Flows
 
 __all__ = ["listing", "Fig5Facts", "fig5_facts", "PairCounts", "pair_counts", "TopK", "top_k_facts",
            "HierFacts", "hier_facts"]
@@ -102,10 +103,10 @@ class HierFacts:
     fl_cross_ratio: float
 
 
-def hier_facts(hier: Table, flows: dict) -> HierFacts:
+def hier_facts(hier: Table, flows: Flows) -> HierFacts:
     """Read :func:`.primitives_moe.hierarchical_table` and :func:`.primitives_moe.flow_counts`."""
-    d, h = flows["direct"], flows["hierarchical"]
+    d, h = flows.direct, flows.hierarchical
     small, large = hier.rows[0], hier.rows[-1]
-    return HierFacts(flows["nodes"], flows["gpus"], flows["p"], small["chunk"], small["speedup"], large["chunk"],
+    return HierFacts(flows.nodes, flows.gpus, flows.p, small["chunk"], small["speedup"], large["chunk"],
                      large["speedup"] - 1, small["r_direct"], small["r_hier"], d.gpu_pairs, h.node_pairs,
                      d.gpu_pairs / h.node_pairs, d.cross_node_gpu_pairs / h.cross_node_gpu_pairs)

@@ -57,9 +57,9 @@ def archetype_figures(gradient_dim: int = 10**6) -> dict[str, dict[str, str]]:
     error feedback save on a ``gradient_dim``-value gradient."""
     nl, fl = nic_load(), flow_counts()
     x, y = nl.speedup_x, nl.nccl_x
-    d, h = fl["direct"].cross_node_gpu_pairs, fl["hierarchical"].cross_node_gpu_pairs
+    d, h = fl.direct.cross_node_gpu_pairs, fl.hierarchical.cross_node_gpu_pairs
     i8, s1 = Int8().ratio(gradient_dim), Sign().ratio(gradient_dim)
-    a_gpus, b_gpus = f"{nl.nodes} × {nl.gpn}", f"{fl['nodes']} × {fl['gpus']}"
+    a_gpus, b_gpus = f"{nl.nodes} × {nl.gpn}", f"{fl.nodes} × {fl.gpus}"
     return {
         "A": _tx("faster_than_a_single", x=fmt_ratio(x), y=fmt_ratio(y), xn=fmt_number(x, 3), yn=fmt_number(y, 3),
                  a_gpus=a_gpus, n=fmt_bytes(nl.n_bytes)),
@@ -168,9 +168,9 @@ def takeaway_numbers(layers: tuple[int, int] = (10, 20)) -> Takeaways:
     return Takeaways(
         nstar_bytes=IB_NDR_CHAPTER.n_half, p=rt.p, cross_log_bytes=rt.cross_log_bytes, cross_bytes=rt.cross_bytes,
         cross_crude_bytes=rt.cross_crude_bytes, nodes=nl.nodes, gpn=nl.gpn, cluster=f"{nl.nodes} × {nl.gpn}",
-        flow_cluster=f"{fl['nodes']} × {fl['gpus']}", nic_times=nl.nic_times, hier_x=nl.speedup_x,
-        hier_one_x=nl.one_nic_x, hier_nccl_x=nl.nccl_x, flows_d=fl["direct"].cross_node_gpu_pairs,
-        flows_h=fl["hierarchical"].cross_node_gpu_pairs, ef_keep_frac=ef.keep_frac, ef_drop_frac=ef.drop_frac,
+        flow_cluster=f"{fl.nodes} × {fl.gpus}", nic_times=nl.nic_times, hier_x=nl.speedup_x,
+        hier_one_x=nl.one_nic_x, hier_nccl_x=nl.nccl_x, flows_d=fl.direct.cross_node_gpu_pairs,
+        flows_h=fl.hierarchical.cross_node_gpu_pairs, ef_keep_frac=ef.keep_frac, ef_drop_frac=ef.drop_frac,
         ef_steps=ef.steps, ef_gap=ef.gap, ef_plain_frac=ef.without_frac, l10=layers[0], l20=layers[1],
         h10_frac=hidden_fraction_equal_layers(layers[0]), h20_frac=hidden_fraction_equal_layers(layers[1]),
         map2_x=pl.x2_x, map4_x=pl.x4_x)
