@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 
 import numpy as np
@@ -193,9 +193,10 @@ FIT_CASES: tuple[tuple[str, str, int | None], ...] = (
 """The (system, collective, p) of the fit table."""
 
 
+@cache
 def fits(cases=FIT_CASES) -> dict[tuple[str, str, int], Curve]:
     """``{(system, collective, p): Curve}`` for ``cases`` (``p`` of the logs is their rank
-    count), each with its ring fit (``Curve.fit``).
+    count), each with its ring fit (``Curve.fit``); computed once.
 
     >>> fits()[("h100", "all_reduce", 8)].fit.beta > 450e9     # above the NVLink rate (NVLS)
     True
@@ -265,12 +266,11 @@ def logs_table() -> Table:
     )
 
 
-def fit_table(fitted: dict | None = None) -> Table:
+def fit_table() -> Table:
     """α, β (the ring's closed form, :func:`fit_curve`), αβ and the relative residuals of
-    every case of ``fitted`` (default :func:`fits`)."""
-    fitted = fits() if fitted is None else fitted
+    every case of :func:`fits`."""
     rows = []
-    for (system, op, p), c in fitted.items():
+    for (system, op, p), c in fits().items():
         f = c.fit
         rows.append({"system": system, "op": coll_name(op), "collective": op, "p": p,
                      "range": size_range(sorted(f.sizes)),

@@ -126,10 +126,9 @@ class Fits:
     gloo_max_size: str             # where the gloo fits stop
 
 
-def fit_numbers(fitted: dict | None = None) -> Fits:
+def fit_numbers() -> Fits:
     """From :func:`.measuring.fits`."""
-    fitted = M.fits() if fitted is None else fitted
-    f = lambda s, op="all_reduce", p=8: fitted[(s, op, p)].fit
+    f = lambda s, op="all_reduce", p=8: M.fits()[(s, op, p)].fit
     g16 = [f("gloo16", p=p) for p in M.GLOO_P]
     g2 = [f("gloo2", p=p) for p in M.GLOO_P]
     return Fits(h_alpha_s=f("h100").alpha, h_beta_Bps=f("h100").beta, h_rms_frac=f("h100").rms_rel,
@@ -154,9 +153,8 @@ class AgCheck:
     start_s: float                 # (p-1)α
 
 
-def ag_check(fitted: dict | None = None, n: float = 256 * MiB) -> AgCheck:
-    fitted = M.fits() if fitted is None else fitted
-    c = fitted[("h100", "all_gather", 8)]
+def ag_check(n: float = 256 * MiB) -> AgCheck:
+    c = M.fits()[("h100", "all_gather", 8)]
     f = c.fit
     t = float(c.times[int(np.nonzero(c.sizes == n)[0][0])])
     pred = predict("all_gather", "ring", c.p, n, f.alpha, f.beta)
