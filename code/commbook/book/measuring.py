@@ -272,9 +272,9 @@ def fit_table() -> Table:
     rows = []
     for (system, op, p), c in fits().items():
         f = c.fit
-        rows.append({"system": system, "op": coll_name(op), "collective": op, "p": p,
-                     "range": size_range(sorted(f.sizes)),
-                     "alpha_s": f.alpha, "beta_Bps": f.beta, "n_half_bytes": f.n_half, "rms_frac": f.rms_rel, "max_frac": f.max_rel})
+        rows.append({"system": system, "op": coll_name(op), "collective": op, "p": p, "range": size_range(sorted(f.sizes)),
+                     "alpha_s": f.alpha, "beta_Bps": f.beta, "n_half_bytes": f.n_half, "rms_frac": f.rms_rel,
+                     "max_frac": f.max_rel})
     return Table(
         key="measure-fits",
         title=T("measuring.fits.title"),

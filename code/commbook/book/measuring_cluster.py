@@ -29,8 +29,8 @@ from .text import texts
 
 T = texts("measure")
 
-__all__ = ["LOGS", "CLUSTERS", "cluster_name", "cluster_comparisons", "log_name",
-           "accuracy_table", "LINE_BANDS", "line", "cluster_lines", "picks", "log_release", "FIG_WIDTH_IN", "MIN_FONT_PT", "model_lines", "fig_cluster"]
+__all__ = ["LOGS", "CLUSTERS", "cluster_name", "cluster_comparisons", "log_name", "accuracy_table", "LINE_BANDS",
+           "line", "cluster_lines", "picks", "log_release", "FIG_WIDTH_IN", "MIN_FONT_PT", "model_lines", "fig_cluster"]
 
 LOGS = {
     "tcpxo": "multinode/h100x16_gcp_a3mega_tcpxo_allreduce.log",
