@@ -9,7 +9,7 @@ the closed forms equal to it.  Figures are in :mod:`.hierarchy_figures`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from ...collectives.tiers import tier_phases
 from ...comm_sim import RunResult, VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, ICI_V5E, NVLINK4_CHAPTER, Link
 from ...topology import Torus, TwoLevel, ring_order
-from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_ratio, fmt_time
+from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_time
 from ..tables import Table
 from ..text import texts
 from .hierarchy_numbers import CHAPTER_STATED
@@ -204,16 +204,13 @@ def nic_cases() -> dict[str, NicCase]:
 
 def nic_table(cases: dict[str, NicCase] | None = None) -> Table:
     cases = nic_cases() if cases is None else cases
-    rows = [{"case": k, "inter": v.inter_s, "x_bw": v.bw_x, "whole": v.whole_s, "x_whole": v.whole_x}
-            for k, v in cases.items()]
+    rows = [{"case": k, **asdict(v)} for k, v in cases.items()]
     return Table(
         key="ch1-nics",
         title=_tx("hierarchical_all_reduce_of", n=fmt_bytes(RAILS['n']), nodes=RAILS['nodes'], gpus_per_node=RAILS['gpus_per_node']),
-        columns=["case", "inter", "x_bw", "whole", "x_whole"],
+        columns=["case", "inter_s", "bw_x", "whole_s", "whole_x"],
         headers=_txs("case", "inter_node_phase", "its_bandwidth_term_aligned", "whole_all_reduce", "aligned"),
         rows=rows,
-        formats={"inter": fmt_time, "whole": fmt_time,
-                 "x_bw": fmt_ratio, "x_whole": fmt_ratio},
         labels=T.labels(K + "nic."),
     )
 

@@ -5,11 +5,11 @@ Napkin math 1.6's links and counting are those of :mod:`.hierarchy_numbers`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from ...hardware import NVLINK4_CHAPTER
 from ...topology import TwoLevel
-from ...units import GB, MB, fmt_bytes, fmt_ratio, fmt_time
+from ...units import GB, MB, fmt_bytes
 from ..tables import Table
 from ..text import texts
 from . import tier_budgets as TB
@@ -57,15 +57,13 @@ def where_cases(n: float = 1 * GB) -> dict[str, TB.RingVsHier]:
 def where_table(cases: dict | None = None, n: float = 1 * GB) -> Table:
     """NCCL's ring against the hierarchy, case by case: channels, both times, their ratio."""
     cases = where_cases(n) if cases is None else cases
-    rows = [{"case": k, "channels": v.channels, "ring": v.ring_s, "hier": v.hier_s, "ratio": v.ratio_x}
-            for k, v in cases.items()]
+    rows = [{"case": k, **asdict(v), "ratio_x": v.ratio_x} for k, v in cases.items()]
     return Table(
         key="ch1-where",
         title=_tx("where_title", n=fmt_bytes(n)),
-        columns=["case", "channels", "ring", "hier", "ratio"],
+        columns=["case", "channels", "ring_s", "hier_s", "ratio_x"],
         headers=_txs("cluster", "ring_channels", "nccl_s_ring", "hierarchy", "hierarchy_ring"),
         rows=rows,
-        formats={"ring": fmt_time, "hier": fmt_time, "ratio": fmt_ratio},
         labels=T.labels(K + "where."),
         notes=_txs("simulator_8_8_nvlink"),
     )
@@ -106,16 +104,15 @@ def overtake_table(d: dict[float, Overtake] | None = None) -> Table:
     count, both times on one node fewer and at that count (simulator), and the start-ups
     each pays there."""
     d = overtake() if d is None else d
-    rows = [{"n": fmt_bytes(n), "nodes": v.nodes, "ring_before": v.before.ring_s, "hier_before": v.before.hier_s,
-             "ring_at": v.at.ring_s, "hier_at": v.at.hier_s, "alpha_ring": v.alpha_ring_s, "alpha_hier": v.alpha_hier_s}
-            for n, v in d.items()]
+    rows = [{"n": fmt_bytes(n), "nodes": v.nodes, "ring_before_s": v.before.ring_s, "hier_before_s": v.before.hier_s,
+             "ring_at_s": v.at.ring_s, "hier_at_s": v.at.hier_s, "alpha_ring_s": v.alpha_ring_s,
+             "alpha_hier_s": v.alpha_hier_s} for n, v in d.items()]
     return Table(
         key="ch1-overtake",
         title=_tx("where_the_hierarchy_overtakes"),
-        columns=["n", "nodes", "ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier"],
+        columns=["n", "nodes", "ring_before_s", "hier_before_s", "ring_at_s", "hier_at_s", "alpha_ring_s", "alpha_hier_s"],
         headers=_txs("buffer", "nodes_n", "ring_n_1", "hierarchy_n_1", "ring_n", "hierarchy_n", "ring_s_start_ups", "hierarchy_s_start_ups"),
         rows=rows,
-        formats={k: fmt_time for k in ("ring_before", "hier_before", "ring_at", "hier_at", "alpha_ring", "alpha_hier")},
         notes=_txs("times_from_the_simulator"),
     )
 
