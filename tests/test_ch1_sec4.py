@@ -435,9 +435,9 @@ def test_tree_example_table_splits_the_simulated_times():
     te = an.tree_example()
     t = an.tree_example_table(te)
     for row in t.rows:
-        assert row["latency"] + row["bandwidth"] == pytest.approx(row["time"])
+        assert row["latency_s"] + row["bandwidth_s"] == pytest.approx(row["time_s"])
         assert row["rounds"] == an.alpha_steps(row["algo"], te.p)
-    assert t.rows[1]["time"] < t.rows[0]["time"]                      # the tree wins at 1 MB on 8 GPUs
+    assert t.rows[1]["time_s"] < t.rows[0]["time_s"]                      # the tree wins at 1 MB on 8 GPUs
 
 
 def test_dtree_table_rows_are_dtree_rows():

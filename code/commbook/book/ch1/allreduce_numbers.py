@@ -16,7 +16,7 @@ The tree of the chapter's formula 2log₂N·(α + M/β) is the binomial tree of 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -354,16 +354,14 @@ def tree_example_table(te: TreeExample | None = None) -> Table:
     """The small tree case (:func:`tree_example`): α steps, latency, bandwidth and total of
     ring and tree."""
     te = tree_example() if te is None else te
-    rows = [{"algo": a, "rounds": t.rounds, "latency": t.latency_s, "bandwidth": t.bandwidth_s, "time": t.time_s}
-            for a, t in (("ring", te.ring), ("tree", te.tree))]
+    rows = [{"algo": a, **asdict(t)} for a, t in (("ring", te.ring), ("tree", te.tree))]
     return Table(
         key="ch1-tree-small",
         title=_t("te_title", n=fmt_bytes(te.n_bytes), p=te.p, a=fmt_time(te.alpha_s, 3), b=f"{te.beta_Bps / GB:g} GB/s"),
-        columns=["algo", "rounds", "latency", "bandwidth", "time"],
+        columns=["algo", "rounds", "latency_s", "bandwidth_s", "time_s"],
         headers=_heads("h_algorithm", "h_alpha_steps_sim", "h_latency", "h_bandwidth", "h_total"),
         rows=rows,
-        formats={"rounds": str, "latency": lambda t: fmt_time(t, 3), "bandwidth": lambda t: fmt_time(t, 3),
-                 "time": lambda t: fmt_time(t, 3)},
+        formats={"latency_s": 3, "bandwidth_s": 3, "time_s": 3},
         labels={lang: {a: T.get(K + a, lang) for a in ("ring", "tree")} for lang in LANGS},
     )
 
