@@ -305,9 +305,9 @@ class OfflineExplorer:
         return {name: values[i] for (name, values), i in zip(self.grid.items(), idx)}
 
     def _compute(self) -> dict[str, Any]:
-        """Every state of the grid, each from the starting values (so a control left out
-        of the grid keeps what the explorer gives it).  Each axes, curve, bar and table is
-        kept once (``pools``) and a state names them by index."""
+        """The payload: every state of the grid, each from the starting values (so a control
+        left out of the grid keeps what the explorer gives it), and the controls.  Each axes,
+        curve, bar and table is kept once (``pools``) and a state names them by index."""
         ex, names = self.explorer, list(self.grid)
         pools: dict[str, dict[str, int]] = {"axes": {}, "series": {}, "bars": {}, "tables": {}}
         key = lambda pool, item: pools[pool].setdefault(
@@ -327,14 +327,6 @@ class OfflineExplorer:
                 states["-".join(map(str, idx))] = [axes, key("tables", result.table.to_html(ex.lang))]
         finally:
             ex._quiet = False
-        out = self._payload(names, states)
-        for pool in ("axes", "series", "bars"):
-            out[pool] = [json.loads(item) for item in pools[pool]]
-        out["tables"] = list(pools["tables"])
-        return out
-
-    def _payload(self, names: list[str], states: dict) -> dict[str, Any]:
-        ex = self.explorer
         controls = []
         for name in names:
             control, values = ex.controls[name], self.grid[name]
@@ -342,8 +334,12 @@ class OfflineExplorer:
             controls.append({"name": name, "label": control.description, "kind": kind,
                              "labels": [_readout(control, v) for v in values],
                              "start": [repr(v) for v in values].index(repr(self.start[name]))})
-        return {"explorer": type(ex).__name__, "lang": ex.lang, "controls": controls, "states": states,
-                "note": OFFLINE_NOTE[ex.lang]}
+        out = {"explorer": type(ex).__name__, "lang": ex.lang, "controls": controls, "states": states,
+               "note": OFFLINE_NOTE[ex.lang]}
+        for pool in ("axes", "series", "bars"):
+            out[pool] = [json.loads(item) for item in pools[pool]]
+        out["tables"] = list(pools["tables"])
+        return out
 
     def payload_json(self) -> str:
         """The payload as compact JSON, safe inside ``<script type="application/json">``."""
