@@ -150,16 +150,13 @@ def dtree_rows(p: int, sizes, link: Link) -> list[DTreeRow]:
 def dtree_table(p: int, sizes, link: Link) -> Table:
     """:func:`dtree_rows` as a table: per size the best chunk count, the pipelined double tree,
     the chapter's envelope, the binomial tree and the ring."""
-    rows = [asdict(r) for r in dtree_rows(p, sizes, link)]
-    t4 = lambda t: fmt_time(t, 4)
     return Table(
         key="ch1-dtree-chunks",
         title=_t("dtree_title", p=p, a=fmt_time(link.alpha, 3), b=f"{link.beta / GB:g} GB/s"),
         columns=["n_bytes", "chunks", "double_tree_s", "envelope_s", "tree_s", "ring_s"],
         headers=_heads("h_message", "h_chunks", "h_dtree", "h_envelope", "h_tree", "h_ring"),
-        rows=rows,
-        formats={"n_bytes": fmt_bytes, "chunks": lambda k: f"{k:,}", "double_tree_s": t4, "envelope_s": t4,
-                 "tree_s": t4, "ring_s": t4},
+        rows=dtree_rows(p, sizes, link),
+        formats={"chunks": lambda k: f"{k:,}"},
         notes=_heads("dtree_note"),
     )
 
