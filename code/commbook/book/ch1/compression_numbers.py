@@ -307,27 +307,23 @@ _DEC = decimal_text
 def table3(grads=EF_INPUT) -> Table:
     """Table 3: the trace without error feedback — g_t, the running true sum, what is sent
     and the running sent sum (the chapter leaves the last two out: they are all 0)."""
-    rows = [{"step": r.step, "g": r.g, "sum_g": r.sum_g, "v": r.v, "sum_v": r.sum_v}
-            for r in ef_trace(list(grads), feedback=False)]
     return Table(
         key="ch1-table3",
         title=_tx("table_3_compression_without"),
         columns=["step", "g", "sum_g", "v", "sum_v"],
         headers=_txs("step", "true_gradient_g_t", "running_true_sum", "sent_v_t", "running_sent_sum"),
-        rows=rows, formats={k: _DEC for k in ("g", "sum_g", "v", "sum_v")},
+        rows=ef_trace(list(grads), feedback=False), formats={k: _DEC for k in ("g", "sum_g", "v", "sum_v")},
         notes=_txs("the_compressor_sends_one"))
 
 
 def table4(grads=EF_INPUT) -> Table:
     """Table 4: the same inputs with error feedback, every cell exact (Fraction)."""
-    rows = [{"step": r.step, "g": r.g, "e": r.e, "acc": r.acc, "v": r.v, "e_next": r.e_next,
-             "sum_v": r.sum_v, "sum_g": r.sum_g} for r in ef_trace(list(grads))]
     return Table(
         key="ch1-table4",
         title=_tx("table_4_the_same"),
         columns=["step", "g", "e", "acc", "v", "e_next", "sum_v", "sum_g"],
         headers=_txs("step_2", "g", "e", "g_e", "v", "e_g_e_v", "running_v", "running_g"),
-        rows=rows, formats={k: _DEC for k in ("g", "e", "acc", "v", "e_next", "sum_v", "sum_g")},
+        rows=ef_trace(list(grads)), formats={k: _DEC for k in ("g", "e", "acc", "v", "e_next", "sum_v", "sum_g")},
         notes=_txs("in_every_row_v"))
 
 
