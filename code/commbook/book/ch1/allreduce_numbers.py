@@ -26,7 +26,7 @@ from ...comm_sim import RunResult, VirtualCluster, chunk_bounds
 from ...cost import lower_bound_bytes
 from ...hardware import NVLINK4_CHAPTER, Link
 from ...topology import Switch
-from ...units import GB, MB, fmt_bytes, fmt_number, fmt_ratio, fmt_time
+from ...units import GB, MB, fmt_bytes, fmt_number, fmt_time
 from ..p5.steps import EXAMPLE_1_1
 from ..tables import Table
 from ..text import texts
@@ -132,18 +132,15 @@ def ceiling(p: int = 1000, n: float = 1 * GB, link: Link = BOX_LINKS["lb1.4"],
 def ps_table(c: Ceiling | None = None) -> Table:
     """The parameter server on K servers against the ring (:func:`ceiling`)."""
     c = ceiling() if c is None else c
-    rows = [{"algo": f"K = {r.servers}", "time": r.time_s, "per_server": r.per_server_bytes,
-             "all_servers": r.all_servers_bytes, "x_ring": r.ring_x} for r in c.rows]
-    rows.append({"algo": "ring", "time": c.ring_s, "per_server": None, "all_servers": None, "x_ring": 1.0})
+    rows = [{"algo": f"K = {r.servers}", **asdict(r)} for r in c.rows]
+    rows.append({"algo": "ring", "time_s": c.ring_s, "per_server_bytes": None, "all_servers_bytes": None, "ring_x": 1.0})
     beta = f"{c.beta_Bps / GB:g} GB/s"
     return Table(
         key="ch1-ps",
         title=_t("ps_title", n=fmt_bytes(c.n_bytes), p=f"{c.p:,}", beta=beta),
-        columns=["algo", "time", "per_server", "all_servers", "x_ring"],
+        columns=["algo", "time_s", "per_server_bytes", "all_servers_bytes", "ring_x"],
         headers=_heads("h_algorithm", "h_time", "h_into_one", "h_into_all", "h_x_ring"),
         rows=rows,
-        formats={"time": lambda t: fmt_time(t, 4), "per_server": fmt_bytes, "all_servers": fmt_bytes,
-                 "x_ring": lambda x: fmt_ratio(x, 3)},
         labels={lang: {"ring": "ring", **{r["algo"]: T.get(K + "ps_label", lang, k=r["algo"]) for r in rows[:-1]}}
                 for lang in LANGS},
         notes=_heads("ps_note"),
