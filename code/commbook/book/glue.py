@@ -20,7 +20,8 @@ suffix      meaning                                formatter (default digits)
 ==========  =====================================  =============================
 
 A nested dataclass is glued under ``{prefix}_{field}``; other values (lists, tables,
-figures) are left to the page.
+figures) are left to the page, and so is a field declared with :func:`not_glued` (an input
+the result carries for its readers, such as the link it was computed on).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from typing import Any, Callable
 
 from ..units import fmt_bytes, fmt_count, fmt_number, fmt_pct, fmt_rate, fmt_ratio, fmt_time
 
-__all__ = ["SUFFIXES", "suffix_format", "fields", "glue_fields"]
+__all__ = ["SUFFIXES", "suffix_format", "not_glued", "fields", "glue_fields"]
 
 SUFFIXES: dict[str, tuple[Callable[..., str], int | None]] = {
     "_s": (lambda v, d: fmt_time(v, d), 4),
@@ -53,6 +54,20 @@ def suffix_format(name: str, digits: int | None = None) -> Callable[[Any], str] 
         if name.endswith(suffix):
             return lambda v: fmt(v, default if digits is None else digits)
     return None
+
+
+def not_glued(default: Any = None) -> Any:
+    """A dataclass field that :func:`fields` leaves out (and ``repr`` too): an input a result
+    keeps for its readers, e.g. ``link: Link = not_glued()``.
+
+    >>> @dataclasses.dataclass
+    ... class Run:
+    ...     time_s: float
+    ...     link: object = not_glued()
+    >>> fields("run", Run(1e-3, link="NVLink"))
+    {'run_time_s': '1 ms'}
+    """
+    return dataclasses.field(default=default, repr=False, metadata={"glue": False})
 
 
 def _text(name: str, value: Any, how: int | Callable[[Any], str] | None) -> str | None:
@@ -86,15 +101,15 @@ def fields(prefix: str, result: Any, **how: int | Callable[[Any], str]) -> dict[
     """
     if not dataclasses.is_dataclass(result) or isinstance(result, type):
         raise TypeError(f"result must be a dataclass instance, got {type(result).__name__}")
-    names = {f.name for f in dataclasses.fields(result)}
-    nested = {f.name for f in dataclasses.fields(result)
-              if dataclasses.is_dataclass(getattr(result, f.name))}
+    glued = [f for f in dataclasses.fields(result) if f.metadata.get("glue", True)]
+    names = {f.name for f in glued}
+    nested = {f.name for f in glued if dataclasses.is_dataclass(getattr(result, f.name))}
     unknown = {h for h in how if h not in names and not any(h.startswith(f"{n}_") for n in nested)}
     if unknown:
         raise ValueError(f"how: no field {sorted(unknown)} in {type(result).__name__} "
                          f"(its fields: {sorted(names)})")
     out: dict[str, str] = {}
-    for f in dataclasses.fields(result):
+    for f in glued:
         value = getattr(result, f.name)
         key = f"{prefix}_{f.name}"
         if dataclasses.is_dataclass(value) and not isinstance(value, type):

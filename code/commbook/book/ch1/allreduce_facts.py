@@ -7,7 +7,7 @@ the page glues them with :func:`commbook.book.glue.glue_fields`.
 from __future__ import annotations
 
 import math
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 
 from ...collectives import crossover, predict
 from ...cost import lower_bound_bytes
@@ -18,6 +18,7 @@ from ...hardware import Link
 from ...units import GB, fmt_bytes, fmt_time
 from ..cheatsheet import measure
 from ..names import display_name
+from ..glue import not_glued
 from ..tables import Table
 from .allreduce_choice import CHAPTER_STATED as CHOICE_STATED
 from .allreduce_choice import FIG7, K, T, _heads, _t, alpha_steps_fold, order_topologies
@@ -55,8 +56,6 @@ def ring_example(res: RunResult | None = None, data=EXAMPLE_1_1, big: int = CHAP
     steps = alpha_steps("ring", big)
     return RingExample(f.p, f.rs, f.rounds, ", ".join(str(list(x)) for x in data), str(f.sum),
                        f.sent_bytes[0] / (len(data[0]) * 8), big, steps, link.alpha, steps * link.alpha)
-
-
 
 
 @dataclass(frozen=True)
@@ -143,10 +142,7 @@ class Buckets:
     big: int
     xtree_big_bytes: float
     rows: tuple = field(repr=False)
-    link: InitVar[Link] = None
-
-    def __post_init__(self, link: Link) -> None:
-        object.__setattr__(self, "link", link)
+    link: Link = not_glued()
 
 
 def buckets(ps=(8, 64, 256, 1024), sizes=CHOICE_STATED["buckets"], link: Link = FIG7["link"]) -> Buckets:

@@ -4,7 +4,7 @@ table of the three, and what the log records of the fields a calibration needs.
 """
 from __future__ import annotations
 
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -14,6 +14,7 @@ from ...hardware import NVLINK4_CHAPTER, Link
 from ...measure import fitting as _fit_module
 from ...measure import fit_point_to_point, load_log
 from ...units import fmt_bytes, fmt_pct, fmt_rate, fmt_time
+from ..glue import not_glued
 from ..tables import Table
 from ..text import texts
 from .boxes import link_name, split_pairs
@@ -61,12 +62,8 @@ class Calibration:
     sizes: np.ndarray = field(repr=False)
     times: np.ndarray = field(repr=False)
     busbw: np.ndarray = field(repr=False)
-    run: InitVar[commbook.measure.records.Run] = None
-    nominal: InitVar[Link] = None
-
-    def __post_init__(self, run: commbook.measure.records.Run, nominal: Link) -> None:
-        object.__setattr__(self, "run", run)
-        object.__setattr__(self, "nominal", nominal)
+    run: commbook.measure.records.Run = not_glued()
+    nominal: Link = not_glued()
 
 
 def calibration(log: str = CALIBRATION_LOG, collective: str = "all_reduce", algorithm: str = "ring",

@@ -29,7 +29,7 @@ Conventions (stated so every number can be checked):
 from __future__ import annotations
 
 import math
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -43,6 +43,7 @@ from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch
 from ...units import GB, MB, fmt_bytes, fmt_time
 from ..names import display_name
+from ..glue import not_glued
 from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style
 from ..text import texts
 from ..tables import Table
@@ -256,10 +257,7 @@ class Primitives:
     ag_ring_s: float
     levels: int
     times: dict = field(repr=False)
-    link: InitVar[Link] = None
-
-    def __post_init__(self, link: Link) -> None:
-        object.__setattr__(self, "link", link)
+    link: Link = not_glued()
 
 
 def primitives(p: int = 64, n: float = 100 * MB, link: Link = IB_NDR_CHAPTER) -> Primitives:

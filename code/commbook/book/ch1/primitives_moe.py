@@ -12,7 +12,7 @@ hierarchical comparison uses the chapter's Table 1 presets.  Units are decimal.
 from __future__ import annotations
 
 import math
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -25,6 +25,7 @@ from ...comm_sim import VirtualCluster
 from ...hardware import IB_NDR_CHAPTER, Link
 from ...topology import Switch
 from ...units import fmt_bytes, fmt_pct, fmt_time
+from ..glue import not_glued
 from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style
 from ..tables import Table
 from ..text import texts
@@ -171,10 +172,7 @@ class Capacity:
     batch_over_frac: float
     rows: tuple = field(repr=False)
     load: moe.ExpertLoad = field(repr=False)
-    config: InitVar[moe.MoEConfig] = None
-
-    def __post_init__(self, config: moe.MoEConfig) -> None:
-        object.__setattr__(self, "config", config)
+    config: moe.MoEConfig = not_glued()
 
 
 def capacity(config: moe.MoEConfig = NM_1_4, factors: Sequence[float] = (1.0, 1.25, 1.5),
@@ -319,13 +317,9 @@ class Skew:
     os_inject_s: float
     os_full_bw_Bps: float
     rows: tuple = field(repr=False)
-    config: InitVar[moe.MoEConfig] = None
-    link: InitVar[Link] = None
-    capacity_factor: InitVar[float] = None
-
-    def __post_init__(self, config: moe.MoEConfig, link: Link, capacity_factor: float) -> None:
-        for name, value in (("config", config), ("link", link), ("capacity_factor", capacity_factor)):
-            object.__setattr__(self, name, value)
+    config: moe.MoEConfig = not_glued()
+    link: Link = not_glued()
+    capacity_factor: float = not_glued()
 
 
 def skew(config: moe.MoEConfig = NM_1_4, link: Link = NM_1_4_LINK, seed: int = 0,

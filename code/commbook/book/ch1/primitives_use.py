@@ -8,12 +8,13 @@ start-up term of each.  Units are decimal except the bucket cap (MiB, as PyTorch
 """
 from __future__ import annotations
 
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 
 from ... import parallelism
 from ...collectives import predict
 from ...hardware import IB_NDR_CHAPTER, Link
 from ...units import MB, fmt_bytes, fmt_pct, fmt_ratio, fmt_time
+from ..glue import not_glued
 from ..tables import Table
 from ..text import texts
 from .boxes import split_pairs
@@ -108,10 +109,7 @@ class Fsdp:
     l100_save_frac: float
     steps: dict = field(repr=False)
     layer_times: tuple = field(repr=False)
-    link: InitVar[Link] = None
-
-    def __post_init__(self, link: Link) -> None:
-        object.__setattr__(self, "link", link)
+    link: Link = not_glued()
 
 
 def fsdp_numbers(params: float = FSDP_MODEL["params"], n_layers: int = FSDP_MODEL["n_layers"],
