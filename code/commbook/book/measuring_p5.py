@@ -102,7 +102,7 @@ class Measured:
 @dataclass(frozen=True)
 class P5Curve:
     """Both H100 logs' all-reduce (:func:`.measuring.curve`) against the ring on ``link``:
-    the model's time and busbw at the 8×H100 log's sizes, measured over modelled busbw, the
+    the model's busbw at the 8×H100 log's sizes, measured over modelled busbw, the
     implied α_eff per size, the model's busbw on a ``grid`` of sizes, the stated points
     (``blog_*``), and the numbers the prose quotes (``measured``)."""
 
@@ -110,7 +110,6 @@ class P5Curve:
     p: int
     h100: Curve
     azure: Curve
-    model_time: np.ndarray
     model_busbw: np.ndarray
     ratio: np.ndarray
     alpha_eff: np.ndarray
@@ -132,7 +131,7 @@ def p5_curve(link: Link = NVLINK4) -> P5Curve:
     ring = lambda n: t_formula("ring", p, n, link.alpha, link.beta)
     bus = lambda sizes: np.array([busbw("all_reduce", n, ring(n), p) for n in sizes])
     a_eff = lambda n, b: alpha_eff(n, b, p, link.beta)
-    model_t, model_bus, az_bus = np.array([ring(n) for n in h.sizes]), bus(h.sizes), bus(az.sizes)
+    model_bus, az_bus = bus(h.sizes), bus(az.sizes)
     grid = np.logspace(np.log10(az.sizes.min()), np.log10(h.sizes.max()), 160)
     blog = load(BLOG)
     ratios, sizes = np.concatenate([az.busbw / az_bus, h.busbw / model_bus]), np.concatenate([az.sizes, h.sizes])
@@ -151,7 +150,7 @@ def p5_curve(link: Link = NVLINK4) -> P5Curve:
         f"bf16[{tokens}, {hidden}]", mid.stated_bytes, tokens * hidden * width, mid.bytes, mid.busbw, hi.busbw,
         hi.bytes, a_eff(mid.stated_bytes, mid.busbw), a_eff(mid.bytes, mid.busbw),
         a_eff(mid.bytes, mid.busbw) / link.alpha, h.sizes[nxt], h.busbw[nxt], h.busbw[nxt] / mid.busbw)
-    return P5Curve(link, p, h, az, model_t, model_bus, h.busbw / model_bus,
+    return P5Curve(link, p, h, az, model_bus, h.busbw / model_bus,
                    np.array([a_eff(n, b) for n, b in zip(h.sizes, h.busbw)]), grid, bus(grid),
                    np.array([pt.bytes for pt in blog.points]), np.array([pt.busbw for pt in blog.points]), measured)
 
