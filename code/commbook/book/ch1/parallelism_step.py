@@ -220,8 +220,6 @@ class Fig2:
 
     n8: int
     n64: int
-    n1024: int
-    n2048: int
     n4096: int
     n8192: int
     comm8192_frac: float
@@ -234,9 +232,6 @@ class Fig2:
     tar8_s: float
     tc64_s: float
     tar64_s: float
-    stall64_frac: float
-    comm1024_frac: float
-    comm2048_frac: float
     comm4096_frac: float
     tc4096_s: float
     tar4096_s: float
@@ -283,8 +278,8 @@ def fig2_facts(M: StepModel = FIG2_MODEL) -> Fig2:
     >>> fig2_facts().n4096, fig2_facts().layers
     (4096, 80)
     """
-    n1, n64, n1k, n2k, nmax, nbig = FIG2_SIZES
-    b = {n: step_breakdown(n, M) for n in FIG2_SIZES}
+    n1, n64, _, _, nmax, nbig = FIG2_SIZES
+    b = {n: step_breakdown(n, M) for n in (n1, n64, nmax, nbig)}
     sh = lambda n, part, model=M: step_breakdown(n, model).shares[part]
     S, H = M.single_ring(), M.hierarchical()
     weak_tokens = M.global_tokens // nmax
@@ -293,12 +288,11 @@ def fig2_facts(M: StepModel = FIG2_MODEL) -> Fig2:
     ill = ILLUSTRATIVE_SHARES
     link = lambda L: f"{fmt_bytes(L.beta)}/s, α = {fmt_time(L.alpha)}"
     return Fig2(
-        n1, n64, n1k, n2k, nmax, nbig, b[nbig].shares["comm"], M.layers * 2 * (nmax - 1) * M.inter.alpha,
+        n1, n64, nmax, nbig, b[nbig].shares["comm"], M.layers * 2 * (nmax - 1) * M.inter.alpha,
         first_exposed(S), step_breakdown(n64, S).allreduce_s, sh(nmax, "comm", S), b[n1].shares["compute"],
-        b[n1].compute_s, b[n1].allreduce_s, b[n64].compute_s, b[n64].allreduce_s, b[n64].shares["stall"],
-        b[n1k].shares["comm"], b[n2k].shares["comm"], b[nmax].shares["comm"], b[nmax].compute_s,
-        b[nmax].allreduce_s, billions(M.params), M.layers, FIG2_SEQUENCES, FIG2_SEQ_LEN, M.global_tokens,
-        M.flops_per_param_token, str(Fraction(M.backward_fraction).limit_denominator(10)), M.mfu,
+        b[n1].compute_s, b[n1].allreduce_s, b[n64].compute_s, b[n64].allreduce_s, b[nmax].shares["comm"],
+        b[nmax].compute_s, b[nmax].allreduce_s, billions(M.params), M.layers, FIG2_SEQUENCES, FIG2_SEQ_LEN,
+        M.global_tokens, M.flops_per_param_token, str(Fraction(M.backward_fraction).limit_denominator(10)), M.mfu,
         LLAMA3_MFU["range"][0], LLAMA3_MFU["range"][1], LLAMA3_MFU["gpus"], M.gpus_per_node, link(M.intra),
         link(M.inter), b[n1].layer_bytes, first, b[n64].allreduce_s / b[n1].allreduce_s,
         round(M.global_tokens / first), weak_tokens, sh(n1, "compute", W), sh(n64, "comm", W), sh(nmax, "comm", W),
