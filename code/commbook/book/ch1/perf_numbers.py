@@ -81,7 +81,6 @@ class Fusion:
     small_bytes: float
     count: int
     fused_bytes: float
-    t_one_small_s: float
     t_small_alpha_s: float
     t_small_s: float
     t_fused_s: float
@@ -100,9 +99,8 @@ def hockney_fusion(link: Link, small: float, count: int) -> Fusion:
     t_small_alpha = count * link.alpha
     t_small = count * p2p_time(small, link.alpha, link.beta)
     t_fused = p2p_time(count * small, link.alpha, link.beta)
-    return Fusion(link.n_half, small, count, count * small, p2p_time(small, link.alpha, link.beta),
-                  t_small_alpha, t_small, t_fused, t_small_alpha / t_fused, t_small / t_fused,
-                  1 - t_small_alpha / t_small, count * small / link.n_half, count)
+    return Fusion(link.n_half, small, count, count * small, t_small_alpha, t_small, t_fused, t_small_alpha / t_fused,
+                  t_small / t_fused, 1 - t_small_alpha / t_small, count * small / link.n_half, count)
 
 
 def fusion_table(fu: Fusion) -> Table:
