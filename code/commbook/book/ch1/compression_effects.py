@@ -45,7 +45,8 @@ def _sci(x: float) -> str:
 @dataclass(frozen=True)
 class Persistent:
     """Two coordinates, gradient (big, small) every step, top-1: without error feedback the
-    small one is never sent; with it, what is sent of it, how often, and its residual."""
+    small one is never sent; with it, what is sent of it, how often, and the largest residual
+    on the way."""
     small: float
     big: float
     steps: int
@@ -54,7 +55,6 @@ class Persistent:
     ef: float                 # ... with feedback
     times: int
     every: int
-    residual: float
     max: float                # the largest residual on the way
 
 
@@ -74,7 +74,7 @@ def persistent_small(steps: int = 1000, big: float = 1.0, small: float = 0.01) -
         times += v[1] != 0
         worst = max(worst, float(np.abs(ef.error).max()))
     return Persistent(small=small, big=big, steps=steps, true=steps * small, naive=float(naive), ef=float(sent),
-                      times=int(times), every=steps // int(times), residual=float(ef.error[1]), max=worst)
+                      times=int(times), every=steps // int(times), max=worst)
 
 
 @dataclass(frozen=True)
