@@ -163,7 +163,6 @@ class Async:
     step_s: float
     stall_s: float
     hidden_frac: float
-    exposed_o_s: float        # the two overheads 2o
 
 
 def async_example(t_compute: float = ASYNC_COMPUTE, L: float = NM13["L"], o: float = NM13["o"]) -> Async:
@@ -173,8 +172,8 @@ def async_example(t_compute: float = ASYNC_COMPUTE, L: float = NM13["L"], o: flo
     True
     """
     tl = transfer_beside_compute(t_compute, LogP(L=L, o=o))
-    return Async(t_s=t_compute, L_s=L, o_s=o, step_s=tl.step_time, stall_s=tl.stall, hidden_frac=tl.hidden_fraction,
-                 exposed_o_s=2 * o)
+    return Async(t_s=t_compute, L_s=L, o_s=o, step_s=tl.step_time, stall_s=tl.stall,
+                 hidden_frac=tl.hidden_fraction)
 
 
 # ============================================================================ 8 silent corruption
