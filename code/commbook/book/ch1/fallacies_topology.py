@@ -281,14 +281,11 @@ class Benchmark:
     """The log's largest all-reduce bus bandwidth against the wire rate and against the
     switch-reduction-off measurement at its largest size; what the log records."""
     ranks: int
-    size_bytes: float
     busbw_Bps: float
     wire_Bps: float
     over_frac: float
     off_Bps: float
-    off_size_bytes: float
     gap_frac: float
-    hosts: tuple[str, ...]
     rank_is_device: bool
     algo: str | None
     nccl: str
@@ -302,12 +299,9 @@ def benchmark_context(log: str = CONTEXT_LOG, sharp_off: str = SHARP_OFF, wire: 
     True
     """
     run = next(r for r in load_log(log) if r.collective == "all_reduce")
-    busbw = run.column("busbw", "out_of_place")
-    k = int(np.argmax(busbw))
+    bus = float(np.max(run.column("busbw", "out_of_place")))
     off = load_measurement(sharp_off).points[-1]
-    bus = float(busbw[k])
-    return Benchmark(ranks=run.nranks, size_bytes=float(run.sizes()[k]), busbw_Bps=bus, wire_Bps=wire.beta,
-                     over_frac=bus / wire.beta - 1, off_Bps=off.busbw, off_size_bytes=off.bytes, gap_frac=bus / off.busbw - 1,
-                     hosts=tuple(sorted({d.host for d in run.devices})),
+    return Benchmark(ranks=run.nranks, busbw_Bps=bus, wire_Bps=wire.beta, over_frac=bus / wire.beta - 1,
+                     off_Bps=off.busbw, gap_frac=bus / off.busbw - 1,
                      rank_is_device=all(d.rank == d.device for d in run.devices),
                      algo=run.parameters.get("NCCL_ALGO") or run.parameters.get("algo"), nccl=run.nccl_version)
