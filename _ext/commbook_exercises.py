@@ -6,16 +6,14 @@ dropdown (a Markdown cell), and computes the numbers in the next code cell, fold
 (``hide-input``, ``hide-output``).  A notebook cell cannot sit inside a Markdown
 dropdown, so on the built page the computing cell used to follow the dropdown, one
 toggle away from the answer for a reader who had not opened it.  Once the site is
-written, this moves each such cell into the dropdown it follows, after the reasoning:
-opening "Solution" shows the reasoning and the code's own folds; printed (the PDF opens
-every fold), both are shown.  The downloaded notebooks keep their cells as they are.
+written, :func:`answers_in_their_folds` (called by :mod:`commbook_pages`) moves each
+such cell into the dropdown it follows, after the reasoning: opening "Solution" shows
+the reasoning and the code's own folds; printed (the PDF opens every fold), both are
+shown.  The downloaded notebooks keep their cells as they are.
 """
 from __future__ import annotations
 
 import re
-from pathlib import Path
-
-from sphinx.application import Sphinx
 
 # The end of a sphinx-design dropdown's body, then a folded code cell right after it.
 SOLUTION_END = re.compile(r'</div>\s*</details>(?=\s*<div class="cell tag_hide-input tag_hide-output[^"]*">)')
@@ -50,18 +48,3 @@ def answers_in_their_folds(page: str) -> str:
         last = cell_end
     out.append(page[last:])
     return "".join(out)
-
-
-def move_answers(app: Sphinx, exception: Exception | None) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
-    for path in sorted(Path(app.outdir, "exercises").rglob("*.html")):
-        text = path.read_text(encoding="utf-8")
-        moved = answers_in_their_folds(text)
-        if moved != text:
-            path.write_text(moved, encoding="utf-8")
-
-
-def setup(app: Sphinx) -> dict:
-    app.connect("build-finished", move_answers)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}

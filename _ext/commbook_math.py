@@ -1,7 +1,7 @@
 """Formulas typeset at build time (issue 19 §5: page weight).
 
 MathJax's ``tex-chtml.js`` (1.16 MB, the largest file of every page) typesets each page
-in the reader's browser.  Once the site is written, this extension sends every page's
+in the reader's browser.  Once the site is written, :func:`typeset` sends every page's
 formulas (Sphinx's ``<span class="math">\\(…\\)</span>`` and ``<div class="math">\\[…\\]</div>``)
 to MathJax 3.2.2 itself, run once by node (``_ext/prerender_math.js``, the npm package
 ``mathjax-full`` pinned in ``package.json``), and writes its CommonHTML output into the
@@ -64,25 +64,25 @@ def _node() -> str:
     return node
 
 
-def typeset(app: Sphinx, exception: Exception | None) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
+def typeset(app: Sphinx, pages: dict[Path, str]) -> None:
+    """Typeset the formulas of ``pages`` (path → the written HTML, replaced in place), link
+    the stylesheet, drop MathJax's script where nothing is left for it; called by
+    :mod:`commbook_pages` in its one pass over the site."""
     out = Path(app.outdir)
-    pages: list[tuple[Path, str, list[re.Match]]] = []
-    for path in sorted(out.rglob("*.html")):
+    found_on: list[tuple[Path, list[re.Match]]] = []
+    for path, text in pages.items():
         if "_modules" in path.parts:
             continue
-        text = path.read_text(encoding="utf-8")
         found = list(MATH.finditer(text))
         if found:
-            pages.append((path, text, found))
+            found_on.append((path, found))
         elif MATHJAX_SCRIPTS.search(text) and not LEFTOVER_TEX.search(_outside_code(text)):
-            path.write_text(MATHJAX_SCRIPTS.sub("", text), encoding="utf-8")  # nothing to typeset
-    if not pages:
+            pages[path] = MATHJAX_SCRIPTS.sub("", text)  # nothing to typeset
+    if not found_on:
         return
     job = {"fontURL": FONTS, "pages": [[(tex_of(m.group(2), False), False) if m.group(1)
                                         else (tex_of(m.group(5), True), True) for m in found]
-                                       for _, _, found in pages]}
+                                       for _, found in found_on]}
     env = dict(os.environ)
     node_path = [str(Path(app.confdir) / "node_modules")] + ([env["NODE_PATH"]] if env.get("NODE_PATH") else [])
     env["NODE_PATH"] = os.pathsep.join(node_path)  # npm ci installs beside _config.yml
@@ -95,8 +95,8 @@ def typeset(app: Sphinx, exception: Exception | None) -> None:
     for error in result["errors"]:
         LOG.warning("commbook_math: MathJax cannot typeset %s", error, type="commbook", subtype="math")
     kept = []
-    for (path, text, found), rendered in zip(pages, result["pages"]):
-        pieces, last = [], 0
+    for (path, found), rendered in zip(found_on, result["pages"]):
+        text, pieces, last = pages[path], [], 0
         for m, chtml in zip(found, rendered):
             start, body, end = (1, 2, 3) if m.group(1) else (4, 5, 6)
             pieces += [text[last:m.start()], m.group(start), chtml if chtml is not None else m.group(body), m.group(end)]
@@ -108,19 +108,14 @@ def typeset(app: Sphinx, exception: Exception | None) -> None:
         else:
             page = MATHJAX_SCRIPTS.sub("", page)
         css = os.path.relpath(out / CSS, path.parent).replace(os.sep, "/")
-        page = page.replace("</head>", f'<link rel="stylesheet" href="{css}" />\n</head>', 1)
-        path.write_text(page, encoding="utf-8")
+        pages[path] = page.replace("</head>", f'<link rel="stylesheet" href="{css}" />\n</head>', 1)
     (out / CSS).write_text(result["css"], encoding="utf-8")
-    n = sum(len(f) for _, _, f in pages)
+    n = sum(len(f) for _, f in found_on)
     LOG.info("commbook_math: %d formulas on %d pages typeset at build time; MathJax's script kept on %d: %s",
-             n, len(pages), len(kept), ", ".join(kept[:5]))
+             n, len(found_on), len(kept), ", ".join(kept[:5]))
 
 
 def _outside_code(page: str) -> str:
     """The page without its scripts, styles and code blocks (where TeX-like text is fine)."""
     return re.sub(r"<(script|style|pre|code)\b.*?</\1>", "", page, flags=re.S)
 
-
-def setup(app: Sphinx) -> dict:
-    app.connect("build-finished", typeset, priority=400)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,6 +1,6 @@
 """Lighter pages (issue 19 §5: a page weighed 4–6 MB, most of it two scripts it does not need).
 
-Once the site is written, every page but the search page loses
+Once the site is written, every page but the search page loses (:func:`lighter`)
 
 * the search scripts (``searchtools.js``, ``language_data.js`` and ``searchindex.js``, 1.3 MB
   with the API reference): the pydata theme loads them everywhere for a search-as-you-type
@@ -14,29 +14,17 @@ Once the site is written, every page but the search page loses
 from __future__ import annotations
 
 import re
-from pathlib import Path
-
-from sphinx.application import Sphinx
 
 DROPPED = re.compile(
     r'[ \t]*<script (?:defer )?src="(?:\.\./)*(?:_static/searchtools\.js|_static/language_data\.js'
     r'|searchindex\.js|_static/commbook-search\.js|_static/scripts/fontawesome\.js)(?:\?[^"]*)?"></script>\n?')
 
 
-def lighter_pages(app: Sphinx, exception: Exception | None) -> None:
-    """Drop the scripts of :data:`DROPPED` from every written HTML page but ``search.html``."""
-    if exception is not None or app.builder.format != "html":
-        return
-    out = Path(app.outdir)
-    for page in out.rglob("*.html"):
-        if page == out / "search.html":
-            continue
-        text = page.read_text(encoding="utf-8")
-        lean = DROPPED.sub("", text)
-        if lean != text:
-            page.write_text(lean, encoding="utf-8")
+def lighter(text: str) -> str:
+    r"""``text`` (a written page but ``search.html``) without the scripts of :data:`DROPPED`;
+    :mod:`commbook_pages` applies it to every page in its one pass over the site.
 
-
-def setup(app: Sphinx) -> dict:
-    app.connect("build-finished", lighter_pages)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    >>> lighter('<p>x</p>\n  <script src="../_static/searchtools.js"></script>\n<p>y</p>')
+    '<p>x</p>\n<p>y</p>'
+    """
+    return DROPPED.sub("", text)
