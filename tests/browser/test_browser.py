@@ -233,6 +233,8 @@ def follow_twin(page: object, docname: str) -> list[str]:
     page.set_viewport_size(TWIN_WINDOW)
     sections = page.evaluate(probes.SECTIONS)
     leaf = sections["leaf"]
+    if not any(leaf):
+        return [f"no leaf section among {sections['ids']}"]
     # The first section tall enough for the full window, else the tallest (fonts differ
     # between machines: a short exercise section gets a lower window).
     ordinal = next((i for i, h in enumerate(leaf) if h * 2.5 >= TWIN_WINDOW["height"]),
