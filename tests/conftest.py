@@ -1,6 +1,7 @@
 """Shared fixtures."""
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -27,7 +28,13 @@ def cjk_font() -> str:
 
 def executed_glue(page: Path) -> dict[str, str]:
     """Execute a MyST page as the book build does (working directory: the repository
-    root) and return its glued text values by key.  A cell that raises fails the test."""
+    root) and return its glued text values by key.  A cell that raises fails the test.
+    Each page runs once per test session (the pages are deterministic)."""
+    return dict(_executed_glue(Path(page).resolve()))
+
+
+@functools.cache
+def _executed_glue(page: Path) -> dict[str, str]:
     import jupytext
     import nbclient
 

@@ -22,7 +22,7 @@ from commbook.book.ch1.boxes import BOX_LINKS
 from commbook.collectives.butterfly import butterfly_pairs
 from commbook.cost import allreduce_rabenseifner_on_ring
 from commbook.hardware import IB_HDR
-from commbook.units import GB, MB, us
+from commbook.units import GB, MB, fmt_ratio, fmt_time, us
 
 ST, SC = an.CHAPTER_STATED, ac.CHAPTER_STATED
 
@@ -57,24 +57,38 @@ def test_parameter_server_centre_takes_n_minus_1_buffers():
 
 
 # ============================================================================ lower bound
-def test_lower_bound_example_64_gpus_1_gb():
-    lb = an.lower_bound_example()
-    r50, r450 = lb.rows
+@pytest.fixture(scope="module")
+def page04():
+    """Page §1.4 (English) as the book runs it: its glued texts."""
+    from conftest import ROOT, executed_glue
+    return executed_glue(ROOT / "chapters/en/ch1/04-allreduce-algorithms.md")
+
+
+def test_lower_bound_example_64_gpus_1_gb(page04):
+    """§1.4.2's cell: the bound 2(p−1)/p·n/β and the binomial tree's 2·log2(p)·n/β (α = 0 in the
+    closed forms' bandwidth terms), on 50 and 450 GB/s, over 100,000 steps."""
     p, n = ST["lb_gpus"], ST["lb_bytes"]
-    assert (lb.p, lb.n_bytes, lb.factor, lb.speedup) == (p, n, pytest.approx(2 * 63 / 64), pytest.approx(9))
-    for r, beta in ((r50, 50 * GB), (r450, 450 * GB)):
-        assert r.beta_Bps == beta
-        assert r.bound_s == pytest.approx(2 * (p - 1) / p * n / beta)
-        assert r.ring_s == pytest.approx(r.bound_s) == pytest.approx(r.sim_ring_s)
-        assert r.tree_s == pytest.approx(2 * math.log2(p) * n / beta) == pytest.approx(r.sim_tree_s)
-        assert r.tree_x == pytest.approx(2 * math.log2(p) / (2 * (p - 1) / p))
-    assert r50.ring_s == pytest.approx(39.375e-3) and r50.tree_s == pytest.approx(240e-3)
-    assert r450.ring_s == pytest.approx(4.375e-3) and r450.tree_s == pytest.approx(26.6667e-3, rel=1e-5)
-    lo, hi = ST["lb_difference_ms"]                       # "several ms"
-    for r in (r50, r450):
-        assert r.diff_s * 1e3 > hi                       # the chapter's figure is far too small
-    assert round(r50.diff_s * 1e3) == 201 and round(r450.diff_s * 1e3) == 22
-    assert an.in_hours(r50.over_steps_s) == "5.57 h" and an.in_hours(r450.over_steps_s) == "37.2 min"
+    assert (page04["lb_p"], page04["lb_n_bytes"], page04["lb_speedup"]) == ("64", "1 GB", "9")
+    assert float(page04["lb_factor"]) == pytest.approx(2 * (p - 1) / p)
+    for key, beta in (("lb50", 50 * GB), ("lb450", 450 * GB)):
+        link = BOX_LINKS["lb1.4" if key == "lb50" else "lb1.4-nvl"]
+        bound, tree = 2 * (p - 1) / p * n / beta, 2 * math.log2(p) * n / beta
+        assert link.beta == beta and link.alpha * 2 * math.log2(p) < 1e-3 * tree
+        assert page04[f"{key}_bound_s"] == fmt_time(bound)
+        assert page04[f"{key}_tree_x"] == fmt_ratio(tree / bound)
+        lo, hi = ST["lb_difference_ms"]                   # "several ms": far too small
+        assert float(page04[f"{key}_diff_s"].split()[0]) > hi
+    assert (page04["lb50_diff_s"], page04["lb450_diff_s"]) == ("200.6 ms", "22.29 ms")
+    assert (page04["lb50_over_steps_s"], page04["lb450_over_steps_s"]) == ("5.57 h", "37.2 min")
+
+
+def test_lower_bound_table_shows_its_rows():
+    rows = [dict(beta_Bps=b, bound_s=1.0 / b, tree_s=6.0 / b, diff_s=5.0 / b, over_steps_s=5e5 / b)
+            for b in (50 * GB, 450 * GB)]
+    t = an.lower_bound_table(rows, 100_000)
+    assert t.column("diff_s") == [r["diff_s"] for r in rows]
+    assert t.cells()[0][0] == "50 GB/s" and t.cells()[1][-1] == an.in_hours(5e5 / (450 * GB))
+    assert "100,000" in " ".join(t.headers["en"])
 
 
 # ============================================================================ ring
@@ -420,17 +434,6 @@ def test_race_on_clusters_of_real_shape():
 
 
 # ---------------------------------------------------------------- tables the prose points to (issue 16 §2)
-def test_lower_bound_table_is_the_example_per_link():
-    lb = an.lower_bound_example()
-    rows = lb.rows
-    t = an.lower_bound_table(lb)
-    assert [r["bound"] for r in t.rows] == [r.bound_s for r in rows]
-    for tr, r in zip(t.rows, rows):
-        assert tr["diff"] == pytest.approx(r.tree_s - r.ring_s) and tr["over"] == pytest.approx(lb.steps * r.diff_s)
-    # a 9x faster link shrinks the loss by the same factor (bandwidth terms dominate)
-    assert rows[0].diff_s / rows[1].diff_s == pytest.approx(rows[1].beta_Bps / rows[0].beta_Bps, rel=1e-3)
-
-
 def test_tree_example_table_splits_the_simulated_times():
     te = an.tree_example()
     t = an.tree_example_table(te)

@@ -5,6 +5,8 @@ A book helper returns a dataclass whose field names carry their units (``time_s`
 field into its text with the formatter its suffix names, and :func:`glue_fields` glues
 them into the page as ``{prefix}_{field}``, so a paragraph writes
 ``{glue:text}`ring_time_s``` and the cell above it reads ``glue_fields("ring", result)``.
+A cell that computes its numbers itself, with the library, glues them as a mapping
+(``glue_fields("lb", {"bound_s": bound, "tree_s": tree})``) under the same rules.
 
 ==========  =====================================  =============================
 suffix      meaning                                formatter (default digits)
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..units import fmt_bytes, fmt_count, fmt_number, fmt_pct, fmt_rate, fmt_ratio, fmt_time
 
@@ -85,7 +87,8 @@ def _text(name: str, value: Any, how: int | Callable[[Any], str] | None) -> str 
 
 
 def fields(prefix: str, result: Any, **how: int | Callable[[Any], str]) -> dict[str, str]:
-    """The text of every field of the dataclass ``result``, keyed ``{prefix}_{field}``.
+    """The text of every field of the dataclass ``result``, keyed ``{prefix}_{field}``; a
+    mapping of names to values (what a page cell computed) is glued the same way.
 
     ``how`` overrides a field's format: an int is its number of significant digits, a
     callable its formatter; a field of a nested dataclass is named ``{field}_{sub}``.
@@ -98,26 +101,31 @@ def fields(prefix: str, result: Any, **how: int | Callable[[Any], str]) -> dict[
     ...     speedup_x: float
     >>> fields("ring", Ring(p=1000, time_s=2.0e-3, speedup_x=499.5), time_s=2)
     {'ring_p': '1,000', 'ring_time_s': '2 ms', 'ring_speedup_x': '500×'}
+    >>> fields("lb", {"p": 64, "bound_s": 0.039375})
+    {'lb_p': '64', 'lb_bound_s': '39.37 ms'}
     """
-    if not dataclasses.is_dataclass(result) or isinstance(result, type):
-        raise TypeError(f"result must be a dataclass instance, got {type(result).__name__}")
-    glued = [f for f in dataclasses.fields(result) if f.metadata.get("glue", True)]
-    names = {f.name for f in glued}
-    nested = {f.name for f in glued if dataclasses.is_dataclass(getattr(result, f.name))}
+    if isinstance(result, Mapping):
+        values = dict(result)
+    elif dataclasses.is_dataclass(result) and not isinstance(result, type):
+        values = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)
+                  if f.metadata.get("glue", True)}
+    else:
+        raise TypeError(f"result must be a dataclass instance or a mapping, got {type(result).__name__}")
+    names = set(values)
+    nested = {n for n, v in values.items() if dataclasses.is_dataclass(v)}
     unknown = {h for h in how if h not in names and not any(h.startswith(f"{n}_") for n in nested)}
     if unknown:
         raise ValueError(f"how: no field {sorted(unknown)} in {type(result).__name__} "
                          f"(its fields: {sorted(names)})")
     out: dict[str, str] = {}
-    for f in glued:
-        value = getattr(result, f.name)
-        key = f"{prefix}_{f.name}"
+    for name, value in values.items():
+        key = f"{prefix}_{name}"
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            sub = {h[len(f.name) + 1:]: v for h, v in how.items()
-                   if h.startswith(f"{f.name}_") and h not in names}
+            sub = {h[len(name) + 1:]: v for h, v in how.items()
+                   if h.startswith(f"{name}_") and h not in names}
             out.update(fields(key, value, **sub))
             continue
-        text = _text(f.name, value, how.get(f.name))
+        text = _text(name, value, how.get(name))
         if text is not None:
             out[key] = text
     return out

@@ -38,7 +38,7 @@ _heads = _t.pairs
 
 __all__ = [
     "CHAPTER_STATED", "EXAMPLE_1_1", "alpha_steps", "run", "PSRow", "Ceiling", "ceiling", "ps_table",
-    "LowerBound", "LowerBoundExample", "lower_bound_example", "in_hours", "lower_bound_table",
+    "in_hours", "lower_bound_table",
     "ring_trace", "trace_table", "TraceFacts", "trace_facts", "TreeActivity", "tree_activity",
     "Terms", "TreeExample", "tree_example", "tree_example_table", "Straggler", "straggler",
     "STRAGGLER", "CHECKPOINT_1_3_TRACE", "rs_trace",
@@ -148,73 +148,22 @@ def ps_table(c: Ceiling | None = None) -> Table:
 
 
 # ============================================================================ lower bound
-@dataclass(frozen=True)
-class LowerBound:
-    """One link of :func:`lower_bound_example`: the bound, ring and tree (closed forms and
-    simulator), what the tree loses per step and over the run, and tree / ring."""
-
-    beta_Bps: float
-    bound_s: float
-    ring_s: float
-    tree_s: float
-    diff_s: float
-    tree_x: float
-    over_steps_s: float
-    sim_ring_s: float
-    sim_tree_s: float
-
-
-@dataclass(frozen=True)
-class LowerBoundExample:
-    """:func:`lower_bound_example`: ``factor`` is 2(p−1)/p, ``speedup`` the second link's β
-    over the first's; ``rows`` one :class:`LowerBound` per link."""
-
-    p: int
-    n_bytes: float
-    factor: float
-    steps: int
-    speedup: float
-    rows: tuple[LowerBound, ...]
-
-
-def lower_bound_example(p: int = 64, n: float = 1 * GB,
-                        links: tuple[Link, ...] = (BOX_LINKS["lb1.4"], BOX_LINKS["lb1.4-nvl"]),
-                        steps: int = 100_000) -> LowerBoundExample:
-    """Per link: the bound 2(p−1)/p·n/β (bytes each GPU must send, over β), the ring and the
-    binomial tree (closed forms and simulator), their difference per step and over ``steps``
-    training steps."""
-    rows = []
-    for link in links:
-        bound = lower_bound_bytes("all_reduce", p, n) / link.beta
-        ring = predict("all_reduce", "ring", p, n, link.alpha, link.beta)
-        tree = predict("all_reduce", "tree", p, n, link.alpha, link.beta)
-        rows.append(LowerBound(link.beta, bound, ring, tree, tree - ring, tree / ring, steps * (tree - ring),
-                               run("ring", p, n, link).time, run("tree", p, n, link).time))
-    return LowerBoundExample(p, n, lower_bound_bytes("all_reduce", p, 1.0), steps,
-                             links[-1].beta / links[0].beta, tuple(rows))
-
-
 def in_hours(s: float) -> str:
     """A long duration in hours, or in minutes below one hour: '5.57 h', '37.2 min'."""
     return f"{fmt_number(s / 3600, 3)} h" if s >= 3600 else f"{fmt_number(s / 60, 3)} min"
 
 
-def lower_bound_table(lb: LowerBoundExample | None = None) -> Table:
-    """The lower-bound example per link (:func:`lower_bound_example`): the bound (= the ring),
-    the binomial tree, what the tree loses per step and over the training run."""
-    lb = lower_bound_example() if lb is None else lb
-    steps = lb.steps
-    out = [{"beta": r.beta_Bps, "bound": r.bound_s, "tree": r.tree_s, "diff": r.diff_s,
-            "over": r.over_steps_s} for r in lb.rows]
-    hours = in_hours
+def lower_bound_table(rows: list[dict], steps: int) -> Table:
+    """The lower-bound example of §1.4.2, one row per link (the page computes them): β, the
+    bound (= the ring), the binomial tree, and what the tree loses per step and over ``steps``
+    training steps (``beta_Bps``, ``bound_s``, ``tree_s``, ``diff_s``, ``over_steps_s``)."""
     return Table(
         key="ch1-lower-bound",
         title=_t("lb_title"),
-        columns=["beta", "bound", "tree", "diff", "over"],
+        columns=["beta_Bps", "bound_s", "tree_s", "diff_s", "over_steps_s"],
         headers=_heads("h_link_beta", "h_bound", "h_tree", "h_lost_step", "h_lost_run", steps=f"{steps:,}"),
-        rows=out,
-        formats={"beta": lambda b: f"{b / GB:g} GB/s", "bound": lambda t: fmt_time(t, 5),
-                 "tree": lambda t: fmt_time(t, 4), "diff": lambda t: fmt_time(t, 4), "over": hours},
+        rows=rows,
+        formats={"beta_Bps": lambda b: f"{b / GB:g} GB/s", "bound_s": 5, "over_steps_s": in_hours},
         notes=_heads("lb_note"),
     )
 
