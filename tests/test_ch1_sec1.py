@@ -345,19 +345,33 @@ def test_transport_manifest():
     assert "数据并行" in zh and "流水线并行" in zh and str(len(t)) in zh
 
 
-def test_connections_table():
-    t = s1.connections_table()
-    for row in t.rows:
-        n = row["n"]
-        assert row["pairs"] == n * (n - 1)
-        assert row["ring_factor"] == pytest.approx(2 * (n - 1) / n)
-    p = s1.purpose_facts()
-    assert p.grow_pairs == round(t.rows[-1]["pairs"] / t.rows[0]["pairs"]) == round(10_000 * 9_999 / 56)
-    assert f"{p.grow_pairs:,}" in t.to_text("en")
+@pytest.fixture(scope="module")
+def page00():
+    """The purpose page (English) as the book runs it: its glued texts."""
+    from conftest import executed_glue
+    return executed_glue(ROOT / "chapters/en/ch1/00-purpose.md")
+
+
+def test_connections_table(page00):
+    """The purpose page's pairs N(N−1) and ring factors 2(N−1)/N from 8 to 10,000 workers, and
+    the table of its rows."""
+    g = page00
+    assert (g["pu_small"], g["pu_small_pairs"], g["pu_large"], g["pu_large_pairs"]) == ("8", "56", "10,000", "99,990,000")
+    assert (g["pu_grow_n"], g["pu_grow_pairs"]) == ("1,250", f"{round(10_000 * 9_999 / 56):,}")
+    assert float(g["pu_ring_small"]) == pytest.approx(2 * 7 / 8, abs=5e-3)
+    assert float(g["pu_ring_large"]) == pytest.approx(2 * 9_999 / 10_000, abs=5e-6)
+    rows = [dict(n=n, pairs=n * (n - 1), ring_links=n, ring_factor=2 * (n - 1) / n) for n in (8, 10_000)]
+    t = s1.connections_table(rows)
+    assert t.column("pairs") == [56, 99_990_000]
+    assert f"{round(10_000 * 9_999 / 56):,}" in t.to_text("en") and "1,250" in t.to_text("en")
     with pytest.raises(ValueError):
         s1.logical_connections(0)
-    with pytest.raises(ValueError, match="N"):
-        s1.purpose_facts((8, 0))
+
+
+def test_purpose_quiz_64_gpus(page00):
+    """The quiz: 64 GPUs have 64·63 ordered pairs; a ring sends 2·63/64 of the buffer in 2·63 rounds."""
+    assert (page00["pu_q_n"], page00["pu_q_pairs"], page00["pu_q_ring_msgs"]) == ("64", f"{64 * 63:,}", "126")
+    assert float(page00["pu_q_ring"]) == pytest.approx(2 * 63 / 64, abs=5e-6)
 
 
 # ----------------------------------------------------------------------------- pages
@@ -445,6 +459,3 @@ def test_fig2_facts_the_page_glues():
     assert f.alpha4096_s == pytest.approx(80 * 2 * 4095 * IB_NDR_CHAPTER.alpha) and f.alpha4096_s < f.tar4096_s
     assert (f.n8, f.n4096, f.layers, f.bwd) == (8, 4096, 80, "2/3")
     assert f.ill_ratio_one == pytest.approx(450 / 50) and f.ill_ratio_bidir == pytest.approx(900 / 50)
-    p = s1.purpose_facts()
-    assert (p.small_pairs, p.large_pairs, p.q_pairs) == (8 * 7, 10_000 * 9_999, 64 * 63)
-    assert p.ring_large == pytest.approx(2 * 9_999 / 10_000) and p.q_ring_msgs == 126

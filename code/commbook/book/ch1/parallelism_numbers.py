@@ -7,8 +7,7 @@ r"""Chapter "Collective communication", purpose page and §1.1: the worked numbe
 * :func:`napkin_1_1`: the same model on 64 GPUs over InfiniBand NDR with α = 1.5 µs
   (:data:`LINK_NM_1_1`): factor 1.96875, 5,512.5 ms + 189 µs = 5,512.689 ms, from the
   closed form and from the virtual cluster (a size-only ring on a switch).
-* the quiz (:func:`q11_facts`), the cost of synchronization (:func:`sync_facts`) and the
-  purpose page's pairs and ring factors (:func:`purpose_facts`).
+* the quiz (:func:`q11_facts`) and the cost of synchronization (:func:`sync_facts`).
 
 Each function returns one typed result that the page glues as it is
 (:func:`commbook.book.glue.glue_fields`).  Light and energy are in :mod:`.parallelism_energy`,
@@ -18,9 +17,7 @@ the model behind Figure 2 in :mod:`.parallelism_step`, the figures in :mod:`.par
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
 
-from ... import physics
 from ...checks import check_p
 from ...collectives import all_reduce, t_formula
 from ...comm_sim import VirtualCluster
@@ -33,7 +30,7 @@ __all__ = [
     "PARAMS_70B", "BF16_BYTES", "DEF_1_1_GPUS", "NM_1_1_GPUS", "INTRO_GPUS", "LINK_DEF_1_1", "LINK_NM_1_1",
     "billions", "gradient_bytes", "logical_connections", "Definition11", "definition_1_1", "Q11", "q11_facts",
     "Napkin11", "napkin_1_1", "SYNC_SHARE_RANGE", "EFFICIENCY_60", "at_efficiency", "HALVING_STEPS",
-    "gpu_hours_saved", "zero_copy_host_bytes", "Sync", "sync_facts", "PURPOSE_SIZES", "Purpose", "purpose_facts",
+    "gpu_hours_saved", "zero_copy_host_bytes", "Sync", "sync_facts",
 ]
 
 
@@ -248,44 +245,3 @@ def sync_facts() -> Sync:
     lo, hi = SYNC_SHARE_RANGE
     return Sync(lo, hi, zero_copy_host_bytes(nm.m_bytes), EFFICIENCY_60, at_efficiency(nm.total_s), HALVING_STEPS,
                 round(gpu_hours_saved(nm.total_s, nm.gpus)), nm.total_s / 2)
-
-
-# ============================================================================ the purpose page
-PURPOSE_SIZES = (8, 64, 1_000, 10_000)
-"""Cluster sizes of the purpose page's table (one node, the 64-GPU box, Definition 1.1's
-1,000 and the opening 10,000)."""
-
-
-@dataclass(frozen=True)
-class Purpose:
-    """§1.0: ordered pairs N(N−1) and the ring's 2(N−1)/N on the smallest and largest cluster
-    of ``sizes`` (the connections table's), how much each grows between them; and the quiz's
-    ``q_n`` GPUs."""
-
-    small: int
-    small_pairs: int
-    large: int
-    large_pairs: int
-    grow_n: int
-    grow_pairs: int
-    ring_small: float
-    ring_large: float
-    q_n: int
-    q_pairs: int
-    q_ring: float
-    q_ring_msgs: int
-    sizes: tuple[int, ...]
-
-
-def purpose_facts(sizes: Sequence[int] = PURPOSE_SIZES, q_n: int = 64) -> Purpose:
-    """The purpose page's numbers (:func:`.parallelism_tables.connections_table` draws ``sizes``).
-
-    >>> purpose_facts().large_pairs
-    99990000
-    """
-    sizes = tuple(check_p(n, "N") for n in sizes)
-    small, large = sizes[0], sizes[-1]
-    pairs = logical_connections
-    return Purpose(small, pairs(small), large, pairs(large), round(large / small), round(pairs(large) / pairs(small)),
-                   physics.ring_traffic_factor(small), physics.ring_traffic_factor(large), q_n, pairs(q_n),
-                   physics.ring_traffic_factor(q_n), 2 * (q_n - 1), sizes)

@@ -14,7 +14,6 @@ from ...units import fmt_number
 from ..tables import Table
 from ..text import texts
 from .boxes import split_pairs
-from .parallelism_numbers import Purpose, logical_connections, purpose_facts
 
 T, K = texts("ch1"), "parallelism_tables."
 
@@ -22,18 +21,12 @@ T, K = texts("ch1"), "parallelism_tables."
 __all__ = ["connections_table", "transport_manifest", "ENERGY_SCOPES", "energy_table"]
 
 # ============================================================================ purpose page
-def connections_table(purpose: Purpose | None = None) -> Table:
-    """For each number of workers N of :func:`.parallelism_numbers.purpose_facts`: the N(N−1)
+def connections_table(rows: list[dict]) -> Table:
+    """The purpose page's rows (it computes them), one per number of workers N: the N(N−1)
     ordered pairs of the most general exchange, the N links a ring uses, and the bytes each
-    worker sends in a ring all-reduce, as a multiple of its buffer (2(N−1)/N).  The note
-    compares the largest and smallest N.
-
-    >>> connections_table().column("pairs")
-    [56, 4032, 999000, 99990000]
-    """
-    p = purpose_facts() if purpose is None else purpose
-    rows = [{"n": n, "pairs": logical_connections(n), "ring_links": n,
-             "ring_factor": physics.ring_traffic_factor(n)} for n in p.sizes]
+    worker sends in a ring all-reduce, as a multiple of its buffer (2(N−1)/N) (``n``,
+    ``pairs``, ``ring_links``, ``ring_factor``).  The note compares the last row with the first."""
+    lo, hi = rows[0], rows[-1]
     return Table(
         key="ch1-connections",
         title=T(K + "conn_title"),
@@ -42,8 +35,9 @@ def connections_table(purpose: Purpose | None = None) -> Table:
         rows=rows,
         formats={"n": lambda v: f"{v:,}", "pairs": lambda v: f"{v:,}", "ring_links": lambda v: f"{v:,}",
                  "ring_factor": lambda v: f"{v:.4f}"},
-        notes=T.pairs(K + "conn_note", lo=f"{p.small:,}", hi=f"{p.large:,}", grow_n=fmt_number(p.grow_n, 7),
-                      grow_pairs=fmt_number(p.grow_pairs, 7), grow_ring=fmt_number(p.ring_large / p.ring_small, 4)),
+        notes=T.pairs(K + "conn_note", lo=f"{lo['n']:,}", hi=f"{hi['n']:,}", grow_n=fmt_number(round(hi["n"] / lo["n"]), 7),
+                      grow_pairs=fmt_number(round(hi["pairs"] / lo["pairs"]), 7),
+                      grow_ring=fmt_number(hi["ring_factor"] / lo["ring_factor"], 4)),
     )
 
 
