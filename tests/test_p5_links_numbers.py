@@ -109,30 +109,50 @@ def test_hop_message_is_latency_plus_bytes():
         assert m.time_s == pytest.approx(ICI_V5E.alpha * (1 + ha * 3) + MB / ICI_V5E.beta, abs=1e-15)
 
 
-# ----------------------------------------------------------------------------- §0 (navigation_numbers)
-def test_decode_numbers_weights_do_not_fit_one_gpu():
-    from commbook.book.p5.navigation_numbers import decode_numbers, script_numbers
+# ----------------------------------------------------------------------------- §0 and §1 (their cells)
+@pytest.fixture(scope="module")
+def page00():
+    """Page §0 (English) as the book runs it: its glued texts."""
+    from conftest import ROOT, executed_glue
+    return executed_glue(ROOT / "chapters/en/p5/00-navigation.md")
+
+
+@pytest.fixture(scope="module")
+def page01():
+    """Page §1 (English) as the book runs it: its glued texts."""
+    from conftest import ROOT, executed_glue
+    return executed_glue(ROOT / "chapters/en/p5/01-why.md")
+
+
+def test_decode_numbers_weights_do_not_fit_one_gpu(page00):
+    """§0.1's cell: Llama-3.1-70B's BF16 weights (2 bytes a parameter) against one H100, the
+    passes over them per second on 8 GPUs, and the scripts' demo counts."""
+    import math
+
     from commbook.hardware import H100
     from commbook.llm import LLAMA31_70B
+    from commbook.units import fmt_bytes
 
-    d = decode_numbers(LLAMA31_70B, H100, tp=8)
-    assert d.weights_bytes > H100.hbm_bytes and d.min_gpus == 2           # 141 GB of BF16 weights, 80 GB of HBM
-    assert d.weights_bytes == pytest.approx(2 * LLAMA31_70B.n_params)
-    assert d.reads_tp == pytest.approx(8 * H100.hbm_bandwidth / d.weights_bytes)
-    s = script_numbers()
-    assert s.scripts == 5
-    assert s.demos == sum(len(getattr(s, f"demos_0{i}").split(", ")) for i in range(1, 6)) == 18
+    w = 2 * LLAMA31_70B.n_params
+    assert w > H100.hbm_bytes and page00["nav_min_gpus"] == str(math.ceil(w / H100.hbm_bytes)) == "2"
+    assert page00["nav_weights_bytes"] == fmt_bytes(w) and page00["nav_hbm_bytes"] == fmt_bytes(H100.hbm_bytes)
+    assert page00["nav_reads_tp"] == f"{8 * H100.hbm_bandwidth / w:.0f}"
+    assert page00["nav_b1_ring_s"] == "4.49 ms"             # demo 05-1's anchor: 160 all-reduces x 14 α of 2 µs
+    assert page00["nav_scripts"] == "5"
+    assert page00["nav_demos"] == str(sum(len(page00[f"nav_demos_0{i}"].split(", ")) for i in range(1, 6))) == "18"
+    assert page00["nav_n03"] == str(len(page00["nav_demos_03"].split(", "))) == "4"
 
 
-def test_why_decode_is_memory_bound_and_tp_divides_it():
+def test_why_decode_is_memory_bound_and_tp_divides_it(page01):
     from commbook import llm
-    from commbook.book.p5.navigation_numbers import why_numbers, why_question
     from commbook.llm import LLAMA31_70B
+    from commbook.units import fmt_bytes
 
     one, many = llm.decode_step(LLAMA31_70B, 1, tp=1), llm.decode_step(LLAMA31_70B, 1, tp=8)
     assert one.memory > one.compute and many.memory > many.compute          # batch 1 decode is memory-bound
-    w = why_numbers(tp=8)
-    assert w.dec_speedup == pytest.approx(8) and w.ar_per_layer == 2
-    assert w.ar_msg_bytes == 2 * LLAMA31_70B.d_model                         # one token, BF16
-    q = why_question(LLAMA31_70B, NV, wide=16)
-    assert q.msg_half_bytes >= NV.n_half > llm.tp_message_bytes(LLAMA31_70B, q.b_half - 1)
+    assert page01["why_dec_speedup"] == "8" and page01["why_ar_per_layer"] == "2"
+    assert page01["why_ar_msg_bytes"] == fmt_bytes(2 * LLAMA31_70B.d_model)  # one token, BF16
+    assert page01["why_q_wide"] == "16" and page01["why_q_nhalf_bytes"] == fmt_bytes(NV.n_half)
+    b = int(page01["why_q_b_half"])
+    assert llm.tp_message_bytes(LLAMA31_70B, b) >= NV.n_half > llm.tp_message_bytes(LLAMA31_70B, b - 1)
+    assert page01["why_q_msg_half_bytes"] == fmt_bytes(llm.tp_message_bytes(LLAMA31_70B, b))
