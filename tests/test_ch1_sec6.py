@@ -22,6 +22,7 @@ from commbook.book.ch1.inputs import napkin_math_1_7
 from commbook.book.ch1 import compression_figures as cf
 from commbook.book.ch1 import compression_numbers as cn
 from commbook.hardware import IB_NDR_CHAPTER
+from commbook.units import fmt_pct, fmt_ratio
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = {lang: ROOT / "chapters" / lang / "ch1" / "06-compression.md" for lang in ("en", "zh")}
@@ -57,10 +58,28 @@ def test_quant_table_ratios_from_the_payloads():
     assert "31.999×" in t.notes["en"][0] and "31.999×" in t.notes["zh"][0]
 
 
-def test_int8_levels_are_255_not_the_chapters_256():
-    lev = cn.int8_levels()
-    assert (lev.lo, lev.hi, lev.used) == (-127, 127, 255)
-    assert lev.type == 256                       # what the chapter gives as the number of levels
+@pytest.fixture(scope="module")
+def page06():
+    """Page §1.6 (English) as the book runs it: its glued texts."""
+    from conftest import executed_glue
+    return executed_glue(PAGE["en"])
+
+
+def test_opening_and_quantization_numbers_of_the_page(page06):
+    """The opening ranges (10–100×, 4–1,000×) and what §1.6.1 quotes of the quantization
+    table: the nominal ratios are the bit widths, the payloads fall short by the scales."""
+    assert (page06["co_wan_gap"], page06["co_red_range"]) == ("10–100×", "4–1,000×")
+    d = 10**6
+    assert page06["q_d"] == f"{d:,}"
+    assert (page06["q_fp16_x"], page06["q_int8_nom_x"], page06["q_sign_nom_x"]) == ("2×", "4×", "32×")
+    assert page06["q_int8_x"] == fmt_ratio(4 * d / (d + 4), 6)
+    assert page06["q_sign_x"] == fmt_ratio(4 * d / (math.ceil(d / 8) + 4), 6) == "31.999×"
+
+
+def test_int8_levels_are_255_not_the_chapters_256(page06):
+    assert (page06["q_lo"], page06["q_hi"], page06["q_levels"]) == ("−127", "127", "255")
+    assert page06["q_type"] == "256"            # what the chapter gives as the number of levels
+    assert page06["q_missing"] == "−128"
     # independent: round(g / (max|g|/127)) over [-1, 1]
     g = np.linspace(-1, 1, 100_001)
     assert np.unique(np.rint(g / (np.abs(g).max() / 127))).size == 255
@@ -114,6 +133,14 @@ def test_sparse_table_against_the_chapter():
     assert small["index_bits"] == 16 and f"{small['ratio']:.1f}" == "666.7"
     assert small["ratio"] == pytest.approx(4 * 65_000 / (65 * (4 + 2)))
     assert rows[(10**6, 0.01)]["ratio"] == 50 and rows[(10**6, 0.01)]["nominal"] == 100
+
+
+def test_sparse_numbers_of_the_page(page06):
+    """§1.6.2 quotes the table's top-0.1 % rows, and random-k's variance (1/q − 1)·g² at q = 10 %."""
+    assert (page06["sp_share_frac"], page06["sp_nominal_x"]) == (fmt_pct(0.001), "1,000×")
+    assert (page06["sp_d"], page06["sp_k"], page06["sp_int32_x"]) == ("1,000,000", "1,000", "500×")
+    assert (page06["sp_small_d"], page06["sp_int16_x"], page06["sp_int16_max"]) == ("65,000", "666.7×", "65,536")
+    assert (page06["sp_rk_share_frac"], page06["sp_rk_var"], page06["sp_rk_scale"]) == (fmt_pct(0.1), "9", "10")
 
 
 def test_a_persistently_small_gradient():
@@ -174,12 +201,13 @@ def test_table4_by_an_independent_recurrence():
     assert rows == [(r["acc"], r["v"], r["e_next"], r["sum_v"]) for r in cn.table4().rows]
 
 
-def test_example_1_2():
-    ex = cn.example_1_2()
-    assert ex.true_q == F("1.6") and ex.naive_q == 0 and ex.lost_frac == 1      # "100 %"
-    assert ex.sent_q == 2 and ex.res_q == F("-0.4")
-    assert ex.sent_q == ex.true_q - ex.res_q                           # telescoping, e₁ = 0
-    assert ex.sends == (2, 5) and (ex.true, ex.sent, ex.res) == ("1.6", "2", "−0.4")
+def test_example_1_2(page06):
+    ex = {k[3:]: v for k, v in page06.items() if k.startswith("ex_")}
+    assert (ex["inputs"], ex["thr"], ex["steps"]) == (", ".join(cn.EF_INPUT), "0.5", "5")
+    assert _frac(ex["true"]) == F("1.6") and _frac(ex["naive"]) == 0 and ex["lost_frac"] == fmt_pct(1)  # "100 %"
+    assert _frac(ex["sent"]) == 2 and _frac(ex["res"]) == F("-0.4")
+    assert _frac(ex["sent"]) == _frac(ex["true"]) - _frac(ex["res"])    # telescoping, e₁ = 0
+    assert ex["sends"] == "2 and 5" and (ex["true"], ex["sent"], ex["res"]) == ("1.6", "2", "−0.4")
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -307,12 +335,18 @@ def test_page_numbers_of_the_when_section():
     assert (w.b_saved_total_s, w.b_extra_total_s) == pytest.approx((steps * tb * 3 / 4, steps * x * (c + tb / 4)))
 
 
-def test_page_numbers_of_blocks_and_the_optimum(runs):
+def test_page_numbers_of_blocks_and_the_optimum(runs, page06):
     """INT8 in blocks of 64 with FP16 scales costs what blocks of 128 with FP32 scales
     cost, 4·64/66 = 4·128/132; at the optimum FP32 leaves no update, top-1 % and sign do."""
-    b = cn.block_numbers()
-    assert b.fp16_scales_x == pytest.approx(4 * 64 / 66) == pytest.approx(4 * 128 / 132) == pytest.approx(b.r128_x)
-    assert b.fp32_scales_x == pytest.approx(4 * 64 / 68)
+    assert page06["b_fp16_scales_x"] == fmt_ratio(4 * 64 / 66, 4) == fmt_ratio(4 * 128 / 132, 4) == page06["b_r128_x"]
+    assert page06["b_fp32_scales_x"] == fmt_ratio(4 * 64 / 68, 4) == page06["b_r64_x"]
+    assert page06["b_r256_x"] == fmt_ratio(4 * 256 / 260, 4)
+    # the heavy-tail table's range: blocks of 128, ν from 8 to 3, the worst error barely moves
+    assert (page06["b_ht_b"], page06["b_ht_nu_hi"], page06["b_ht_nu_lo"]) == ("128", "8", "3")
+    heavy = [r for r in cn.heavy_tail_table().rows if r["nu"] is not None]
+    assert page06["b_ht_lo_x"] == fmt_ratio(min(r["gain"] for r in heavy))
+    assert 2 <= float(page06["b_ht_lo_x"].rstrip("×")) <= float(page06["b_ht_hi_x"].rstrip("×")) <= 5
+    assert 0 <= float(page06["b_ht_worst_frac"].rstrip("%")) <= 6
     pr = runs["problem"]
     assert cz.update_at_optimum(pr, None) < 1e-12
     assert min(cz.update_at_optimum(pr, cz.TopK(0.01)), cz.update_at_optimum(pr, cz.Sign())) > 1e-3

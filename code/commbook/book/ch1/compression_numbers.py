@@ -2,39 +2,34 @@ r"""Chapter §1.6, gradient compression: the numbers and tables of the page
 ``chapters/{zh,en}/ch1/06-compression.md`` and of the exercises of Checkpoint 1.4.
 
 * quantization: the payloads of FP32, FP16, INT8 and 1-bit on one gradient
-  (:func:`quant_table`), the codes INT8 actually uses (:func:`int8_levels`), the block-wise
-  ratios 4b/(b + 4) (:func:`block_table`) and the error of per-tensor against per-block
+  (:func:`quant_table`), the block-wise ratios 4b/(b + 4) (:func:`block_table`) and the error of per-tensor against per-block
   scales on heavy-tailed gradients (:func:`heavy_tail_table`);
 * sparsification: top-k sizes with 32- and 16-bit indices (:func:`sparse_table`), a
   coordinate that top-k never sends (:func:`.compression_effects.persistent_small`);
 * error feedback: Tables 3 and 4 cell for cell from the exact trace (:func:`table3`,
-  :func:`table4`), Example 1.2 (:func:`example_1_2`), Definition 1.4's 70B case
+  :func:`table4`), Definition 1.4's 70B case
   (:func:`.compression_effects.def14`);
 * the chapter's table of methods with the ratio each encoding really reaches:
   :func:`.compression_effects.methods_table`.
 
 Napkin math 1.7, the time-to-train decisions and 1-bit Adam's ratio come straight from
 :mod:`commbook.compression`; the chapter's givens are here (:data:`CHECKPOINT_1_4`,
-:data:`DECISION`).  Each table's numbers that the page quotes are a typed result beside it
-(``quant_numbers``, ``block_numbers``, ``sparse_numbers``, ``example_1_2``), fields named
-with their units.
+:data:`DECISION`).  The page's cells read the numbers they quote (INT8's codes, Example
+1.2's traces, ...) from these tables and from :mod:`commbook.compression` themselves.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
-from ...compression import (FP16, Identity, Int8, Sign, Threshold, TopK, decimal_text, ef_trace,
-                            sparse_ratio)
+from ...compression import FP16, Identity, Int8, Sign, TopK, decimal_text, ef_trace, sparse_ratio
 from ...units import fmt_bytes, fmt_pct, fmt_ratio
 from ..tables import Table
 from ..text import texts
 
-__all__ = ["SETTING", "Opening", "opening", "QUANT_D", "BLOCK_D", "quant_table", "Levels", "int8_levels", "Quant",
-           "quant_numbers", "block_table", "heavy_tail_table", "Blocks", "block_numbers", "SPARSE_CASES",
-           "sparse_table", "Sparse", "sparse_numbers", "EF_INPUT", "table3", "table4", "Example12", "example_1_2",
+__all__ = ["SETTING", "QUANT_D", "BLOCK_D", "quant_table", "block_table", "heavy_tail_table", "SPARSE_CASES",
+           "sparse_table", "EF_INPUT", "table3", "table4",
            "CHECKPOINT_1_4", "DECISION", "CHAPTER_DECISION", "CHAPTER_ONEBIT"]
 
 T = texts("ch1")
@@ -56,26 +51,6 @@ BLOCK_D = 2**20
 
 def _g(d: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(d)
-
-
-def _minus(n: int) -> str:
-    return f"{n}".replace("-", "−")
-
-
-@dataclass(frozen=True)
-class Opening:
-    wan_gap: str              # WAN links "10–100×" slower than InfiniBand
-    red_range: str            # compression cuts the traffic "4–1000×"
-
-
-def opening() -> Opening:
-    """The chapter's opening ranges (:data:`SETTING`) as text.
-
-    >>> opening().red_range
-    '4–1,000×'
-    """
-    (w0, w1), (r0, r1) = SETTING["wan_gap"], SETTING["reduction"]
-    return Opening(wan_gap=f"{w0}–{fmt_ratio(w1)}", red_range=f"{r0}–{fmt_ratio(r1)}")
 
 
 # ============================================================================ quantization
@@ -104,57 +79,6 @@ def quant_table(d: int = QUANT_D) -> Table:
         labels=T.labels(K + "labels."),
         notes=_txs("sizes_are_the_bytes", ratio=fmt_ratio(sign['ratio'], 6)),
         meta={"d": d})
-
-
-@dataclass(frozen=True)
-class Quant:
-    """The quantization table's ratios and the INT8 codes actually used."""
-    d: int
-    fp16_x: float
-    int8_nom_x: float
-    int8_x: float
-    sign_nom_x: float
-    sign_x: float
-    levels: int               # distinct INT8 codes produced
-    lo: str
-    hi: int
-    type: int                 # codes the type has
-    missing: str              # the code never produced
-
-
-@dataclass(frozen=True)
-class Levels:
-    """The INT8 codes per-tensor quantization (s = max|g|/127) produces on values spread
-    evenly over [−1, 1]: how many, their range, and the 2⁸ codes the type has."""
-    used: int
-    lo: int
-    hi: int
-    type: int
-
-
-def int8_levels(d: int = 100_001) -> Levels:
-    """The codes of :class:`~commbook.compression.Int8` on ``d`` values spread over [−1, 1].
-
-    >>> int8_levels().used
-    255
-    """
-    q = Int8().encode(np.linspace(-1.0, 1.0, d)).arrays["values"]
-    used = np.unique(q)
-    return Levels(used=int(used.size), lo=int(used.min()), hi=int(used.max()), type=2**8)
-
-
-def quant_numbers(qt: Table | None = None) -> Quant:
-    """What the page quotes of :func:`quant_table` (made when not given) and :func:`int8_levels`.
-
-    >>> quant_numbers().sign_nom_x
-    32
-    """
-    qt = quant_table() if qt is None else qt
-    q = {r["op"]: r for r in qt.rows}
-    lev = int8_levels()
-    return Quant(d=qt.meta["d"], fp16_x=q["fp16"]["ratio"], int8_nom_x=q["int8"]["stated"],
-                 int8_x=q["int8"]["ratio"], sign_nom_x=q["sign"]["stated"], sign_x=q["sign"]["ratio"],
-                 levels=lev.used, lo=_minus(lev.lo), hi=lev.hi, type=lev.type, missing=_minus(lev.lo - 1))
 
 
 def block_table(blocks=(32, 64, 128, 256, 512), d: int = BLOCK_D) -> Table:
@@ -206,40 +130,6 @@ def heavy_tail_table(block: int = 128, d: int = 2**16, nus=(None, 8, 5, 4, 3), s
         meta={"block": block, "d": d})
 
 
-@dataclass(frozen=True)
-class Blocks:
-    """Block-wise INT8 ratios, the error gain of per-block scales on heavy tails, and the
-    ratio of blocks of 64 with FP16 scales (= blocks of 128 with FP32 ones)."""
-    r64_x: float
-    r128_x: float
-    r256_x: float
-    ht_b: int
-    ht_lo_x: float
-    ht_hi_x: float
-    ht_nu_hi: int
-    ht_nu_lo: int
-    ht_worst_frac: float      # the worst per-tensor max over the per-block max, minus one
-    fp16_scales_x: float      # blocks of 64 with FP16 scales
-    fp32_scales_x: float      # blocks of 64 with FP32 scales (the library's Int8(64))
-
-
-def block_numbers(bt: Table | None = None, ht: Table | None = None, d: int = 10**6) -> Blocks:
-    """What the page quotes of :func:`block_table` and :func:`heavy_tail_table` (made when not given).
-
-    >>> block_numbers().ht_b
-    128
-    """
-    bt = block_table() if bt is None else bt
-    ht = heavy_tail_table() if ht is None else ht
-    b = {r["b"]: r for r in bt.rows}
-    heavy = [r for r in ht.rows if r["nu"] is not None]
-    worst = max(r["max_tensor"] / r["max_block"] for r in ht.rows)
-    return Blocks(r64_x=b[64]["ratio"], r128_x=b[128]["ratio"], r256_x=b[256]["ratio"], ht_b=ht.meta["block"],
-                  ht_lo_x=min(r["gain"] for r in heavy), ht_hi_x=max(r["gain"] for r in heavy),
-                  ht_nu_hi=max(r["nu"] for r in heavy), ht_nu_lo=min(r["nu"] for r in heavy), ht_worst_frac=worst - 1,
-                  fp16_scales_x=4 * d / (d + 2 * d // 64), fp32_scales_x=4 * d / Int8(64).encoded_bytes(d))
-
-
 # ============================================================================ sparsification
 SPARSE_CASES = ((10**6, 0.001), (65_000, 0.001), (10**6, 0.01), (65_000, 0.01))
 """(d, kept share) of the sparse table: a large gradient (32-bit indices) and one small enough
@@ -265,36 +155,6 @@ def sparse_table(cases=SPARSE_CASES) -> Table:
         formats={"d": lambda x: f"{x:,}", "share": fmt_pct, "values": fmt_bytes,
                  "indices": fmt_bytes, "ratio": fmt_ratio, "nominal": fmt_ratio, "int32": fmt_ratio},
         notes=_txs("values_are_fp32_indices"))
-
-
-@dataclass(frozen=True)
-class Sparse:
-    """Top-0.1 % with 32-bit and 16-bit indices, and random-k's variance factor."""
-    share_frac: float
-    nominal_x: float
-    d: int
-    k: int
-    int32_x: float
-    small_d: int
-    int16_x: float
-    int16_max: int
-    rk_share_frac: float
-    rk_var: float             # 1/q − 1
-    rk_scale: float           # 1/q
-
-
-def sparse_numbers(st: Table | None = None, rk_share: float = 0.1) -> Sparse:
-    """What the page quotes of :func:`sparse_table` (made when not given), and random-k's
-    variance at the share ``rk_share``.
-
-    >>> sparse_numbers().k
-    1000
-    """
-    st = sparse_table() if st is None else st
-    big, small = st.rows[0], st.rows[1]
-    return Sparse(share_frac=big["share"], nominal_x=big["nominal"], d=big["d"], k=big["k"], int32_x=big["ratio"],
-                  small_d=small["d"], int16_x=small["ratio"], int16_max=2**16, rk_share_frac=rk_share,
-                  rk_var=1 / rk_share - 1, rk_scale=1 / rk_share)
 
 
 # ============================================================================ error feedback
@@ -325,40 +185,6 @@ def table4(grads=EF_INPUT) -> Table:
         headers=_txs("step_2", "g", "e", "g_e", "v", "e_g_e_v", "running_v", "running_g"),
         rows=ef_trace(list(grads)), formats={k: _DEC for k in ("g", "e", "acc", "v", "e_next", "sum_v", "sum_g")},
         notes=_txs("in_every_row_v"))
-
-
-@dataclass(frozen=True)
-class Example12:
-    """Example 1.2: the true sum, what each trace sends, the share lost without feedback and
-    the residual left with it, exact values as text (and ``_q`` as Fractions)."""
-    inputs: str
-    thr: str
-    steps: int
-    true: str
-    naive: str
-    lost_frac: float
-    sent: str
-    res: str
-    sends: tuple[int, ...]    # the steps that send (the page joins them in its language)
-    true_q: Fraction
-    naive_q: Fraction
-    sent_q: Fraction
-    res_q: Fraction
-
-
-def example_1_2(grads=EF_INPUT) -> Example12:
-    """Example 1.2 on ``grads``, both traces exact (:func:`~commbook.compression.ef_trace`).
-
-    >>> example_1_2().sends
-    (2, 5)
-    """
-    naive, ef = ef_trace(list(grads), feedback=False), ef_trace(list(grads))
-    true, dec = naive[-1].sum_g, decimal_text
-    return Example12(inputs=", ".join(dec(Fraction(x)) for x in grads), thr=dec(Threshold().threshold),
-                     steps=len(ef), true=dec(true), naive=dec(naive[-1].sum_v),
-                     lost_frac=float((true - naive[-1].sum_v) / true), sent=dec(ef[-1].sum_v), res=dec(ef[-1].e_next),
-                     sends=tuple(r.step for r in ef if r.v != 0), true_q=true, naive_q=naive[-1].sum_v,
-                     sent_q=ef[-1].sum_v, res_q=ef[-1].e_next)
 
 
 # ============================================================================ checkpoint and decisions
