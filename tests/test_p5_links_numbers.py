@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from commbook.book.glue import fields
-from commbook.book.p5.links_numbers import (BYTE_UNITS, NODE_LINKS, delivered, fan_out, hop_cost,
-                                            sim_corners)
+from commbook.book.p5.links_numbers import NODE_LINKS, delivered
 from commbook.collectives import all_reduce, t_formula
 from commbook.comm_sim import Round, VirtualCluster
 from commbook.hardware import IB_NDR, NVLINK4, NVLINK5
 from commbook.topology import Switch
-from commbook.units import MB, GB
+from commbook.units import MB, GB, fmt_bytes, fmt_time
 
 NV = NVLINK4
+
+
+@pytest.fixture(scope="module")
+def page02():
+    """Page §2 (English) as the book runs it: its glued texts."""
+    from conftest import ROOT, executed_glue
+    return executed_glue(ROOT / "chapters/en/p5/02-links.md")
 
 
 def test_delivered_is_n_over_alpha_plus_n_over_beta():
@@ -25,34 +30,40 @@ def test_delivered_is_n_over_alpha_plus_n_over_beta():
     assert delivered(NV, n).bw_Bps == pytest.approx(n / (NV.alpha + n / NV.beta))
 
 
-def test_node_links_match_the_data_sheets():
+def test_node_links_match_the_data_sheets(page02):
     assert NODE_LINKS.nvlinks * NODE_LINKS.nvlink_link_Bps == NV.beta == 18 * 25 * GB
     assert NODE_LINKS.cliff == "1/9" and NV.beta / IB_NDR.beta == 9
     assert NVLINK5.alpha == NV.alpha and NODE_LINKS.nvl5_vs_nvl4 == pytest.approx(2)
     assert NODE_LINKS.nic_gbit == "400 Gb/s"                            # ConnectX-7
-    assert fields("u", BYTE_UNITS) == {"u_kb": "1,000", "u_mb": "1,000,000", "u_kib": "1,024",
-                                       "u_mib": "1,048,576"}
+    assert {k: page02[f"unit_{k}"] for k in ("kb", "mb", "kib", "mib")} == {
+        "kb": "1,000", "mb": "1,000,000", "kib": "1,024", "mib": "1,048,576"}
 
 
-def test_hop_cost():
-    h = hop_cost(hops=3)
-    assert h.alphas == pytest.approx(1 + h.hop_alpha * 2)
+def test_hop_cost(page02):
+    """§2's rule 4: a 3-hop message on a torus pays α·(1 + hop_alpha·2), hop_alpha = 1 by default."""
+    assert (page02["hop_hop_alpha"], page02["hop_hops"], page02["hop_alphas"]) == ("1", "3", "3")
 
 
-def test_sim_corners():
-    c = sim_corners(8, NV)
-    assert c.time_s == pytest.approx(c.rounds * NV.alpha) and c.rounds == 14
-    assert c.innet_link_bytes == 0 and c.innet_sent_bytes == 8 * MB
+def test_sim_corners(page02):
+    """An empty ring all-reduce on 8 GPUs pays α in each of its 2(p − 1) = 14 rounds; in-network
+    reduction sends p·n = 8 MB into the switch and none over device links."""
+    assert (page02["c0_p"], page02["c0_rounds"]) == ("8", "14")
+    assert page02["c0_time_s"] == fmt_time(14 * NV.alpha)
+    assert page02["c0_innet_link_bytes"] == fmt_bytes(0) and page02["c0_innet_sent_bytes"] == fmt_bytes(8 * MB)
     local = VirtualCluster(Switch(2, NV)).run([Round.make(0, 0, MB), Round.make(1, 1, MB)])
     assert local.rounds == 0 and local.time == 0                     # a message to itself costs nothing
 
 
-def test_ring_simulated_is_its_closed_form_and_one_port_serializes():
+def test_ring_simulated_is_its_closed_form_and_one_port_serializes(page02):
     p, n = 8, 4 * MB
     run = all_reduce(VirtualCluster(Switch(p, NV)), nbytes=n, algorithm="ring")
     assert run.time == pytest.approx(t_formula("ring", p, n, NV.alpha, NV.beta), rel=1e-12)
-    f = fan_out(NV, messages=2, n=MB)
-    assert f.time_s == pytest.approx(NV.alpha + 2 * MB / NV.beta) and f.single_s == pytest.approx(NV.alpha + MB / NV.beta)
+    ring = 2 * (p - 1) * (NV.alpha + n / p / NV.beta)                   # the ring's closed form
+    assert page02["sim_time_s"] == page02["sim_formula_s"] == fmt_time(ring) and page02["sim_rounds"] == "14"
+    # one send port carries both messages' bytes at β, each round pays α once
+    assert (page02["q_pair_messages"], page02["q_pair_n_bytes"]) == ("2", fmt_bytes(MB))
+    assert page02["q_pair_time_s"] == fmt_time(NV.alpha + 2 * MB / NV.beta)
+    assert page02["q_pair_single_s"] == fmt_time(NV.alpha + MB / NV.beta)
 
 
 # ----------------------------------------------------------------------------- §3 (links: topologies, p2p)
