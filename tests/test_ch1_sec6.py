@@ -22,7 +22,7 @@ from commbook.book.ch1.inputs import napkin_math_1_7
 from commbook.book.ch1 import compression_figures as cf
 from commbook.book.ch1 import compression_numbers as cn
 from commbook.hardware import IB_NDR_CHAPTER
-from commbook.units import fmt_pct, fmt_ratio
+from commbook.units import fmt_bytes, fmt_pct, fmt_ratio, fmt_time
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = {lang: ROOT / "chapters" / lang / "ch1" / "06-compression.md" for lang in ("en", "zh")}
@@ -143,12 +143,15 @@ def test_sparse_numbers_of_the_page(page06):
     assert (page06["sp_rk_share_frac"], page06["sp_rk_var"], page06["sp_rk_scale"]) == (fmt_pct(0.1), "9", "10")
 
 
-def test_a_persistently_small_gradient():
-    ps = ce.persistent_small()
-    assert ps.naive == 0 and ps.true == pytest.approx(10)
-    assert ps.ef == pytest.approx(ps.true, abs=1e-9)
-    assert ps.times == ps.steps * ps.small / ps.big                    # once per 1/0.01 steps
-    assert ps.max <= ps.big + 1e-12
+def test_a_persistently_small_gradient(page06):
+    """Top-1 of (1, 0.01) for 1,000 steps: without feedback the small entry is never sent;
+    with it, it goes out once per 1/0.01 steps and all of its 10 arrives."""
+    ps = {k[3:]: v for k, v in page06.items() if k.startswith("ps_") and not k.startswith("ps_opt_")}
+    assert (ps["small"], ps["big"], ps["steps"]) == ("0.01", "1", "1,000")
+    assert ps["naive"] == "0" and float(ps["true"]) == pytest.approx(1000 * 0.01)
+    assert float(ps["ef"]) == pytest.approx(float(ps["true"]), abs=1e-9)
+    assert int(ps["times"]) == 1000 * 0.01 / 1 and ps["every"] == "100"      # once per 1/0.01 steps
+    assert float(ps["max"]) <= 1 + 1e-12
 
 
 def test_random_k_variance_closed_form():
@@ -227,12 +230,15 @@ def test_telescoping_identity(seed):
             assert np.allclose(sv, sg - ef.error, atol=1e-12)
 
 
-def test_definition_1_4_numbers():
-    d = ce.def14()
-    assert d.full_bytes == 140e9 and d.values_bytes == 1.4e9 and d.nominal_x == 100    # 140 GB -> 1.4 GB
-    assert d.index_bytes == pytest.approx(0.01 * 70e9 * (2 + 4))
-    assert d.ratio_x == pytest.approx(2 / 6 * 100)
-    assert 2 ** (d.bits - 1) < 70e9 <= 2 ** d.bits
+def test_definition_1_4_numbers(page06):
+    """70B BF16 gradients, top-1 %: 140 GB -> 1.4 GB of values (100×), 4.2 GB with 32-bit indices."""
+    d14 = {k[4:]: v for k, v in page06.items() if k.startswith("d14_")}
+    assert (d14["full_bytes"], d14["values_bytes"], d14["nominal_x"]) == ("140 GB", "1.4 GB", "100×")
+    assert d14["share_frac"] == fmt_pct(0.01) and d14["params"] == "70B"
+    assert d14["index_bytes"] == fmt_bytes(0.01 * 70e9 * (2 + 4), digits=3)
+    assert d14["ratio_x"] == fmt_ratio(2 / 6 * 100)
+    bits = int(d14["bits"])
+    assert 2 ** (bits - 1) < 70e9 <= 2 ** bits
 
 
 # ============================================================================ the runs
@@ -321,18 +327,57 @@ def test_break_even_communication_time():
     assert D["t_comm"][1] < t < D["t_comm"][0]
 
 
-def test_page_numbers_of_the_when_section():
+def test_page_numbers_of_the_when_section(page06):
     """The break-even extra steps of case a, (c + T)/(c + T/r) − 1 = 42.9 %, is where the
     library's break-even time is case a's T; case b's change is the extra steps' time less
-    the communication saved, written out."""
-    D, w = cn.DECISION, ce.when_numbers()
+    the communication saved, written out; the break-even time x·c/(1 − (1 + x)/r)."""
+    D = cn.DECISION
     c, r, x, steps = D["t_compute"], D["ratio"], D["extra_steps"], D["steps"]
     ta, tb = D["t_comm"]
-    assert w.x_even_frac == pytest.approx((c + ta) / (c + ta / r) - 1) and round(w.x_even_frac, 3) == 0.429
-    assert cz.break_even_comm_time(c, r, w.x_even_frac) == pytest.approx(ta)
+    x_even = (c + ta) / (c + ta / r) - 1
+    assert page06["w_x_even_frac"] == fmt_pct(x_even, 3) == "42.9%" and round(x_even, 3) == 0.429
+    assert cz.break_even_comm_time(c, r, x_even) == pytest.approx(ta)
     db = cz.compression_decision(steps, c, tb, r, x)
-    assert w.b_extra_total_s - w.b_saved_total_s == pytest.approx(db.compressed - db.baseline)
-    assert (w.b_saved_total_s, w.b_extra_total_s) == pytest.approx((steps * tb * 3 / 4, steps * x * (c + tb / 4)))
+    saved, extra = steps * tb * 3 / 4, steps * x * (c + tb / 4)
+    assert extra - saved == pytest.approx(db.compressed - db.baseline)
+    assert (page06["w_b_saved_total_s"], page06["w_b_extra_total_s"]) == (f"{saved:,.0f} s", f"{extra:,.0f} s")
+    assert page06["w_b_change_frac"] == fmt_pct((extra - saved) / (steps * (c + tb)))
+    assert page06["w_a_change_frac"] == fmt_pct(1 - 1.1 * (c + ta / r) / (c + ta))
+    assert page06["w_even_s"] == fmt_time(x * c / (1 - (1 + x) / r), 3)
+    assert (page06["w_steps"], page06["w_p"], page06["w_ratio_x"], page06["w_r32_x"]) == ("100,000", "64", "4×", "32×")
+    # n* = αβ on InfiniBand NDR; a ring over p GPUs moves chunks of n/p, so 32× gains little there
+    link, p = IB_NDR_CHAPTER, 64
+    n = link.alpha * link.beta
+    assert page06["w_nstar_bytes"] == fmt_bytes(n, digits=3) and page06["w_pnstar_bytes"] == fmt_bytes(p * n, digits=3)
+    ring = lambda m: 2 * (p - 1) * link.alpha + 2 * (p - 1) / p * m / link.beta
+    assert page06["w_small_gain_frac"] == fmt_pct(ring(n) / ring(n / 32) - 1, 2)
+
+
+def test_page_numbers_of_the_runs_and_1_bit_adam(page06, runs):
+    """What the prose quotes of the seeded runs, and 1-bit Adam's 1/(f + (1 − f)/32)."""
+    S = cf.RUN_SETTINGS
+    assert (page06["run_workers"], page06["run_dim"], page06["run_steps"]) == (
+        f"{S['workers']:,}", f"{S['dim']:,}", f"{S['steps']:,}")
+    assert page06["run_workers"] == "8"
+    assert page06["run_top1"] == f"{runs['top1'].final:.2g}" and page06["run_sign"] == f"{runs['sign'].final:.2g}"
+    assert float(page06["run_top1_x"].replace(",", "")) >= 100                  # orders of magnitude above
+    f = S["warmup"]
+    assert page06["ob_f_frac"] == fmt_pct(f) and page06["ob_ratio_x"] == fmt_ratio(1 / (f + (1 - f) / 32))
+    assert page06["ob_f5_frac"] == fmt_pct((1 / 5 - 1 / 32) / (1 - 1 / 32), 3) and page06["ob_comm_x"] == "5×"
+    assert page06["ob_gpus"] == "256"
+
+
+def test_page_numbers_of_napkin_math_1_7_and_checkpoint_1_4(page06):
+    """40 ms / 8 = 5 ms, + 2 ms = 7 ms, 5.714×; pays above 2/(1 − 1/8) ms; on NVLink 2.125 ms > 1 ms."""
+    assert (page06["n17_t_s"], page06["n17_nom_x"], page06["n17_eff_x"], page06["n17_o_s"]) == ("40 ms", "32×", "8×", "2 ms")
+    assert (page06["n17_new_s"], page06["n17_total_s"], page06["n17_saving_s"]) == ("5 ms", "7 ms", "35 ms")
+    assert page06["n17_speedup_x"] == fmt_ratio(40 / 7, 4) == "5.714×" and page06["n17_speedup2_x"] == "5.7×"
+    assert page06["n17_even_s"] == fmt_time(2e-3 / (1 - 1 / 8))
+    assert page06["n17_nv_total_s"] == fmt_time(1e-3 / 8 + 2e-3) and page06["n17_nv_x"] == fmt_ratio(1 / 2.125, 2)
+    cp = cn.CHECKPOINT_1_4
+    assert (page06["cp_bwd_s"], page06["cp_ar_lo_s"], page06["cp_ar_hi_s"]) == ("800 ms", "200 ms", "2 s")
+    assert (page06["cp_ratio_x"], page06["cp_g"], page06["cp_thr"]) == ("4×", "0.3", "0.5")
+    assert _frac(page06["cp_g"]) == cp["g"] and _frac(page06["cp_thr"]) == cp["threshold"]
 
 
 def test_page_numbers_of_blocks_and_the_optimum(runs, page06):
@@ -393,6 +438,19 @@ def test_methods_table_flags_the_topk_row():
     assert row["FP16"]["encoded"] == 2 and row["INT8 + EF"]["encoded"] == pytest.approx(4, rel=1e-5)
     for lang in ("en", "zh"):
         assert "50×" in t.notes[lang][0] and "31.999×" in t.notes[lang][0]
+
+
+def test_page_quotes_the_methods_table(page06):
+    assert (page06["mt_d"], page06["mt_topk_stated_x"], page06["mt_topk_x"], page06["mt_sign_stated_x"]) == (
+        "1,000,000", "100×", "50×", "32×")
+
+
+def test_page_quotes_the_update_at_the_optimum(page06, runs):
+    """§1.6.2: at the optimum the uncompressed update vanishes; top-1 % and sign leave one."""
+    pr = runs["problem"]
+    assert float(page06["ps_opt_fp32"]) < 1e-12
+    assert page06["ps_opt_top1"] == f"{cz.update_at_optimum(pr, cz.TopK(0.01)):.2g}" == "0.0055"
+    assert float(page06["ps_opt_sign"]) > 1e-3
 
 
 def test_pages_carry_the_notes_and_the_checkpoint_link():

@@ -2,13 +2,12 @@ r"""Chapter §1.6, gradient compression: the numbers and tables of the page
 ``chapters/{zh,en}/ch1/06-compression.md`` and of the exercises of Checkpoint 1.4.
 
 * quantization: the payloads of FP32, FP16, INT8 and 1-bit on one gradient
-  (:func:`quant_table`), the block-wise ratios 4b/(b + 4) (:func:`block_table`) and the error of per-tensor against per-block
-  scales on heavy-tailed gradients (:func:`heavy_tail_table`);
-* sparsification: top-k sizes with 32- and 16-bit indices (:func:`sparse_table`), a
-  coordinate that top-k never sends (:func:`.compression_effects.persistent_small`);
+  (:func:`quant_table`), the block-wise ratios 4b/(b + 4) (:func:`block_table`) and the
+  error of per-tensor against per-block scales on heavy-tailed gradients
+  (:func:`heavy_tail_table`);
+* sparsification: top-k sizes with 32- and 16-bit indices (:func:`sparse_table`);
 * error feedback: Tables 3 and 4 cell for cell from the exact trace (:func:`table3`,
-  :func:`table4`), Definition 1.4's 70B case
-  (:func:`.compression_effects.def14`);
+  :func:`table4`);
 * the chapter's table of methods with the ratio each encoding really reaches:
   :func:`.compression_effects.methods_table`.
 
