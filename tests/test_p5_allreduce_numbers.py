@@ -10,17 +10,30 @@ import pytest
 
 from commbook.book.glue import fields
 from commbook.book.measuring_p5 import TENSOR, p5_curve
-from commbook.book.p5.allreduce_numbers import (chain_broadcast, crossovers, double_tree, race, ring_cost,
-                                                sharp, sim_check, step_runs)
+from commbook.book.p5.allreduce_numbers import chain_broadcast, race, ring_cost, sim_check, step_runs
 from commbook.book.p5.results import link_numbers, versus
 from commbook.book.p5.steps import EXAMPLE_1_1
 from commbook.collectives import all_reduce
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4
 from commbook.topology import Switch
-from commbook.units import KB, MB
+from commbook.units import KB, MB, fmt_bytes, fmt_pct, fmt_ratio, fmt_time
 
 NV = NVLINK4
+_UNIT = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _seconds(text: str) -> float:
+    """'1.311 ms' -> 0.001311."""
+    value, unit = text.split()
+    return float(value) * _UNIT[unit]
+
+
+@pytest.fixture(scope="module")
+def page05():
+    """Page §5 (English) as the book runs it: its glued texts."""
+    from conftest import ROOT, executed_glue
+    return executed_glue(ROOT / "chapters/en/p5/05-allreduce.md")
 
 
 def test_race_bytes_per_device_are_the_textbook_counts():
@@ -49,25 +62,34 @@ def test_ring_cost_is_eq_ring():
     assert 2 * (p - 1) * a == pytest.approx(2 * (p - 1) / p * n_bal / b)
 
 
-def test_double_tree_never_reaches_its_envelope():
-    d = double_tree(8, 256 * MB, NV)
-    assert d.envelope_s == pytest.approx(2 * math.log2(8) * NV.alpha + 2 * 256 * MB / NV.beta)
-    assert d.envelope_s < d.time_s < d.unpiped_s
+def test_double_tree_never_reaches_its_envelope(page05):
+    """§5.1's cell (8 GPUs, 256 MB on NVLink) and §5.4's (512 GPUs on InfiniBand): the pipelined
+    double tree lies between its envelope 2·log2(p)·α + 2n/β and the two unpipelined trees."""
+    for key, p, link in (("dt", 8, NV), ("bgdt", 512, IB_NDR)):
+        env = 2 * math.log2(p) * link.alpha + 2 * 256 * MB / link.beta
+        assert page05[f"{key}_n_bytes"] == fmt_bytes(256 * MB) and page05[f"{key}_envelope_s"] == fmt_time(env)
+        assert env < _seconds(page05[f"{key}_time_s"]) < _seconds(page05[f"{key}_unpiped_s"])
+        ring = 2 * (p - 1) * (link.alpha + 256 * MB / (p * link.beta))
+        assert page05[f"{key}_ring_s"] == fmt_time(ring)
 
 
-def test_crossovers_match_the_stated_anchors():
-    x = crossovers(8, NV)                                         # demo 03-1's stated boundaries
-    assert x.rd_ring_per_ab == pytest.approx(8.8)
-    assert x.naive_rd_bytes == pytest.approx(81.8e3, rel=1e-3)
-    assert x.rd_rab_bytes == pytest.approx(2.16e6, rel=1e-3)
-    assert (x.rd_ring_num, x.rd_ring_den) == (11, pytest.approx(1.25))
+def test_crossovers_match_the_stated_anchors(page05):
+    """§5.3's cell against demo 03-1's stated boundaries and eq. (cross) on 8 GPUs."""
+    p, L = 8, 3
+    assert page05["x_rd_ring_per_ab"] == "8.8" == f"{(2 * (p - 1) - L) / (L - 2 * (p - 1) / p):g}"
+    assert page05["x_rd_ring_bytes"] == fmt_bytes(8.8 * NV.n_half)
+    assert (page05["x_naive_rd_bytes"], page05["x_rd_rab_bytes"]) == ("81.8 KB", "2.16 MB")
+    assert (page05["x_rd_ring_num"], page05["x_rd_ring_den"]) == ("11", "1.25")
 
 
-def test_sharp_ideal_gain_tends_to_two():
-    s = sharp(8)
-    assert s.ideal_x == pytest.approx(1.75) and s.big_x == pytest.approx(2 * 1023 / 1024)
-    assert s.on_Bps == pytest.approx(s.off_Bps * (1 + s.measured_gain_frac))
-    assert 0 < s.measured_gain_frac < s.ideal_gain_frac
+def test_sharp_ideal_gain_tends_to_two(page05):
+    """§5.2's in-network reduction: the ideal 2(p−1)/p on 8 and 1,024 GPUs, and the measured
+    8×H100 bus bandwidths of How to Scale Your Model ch. 12 (370 GB/s off, 480 GB/s on)."""
+    assert page05["sharp_ideal_x"] == fmt_ratio(1.75) and page05["sharp_ideal_gain_frac"] == fmt_pct(0.75)
+    assert page05["sharp_big_p"] == "1,024" and page05["sharp_big_x"] == fmt_ratio(2 * 1023 / 1024, 4)
+    assert (page05["sharp_off_Bps"], page05["sharp_on_Bps"]) == ("370 GB/s", "480 GB/s")
+    assert page05["sharp_measured_gain_frac"] == fmt_pct(480 / 370 - 1)
+    assert 0 < 480 / 370 - 1 < 0.75
 
 
 def test_sim_check_equal_chunks_are_exact_and_odd_ones_are_not():

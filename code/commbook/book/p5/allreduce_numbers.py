@@ -14,16 +14,14 @@ from typing import Sequence
 import numpy as np
 
 from ... import cost
-from ...collectives import all_reduce, crossover, t_broadcast, t_formula
+from ...collectives import all_reduce, t_broadcast, t_formula
 from ...comm_sim import VirtualCluster
-from ...double_tree import allreduce_double_tree_envelope, double_tree_optimum
 from ...hardware import Link
 from ...measure.points import load
 from ...topology import Switch
 
-__all__ = ["HTSYM", "HTSYM_SHARP", "sharp_gain", "AlgoRun", "Race", "race", "RingCost", "ring_cost", "DoubleTree",
-           "double_tree", "Crossovers", "crossovers", "Sharp", "sharp", "SimCheck", "sim_check", "StepRuns",
-           "step_runs", "ChainBroadcast", "chain_broadcast"]
+__all__ = ["HTSYM", "HTSYM_SHARP", "sharp_gain", "AlgoRun", "Race", "race", "RingCost", "ring_cost", "SimCheck",
+           "sim_check", "StepRuns", "step_runs", "ChainBroadcast", "chain_broadcast"]
 
 SIX = ("ring", "rd", "rabenseifner", "tree", "naive", "innet")
 """The six all-reduce algorithms of §5.2."""
@@ -111,77 +109,6 @@ def ring_cost(p: int, n: float, link: Link) -> RingCost:
     t = t_formula("ring", p, n, link.alpha, link.beta)
     lat = t_formula("ring", p, 0.0, link.alpha, link.beta)
     return RingCost(p, float(n), 2 * (p - 1), 2 * (p - 1) / p, t, lat, t - lat, lat / t, p * link.n_half)
-
-
-@dataclass(frozen=True)
-class DoubleTree:
-    """NCCL's double binary tree at its best chunk count per tree, against the ring, two
-    binomial trees without the pipeline, and the envelope 2·log₂p·α + 2n/β."""
-
-    n_bytes: float
-    chunks: int
-    time_s: float
-    ring_s: float
-    vs_ring_x: float
-    unpiped_s: float
-    unpiped_vs_ring_x: float
-    pipe_gain_x: float
-    envelope_s: float
-
-
-def double_tree(p: int, n: float, link: Link) -> DoubleTree:
-    """The double binary tree all-reduce of ``n`` bytes on ``p`` devices (closed forms)."""
-    a, b = link.alpha, link.beta
-    k, t = double_tree_optimum(p, n, a, b)
-    ring, unpiped = t_formula("ring", p, n, a, b), t_formula("double_binomial", p, n, a, b)
-    return DoubleTree(float(n), k, t, ring, t / ring, unpiped, unpiped / ring, unpiped / t,
-                      allreduce_double_tree_envelope(p, n, a, b))
-
-
-@dataclass(frozen=True)
-class Crossovers:
-    """Where the winner of §5.3 changes on ``p`` devices: naive → recursive doubling,
-    recursive doubling → Rabenseifner, recursive doubling ↔ ring (eq. cross, with its
-    numerator 2(p−1) − log₂p and denominator log₂p − 2(p−1)/p in units of αβ) and the
-    binomial tree ↔ ring."""
-
-    naive_rd_bytes: float
-    rd_rab_bytes: float
-    rd_ring_bytes: float
-    rd_ring_per_ab: float
-    rd_ring_num: int
-    rd_ring_den: float
-    tree_ring_bytes: float
-
-
-def crossovers(p: int, link: Link) -> Crossovers:
-    """The crossover sizes of §5.3 (``p`` a power of two)."""
-    a, b, L = link.alpha, link.beta, int(math.log2(p))
-    x = cost.crossover_rd_ring(p, a, b)
-    return Crossovers(crossover("naive", "rd", p, a, b), crossover("rd", "rabenseifner", p, a, b), x,
-                      x / link.n_half, 2 * (p - 1) - L, L - 2 * (p - 1) / p, cost.crossover_tree_ring(p, a, b))
-
-
-@dataclass(frozen=True)
-class Sharp:
-    """In-network reduction against the ring's bandwidth term: the ideal speed-up 2(p−1)/p
-    on ``p`` and on ``big_p`` devices, and the measured gain of NVLink SHARP on 8×H100
-    (How to Scale Your Model ch. 12): bus bandwidth without and with it."""
-
-    ideal_x: float
-    ideal_gain_frac: float
-    big_p: int
-    big_x: float
-    measured_gain_frac: float
-    off_Bps: float
-    on_Bps: float
-
-
-def sharp(p: int, big_p: int = 1024) -> Sharp:
-    """:class:`Sharp` for ``p`` devices (the measured points are the data sets HTSYM and HTSYM_SHARP)."""
-    off, on = load(HTSYM).points[-1].busbw, load(HTSYM_SHARP).points[-1].busbw
-    ideal = 2 * (p - 1) / p
-    return Sharp(ideal, ideal - 1, big_p, 2 * (big_p - 1) / big_p, sharp_gain(), off, on)
 
 
 @dataclass(frozen=True)
