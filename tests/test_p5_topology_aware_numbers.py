@@ -11,7 +11,7 @@ from commbook.collectives import all_reduce
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4
 from commbook.topology import TwoLevel
-from commbook.units import KB, MB
+from commbook.units import KB, MB, fmt_time
 
 ICI = ICI_V5E
 
@@ -19,6 +19,13 @@ ICI = ICI_V5E
 @pytest.fixture(scope="module")
 def t41():
     return demo_04_1((4, 4), 64 * MB, ICI, median_seeds=20)
+
+
+@pytest.fixture(scope="module")
+def page06():
+    """Page §6 (English) as the book runs it: its glued texts."""
+    from conftest import ROOT, executed_glue
+    return executed_glue(ROOT / "chapters/en/p5/06-topology-aware.md")
 
 
 @pytest.fixture(scope="module")
@@ -35,12 +42,25 @@ def test_row_major_pays_one_alpha_per_step_per_extra_hop(t41):
     assert m.long_edges == 4                             # the four row wraps of a 4×4 row-major order
 
 
-def test_two_d_saves_the_rounds_times_alpha(t41):
-    td = N.two_d_numbers(t41, ICI)
-    assert (td.flat_rounds, td.two_d_rounds) == (30, 12)
-    assert td.saved_s == pytest.approx(18 * ICI.alpha)
-    assert td.flat_small_s - td.two_d_small_s == pytest.approx(td.saved_s, rel=1e-9)
-    assert td.flat_large_s - td.two_d_large_s == pytest.approx(td.saved_s, rel=1e-9)
+def test_two_d_saves_the_rounds_times_alpha(t41, page06):
+    """§6.1's cell on a 4×4 torus: the flat ring's 2(16 − 1) = 30 rounds against the 2D
+    all-reduce's 2·2·(4 − 1) = 12, and the 18 rounds saved cost 18α at both sizes."""
+    small, large = t41.part("04-1b").rows
+    assert (page06["td_flat_rounds"], page06["td_two_d_rounds"]) == ("30", "12")
+    assert page06["td_saved_s"] == fmt_time(18 * ICI.alpha, 3)
+    assert small["flat"] - small["two_d"] == pytest.approx(18 * ICI.alpha, rel=1e-9)
+    assert large["flat"] - large["two_d"] == pytest.approx(18 * ICI.alpha, rel=1e-9)
+    assert page06["td_flat_small_s"] == fmt_time(small["flat"]) and page06["td_two_d_large_s"] == fmt_time(large["two_d"], 5)
+
+
+def test_checks_of_section_6_follow_the_closed_forms(page06):
+    """§6.1's question (8×8 torus: 2(64 − 1) ring steps against 2·2·(8 − 1)), §6.2's 16-GPU ring
+    (the egress bound (p − 1)/p·n/β) and §6.3's start-ups at 8 nodes of 8 GPUs."""
+    assert (page06["q61_dims"], page06["q61_flat_steps"], page06["q61_two_d_steps"]) == ("8×8", "126", "28")
+    n, p = 16 * MB, 16
+    assert page06["q62_p"] == "16" and page06["q62_egress_s"] == fmt_time((p - 1) / p * n / ICI.beta, 3)
+    assert (page06["q63_flat_ib"], page06["q63_hier_ib"], page06["q63_hier_nv"]) == ("126", "14", "14")
+    assert page06["lk_cliff_x"] == "9×" and page06["lk_tables"] == "3"
 
 
 def test_all_to_all_on_a_switch_is_its_egress_bound_plus_p_minus_one_alphas():

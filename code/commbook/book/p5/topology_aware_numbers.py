@@ -8,43 +8,21 @@ to work out by hand: the rows it quotes, ratios, rounds, which network cards car
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from ... import cost
 from ...collectives import all_reduce, t_formula
 from ...comm_sim import VirtualCluster
-from ...hardware import IB_NDR, ICI_V5E, NVLINK4, NVLINK5, Link
-from ...topology import Ring, Torus, TwoLevel, ring_order
+from ...hardware import IB_NDR, ICI_V5E, NVLINK4, Link
+from ...topology import Torus, TwoLevel, ring_order
 from ...units import KB, MB
-from .scripts import SCRIPTS
 
-__all__ = ["ORIGINAL", "Links", "link_numbers", "Mapping", "mapping_numbers", "TwoD", "two_d_numbers",
-           "Q61", "q61_numbers", "HtSym", "htsym_numbers", "Q62", "q62_numbers",
-           "Hier", "hier_numbers", "HierNccl", "hier_nccl_numbers", "Q63", "q63_numbers", "nic_use"]
+__all__ = ["ORIGINAL", "Mapping", "mapping_numbers", "Hier", "hier_numbers", "HierNccl", "hier_nccl_numbers",
+           "nic_use"]
 
 ORIGINAL = {"row_major": 0.02, "hier": (4, 6)}
 """The original notes' figures the page sets against the computed ones: row-major "2 %"
 slower, the hierarchy "4–6×" faster (the ring "about 16×" slower than the switch:
 :data:`.topology.ORIGINAL_04_2`)."""
-
-
-@dataclass(frozen=True)
-class Links:
-    """The three links of the chapter and the step from NVLink to InfiniBand."""
-    ici_alpha_s: float
-    ici_beta_Bps: float
-    nvl_alpha_s: float
-    nvl_beta_Bps: float
-    ib_alpha_s: float
-    ib_beta_Bps: float
-    cliff_x: float                 # NVLink's β over InfiniBand's
-    tables: int                    # the tables of script 04
-
-
-def link_numbers(ici: Link = ICI_V5E, nvl: Link = NVLINK4, ib: Link = IB_NDR) -> Links:
-    return Links(ici.alpha, ici.beta, nvl.alpha, nvl.beta, ib.alpha, ib.beta, nvl.beta / ib.beta,
-                 len(SCRIPTS["04"]))
 
 
 # ============================================================================ §6.1 ring mapping
@@ -99,83 +77,6 @@ def mapping_numbers(t41, dims=(4, 4), n: float = 64 * MB, link: Link = ICI_V5E, 
         rand_hops=max(r["max_hops"] for r in rand), rand_lo_x=min(r["vs_ideal"] for r in rand),
         rand_hi_x=max(r["vs_ideal"] for r in rand), rand_med_x=t41.meta["random_median"], seeds=seeds,
         seed_last=seeds - 1)
-
-
-@dataclass(frozen=True)
-class TwoD:
-    """§6.1: Table 04-1b, the flat ring against the 2D (row then column) all-reduce."""
-    small_bytes: float
-    large_bytes: float
-    flat_rounds: int
-    two_d_rounds: int
-    flat_small_s: float
-    two_d_small_s: float
-    speedup_small_x: float
-    saved_s: float                 # the rounds saved times α
-    flat_large_s: float
-    two_d_large_s: float
-    large_frac: float              # what the 2D all-reduce saves at the large size
-
-
-def two_d_numbers(t41, link: Link = ICI_V5E) -> TwoD:
-    small, large = t41.part("04-1b").rows
-    return TwoD(small_bytes=small["n"], large_bytes=large["n"], flat_rounds=small["flat_rounds"],
-                two_d_rounds=small["two_d_rounds"], flat_small_s=small["flat"], two_d_small_s=small["two_d"],
-                speedup_small_x=small["speedup"],
-                saved_s=(small["flat_rounds"] - small["two_d_rounds"]) * link.alpha,
-                flat_large_s=large["flat"], two_d_large_s=large["two_d"],
-                large_frac=1 - large["two_d"] / large["flat"])
-
-
-@dataclass(frozen=True)
-class Q61:
-    """"Check yourself" of §6.1: the same message on a larger torus."""
-    dims: str
-    flat_steps: int
-    two_d_steps: int
-    flat_s: float
-    two_d_s: float
-    speedup_x: float
-
-
-def q61_numbers(n: float, dims=(8, 8), link: Link = ICI_V5E) -> Q61:
-    p = math.prod(dims)
-    flat = t_formula("ring", p, n, link.alpha, link.beta)
-    two_d = cost.allreduce_torus(dims, n, link.alpha, link.beta)
-    return Q61(dims="×".join(map(str, dims)), flat_steps=2 * (p - 1), two_d_steps=sum(2 * (d - 1) for d in dims),
-               flat_s=flat, two_d_s=two_d, speedup_x=flat / two_d)
-
-
-# ============================================================================ §6.2 all-to-all
-# (table 04-2 and its numbers: :func:`.topology.all_to_all_race`)
-@dataclass(frozen=True)
-class HtSym:
-    """§6.2: one NVSwitch node against a ring of the same chips, at the same egress."""
-    g: int
-    ratio_x: float
-    approx_x: float
-    nvl72_Bps: float
-
-
-def htsym_numbers(n: float, g: int = 8, link: Link = ICI_V5E) -> HtSym:
-    port = 2 * link.beta           # a chip on a ring drives two links; the switch port gets the same
-    node = max(cost.all_to_all_bounds(g, n, port, g // 2 * port))
-    ring = max(cost.all_to_all_bounds(g, n, port, Ring(g, link).bisection_bandwidth))
-    return HtSym(g=g, ratio_x=ring / node, approx_x=g // 4, nvl72_Bps=NVLINK5.beta)
-
-
-@dataclass(frozen=True)
-class Q62:
-    """"Check yourself" of §6.2: the bounds of a 16-GPU ring."""
-    p: int
-    egress_s: float
-    bisect_s: float
-    bisect_x: float
-
-
-def q62_numbers(n: float, p: int = 16, link: Link = ICI_V5E) -> Q62:
-    egress, bisect = cost.all_to_all_bounds(p, n, link.beta, Ring(p, link).bisection_bandwidth)
-    return Q62(p=p, egress_s=egress, bisect_s=bisect, bisect_x=bisect / egress)
 
 
 # ============================================================================ §6.3 hierarchical all-reduce
@@ -291,18 +192,3 @@ def hier_nccl_numbers(t43, nodes=(2, 4, 8, 16, 32), g: int = 8, small: float = 6
         nccl_small_lo_x=min(small_x), nccl_small_hi_x=max(small_x), nccl_lose_n=hier_wins[0],
         nccl_lose_x=big[hier_wins[0]], x_lo_bytes=per_gpu[0], x_hi_bytes=per_gpu[-1], one_nic_x=one_x,
         never_hi=never[-1], first_n=first, first_bytes=per_node[first])
-
-
-@dataclass(frozen=True)
-class Q63:
-    """"Check yourself" of §6.3: the start-ups on the InfiniBand path at one node count."""
-    nodes: int
-    flat_ib: int
-    hier_ib: int
-    hier_nv: int
-    speedup_x: float
-
-
-def q63_numbers(t43, nodes: int = 8, g: int = 8, small: float = 64 * KB) -> Q63:
-    return Q63(nodes=nodes, flat_ib=2 * (g * nodes - 1), hier_ib=2 * (nodes - 1), hier_nv=2 * (g - 1),
-               speedup_x=t43.find(n=float(small), nodes=nodes)["speedup"])
