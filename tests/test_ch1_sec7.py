@@ -156,12 +156,13 @@ def test_protocol_table_and_tuning_model():
     assert "tuning.cc:304-305" in t.notes["en"][0] and "device.h:70-83" in t.notes["en"][1]
 
 
-def test_nic_ceiling():
-    nic = L.intro()
-    assert nic.nic_count == L.DGX_H100_NICS == 8
-    assert nic.nic_bw_Bps == IB_NDR.beta == 50 * GB
-    assert nic.nic_node_Bps == pytest.approx(400 * GB) and nic.nic_x == 8
-    assert (nic.n_axes, nic.n_libs, nic.t5_rows, nic.t5_nccl) == (4, 3, 5, 2)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_nic_ceiling(glued, lang):
+    g = glued[lang]
+    assert g["li_nic_count"] == str(L.DGX_H100_NICS) == "8"
+    assert IB_NDR.beta == 50 * GB and g["li_nic_bw_Bps"] == "50 GB/s"
+    assert g["li_nic_node_Bps"] == "400 GB/s" and g["li_nic_x"] == "8×"
+    assert (g["li_n_axes"], g["li_n_libs"], g["li_t5_rows"], g["li_t5_nccl"]) == ("4", "3", "5", "2")
 
 
 def test_switches_are_the_crossovers_of_the_constants():
@@ -193,9 +194,9 @@ def test_picks_table_and_channel_rule():
     assert nvls["lat"] == pytest.approx(25 * us) and nvls["bus"] == pytest.approx(_thresholds()["nvls_bus"] * GB)
     assert nvls["bus"] > 450 * GB                                     # above NVLink 4's wire rate
     assert t.cell(1, "algo", "zh") == "NVLS" and t.cell(0, "algo", "zh") == "环" and t.cell(1, "end", "en") == "—"
-    pk = LP.picks()
     # ring LL: 512 threads x 8 B x 8 ranks per channel (device.h:92, comm.h:42, tuning.cc:547), 24 channels
-    assert 512 * 8 * 8 == 32 * KiB and (pk.ch_per_bin, pk.ch_n, pk.ch_full_bin) == ("32 KiB", 24, f"{24 * 32} KiB")
+    assert 512 * 8 * 8 == 32 * KiB
+    assert T.MAX_THREADS["LL"] * T.THREAD_THRESHOLD["LL"] * 8 == 32 * KiB and M.graphs(M.H100_8).runtime_channels == 24
     assert M.runtime_channels(M.H100_8, "ring", "LL", 2 * 32 * KiB) == 2
     assert M.runtime_channels(M.H100_8, "ring", "LL", 768 * KiB) == 24
     assert M.runtime_channels(M.H100_8, "ring", "LL", 768 * KiB - 1) == 23
@@ -222,6 +223,14 @@ def test_page_glues_the_thresholds_of_the_constants(glued, lang):
     assert (g["pk_ch_per_bin"], g["pk_ch_n"], g["pk_ch_full_bin"]) == ("32 KiB", "24", "768 KiB")
     assert (g["fl_model_bus_Bps"], g["fl_model_gap_frac"]) == ("240 GB/s", "2.3%")
     assert (g["mpi_cite"], g["mpi_y1"]) == ("1993", "1994")
+    assert (g["mpi_v1"], g["mpi_v4"]) == ("MPI-1.0", "MPI-4.0")
+    assert g["mpi_d1"] == {"en": "5 May 1994", "zh": "1994 年 5 月 5 日"}[lang]
+    # the line layouts: LL 4 B of data + 4 B of flag in 8, LL128 120 + 8 in 128; their ceilings on NVLink 4.0
+    assert (g["pr_ll_line"], g["pr_ll_flag"], g["pr_ll128_line"], g["pr_ll128_data"], g["pr_ll128_flag"]) == (
+        "8", "4", "128", "120", "8")
+    assert (g["pr_ll_share_frac"], g["pr_ll128_share_frac"]) == ("50%", "93.75%")
+    assert (g["pr_nv4_Bps"], g["pr_ll_nv4_Bps"], g["pr_ll128_nv4_Bps"]) == ("450 GB/s", "225 GB/s", "422 GB/s")
+    assert g["pr_lat_x"] == f"{_ring_lat('Simple') / _ring_lat('LL'):.2g}×" and g["pr_p"] == "8"
 
 
 def test_the_pick_at_every_power_of_two_lies_in_its_range():
@@ -313,19 +322,20 @@ def test_flat_table_rows():
 
 
 # ============================================================================ diagnosis
-def test_diagnosis_against_the_baseline():
-    d = L.diagnosis()
-    assert d.n_bin == "64 MiB" and d.traced_s == pytest.approx(1.10e-3)
-    assert d.base_s == pytest.approx(684.6 * us)
-    assert d.ratio_x == pytest.approx(1.10e-3 / 684.6e-6)
-    assert d.excess_s == pytest.approx(1.10e-3 - 684.6e-6)
-    assert d.bus_traced_Bps == pytest.approx(1.75 * 64 * MiB / 1.10e-3)
-    assert d.bus_base_Bps == pytest.approx(171.54 * GB)
-    assert d.share_frac == pytest.approx(171.54 / 300)
-    close = L.diagnosis(traced=L.DIAGNOSIS["close"])
-    assert close.ratio_x == pytest.approx(0.70 / 0.6846) and close.ratio_x < 1.05
-    with pytest.raises(ValueError):
-        L.diagnosis(bucket=25 * MiB)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_diagnosis_against_the_baseline(glued, lang):
+    """The traced 1.10 ms (and 0.70 ms) against the raw log's 684.6 µs at 64 MiB."""
+    from commbook.units import fmt_pct, fmt_rate, fmt_ratio, fmt_time
+    g, raw = glued[lang], _raw_a100()
+    k = int(np.nonzero(raw[:, 0] == L.DIAGNOSIS["bucket"])[0][0])
+    base, bus = raw[k, 1] * us, raw[k, 3] * GB
+    assert (raw[k, 1], raw[k, 3]) == (684.6, 171.54) and L.DIAGNOSIS["bucket"] == 64 * MiB
+    assert g["dg_n_bin"] == "64 MiB" and g["dg_traced_s"] == fmt_time(1.10e-3, 3) == "1.1 ms"
+    assert g["dg_base_s"] == fmt_time(base) and g["dg_ratio_x"] == fmt_ratio(1.10e-3 / base)
+    assert g["dg_excess_s"] == fmt_time(1.10e-3 - base, 3)
+    assert g["dg_bus_traced_Bps"] == fmt_rate(1.75 * 64 * MiB / 1.10e-3) and g["dg_bus_base_Bps"] == fmt_rate(bus)
+    assert g["dg_share_frac"] == fmt_pct(171.54 / 300)
+    assert g["dg_q_ratio_x"] == fmt_ratio(0.70e-3 / base) and 0.70 / 0.6846 < 1.05
 
 
 # ============================================================================ MPI and Gloo
@@ -361,7 +371,7 @@ def test_page_names_what_it_must(lang):
     assert "pytorch/gloo" in notes                      # the note on Gloo's transports cites the issue
     assert text.count(":class: dropdown") == 3          # three answers
     assert text.count("<sup>{ref}`") == 2               # two notes on the original (notes/ch1-sources.md)
-    assert "L.flat_region()" in text and "L.diagnosis()" in text
+    assert "L.flat_region()" in text and "L.DIAGNOSIS" in text and "load_log(L.A100_LOG)" in text
 
 
 def test_every_source_key_is_used():

@@ -2,7 +2,8 @@
 (library selection) as data, NCCL's three wire protocols with the bandwidth ceiling each
 payload share implies, the flat stretch of a real 8×A100 all-reduce log read against those
 ceilings, the MPI versions the page names, Gloo's transports, and a diagnosis against an
-nccl-tests baseline.  Every constant names its source in :data:`SOURCES`.
+nccl-tests baseline (its givens; the page compares them with the log).  Every constant names
+its source in :data:`SOURCES`.
 """
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from datetime import date
 import numpy as np
 
 from ... import physics
-from ...hardware import IB_NDR
 from ...measure import fitting as _fit
 from ...measure import load_log
 from ...units import MiB, fmt_bytes, fmt_pct, fmt_rate, fmt_time
@@ -22,9 +22,8 @@ from .libraries_protocols import A100_RING_BUSBW, NCCL_TUNING_VERSION, PROTOCOLS
 
 __all__ = ["SOURCES", "AXES", "LIBRARY_AXES", "TABLE5", "Protocol", "PROTOCOLS", "MPIVersion", "MPI_VERSIONS",
            "CHAPTER_MPI_CITATION_YEAR", "GLOO_TRANSPORTS", "PYTORCH_GLOO_DEFAULT", "DGX_H100_NICS", "A100_LOG",
-           "NCCL_TUNING_VERSION", "DIAGNOSIS", "Intro", "intro", "date_text", "axes_table", "table5",
-           "protocol_table", "mpi_table", "Mpi", "mpi_dates", "Flat", "flat_region", "flat_table", "Diagnosis",
-           "diagnosis"]
+           "NCCL_TUNING_VERSION", "DIAGNOSIS", "date_text", "axes_table", "table5", "protocol_table", "mpi_table",
+           "Flat", "flat_region", "flat_table"]
 
 T = texts("ch1")
 K = "libraries."
@@ -134,7 +133,7 @@ def table5() -> Table:
             labels[lang][row["axis"]] = T.get(K + "axis_sep", lang).join(
                 AXES[a][lang].lower() if lang == "en" else AXES[a][lang] for a in r["axes"])
         rows.append(row)
-    nccl_rows = intro().t5_nccl
+    nccl_rows = sum("NCCL" in r["library"][0] for r in TABLE5)
     return Table(
         key="ch1-table5",
         title=_tx("table_5_choosing_a"),
@@ -152,31 +151,6 @@ def table5() -> Table:
 
 DGX_H100_NICS = 8
 """Compute-fabric NICs of a DGX H100 (``dgx``)."""
-
-
-@dataclass(frozen=True)
-class Intro:
-    """The page's opening counts, and the NIC ceiling: one channel drives one NIC,
-    ``nic_count`` channels drive them all."""
-    n_axes: int
-    n_libs: int
-    nic_count: int
-    nic_bw_Bps: float
-    nic_node_Bps: float
-    nic_x: float              # all NICs over one
-    t5_rows: int              # Table 5, and its NCCL rows
-    t5_nccl: int
-
-
-def intro(nics: int = DGX_H100_NICS, per_nic: float = IB_NDR.beta) -> Intro:
-    """The axes, libraries and Table 5's rows, and ``nics`` NICs of ``per_nic`` bytes/s.
-
-    >>> intro().nic_x
-    8.0
-    """
-    return Intro(n_axes=len(AXES), n_libs=len(LIBRARY_AXES), nic_count=nics, nic_bw_Bps=per_nic,
-                 nic_node_Bps=nics * per_nic, nic_x=float(nics), t5_rows=len(TABLE5),
-                 t5_nccl=sum("NCCL" in r["library"][0] for r in TABLE5))
 
 
 # ============================================================================ MPI
@@ -220,31 +194,6 @@ def mpi_table() -> Table:
                  columns=["version", "released", "feature"],
                  headers=_txs("version", "released", "added_as_used_on"), rows=rows, labels=labels,
                  notes=_txs("dates_the_history_in"))
-
-
-@dataclass(frozen=True)
-class Mpi:
-    """The versions (``v1``…) and their release dates (``d1``…) as the page writes them."""
-    v1: str
-    v2: str
-    v3: str
-    v4: str
-    d1: str
-    d2: str
-    d3: str
-    d4: str
-    cite: str                 # years, as written
-    y1: str
-
-
-def mpi_dates(lang: str) -> Mpi:
-    """The MPI versions and their release dates written in ``lang``.
-
-    >>> mpi_dates("en").d1
-    '5 May 1994'
-    """
-    return Mpi(*(f"MPI-{x.version}" for x in MPI_VERSIONS), *(date_text(x.released, lang) for x in MPI_VERSIONS),
-               cite=str(CHAPTER_MPI_CITATION_YEAR), y1=str(MPI_VERSIONS[0].released.year))
 
 
 # ============================================================================ Gloo
@@ -368,34 +317,3 @@ def flat_table(fr: Flat | None = None, before: int = 2, after: int = 2) -> Table
 DIAGNOSIS = {"bucket": 64 * MiB, "traced": 1.10e-3, "close": 0.70e-3}
 """An illustrative profiler reading (not a measurement): a 64 MiB gradient bucket's
 all-reduce on an 8×A100 node takes 1.10 ms in the training step (``close``: a second case)."""
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """A traced all-reduce against the bare nccl-tests time at its size."""
-    n_bin: str
-    traced_s: float
-    base_s: float
-    ratio_x: float
-    excess_s: float
-    bus_base_Bps: float
-    bus_traced_Bps: float
-    share_frac: float         # the baseline's bus bandwidth over NVLink 3.0
-
-
-def diagnosis(bucket: float = DIAGNOSIS["bucket"], traced: float = DIAGNOSIS["traced"],
-              log: str = A100_LOG) -> Diagnosis:
-    """Compare a traced all-reduce time with the bare nccl-tests time at the same size.
-
-    >>> diagnosis().n_bin
-    '64 MiB'
-    """
-    run, = load_log(log)
-    n, t, bus = run.sizes(), run.times(), run.column("busbw")
-    if bucket not in n:
-        raise ValueError(f"bucket: {_bin(bucket)} is not a size of {log}")
-    k = int(np.nonzero(n == bucket)[0][0])
-    factor = 2 * (run.nranks - 1) / run.nranks
-    return Diagnosis(n_bin=_bin(bucket), traced_s=traced, base_s=t[k], ratio_x=traced / t[k], excess_s=traced - t[k],
-                     bus_base_Bps=bus[k], bus_traced_Bps=factor * bucket / traced,
-                     share_frac=bus[k] / physics.generation("NVLink 3.0").beta)

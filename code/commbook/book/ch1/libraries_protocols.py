@@ -24,8 +24,7 @@ from ..tables import Table
 from ..text import texts
 
 __all__ = ["NCCL_TUNING_VERSION", "Protocol", "PROTOCOLS", "H100_NO_NVLS", "NODES", "protocol_table",
-           "ring_busbw", "switches", "picks_table", "A100_RING_BUSBW", "Protocols", "protocols",
-           "Picks", "picks"]
+           "ring_busbw", "switches", "picks_table", "A100_RING_BUSBW"]
 
 TX = texts("ch1")
 K = "libraries_protocols."
@@ -198,87 +197,3 @@ def picks_table(nodes: dict[str, M.Node] | None = None) -> Table:
         formats={"start": fmt_bytes, "end": fmt_bytes, "lat": lambda t: fmt_time(t, 3), "bus": lambda v: fmt_rate(v, 3)},
         notes=_txs("for_every_algorithm_and"),
     )
-
-
-@dataclass(frozen=True)
-class Protocols:
-    """LL, LL128 and Simple: their line layouts, ceilings on NVLink 4.0, ring latencies on
-    ``p`` GPUs, and the tuning constants behind the H100 rows of :func:`protocol_table`."""
-    ll_line: int
-    ll_flag: int
-    ll_share_frac: float
-    ll128_line: int
-    ll128_data: int
-    ll128_flag: int
-    ll128_share_frac: float
-    nv4_Bps: float
-    ll_nv4_Bps: float
-    ll128_nv4_Bps: float
-    p: int
-    lat_ll_s: float
-    lat_ll128_s: float
-    lat_simple_s: float
-    lat_x: float              # Simple's ring latency over LL's
-    version: str
-    f_ll: float
-    f_ll128: float
-    ring_ch: int
-    ring_bw_Bps: float        # per channel
-    llmax_Bps: float          # the model's ring LL bus bandwidth
-    bus_simple_Bps: float
-
-
-def protocols(node: M.Node = M.H100_8) -> Protocols:
-    """:data:`PROTOCOLS` on NVLink 4.0 and NCCL's ring model of ``node``.
-
-    >>> protocols().ll128_data
-    120
-    """
-    ll, ll128, simple = PROTOCOLS.values()
-    nv4, p = physics.generation("NVLink 4.0").beta, node.ngpus
-    ring_ch, ring_bw = M.graphs(node).ring
-    return Protocols(ll_line=ll.line, ll_flag=ll.flag, ll_share_frac=float(ll.share), ll128_line=ll128.line,
-                     ll128_data=ll128.payload, ll128_flag=ll128.flag, ll128_share_frac=float(ll128.share),
-                     nv4_Bps=nv4, ll_nv4_Bps=ll.ceiling(nv4), ll128_nv4_Bps=ll128.ceiling(nv4), p=p,
-                     lat_ll_s=ll.ring_latency(p), lat_ll128_s=ll128.ring_latency(p),
-                     lat_simple_s=simple.ring_latency(p), lat_x=simple.ring_latency(p) / ll.ring_latency(p),
-                     version=NCCL_TUNING_VERSION, f_ll=ll.bw_factor, f_ll128=ll128.bw_factor, ring_ch=ring_ch,
-                     ring_bw_Bps=ring_bw * 1e9, llmax_Bps=ring_busbw(node, "LL"),
-                     bus_simple_Bps=ring_busbw(node, "Simple"))
-
-
-@dataclass(frozen=True)
-class Picks:
-    """Where NCCL's pick changes on each node of :data:`NODES` (:func:`switches`), the NVLS
-    entry of its model, and the channel rule: a ring keeps ``ch_n`` channels while a message
-    has ``ch_per_bin`` per channel (src/enqueue.cc:1994-1998)."""
-    nvls_bytes: float
-    nvls_lat_s: float
-    nvls_bus_Bps: float
-    ll128_bytes: float        # 8×H100 without NVLS
-    simple_bytes: float
-    a_ll128_bytes: float      # 8×A100
-    a_simple_bytes: float
-    a_llmax_Bps: float
-    ch_per_bin: str
-    ch_n: int
-    ch_full_bin: str
-
-
-def picks() -> Picks:
-    """NCCL's all-reduce picks on 8×H100 (NVLS on and off) and 8×A100.
-
-    >>> picks().ch_n
-    24
-    """
-    start = {key: {(s["algo"], s["proto"]): s["start"] for s in switches(node)} for key, node in NODES.items()}
-    nvls = M.table(M.H100_8, "all_reduce")[("nvls", "Simple")]
-    p = M.H100_8.ngpus
-    # ring LL: MAX_THREADS × THREAD_THRESHOLD bytes per channel, × nranks (tuning.cc:547)
-    per, nc = T.MAX_THREADS["LL"] * T.THREAD_THRESHOLD["LL"] * p, M.graphs(M.H100_8).runtime_channels
-    b = lambda n: fmt_bytes(n, binary=True)
-    return Picks(nvls_bytes=start["h100"][("nvls", "Simple")], nvls_lat_s=nvls.latency,
-                 nvls_bus_Bps=nvls.bandwidth * 2 * (p - 1) / p, ll128_bytes=start["h100_no_nvls"][("ring", "LL128")],
-                 simple_bytes=start["h100_no_nvls"][("ring", "Simple")], a_ll128_bytes=start["a100"][("ring", "LL128")],
-                 a_simple_bytes=start["a100"][("ring", "Simple")], a_llmax_Bps=ring_busbw(M.A100_8, "LL"),
-                 ch_per_bin=b(per), ch_n=nc, ch_full_bin=b(per * nc))
