@@ -14,16 +14,14 @@ from ... import llm
 from ...collectives import all_to_all, t_formula
 from ...comm_sim import VirtualCluster
 from ...hardware import H100, IB_NDR, NVLINK4, NVLINK_H800, Link
-from ...llm import DEEPSEEK_V3, LLAMA31_70B, DenseModel, MoEModel
+from ...llm import DEEPSEEK_V3, DenseModel, MoEModel
 from ...topology import TwoLevel
 from ...units import fmt_number
 from .common import Run
-from .inference import ORIGINAL_05_5, TpNodes, decode_run, demo_05_4, kv_run, prefill_run
-from .scripts import SCRIPTS
+from .inference import ORIGINAL_05_5, decode_run, demo_05_4, kv_run, prefill_run
 
-__all__ = ["ORIGINAL", "latency_bound_until", "Budget", "budget_numbers", "Decode", "decode_numbers",
-           "Q71", "q71_numbers", "Prefill", "prefill_numbers", "Q72", "q72_numbers", "Q73", "q73_numbers",
-           "Moe", "moe_numbers", "Q74", "Kv", "kv_numbers", "Q75"]
+__all__ = ["ORIGINAL", "latency_bound_until", "Decode", "decode_numbers", "Prefill", "prefill_numbers", "Moe",
+           "moe_numbers", "Kv", "kv_numbers"]
 
 ORIGINAL = {"prefill_last": 0.45, "one_nic": ORIGINAL_05_5["ratio"]}
 """Numbers of the original notes that differ from the computed ones (shown in the notes)."""
@@ -39,40 +37,6 @@ def latency_bound_until(model: DenseModel, algorithm: str, tp: int, link: Link =
         if bandwidth >= t_formula(algorithm, tp, n, link.alpha, link.beta) - bandwidth:
             return b, n
     raise ValueError(f"batches: {algorithm} is latency-bound over the whole range")
-
-
-# ============================================================================ the budget model
-@dataclass(frozen=True)
-class Budget:
-    """The box "The budget model": the model, the node, and the decode roofline at B = 1, 64."""
-    model: str
-    layers: int
-    d_model: int
-    kv_heads: int
-    weights_bytes: float
-    weights_read_bytes: float      # every weight but the input embedding
-    tp: int
-    context: int
-    hbm: str
-    flops: str
-    batch: int
-    kv_bytes: float                # the KV caches of the batch
-    step_s: float
-    step_compute_s: float
-    step1_s: float
-    step1_compute_s: float
-    tables: int                    # the tables of script 05
-
-
-def budget_numbers(model: DenseModel = LLAMA31_70B, tp: int = 8, batch: int = 64) -> Budget:
-    d1, db = llm.decode_step(model, 1, tp=tp), llm.decode_step(model, batch, tp=tp)
-    return Budget(model=model.name, layers=model.n_layers, d_model=model.d_model, kv_heads=model.n_kv_heads,
-                  weights_bytes=model.weight_bytes(), weights_read_bytes=model.n_params_compute * 2, tp=tp,
-                  context=llm.DEFAULT_CONTEXT, hbm=f"{fmt_number(H100.hbm_bandwidth / 1e12)} TB/s",
-                  flops=f"{fmt_number(H100.bf16_flops / 1e12)} TFLOP/s", batch=batch,
-                  kv_bytes=batch * llm.DEFAULT_CONTEXT * model.kv_bytes_per_token(), step_s=db.time,
-                  step_compute_s=db.compute, step1_s=d1.time, step1_compute_s=d1.compute,
-                  tables=len(SCRIPTS["05"]))
 
 
 # ============================================================================ §7.1 decode
@@ -132,26 +96,6 @@ def decode_numbers(run: Run | None = None, batch: int = 64) -> Decode:
                   bstar_rd=b_rd, bstar_rd_bytes=n_rd, ring_nstar_bytes=tp * link.n_half)
 
 
-@dataclass(frozen=True)
-class Q71:
-    """"Check yourself" of §7.1: the same model on half the GPUs."""
-    tp: int
-    ring_rounds: int
-    ring_alpha_s: float
-    rd_rounds: int
-    rd_alpha_s: float
-    bstar_ring: int
-    bstar_rd: int
-
-
-def q71_numbers(model: DenseModel = LLAMA31_70B, tp: int = 4, link: Link = NVLINK4) -> Q71:
-    n_ar = llm.tp_allreduces_per_step(model)
-    ring, rd = 2 * (tp - 1), tp.bit_length() - 1
-    return Q71(tp=tp, ring_rounds=ring, ring_alpha_s=n_ar * ring * link.alpha, rd_rounds=rd,
-               rd_alpha_s=n_ar * rd * link.alpha, bstar_ring=latency_bound_until(model, "ring", tp, link)[0],
-               bstar_rd=latency_bound_until(model, "rd", tp, link)[0])
-
-
 # ============================================================================ §7.2 prefill
 @dataclass(frozen=True)
 class Prefill:
@@ -192,35 +136,6 @@ def prefill_numbers(run: Run | None = None) -> Prefill:
                    original_last_frac=ORIGINAL["prefill_last"], causal_tokens=causal,
                    causal_frac=llm.tp_comm_time(model, causal, tp)
                    / llm.prefill_compute(model, causal, tp=tp, causal=True))
-
-
-@dataclass(frozen=True)
-class Q72:
-    """"Check yourself" of §7.2: NVLink with ``up_x`` the β."""
-    up_x: float
-    tok_comm_s: float
-    ratio_frac: float
-
-
-def q72_numbers(pre: Prefill, up: float = 2.0, link: Link = NVLINK4) -> Q72:
-    comm = pre.tok_bytes / (up * link.beta)
-    return Q72(up_x=up, tok_comm_s=comm, ratio_frac=comm / pre.tok_lin_s)
-
-
-# ============================================================================ §7.3 TP across nodes
-# (table 05-3 and its numbers: :func:`.inference.tp_nodes`)
-@dataclass(frozen=True)
-class Q73:
-    """"Check yourself" of §7.3: the cross-node ring's part of the communication."""
-    ib_s: float
-    ib_frac: float
-    nvl_s: float
-
-
-def q73_numbers(tn: TpNodes, model: DenseModel = LLAMA31_70B) -> Q73:
-    n_ar = llm.tp_allreduces_per_step(model)
-    ib = n_ar * tn.ib_phase_s
-    return Q73(ib_s=ib, ib_frac=ib / tn.comm16_s, nvl_s=n_ar * (tn.per_ar16_s - tn.ib_phase_s))
 
 
 # ============================================================================ §7.4 MoE all-to-all
@@ -290,18 +205,6 @@ def moe_numbers(t4=None, model: MoEModel = DEEPSEEK_V3, tokens: int = 256, g: in
                ib_Bps=inter.beta)
 
 
-@dataclass(frozen=True)
-class Q74:
-    """"Check yourself" of §7.4: an FP8 combine as well."""
-    step_s: float
-    gain_frac: float
-
-
-def q74_numbers(moe: Moe) -> Q74:
-    step = moe.layers * 2 * moe.hier_fp8_s
-    return Q74(step_s=step, gain_frac=1 - step / moe.step_hier_fp8_s)
-
-
 # ============================================================================ §7.5 KV transfer
 @dataclass(frozen=True)
 class Kv:
@@ -350,17 +253,3 @@ def kv_numbers(run: Run | None = None, prompt: int = 8192) -> Kv:
               layerwise_8k_s=llm.kv_transfer_time(model, prompt, nics, link, layerwise=True),
               mha_heads=mha.n_kv_heads, mha_x=mha.kv_bytes_per_token() / model.kv_bytes_per_token(),
               mha_tok_bytes=mha.kv_bytes_per_token(), fp8_tok_bytes=model.kv_bytes_per_token(1))
-
-
-@dataclass(frozen=True)
-class Q75:
-    """"Check yourself" of §7.5: the 8K-token prompt's KV in FP8."""
-    fp8_s: float
-    fp8_1_s: float
-    share_frac: float
-
-
-def q75_numbers(kv: Kv, model: DenseModel = LLAMA31_70B, link: Link = IB_NDR, prompt: int = 8192) -> Q75:
-    one = llm.kv_transfer_time(model, prompt, 1, link, bytes_per_value=1)
-    return Q75(fp8_s=llm.kv_transfer_time(model, prompt, kv.nics, link, bytes_per_value=1), fp8_1_s=one,
-               share_frac=one / kv.pre_8k_s)
