@@ -128,21 +128,29 @@ def test_box_links_of_the_section():
 
 
 # ============================================================================ single node
-def test_single_node_check_and_its_memory():
+@pytest.fixture(scope="module")
+def page08():
+    """Page §1.8 (English) as the book runs it: its glued texts."""
+    from conftest import ROOT, executed_glue
+    return executed_glue(ROOT / "chapters/en/ch1/08-overlap.md")
+
+
+def test_single_node_check_and_its_memory(page08):
     """2·(7/8)·140 GB / 450 GB/s = 0.5444 s ≈ 0.54 s, 25.9 % ≈ 26 % of 2.1 s; plain data
     parallelism needs 16 B per parameter, 1.12 TB per GPU, 14× an 80 GB H100;
     ZeRO-3 over 8 GPUs still 140 GB."""
-    from commbook.book.ch1.overlap_napkin import single_node
-    sn = single_node()
+    from commbook.units import fmt_bytes, fmt_number, fmt_pct
+    g = {k[3:]: v for k, v in page08.items() if k.startswith("sn_")}
     t = 2 * 7 / 8 * 140e9 / 450e9
-    assert sn.time_s == pytest.approx(t, rel=1e-12)
-    assert _round(sn.time_s, 2) == on.CHAPTER_SINGLE_NODE["time"][0] == 0.54
-    assert sn.share_frac == pytest.approx(t / 2.1, rel=1e-12)
-    assert _round(sn.share_frac * 100, 0) == on.CHAPTER_SINGLE_NODE["share"][0] == 26
-    assert _round(sn.share_frac * 100, 1) == 25.9
-    assert sn.mem_bytes == pytest.approx((2 + 2 + 12) * 70e9) == pytest.approx(1.12e12)
-    assert sn.mem_times == pytest.approx(14) and not sn.fits
-    assert sn.zero3_bytes == pytest.approx(16 * 70e9 / 8) and sn.zero3_bytes > sn.gpu_mem_bytes == 80e9
+    assert g["time_s"] == f"{fmt_number(t, 4)} s" == "0.5444 s"
+    assert _round(t, 2) == on.CHAPTER_SINGLE_NODE["time"][0] == 0.54 and g["chapter_time_s"] == "0.54 s"
+    assert g["share_frac"] == fmt_pct(t / 2.1)
+    assert _round(t / 2.1 * 100, 0) == on.CHAPTER_SINGLE_NODE["share"][0] == 26
+    assert _round(t / 2.1 * 100, 1) == 25.9 and g["chapter_share_frac"] == fmt_pct(0.26)
+    assert (g["n_bytes"], g["gpus"], g["beta_Bps"], g["params"]) == ("140 GB", "8", "450 GB/s", "70B")
+    assert g["mem_bytes"] == fmt_bytes((2 + 2 + 12) * 70e9, digits=3) == "1.12 TB" and g["bpp"] == "16"
+    assert g["mem_times"] == "14" and g["gpu_mem_bytes"] == "80 GB"                 # 14× what fits
+    assert g["zero3_bytes"] == fmt_bytes(16 * 70e9 / 8, digits=3) and 16 * 70e9 / 8 > 80e9
 
 
 # ============================================================================ limits
@@ -161,6 +169,16 @@ def test_chapter_hidden_ranges():
     assert hf[3] > hi
     (d_lo_l, d_hi_l), (d_lo, d_hi) = ov.CHAPTER_HIDDEN["deep"]
     assert hf[d_lo_l] == pytest.approx(d_lo) and hf[d_hi_l] == pytest.approx(d_hi)
+
+
+def test_page_quotes_the_hidden_shares(page08):
+    """(L − 1)/L at 2, 3 and 10 layers, beside the chapter's 50–60 % and 90–95 %."""
+    from commbook.units import fmt_pct
+    assert (page08["hf_l2"], page08["hf_l3"], page08["hf_l10"]) == ("2", "3", "10")
+    assert (page08["hf_f2_frac"], page08["hf_f3_frac"], page08["hf_f10_frac"]) == (
+        fmt_pct(1 / 2), fmt_pct(2 / 3), fmt_pct(9 / 10))
+    assert (page08["hf_sh_range"], page08["hf_dp_range"]) == ("50–60%", "90–95%")
+    assert (page08["hf_sh_layers"], page08["hf_dp_layers"]) == ("2–3", "10–20")
 
 
 def test_overhead_example():
@@ -403,7 +421,7 @@ def test_overlap_tables_carry_the_worked_numbers():
 
 
 # ============================================================================ the page's check-yourself cases
-def test_check_yourself_timelines_follow_the_slower_stream():
+def test_check_yourself_timelines_follow_the_slower_stream(page08):
     """Equal layers: with half the backward per layer the ring is the slower stream, the
     step is b + L·a; the tree is faster than b, the step is L·b + a (written out); with
     twice napkin math 1.8's backward, L·2b + a pipelined against L·(2b + a) in sequence."""
@@ -412,11 +430,29 @@ def test_check_yourself_timelines_follow_the_slower_stream():
     assert tree <= r.q_b_s < ring
     assert r.q_ring_s == pytest.approx(r.q_b_s + L * ring, rel=1e-12)
     assert r.q_tree_s == pytest.approx(L * r.q_b_s + tree, rel=1e-12)
-    c, nm = on.NM18, on.nm18_numbers()
+    from commbook.units import fmt_number, fmt_pct
+    c = on.NM18
     b2, a, L = 2 * c["backward"], c["allreduce"], c["layers"]
     assert b2 > a
-    assert nm.q18_pipe_ms * 1e-3 == pytest.approx(L * b2 + a, rel=1e-12)
-    assert nm.q18_seq_ms * 1e-3 == pytest.approx(L * (b2 + a), rel=1e-12)
+    assert page08["nm_q18_pipe_ms"] == fmt_number((L * b2 + a) * 1e3, 4)
+    assert page08["nm_q18_seq_ms"] == fmt_number(L * (b2 + a) * 1e3, 5)
+    assert page08["nm_q18_saving_frac"] == fmt_pct(1 - (L * b2 + a) / (L * (b2 + a)))
+
+
+def test_page_quotes_napkin_math_1_8(page08):
+    """The box: b + L·a pipelined (a > b: the all-reduces are the slower stream), L(b + a)
+    in sequence, 880 MB per layer, the given all-reduce against the hierarchical model."""
+    from commbook.units import fmt_bytes, fmt_number, fmt_pct
+    seq, pipe = L * (B + A), B + L * A              # a > b: the all-reduces are the slower stream
+    assert (page08["nm_layers"], page08["nm_gpus"], page08["nm_a_ms"], page08["nm_rest"]) == ("32", "64", "26.4", "31")
+    assert page08["nm_seq_ms"] == fmt_number(seq * 1e3, 5)
+    assert _round(seq * 1e3, 1) == on.CHAPTER_NM18["sequential"][0] * 1e3
+    assert page08["nm_pipe_ms"] == fmt_number(pipe * 1e3, 4)
+    assert page08["nm_saving_frac"] == fmt_pct(1 - pipe / seq)
+    assert page08["nm_lb_bytes"] == fmt_bytes(7e9 / 32 * 4, digits=3) and page08["nm_chapter_lb_bytes"] == "880 MB"
+    assert page08["nm_exp_ms"] == fmt_number((A - B) * 1e3, 4) and page08["nm_commtot_ms"] == fmt_number(L * A * 1e3, 4)
+    chk = on.nm18_check()
+    assert page08["nm_ck_k"] == str(math.ceil(7e9 / 32 * 4 / (100 * MB))) and page08["nm_ck_ratio"] == fmt_number(A / chk.one_s, 2)
 
 
 def test_check_yourself_buckets_at_50_mib():

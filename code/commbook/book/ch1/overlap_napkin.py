@@ -1,6 +1,6 @@
-"""Chapter §1.8: Napkin math 1.8 (:func:`nm18`, :func:`nm18_check`, :func:`nm18_table`,
-:func:`nm18_numbers`) and the single-node 70B check (:func:`single_node`) of
-``chapters/{zh,en}/ch1/08-overlap.md``; the chapter's printed values are kept apart
+"""Chapter §1.8: Napkin math 1.8 (:func:`nm18`, :func:`nm18_check`, :func:`nm18_table`) of
+``chapters/{zh,en}/ch1/08-overlap.md``, whose cells also run the single-node 70B check
+(:func:`commbook.overlap.single_node_check`); the chapter's printed values are kept apart
 (``CHAPTER_*``).  Results name their units as in :mod:`.overlap_numbers` (``_ms``: a plain
 number of milliseconds).
 """
@@ -10,18 +10,16 @@ import math
 from dataclasses import dataclass
 
 from ...collectives import t_allreduce_hierarchical, t_formula
-from ...overlap import layerwise_timeline, single_node_check, step_time_no_overlap
-from ...parallelism import zero_memory_per_gpu
+from ...overlap import layerwise_timeline
 from ...hardware import Link
 from ...units import MB, fmt_bytes, fmt_pct, fmt_time, ms
 from ..tables import Table
 from ..text import texts
 from .boxes import BOX_LINKS
-from .inputs import SINGLE_NODE
 from .overlap_numbers import in_flight
 
-__all__ = ["NM18", "CHAPTER_NM18", "Nm18Run", "nm18", "Nm18Check", "nm18_check", "nm18_table", "Nm18", "nm18_numbers",
-           "CHAPTER_SINGLE_NODE", "SingleNode", "single_node"]
+__all__ = ["NM18", "CHAPTER_NM18", "Nm18Run", "nm18", "Nm18Check", "nm18_check", "nm18_table",
+           "CHAPTER_SINGLE_NODE"]
 
 T = texts("ch1")
 K = "overlap_numbers."
@@ -57,7 +55,7 @@ class Nm18Run:
 
 def nm18(allreduce: float | None = None) -> Nm18Run:
     """Napkin math 1.8 as two timelines (one run per per-layer all-reduce: the table runs
-    three; :func:`nm18_numbers` is the page's result)."""
+    three; the page's cell quotes the given one)."""
     c = NM18
     L, b = c["layers"], c["backward"]
     a = c["allreduce"] if allreduce is None else allreduce
@@ -129,92 +127,3 @@ def nm18_table() -> Table:
 # ============================================================================ single node
 CHAPTER_SINGLE_NODE = {"time": (0.54, 2), "share": (26, 0)}
 """The printed results: ≈ 0.54 s, ≈ 26 % of a 2.1 s step."""
-
-
-@dataclass(frozen=True)
-class Nm18:
-    """Napkin math 1.8: the box's inputs, sequential and pipelined, the hierarchical check,
-    and the check-yourself case with twice the backward per layer."""
-    layers: int
-    gpus: int
-    b_s: float
-    a_ms: float
-    lb_bytes: float
-    btot_s: float
-    seq_ms: float
-    pipe_ms: float
-    exp_ms: float
-    rest: int
-    commtot_ms: float
-    saving_frac: float
-    stall_ms: float
-    hidden_frac: float
-    inflight: int
-    inflight_bytes: float
-    ck_one_s: float
-    ck_k: int
-    ck_bucketed_s: float
-    ck_ratio: float
-    ck_pipe_ms: float
-    chapter_lb_bytes: float
-    q18_b_s: float
-    q18_seq_ms: float
-    q18_pipe_ms: float
-    q18_saving_frac: float
-
-
-def nm18_numbers() -> Nm18:
-    """Napkin math 1.8 (:func:`nm18`, :func:`nm18_check`) and its check-yourself case.
-
-    >>> nm18_numbers().layers
-    32
-    """
-    nm, chk, c = nm18(), nm18_check(), NM18
-    L, a = c["layers"], c["allreduce"]
-    q_b = 2 * c["backward"]
-    q_seq = step_time_no_overlap([q_b] * L, [a] * L)
-    q_pipe = layerwise_timeline([q_b] * L, [a] * L).step_time
-    return Nm18(layers=L, gpus=c["nodes"] * c["gpus_per_node"], b_s=c["backward"], a_ms=a / ms,
-                lb_bytes=nm.layer_bytes, btot_s=nm.backward_total_s, seq_ms=nm.sequential_s / ms,
-                pipe_ms=nm.pipelined_s / ms, exp_ms=nm.exposed_per_layer_s / ms, rest=L - 1, commtot_ms=L * a / ms,
-                saving_frac=nm.saving_frac, stall_ms=nm.stall_s / ms, hidden_frac=nm.hidden_frac, inflight=nm.in_flight,
-                inflight_bytes=nm.in_flight * nm.layer_bytes, ck_one_s=chk.one_s, ck_k=chk.buckets,
-                ck_bucketed_s=chk.bucketed_s, ck_ratio=chk.ratio_x, ck_pipe_ms=nm18(chk.bucketed_s).pipelined_s / ms,
-                chapter_lb_bytes=CHAPTER_NM18["layer_bytes"][0], q18_b_s=q_b, q18_seq_ms=q_seq / ms,
-                q18_pipe_ms=q_pipe / ms, q18_saving_frac=1 - q_pipe / q_seq)
-
-
-@dataclass(frozen=True)
-class SingleNode:
-    """The 70B check on 8 GPUs over NVLink (:data:`~commbook.book.ch1.inputs.SINGLE_NODE`),
-    and the model-state bytes per GPU under plain data parallelism and under ZeRO-3."""
-    n_bytes: float
-    gpus: int
-    beta_Bps: float
-    time_s: float
-    budget_s: float
-    share_frac: float
-    mem_bytes: float
-    bpp: float                # bytes of model state per parameter
-    gpu_mem_bytes: float
-    mem_times: float
-    zero3_bytes: float
-    fits: bool
-    chapter_time_s: float
-    chapter_share_frac: float
-    n_params: float
-
-
-def single_node() -> SingleNode:
-    """:func:`commbook.overlap.single_node_check` of the chapter's inputs on its NVLink.
-
-    >>> single_node().fits
-    False
-    """
-    c, link, ch = SINGLE_NODE, BOX_LINKS["sn1.8"], CHAPTER_SINGLE_NODE
-    chk = single_node_check(link=link, **c)
-    return SingleNode(n_bytes=c["params"] * c["bytes_per_value"], gpus=c["gpus"], beta_Bps=link.beta,
-                      time_s=chk.allreduce_time, budget_s=chk.step_budget, share_frac=chk.share,
-                      mem_bytes=chk.memory_per_gpu, bpp=chk.memory_per_gpu / c["params"], gpu_mem_bytes=chk.gpu_memory,
-                      mem_times=chk.memory_per_gpu / chk.gpu_memory, zero3_bytes=zero_memory_per_gpu(3, c["params"], c["gpus"]),
-                      fits=chk.fits, chapter_time_s=ch["time"][0], chapter_share_frac=ch["share"][0] / 100, n_params=c["params"])

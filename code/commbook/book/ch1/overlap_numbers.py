@@ -6,7 +6,7 @@ r"""Chapter §1.8, overlapping communication with computation: the numbers and t
 * PyTorch's buckets, their timelines and the bucket-cap sweep: :mod:`.overlap_buckets`;
 * the limits: 2o per collective (:func:`overhead_example`), L equal layers
   (:func:`hidden_fractions`), gradients still in flight (:func:`in_flight`);
-* Napkin math 1.8 and the single-node 70B check: :mod:`.overlap_napkin`.
+* Napkin math 1.8: :mod:`.overlap_napkin`.
 
 Each builder returns one typed result whose fields carry their units (``_s``, ``_bytes``,
 ``_Bps``, ``_frac``, ``_mib`` (a binary size as text), ``_times`` (a plain multiple, written
@@ -25,13 +25,12 @@ from ...cost import LogP
 from ...hardware import IB_NDR
 from ...overlap import (Timeline, hidden_fraction_equal_layers, layerwise_timeline, step_time_no_overlap,
                         transfer_beside_compute)
-from ...units import MB, fmt_number, fmt_pct, ms, us
+from ...units import MB, ms, us
 from .perf_numbers import NM13
 
 __all__ = ["EXAMPLE_LINK", "RESIDUAL", "Residual", "residual_example", "RING_TREE", "RingTree", "ring_vs_tree",
            "OVERHEAD", "Overhead",
-           "overhead_example", "HIDDEN_LAYERS", "CHAPTER_HIDDEN", "hidden_fractions", "Hidden", "hidden_numbers",
-           "in_flight"]
+           "overhead_example", "HIDDEN_LAYERS", "CHAPTER_HIDDEN", "hidden_fractions", "in_flight"]
 
 
 EXAMPLE_LINK = IB_NDR
@@ -169,34 +168,6 @@ CHAPTER_HIDDEN = {"shallow": ((2, 3), (0.50, 0.60)), "deep": ((10, 20), (0.90, 0
 def hidden_fractions(layers=HIDDEN_LAYERS) -> dict[int, float]:
     """Hidden share of the communication for L equal layers (all-reduce = backward)."""
     return {L: hidden_fraction_equal_layers(L) for L in layers}
-
-
-@dataclass(frozen=True)
-class Hidden:
-    f2_frac: float
-    f3_frac: float
-    f10_frac: float
-    l2: int
-    l3: int
-    l10: int
-    sh_range: str             # the chapter's ranges and the layers it gives them for
-    dp_range: str
-    sh_layers: str
-    dp_layers: str
-
-
-def hidden_numbers() -> Hidden:
-    """:func:`hidden_fractions` at the first three layer counts, and the chapter's ranges.
-
-    >>> hidden_numbers().f2_frac
-    0.5
-    """
-    hf = hidden_fractions()
-    l2, l3, l10 = list(hf)[:3]
-    (sh_layers, (sh_lo, sh_hi)), (dp_layers, (dp_lo, dp_hi)) = CHAPTER_HIDDEN["shallow"], CHAPTER_HIDDEN["deep"]
-    return Hidden(f2_frac=hf[l2], f3_frac=hf[l3], f10_frac=hf[l10], l2=l2, l3=l3, l10=l10,
-                  sh_range=f"{fmt_number(100 * sh_lo)}–{fmt_pct(sh_hi)}", dp_range=f"{fmt_number(100 * dp_lo)}–{fmt_pct(dp_hi)}",
-                  sh_layers=f"{sh_layers[0]}–{sh_layers[1]}", dp_layers=f"{dp_layers[0]}–{dp_layers[1]}")
 
 
 def in_flight(tl: Timeline, backward_end: float) -> int:
