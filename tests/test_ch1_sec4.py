@@ -22,7 +22,7 @@ from commbook.book.ch1.boxes import BOX_LINKS
 from commbook.collectives.butterfly import butterfly_pairs
 from commbook.cost import allreduce_rabenseifner_on_ring
 from commbook.hardware import IB_HDR
-from commbook.units import GB, MB, fmt_ratio, fmt_time, us
+from commbook.units import GB, MB, fmt_bytes, fmt_pct, fmt_ratio, fmt_time, us
 
 ST, SC = an.CHAPTER_STATED, ac.CHAPTER_STATED
 
@@ -150,30 +150,39 @@ def test_figure6_draws_the_traced_shards(lang, cjk_font):
 
 
 # ============================================================================ tree
-def test_tree_steps_1024_and_8_gpus():
+def test_tree_steps_1024_and_8_gpus(page04):
     link = BOX_LINKS["tree1.4"]
     ring = an.run("ring", ST["tree_nodes"], 1.0, link).rounds
     tree = an.run("tree", ST["tree_nodes"], 1.0, link).rounds
     assert (ring, tree) == (ST["tree_ring_steps"], ST["tree_steps"]) == (2046, 20)
     assert round(ring / tree, -2) == ST["tree_step_ratio"]
-    te = an.tree_example()
-    assert (te.ring.rounds, te.tree.rounds) == (ST["tree_small_ring_alpha"], ST["tree_small_tree_alpha"])
-    a, b, n = link.alpha, link.beta, te.n_bytes
-    assert te.ring.time_s == pytest.approx(14 * a + 2 * 7 / 8 * n / b)
-    assert te.tree.time_s == pytest.approx(6 * a + 6 * n / b)
-    assert te.tree.time_s < te.ring.time_s
-    q = an.tree_example(n=4 * MB)                         # the quiz: at 4 MB the ring is back ahead
-    assert q.ring.time_s == pytest.approx(14 * a + 2 * 7 / 8 * 4 * MB / b) and q.ring.time_s < q.tree.time_s
-    assert q.tree.bandwidth_s == pytest.approx(6 * 4 * MB / b)
+    # §1.4.4's cell: 8 GPUs of a node, 1 MB; the simulated rounds and times against the closed forms
+    p, n = ST["tree_small_gpus"], ST["tree_small_bytes"]
+    assert (page04["t8_p"], page04["t8_n_bytes"]) == (str(p), fmt_bytes(n))
+    assert (page04["t8_ring_rounds"], page04["t8_tree_rounds"]) == (str(ST["tree_small_ring_alpha"]),
+                                                                    str(ST["tree_small_tree_alpha"]))
+    a, b = link.alpha, link.beta
+    ring_s, tree_s = 14 * a + 2 * 7 / 8 * n / b, 6 * a + 6 * n / b
+    assert tree_s < ring_s
+    assert (page04["t8_ring_time_s"], page04["t8_tree_time_s"]) == (fmt_time(ring_s, 3), fmt_time(tree_s, 3))
+    n4 = 4 * MB                                           # the quiz: at 4 MB the ring is back ahead
+    ring4, tree4 = 14 * a + 2 * 7 / 8 * n4 / b, 6 * a + 6 * n4 / b
+    assert ring4 < tree4 and page04["q_t_n_bytes"] == "4 MB"
+    assert (page04["q_t_ring_time_s"], page04["q_t_tree_time_s"]) == (fmt_time(ring4, 3), fmt_time(tree4, 3))
+    assert page04["q_t_tree_bandwidth_s"] == fmt_time(6 * n4 / b, 3)
 
 
-def test_tree_facts():
-    f = fx.tree_facts()
-    assert (f.p, f.senders, f.share_frac) == (8, "4, 2, 1, 1, 2, 4", pytest.approx(14 / 48))
-    assert (f.ring_steps, f.tree_steps) == (2 * 1023, 2 * 10) and f.steps_x == pytest.approx(2046 / 20)
-    beta = BOX_LINKS["lb1.4"].beta                        # 140 GB on 1,000 GPUs, bandwidth terms only
-    assert f.big_ring_s == pytest.approx(2 * 999 / 1000 * 140 * GB / beta)
-    assert f.big_tree_s == pytest.approx(2 * math.ceil(math.log2(1000)) * 140 * GB / beta)
+def test_tree_facts(page04):
+    """§1.4.4's cell: the tree's senders on 8 GPUs, the α steps on 1,024 nodes, and 140 GB on
+    1,000 GPUs (bandwidth terms only)."""
+    g = lambda k: page04[f"t_{k}"]                        # noqa: E731
+    assert (g("p"), g("senders"), g("share_frac")) == ("8", "4, 2, 1, 1, 2, 4", fmt_pct(14 / 48))
+    assert (g("nodes"), g("ring_steps"), g("tree_steps")) == ("1,024", "2,046", "20")
+    assert g("steps_x") == fmt_ratio(2 * 1023 / 20, 4)
+    beta = BOX_LINKS["lb1.4"].beta
+    assert (g("big_n_bytes"), g("big_p"), g("big_beta_Bps")) == ("140 GB", "1,000", "50 GB/s") and beta == 50 * GB
+    assert g("big_ring_s") == fmt_time(2 * 999 / 1000 * ST["tree_big_bytes"] / beta, 3)
+    assert g("big_tree_s") == fmt_time(2 * math.ceil(math.log2(1000)) * ST["tree_big_bytes"] / beta, 3)
 
 
 def test_tree_leaves_ports_idle():
@@ -434,13 +443,13 @@ def test_race_on_clusters_of_real_shape():
 
 
 # ---------------------------------------------------------------- tables the prose points to (issue 16 §2)
-def test_tree_example_table_splits_the_simulated_times():
-    te = an.tree_example()
-    t = an.tree_example_table(te)
-    for row in t.rows:
-        assert row["latency_s"] + row["bandwidth_s"] == pytest.approx(row["time_s"])
-        assert row["rounds"] == an.alpha_steps(row["algo"], te.p)
-    assert t.rows[1]["time_s"] < t.rows[0]["time_s"]                      # the tree wins at 1 MB on 8 GPUs
+def test_tree_example_table_shows_its_rows():
+    link = BOX_LINKS["tree1.4"]
+    rows = [dict(algo="ring", rounds=14, latency_s=14 * link.alpha, bandwidth_s=1e-6, time_s=14 * link.alpha + 1e-6),
+            dict(algo="tree", rounds=6, latency_s=6 * link.alpha, bandwidth_s=2e-6, time_s=6 * link.alpha + 2e-6)]
+    t = an.tree_example_table(rows, 8, 1 * MB, link)
+    assert t.column("rounds") == [14, 6] and t.cell(1, "latency_s") == fmt_time(6 * link.alpha, 3)
+    assert "1 MB" in t.title["en"] and "8" in t.title["zh"] and t.cell(1, "algo", "zh") != t.cell(1, "algo", "en")
 
 
 def test_dtree_table_rows_are_dtree_rows():

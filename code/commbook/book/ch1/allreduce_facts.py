@@ -1,6 +1,6 @@
 r"""Chapter §1.4: results of ``chapters/{zh,en}/ch1/04-allreduce-algorithms.md`` that combine
 :mod:`.allreduce_numbers` and :mod:`.allreduce_choice` (Example 1.1 and the ring's steps, the
-tree, the butterfly), and Table 2 and the DDP buckets with their tables (:func:`table2_numbers`
+butterfly), and Table 2 and the DDP buckets with their tables (:func:`table2_numbers`
 and :func:`table2`, :func:`buckets` and :func:`bucket_table`), one typed result per section;
 the page glues them with :func:`commbook.book.glue.glue_fields`.
 """
@@ -23,10 +23,10 @@ from ..tables import Table
 from .allreduce_choice import CHAPTER_STATED as CHOICE_STATED
 from .allreduce_choice import FIG7, K, T, _heads, _t, alpha_steps_fold, order_topologies
 from .allreduce_figures import butterfly_rounds
-from .allreduce_numbers import CHAPTER_STATED, EXAMPLE_1_1, alpha_steps, run, trace_facts, tree_activity
+from .allreduce_numbers import CHAPTER_STATED, EXAMPLE_1_1, alpha_steps, trace_facts
 from .boxes import BOX_LINKS
 
-__all__ = ["RingExample", "ring_example", "TreeFacts", "tree_facts", "ButterflyFacts", "butterfly_facts",
+__all__ = ["RingExample", "ring_example", "ButterflyFacts", "butterfly_facts",
            "Buckets", "buckets", "bucket_table", "TABLE2",
            "Table2Numbers", "table2_numbers", "table2", "Stated", "FALLACY"]
 
@@ -56,37 +56,6 @@ def ring_example(res: RunResult | None = None, data=EXAMPLE_1_1, big: int = CHAP
     steps = alpha_steps("ring", big)
     return RingExample(f.p, f.rs, f.rounds, ", ".join(str(list(x)) for x in data), str(f.sum),
                        f.sent_bytes[0] / (len(data[0]) * 8), big, steps, link.alpha, steps * link.alpha)
-
-
-@dataclass(frozen=True)
-class TreeFacts:
-    """The binomial tree's section: the senders per round on ``p`` ranks (as text) and the
-    mean share of ports busy; α steps of ring and tree on ``nodes`` ranks and their ratio;
-    ring and tree of ``big_n_bytes`` on ``big_p`` GPUs, bandwidth terms only."""
-
-    p: int
-    senders: str
-    share_frac: float
-    nodes: int
-    ring_steps: int
-    tree_steps: int
-    steps_x: float
-    big_n_bytes: float
-    big_p: int
-    big_beta_Bps: float
-    big_ring_s: float
-    big_tree_s: float
-
-
-def tree_facts(p: int = 8, nodes: int = CHAPTER_STATED["tree_nodes"], big_n: float = CHAPTER_STATED["tree_big_bytes"],
-               big_p: int = CHAPTER_STATED["tree_big_gpus"], big_link: Link = BOX_LINKS["lb1.4"]) -> TreeFacts:
-    """:func:`tree_activity` on ``p`` ranks, the step counts on ``nodes`` (simulated rounds),
-    and the bandwidth terms of ring and tree at ``big_n`` on ``big_p`` GPUs (closed forms)."""
-    act = tree_activity(p)
-    ring_k, tree_k = (run(a, nodes, 1.0, BOX_LINKS["tree1.4"]).rounds for a in ("ring", "tree"))
-    big = {a: predict("all_reduce", a, big_p, big_n, 0.0, big_link.beta) for a in ("ring", "tree")}
-    return TreeFacts(act.p, ", ".join(map(str, act.senders)), act.mean_share_frac, nodes, ring_k, tree_k,
-                     ring_k / tree_k, big_n, big_p, big_link.beta, big["ring"], big["tree"])
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ __all__ = [
     "CHAPTER_STATED", "EXAMPLE_1_1", "alpha_steps", "run", "PSRow", "Ceiling", "ceiling", "ps_table",
     "in_hours", "lower_bound_table",
     "ring_trace", "trace_table", "TraceFacts", "trace_facts", "TreeActivity", "tree_activity",
-    "Terms", "TreeExample", "tree_example", "tree_example_table", "Straggler", "straggler",
+    "tree_example_table", "Straggler", "straggler",
     "STRAGGLER", "CHECKPOINT_1_3_TRACE", "rs_trace",
 ]
 
@@ -263,47 +263,13 @@ def tree_activity(p: int = 8) -> TreeActivity:
     return TreeActivity(p, senders, float(np.mean(senders)) / p)
 
 
-@dataclass(frozen=True)
-class Terms:
-    """One all-reduce's α steps (simulated rounds), latency and bandwidth terms and total."""
-
-    rounds: int
-    time_s: float
-    latency_s: float
-    bandwidth_s: float
-
-
-@dataclass(frozen=True)
-class TreeExample:
-    """:func:`tree_example`: ring and binomial tree of ``n_bytes`` on ``p`` GPUs."""
-
-    p: int
-    n_bytes: float
-    alpha_s: float
-    beta_Bps: float
-    ring: Terms
-    tree: Terms
-
-
-def tree_example(p: int = 8, n: float = 1 * MB, link: Link = BOX_LINKS["tree1.4"]) -> TreeExample:
-    """The chapter's small tree case: ``p`` GPUs of a node, ``n`` bytes.  Simulated rounds
-    (= α steps) and times of ring and tree, split into latency and bandwidth terms."""
-    terms = {}
-    for name in ("ring", "tree"):
-        res = run(name, p, n, link)
-        lat = predict("all_reduce", name, p, 0.0, link.alpha, link.beta)
-        terms[name] = Terms(res.rounds, res.time, lat, res.time - lat)
-    return TreeExample(p, n, link.alpha, link.beta, terms["ring"], terms["tree"])
-
-
-def tree_example_table(te: TreeExample | None = None) -> Table:
-    """The small tree case (:func:`tree_example`): α steps, latency, bandwidth and total of
-    ring and tree."""
-    te = tree_example() if te is None else te
-    rows = [{"algo": a, **asdict(t)} for a, t in (("ring", te.ring), ("tree", te.tree))]
+def tree_example_table(rows: list[dict], p: int, n: float, link: Link) -> Table:
+    """The small tree case of §1.4.4, one row per algorithm (the page computes them): α steps
+    (``rounds``), ``latency_s``, ``bandwidth_s`` and ``time_s`` of ring and tree, ``n`` bytes on
+    ``p`` GPUs of ``link``."""
     return Table(
         key="ch1-tree-small",
-        title=_t("te_title", n=fmt_bytes(te.n_bytes), p=te.p, a=fmt_time(te.alpha_s, 3), b=f"{te.beta_Bps / GB:g} GB/s"),
+        title=_t("te_title", n=fmt_bytes(n), p=p, a=fmt_time(link.alpha, 3), b=f"{link.beta / GB:g} GB/s"),
         columns=["algo", "rounds", "latency_s", "bandwidth_s", "time_s"],
         headers=_heads("h_algorithm", "h_alpha_steps_sim", "h_latency", "h_bandwidth", "h_total"),
         rows=rows,
