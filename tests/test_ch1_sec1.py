@@ -14,11 +14,12 @@ import pytest
 
 from commbook import physics
 from commbook.book.ch1 import parallelism_figures as s1
+from commbook.book.ch1.boxes import BOX_LINKS
 from commbook.collectives import all_reduce, t_formula
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import H100, IB_NDR_CHAPTER, NVLINK4_CHAPTER
 from commbook.topology import Switch, TwoLevel
-from commbook.units import GB
+from commbook.units import GB, fmt_bytes, fmt_rate, fmt_time
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,35 +32,40 @@ def lang(request):
 
 
 # ----------------------------------------------------------------------------- Definition 1.1
-def test_definition_1_1_payload_exact_and_approximation():
-    d = s1.definition_1_1()
-    P, N, beta = 70e9, 1000, 50 * GB                  # the box's inputs
+def test_definition_1_1_payload_exact_and_approximation(page_glue):
+    """Definition 1.1's cell: 70B parameters in BF16 on 1,000 GPUs at 50 GB/s (no α)."""
+    g, P, N, beta = page_glue, 70e9, 1000, 50 * GB    # the box's inputs
     M = P * 2                                          # BF16
-    assert d.m_bytes == M
-    assert round(d.m_bytes / GB) == 140                   # "140 GB"
-    # the box's "2 × 140/50 ≈ 5.6 s"
-    assert d.approx_s == pytest.approx(2 * M / beta, rel=1e-12)
-    assert round(d.approx_s, 1) == 5.6
-    # the ring's exact bandwidth term, closed form written out
+    assert BOX_LINKS["def1.1"].beta == beta and BOX_LINKS["def1.1"].alpha == 0
+    assert (g["d11_params"], g["d11_bpv"], g["d11_gpus"], g["d11_intro_gpus"]) == ("70B", "2", "1,000", "10,000")
+    assert g["d11_m_bytes"] == fmt_bytes(M) == "140 GB" and g["d11_beta_Bps"] == fmt_rate(beta)
+    # the box's "2 × 140/50 ≈ 5.6 s" and the ring's exact bandwidth term, closed form written out
     exact = 2 * (N - 1) / N * M / beta
-    assert d.exact_s == pytest.approx(exact, rel=1e-12)
-    assert d.exact_s == pytest.approx(t_formula("ring", N, M, 0.0, beta), rel=1e-12)
-    assert round(d.exact_s, 1) == 5.6 and round(d.exact_s, 3) == 5.594
-    # the note: the approximation overstates the exact term by 1/N of it... (N/(N-1) - 1)
-    assert d.approx_s / d.exact_s - 1 == pytest.approx(1 / (N - 1), rel=1e-9)
+    assert g["d11_approx_s"] == fmt_time(2 * M / beta) == "5.6 s"
+    assert g["d11_exact_s"] == fmt_time(exact) == "5.594 s"
     # per-worker ring traffic vs one parameter server receiving from everyone
-    assert d.worker_bytes == pytest.approx(2 * (N - 1) / N * M)
-    assert d.server_bytes == N * M
-    assert d.server_ratio == pytest.approx(N * M / (2 * (N - 1) / N * M)) and d.rounds == 2 * (N - 1)
-    assert d.gap_frac == pytest.approx(1 - exact / (2 * M / beta))
+    assert g["d11_worker_bytes"] == fmt_bytes(2 * (N - 1) / N * M, digits=4)
+    assert g["d11_server_bytes"] == fmt_bytes(N * M)
+    assert float(g["d11_server_ratio"]) == pytest.approx(N * M / (2 * (N - 1) / N * M), rel=2e-3)
+    assert g["d11_rounds"] == f"{2 * (N - 1):,}"
 
 
-def test_definition_1_1_on_the_virtual_cluster():
+def test_definition_1_1_on_the_virtual_cluster(page_glue):
     """1,000 GPUs on a switch with the box's link: the simulator's ring gives the exact term."""
-    M = s1.gradient_bytes()
-    run = all_reduce(VirtualCluster(Switch(s1.DEF_1_1_GPUS, s1.LINK_DEF_1_1)), nbytes=M, algorithm="ring")
-    assert run.rounds == 2 * (s1.DEF_1_1_GPUS - 1)
-    assert run.time == pytest.approx(s1.definition_1_1().exact_s, rel=1e-9)
+    run = all_reduce(VirtualCluster(Switch(1000, BOX_LINKS["def1.1"])), nbytes=140 * GB, algorithm="ring")
+    assert f"{run.rounds:,}" == page_glue["d11_rounds"]
+    assert fmt_time(run.time) == page_glue["d11_exact_s"]
+
+
+def test_definition_1_1_quiz_ten_times_the_gpus(page_glue):
+    """The quiz: 10,000 GPUs; the bandwidth term barely moves, 2(N−1) rounds of α = 2 µs grow."""
+    g, N, M, beta = page_glue, 10_000, 140 * GB, 50 * GB
+    assert (g["q11_big"], g["q11_rounds"]) == ("10,000", f"{2 * (N - 1):,}")
+    assert float(g["q11_factor"]) == pytest.approx(2 * (N - 1) / N, abs=5e-5)
+    assert g["q11_exact_s"] == fmt_time(2 * (N - 1) / N * M / beta, 5)
+    assert g["q11_exact_small_s"] == fmt_time(2 * 999 / 1000 * M / beta, 5)
+    assert g["q11_alpha_s"] == fmt_time(IB_NDR_CHAPTER.alpha) == "2 µs"
+    assert g["q11_lat_s"] == fmt_time(2 * (N - 1) * IB_NDR_CHAPTER.alpha)
 
 
 # ----------------------------------------------------------------------------- Napkin math 1.1

@@ -1,13 +1,11 @@
 r"""Chapter "Collective communication", purpose page and §1.1: the worked numbers.
 
-* :func:`definition_1_1`: 70B parameters in BF16 on 1,000 GPUs, ring all-reduce at 50 GB/s
-  per link: 140 GB per worker, the approximation 2·M/β = 5.6 s and the exact ring
-  bandwidth term 2(N−1)/N·M/β = 5.594 s.  The box gives no α, so its link
-  (:data:`LINK_DEF_1_1`) has α = 0: both numbers are bandwidth terms only.
-* :func:`napkin_1_1`: the same model on 64 GPUs over InfiniBand NDR with α = 1.5 µs
+* :func:`napkin_1_1`: 70B parameters in BF16 on 64 GPUs over InfiniBand NDR with α = 1.5 µs
   (:data:`LINK_NM_1_1`): factor 1.96875, 5,512.5 ms + 189 µs = 5,512.689 ms, from the
   closed form and from the virtual cluster (a size-only ring on a switch).
-* the quiz (:func:`q11_facts`) and the cost of synchronization (:func:`sync_facts`).
+* the cost of synchronization (:func:`sync_facts`).
+
+(Definition 1.1 and its quiz are computed on the page.)
 
 Each function returns one typed result that the page glues as it is
 (:func:`commbook.book.glue.glue_fields`).  Light and energy are in :mod:`.parallelism_energy`,
@@ -27,8 +25,7 @@ from ...units import fmt_number
 from .boxes import BOX_LINKS
 
 __all__ = [
-    "PARAMS_70B", "BF16_BYTES", "DEF_1_1_GPUS", "NM_1_1_GPUS", "INTRO_GPUS", "LINK_DEF_1_1", "LINK_NM_1_1",
-    "billions", "gradient_bytes", "logical_connections", "Definition11", "definition_1_1", "Q11", "q11_facts",
+    "PARAMS_70B", "BF16_BYTES", "NM_1_1_GPUS", "LINK_NM_1_1", "billions", "gradient_bytes", "logical_connections",
     "Napkin11", "napkin_1_1", "SYNC_SHARE_RANGE", "EFFICIENCY_60", "at_efficiency", "HALVING_STEPS",
     "gpu_hours_saved", "zero_copy_host_bytes", "Sync", "sync_facts",
 ]
@@ -39,15 +36,8 @@ PARAMS_70B = 70e9
 """Parameters of the 70B model of Definition 1.1 and Napkin Math 1.1."""
 BF16_BYTES = 2
 """Bytes per BF16 value."""
-INTRO_GPUS = 10_000
-"""The cluster of the section's opening sentence (10,000 GPUs applying one update)."""
-DEF_1_1_GPUS = 1_000
-"""GPUs of Definition 1.1."""
 NM_1_1_GPUS = 64
 """GPUs of Napkin Math 1.1."""
-
-LINK_DEF_1_1 = BOX_LINKS["def1.1"]
-"""The link of Definition 1.1: 50 GB/s, no α given."""
 
 LINK_NM_1_1 = BOX_LINKS["nm1.1"]
 """The link of Napkin Math 1.1: InfiniBand NDR, α = 1.5 µs, β = 50 GB/s."""
@@ -72,70 +62,6 @@ def billions(x: float) -> str:
     '70B'
     """
     return f"{fmt_number(x / 1e9, 3)}B"
-
-
-@dataclass(frozen=True)
-class Definition11:
-    """:func:`definition_1_1`, with the opening sentence's cluster (``intro_gpus``)."""
-
-    intro_gpus: int
-    params: str
-    bpv: int
-    m_bytes: float
-    gpus: int
-    beta_Bps: float
-    factor: float
-    approx_s: float
-    exact_s: float
-    gap_frac: float
-    worker_bytes: float
-    server_bytes: float
-    server_ratio: float
-    rounds: int
-
-
-def definition_1_1(params: float = PARAMS_70B, gpus: int = DEF_1_1_GPUS,
-                   link: Link = LINK_DEF_1_1, bytes_per_value: int = BF16_BYTES) -> Definition11:
-    """The numbers of Definition 1.1.
-
-    ``m_bytes`` per worker, ``factor`` 2(N−1)/N, ``approx_s`` = 2·M/β (the box's
-    "2 × 140/50"), ``exact_s`` = the ring closed form with the link's α (0: bandwidth term
-    only) and ``gap_frac`` how far below the approximation it lies, ``worker_bytes`` =
-    2(N−1)/N·M (what each worker sends in a ring), ``server_bytes`` = N·M (what one
-    parameter server receives from N workers) and their ratio, the ring's 2(N−1) rounds.
-
-    >>> round(definition_1_1().exact_s, 3)
-    5.594
-    """
-    gpus = check_p(gpus, "gpus")
-    m = gradient_bytes(params, bytes_per_value)
-    factor = 2 * (gpus - 1) / gpus
-    approx, exact = 2 * m / link.beta, t_formula("ring", gpus, m, link.alpha, link.beta)
-    return Definition11(INTRO_GPUS, billions(params), bytes_per_value, m, gpus, link.beta, factor, approx, exact,
-                        1 - exact / approx, factor * m, gpus * m, gpus / factor, 2 * (gpus - 1))
-
-
-@dataclass(frozen=True)
-class Q11:
-    """The quiz: Definition 1.1 on ten times the GPUs, and the α the ring then pays."""
-
-    big: int
-    factor: float
-    exact_s: float
-    exact_small_s: float
-    rounds: int
-    alpha_s: float
-    lat_s: float
-
-
-def q11_facts(link: Link = IB_NDR_CHAPTER) -> Q11:
-    """Definition 1.1 on ten times its GPUs, with the latency ``link``'s α adds.
-
-    >>> q11_facts().rounds
-    19998
-    """
-    d, small = definition_1_1(gpus=10 * DEF_1_1_GPUS), definition_1_1()
-    return Q11(d.gpus, d.factor, d.exact_s, small.exact_s, d.rounds, link.alpha, d.rounds * link.alpha)
 
 
 @dataclass(frozen=True)
