@@ -37,26 +37,6 @@ def _lines(fig) -> dict:
 
 
 # ============================================================================ naive / parameter server
-def test_parameter_server_centre_takes_n_minus_1_buffers():
-    c = an.ceiling()
-    p, n = c.p, c.n_bytes
-    assert (p, n) == (ST["ceiling_gpus"], ST["ceiling_bytes"])
-    beta = c.beta_Bps
-    for r in c.rows:
-        k = r.servers
-        assert r.per_server_bytes == pytest.approx((p - 1) * n / k)          # the correct count
-        assert r.all_servers_bytes == pytest.approx((p - 1) * n)               # whatever K
-        assert r.time_s == pytest.approx(2 * (p - 1) * n / (k * beta))    # written out, α = 0
-        assert r.time_s == pytest.approx(r.closed_s, rel=1e-12)           # simulator = closed form
-    star = c.naive
-    assert star.servers == 1 and (c.mid.servers, c.big.servers) == (8, 64)
-    assert star.per_server_bytes != pytest.approx(p * n) and c.chapter_into_bytes == p * n   # the chapter's N·M
-    assert p * n / star.per_server_bytes == pytest.approx(p / (p - 1))
-    assert star.ring_x == pytest.approx(p, rel=1e-12)                    # T ∝ N·M/β against 2M/β
-    assert c.ring_sent_bytes == pytest.approx(2 * (p - 1) / p * n)
-
-
-# ============================================================================ lower bound
 @pytest.fixture(scope="module")
 def page04():
     """Page §1.4 (English) as the book runs it: its glued texts."""
@@ -64,6 +44,34 @@ def page04():
     return executed_glue(ROOT / "chapters/en/ch1/04-allreduce-algorithms.md")
 
 
+def test_parameter_server_centre_takes_n_minus_1_buffers(page04):
+    """§1.4.1's cell: the star and K servers on 1,000 GPUs × 1 GB (simulated, α = 0): (p−1)·n/K
+    bytes into one server in the push round, (p−1)·n into all of them, 2(p−1)·n/(Kβ)."""
+    p, n = ST["ceiling_gpus"], ST["ceiling_bytes"]
+    beta = BOX_LINKS["lb1.4"].beta
+    assert BOX_LINKS["lb1.4"].alpha == 0 and (page04["ceil_p"], page04["ceil_n_bytes"]) == ("1,000", fmt_bytes(n))
+    ring = 2 * (p - 1) / p * n / beta
+    for key, k in (("naive", 1), ("mid", 8), ("big", 64)):
+        g = lambda f: page04[f"ceil_{key}_{f}"]          # noqa: E731
+        assert g("servers") == str(k)
+        assert g("per_server_bytes") == fmt_bytes((p - 1) * n / k)          # the correct count
+        assert g("all_servers_bytes") == fmt_bytes((p - 1) * n)             # whatever K
+        assert g("time_s") == fmt_time(2 * (p - 1) * n / (k * beta))        # written out
+        assert g("ring_x") == fmt_ratio(2 * (p - 1) * n / (k * beta) / ring)
+    assert page04["ceil_naive_ring_x"] == fmt_ratio(p)                      # T ∝ N·M/β against 2M/β
+    assert page04["ceil_chapter_into_bytes"] == fmt_bytes(p * n) != page04["ceil_naive_per_server_bytes"]   # N·M
+    assert page04["ceil_ring_s"] == fmt_time(ring) and page04["ceil_ring_sent_bytes"] == fmt_bytes(ring * beta, digits=4)
+
+
+def test_ps_table_adds_the_ring():
+    rows = [dict(algo=f"K = {k}", time_s=1.0 / k, per_server_bytes=1e9 / k, all_servers_bytes=1e9, ring_x=10.0 / k)
+            for k in (1, 8)]
+    t = an.ps_table(rows, 0.1, 1000, 1 * GB, 50 * GB)
+    assert t.column("algo") == ["K = 1", "K = 8", "ring"] and t.cell(2, "per_server_bytes") == "—"
+    assert "1,000" in t.title["en"] and "50 GB/s" in t.title["zh"] and t.cell(1, "algo", "zh") == "参数服务器，K = 8"
+
+
+# ============================================================================ lower bound
 def test_lower_bound_example_64_gpus_1_gb(page04):
     """§1.4.2's cell: the bound 2(p−1)/p·n/β and the binomial tree's 2·log2(p)·n/β (α = 0 in the
     closed forms' bandwidth terms), on 50 and 450 GB/s, over 100,000 steps."""

@@ -16,12 +16,12 @@ The tree of the chapter's formula 2log₂N·(α + M/β) is the binomial tree of 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
 from ... import collectives as coll
-from ...collectives import coefficients, predict
+from ...collectives import coefficients
 from ...comm_sim import RunResult, VirtualCluster, chunk_bounds
 from ...cost import lower_bound_bytes
 from ...hardware import NVLINK4_CHAPTER, Link
@@ -37,7 +37,7 @@ _t = T.under(K)         # the section's entries (ch1.toml, under allreduce_numbe
 _heads = _t.pairs
 
 __all__ = [
-    "CHAPTER_STATED", "EXAMPLE_1_1", "alpha_steps", "run", "PSRow", "Ceiling", "ceiling", "ps_table",
+    "CHAPTER_STATED", "EXAMPLE_1_1", "alpha_steps", "run", "ps_table",
     "in_hours", "lower_bound_table",
     "ring_trace", "trace_table", "TraceFacts", "trace_facts", "TreeActivity", "tree_activity",
     "tree_example_table", "Straggler", "straggler",
@@ -79,65 +79,15 @@ def run(name: str, p: int, n: float, link: Link, speed: dict | None = None, **pa
 
 
 # ============================================================================ naive / PS
-@dataclass(frozen=True)
-class PSRow:
-    """The parameter server on ``servers`` servers: its time (simulated), the bytes into one
-    server in the push round, into all servers together, its ratio to the ring, and its
-    closed form."""
-
-    servers: int
-    time_s: float
-    per_server_bytes: float
-    all_servers_bytes: float
-    ring_x: float
-    closed_s: float
-
-
-@dataclass(frozen=True)
-class Ceiling:
-    """:func:`ceiling`: ``naive`` is K = 1 (the star), ``mid`` and ``big`` the other two K;
-    ``chapter_into_bytes`` the chapter's N·M (one buffer too many)."""
-
-    p: int
-    n_bytes: float
-    beta_Bps: float
-    ring_s: float
-    ring_sent_bytes: float
-    chapter_into_bytes: float
-    naive: PSRow
-    mid: PSRow
-    big: PSRow
-    rows: tuple[PSRow, ...]
-
-
-def ceiling(p: int = 1000, n: float = 1 * GB, link: Link = BOX_LINKS["lb1.4"],
-            servers: tuple[int, ...] = (1, 8, 64)) -> Ceiling:
-    """The naive star and the parameter server on K servers against the ring, ``p`` GPUs of
-    ``n`` bytes each.  Per K: the time (simulated), the bytes that reach one server in the push
-    round (from the trace: (p−1)·n/K), the bytes through all servers together ((p−1)·n,
-    whatever K) and the ratio to the ring's time (closed form)."""
-    ring = predict("all_reduce", "ring", p, n, link.alpha, link.beta)
-    rows = []
-    for k in servers:
-        res = coll.all_reduce(VirtualCluster(Switch(p, link)), nbytes=n, algorithm="parameter_server",
-                              servers=k, trace=True)
-        push = res.trace[0].round
-        into = np.bincount(push.dst, weights=push.count, minlength=p)
-        rows.append(PSRow(k, res.time, float(into[:k].max()), float(into.sum()), res.time / ring,
-                          predict("all_reduce", "parameter_server", p, n, link.alpha, link.beta, servers=k)))
-    return Ceiling(p, n, link.beta, ring, lower_bound_bytes("all_reduce", p, n), p * n,
-                   rows[0], rows[1 % len(rows)], rows[-1], tuple(rows))
-
-
-def ps_table(c: Ceiling | None = None) -> Table:
-    """The parameter server on K servers against the ring (:func:`ceiling`)."""
-    c = ceiling() if c is None else c
-    rows = [{"algo": f"K = {r.servers}", **asdict(r)} for r in c.rows]
-    rows.append({"algo": "ring", "time_s": c.ring_s, "per_server_bytes": None, "all_servers_bytes": None, "ring_x": 1.0})
-    beta = f"{c.beta_Bps / GB:g} GB/s"
+def ps_table(rows: list[dict], ring_s: float, p: int, n: float, beta: float) -> Table:
+    """The parameter server on K servers against the ring, ``p`` GPUs of ``n`` bytes on a link
+    of ``beta`` (the page computes the rows: ``algo`` "K = k", ``time_s``, ``per_server_bytes``,
+    ``all_servers_bytes``, ``ring_x``; the ring's row is added from ``ring_s``)."""
+    rows = [*rows, {"algo": "ring", "time_s": ring_s, "per_server_bytes": None, "all_servers_bytes": None,
+                    "ring_x": 1.0}]
     return Table(
         key="ch1-ps",
-        title=_t("ps_title", n=fmt_bytes(c.n_bytes), p=f"{c.p:,}", beta=beta),
+        title=_t("ps_title", n=fmt_bytes(n), p=f"{p:,}", beta=f"{beta / GB:g} GB/s"),
         columns=["algo", "time_s", "per_server_bytes", "all_servers_bytes", "ring_x"],
         headers=_heads("h_algorithm", "h_time", "h_into_one", "h_into_all", "h_x_ring"),
         rows=rows,
