@@ -69,47 +69,52 @@ def test_definition_1_1_quiz_ten_times_the_gpus(page_glue):
 
 
 # ----------------------------------------------------------------------------- Napkin math 1.1
-def test_napkin_math_1_1():
-    nm = s1.napkin_1_1()
-    N, alpha, beta, M = 64, 1.5e-6, 50 * GB, 140 * GB      # the box's inputs
-    assert (s1.LINK_NM_1_1.alpha, s1.LINK_NM_1_1.beta) == (alpha, beta)
-    assert nm.m_bytes == M
-    assert nm.factor == 2 * (N - 1) / N == 1.96875
-    assert nm.tbw_s == pytest.approx(1.96875 * M / beta, rel=1e-12)
-    assert nm.tbw_s * 1e3 == pytest.approx(5512.5, rel=1e-12)        # "5,512.5 ms"
-    assert nm.steps == 126
-    assert nm.tlat_s == pytest.approx(126 * alpha, rel=1e-12)
-    assert round(nm.tlat_s * 1e3, 1) == 0.2                           # "0.2 ms"
+def test_napkin_math_1_1(page_glue):
+    """Napkin Math 1.1's cell: 140 GB on 64 GPUs over IB NDR, α = 1.5 µs, β = 50 GB/s."""
+    g, N, alpha, beta, M = page_glue, 64, 1.5e-6, 50 * GB, 140 * GB      # the box's inputs
+    link = BOX_LINKS["nm1.1"]
+    assert (link.alpha, link.beta) == (alpha, beta)
+    assert (g["nm_gpus"], g["nm_alpha_s"], g["nm_beta_Bps"], g["nm_m_bytes"]) == ("64", "1.5 µs", "50 GB/s", "140 GB")
+    assert g["nm_params_sci"] == "7 × 10¹⁰" and g["nm_bpv"] == "2"
+    assert float(g["nm_factor"]) == 2 * (N - 1) / N == 1.96875
+    assert g["nm_tbw_s"] == "5,512.5 ms" and 1.96875 * M / beta == pytest.approx(5.5125, rel=1e-12)
+    assert g["nm_steps"] == g["nm_rounds"] == "126"
+    assert g["nm_tlat_s"] == fmt_time(126 * alpha) == "189 µs" and g["nm_tlat_ms_s"] == "0.2 ms"
     closed = 2 * (N - 1) / N * M / beta + 2 * (N - 1) * alpha
-    assert nm.total_s == pytest.approx(closed, rel=1e-9)
-    assert nm.total_s * 1e3 == pytest.approx(5512.689, rel=1e-9)
-    assert round(nm.total_s * 1e3, 1) == 5512.7                        # "≈ 5,512.7 ms"
-    assert nm.sim_s == pytest.approx(closed, rel=1e-9)
-    assert nm.rounds == 2 * (N - 1)
+    assert closed * 1e3 == pytest.approx(5512.689, rel=1e-9)
+    assert g["nm_total_s"] == "5,512.689 ms"                          # "≈ 5,512.7 ms"
+    sim = all_reduce(VirtualCluster(Switch(N, link)), nbytes=M, algorithm="ring")
+    assert sim.time == pytest.approx(closed, rel=1e-9) and sim.rounds == 2 * (N - 1)
+    assert g["nm_sim_s"] == g["nm_total_s"]
 
 
-def test_napkin_math_1_1_note_alpha_of_the_table():
+def test_napkin_math_1_1_quiz_latency_share(page_glue):
+    """The quiz: N·α·β/M reaches 1 % at N = 0.01·M/(α·β) GPUs."""
+    assert page_glue["nm_run_share_frac"] == "1%"
+    assert page_glue["nm_run_n"] == f"{round(0.01 * 140 * GB / (1.5e-6 * 50 * GB)):,}"
+
+
+def test_napkin_math_1_1_note_alpha_of_the_table(page_glue):
     """The note: §1.2's table gives the same link α = 2 µs; the total barely moves."""
-    nm = s1.napkin_1_1()
-    other = t_formula("ring", 64, nm.m_bytes, IB_NDR_CHAPTER.alpha, IB_NDR_CHAPTER.beta)
-    assert IB_NDR_CHAPTER.alpha == 2e-6 and s1.LINK_NM_1_1.alpha == 1.5e-6
-    assert other - nm.total_s == pytest.approx(126 * 0.5e-6, rel=1e-9)
-    assert (other - nm.total_s) / nm.total_s < 1e-4
-    assert nm.total_table_s == pytest.approx(other, rel=1e-12) and nm.table_alpha_s == IB_NDR_CHAPTER.alpha
+    M = 140 * GB
+    box = t_formula("ring", 64, M, BOX_LINKS["nm1.1"].alpha, 50 * GB)
+    other = t_formula("ring", 64, M, IB_NDR_CHAPTER.alpha, IB_NDR_CHAPTER.beta)
+    assert IB_NDR_CHAPTER.alpha == 2e-6 and BOX_LINKS["nm1.1"].alpha == 1.5e-6
+    assert other - box == pytest.approx(126 * 0.5e-6, rel=1e-9)
+    assert (other - box) / box < 1e-4
+    assert page_glue["nm_total_s"] == f"{box * 1e3:,.3f} ms"
 
 
-def test_sixty_percent_efficiency_and_zero_copy():
-    nm = s1.napkin_1_1(simulate=False)
-    slow = s1.at_efficiency(nm.total_s)
-    assert slow == pytest.approx(nm.total_s / 0.6, rel=1e-12)
-    assert slow > 9 and round(slow, 2) == 9.19                           # "over nine seconds"
-    assert s1.zero_copy_host_bytes(nm.m_bytes) == 2 * 140 * GB              # "280 GB"
-    with pytest.raises(ValueError):
-        s1.at_efficiency(1.0, 0)
-
-
-def test_gpu_hours_saved():
-    assert s1.gpu_hours_saved(3600.0, 2, steps=10, fraction=0.5) == pytest.approx(10.0)
+def test_sixty_percent_efficiency_and_zero_copy(page_glue):
+    """The cost of synchronization on Napkin Math 1.1's all-reduce: 60 % efficiency, zero copy,
+    and the GPU-hours a halved all-reduce saves over 100,000 steps on 64 GPUs."""
+    g, total = page_glue, 2 * 63 / 64 * 140 * GB / (50 * GB) + 126 * 1.5e-6
+    slow = total / 0.6
+    assert slow > 9 and g["sync_eff_t_s"] == fmt_time(slow, 3) == "9.19 s"   # "over nine seconds"
+    assert g["sync_eff_frac"] == "60%"
+    assert g["sync_zc_bytes"] == fmt_bytes(2 * 140 * GB) == "280 GB"           # one copy out, one in
+    assert g["sync_half_saved_s"] == fmt_time(total / 2, 3) and g["sync_half_steps"] == "100,000"
+    assert g["sync_half_gpuh"] == f"{round(64 * total / 2 * 100_000 / 3600):,}"
 
 
 # ----------------------------------------------------------------------------- physics
