@@ -69,7 +69,7 @@ def test_ring_simulated_is_its_closed_form_and_one_port_serializes(page02):
 # ----------------------------------------------------------------------------- §3 (links: topologies, p2p)
 from inspect import signature                                          # noqa: E402
 
-from commbook.book.p5.links import (demo_01_3, hop_message, point_to_point, shape_of, superpod,  # noqa: E402
+from commbook.book.p5.links import (demo_01_3, point_to_point, shape_of, superpod,  # noqa: E402
                                     topologies)
 from commbook.hardware import ICI_V5E                                  # noqa: E402
 from commbook.topology import Torus                                    # noqa: E402
@@ -114,10 +114,21 @@ def test_p2p_times_follow_the_hop_rule():
     assert demo_01_3(p).value(4, "t_4000") == same.times_s[0]
 
 
-def test_hop_message_is_latency_plus_bytes():
-    for ha in (1.0, 2.0):
-        m = hop_message(ICI_V5E, MB, hops=4, hop_alpha=ha)
-        assert m.time_s == pytest.approx(ICI_V5E.alpha * (1 + ha * 3) + MB / ICI_V5E.beta, abs=1e-15)
+@pytest.fixture(scope="module")
+def page03():
+    """Page §3 (English) as the book runs it: its glued texts."""
+    from conftest import ROOT, executed_glue
+    return executed_glue(ROOT / "chapters/en/p5/03-topologies.md")
+
+
+def test_hop_message_is_latency_plus_bytes(page03):
+    """§3's question: 1 MB over 4 hops of an ICI ring takes α(1 + hop_alpha·3) + n/β."""
+    for key, ha in (("q_p2p", 1), ("q_p2p2", 2)):
+        lat = ICI_V5E.alpha * (1 + ha * 3)
+        assert page03[f"{key}_time_s"] == fmt_time(lat + MB / ICI_V5E.beta)
+        assert page03[f"{key}_latency_s"] == fmt_time(lat) and page03[f"{key}_hops"] == "4"
+        assert page03[f"{key}_latency_frac"] == f"{100 * lat / (lat + MB / ICI_V5E.beta):.0f}%"
+    assert page03["q_p2p2_hop_alpha"] == "2"
 
 
 # ----------------------------------------------------------------------------- §0 and §1 (their cells)

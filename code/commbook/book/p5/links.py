@@ -349,27 +349,3 @@ def point_to_point(sizes: Sequence[float] = (4 * KB, 1 * MB, 64 * MB), hops: Seq
                sizes[-1] / link.beta, same.times_s[2], other.times_s[2], other.times_s[2] / same.times_s[2],
                same.times_s[0], other.times_s[0], hop_alpha, rule, 1 + hop_alpha * (hi.hops - 1), same.hops,
                (link.name, intra.name, inter.name), tuple(float(n) for n in sizes), tuple(paths))
-
-
-@dataclass(frozen=True)
-class HopMessage:
-    """One message of ``n_bytes`` over ``hops`` hops of a ring with ``hop_alpha``: its time,
-    the latency α(1 + hop_alpha(h − 1)) and that latency's share of the time."""
-
-    n_bytes: float
-    hops: int
-    hop_alpha: float
-    time_s: float
-    latency_s: float
-    latency_frac: float
-
-
-def hop_message(link: Link, n: float, hops: int, hop_alpha: float = 1.0, ring: int = 16) -> HopMessage:
-    """Send ``n`` bytes from device 0 to device ``hops`` of a ``ring``-device ring, simulated.
-
-    >>> hop_message(ICI_V5E, 1e6, hops=4).hops
-    4
-    """
-    t = send_recv(VirtualCluster(Torus((ring,), link, hop_alpha=hop_alpha)), nbytes=n, src=0, dst=hops).time
-    lat = link.alpha * (1 + hop_alpha * (hops - 1))
-    return HopMessage(float(n), hops, hop_alpha, t, lat, lat / t)
