@@ -43,14 +43,19 @@ def _by_gid(fig, kind: str) -> dict:
 
 
 # ============================================================================ tiers
-def test_tier_table_nine_times_and_the_mixed_eighteen():
-    t = hn.tier_numbers()
-    assert t.ratio_x == t.ratio_both_x == 9 == ST["tier_ratio"]
-    assert t.nv_both_Bps == ST["tier_bw"] == 2 * 450e9 == t.printed_Bps   # the printed 900 GB/s is both directions
-    assert t.mixed_x == 18 == ST["fig8_ratio"]               # 900 / 50: two conventions at once
-    assert t.bars_x == pytest.approx(7.0) and t.bars_x not in (9, 18)
+def test_tier_table_nine_times_and_the_mixed_eighteen(page_glue):
+    """The page's tiers are Table 1's 450 and 50 GB/s per direction, 9× either way; the
+    chapter's printed 900 GB/s is both directions, and its 18× mixes the two conventions."""
+    assert (page_glue["t_nv_one_Bps"], page_glue["t_ib_one_Bps"]) == ("450 GB/s", "50 GB/s")
+    assert page_glue["t_ratio_x"] == fmt_ratio(ST["tier_ratio"]) == "9×"
+    assert NV.beta / IB.beta == (2 * NV.beta) / (2 * IB.beta) == 9 == ST["tier_ratio"]
+    assert 2 * NV.beta == ST["tier_bw"] == 2 * 450e9                 # the printed 900 GB/s is both directions
+    assert 2 * NV.beta / IB.beta == 18 == ST["fig8_ratio"]          # 900 / 50: two conventions at once
+    bars = ST["fig8_bars"][0] / ST["fig8_bars"][1]
+    assert bars == pytest.approx(7.0) and bars not in (9, 18)
     table = hn.tier_table()
     assert [r["ratio"] for r in table.rows] == [9.0, 1.0]
+    assert [r["both"] for r in table.rows] == [2 * NV.beta, 2 * IB.beta]
     for lang in ("en", "zh"):
         assert "9×" in table.to_html(lang)
 

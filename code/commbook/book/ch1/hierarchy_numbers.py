@@ -33,7 +33,7 @@ from ..tables import Table
 from ..text import texts
 from .boxes import BOX_LINKS, link_name
 
-__all__ = ["CHAPTER_STATED", "TIERS", "Tiers", "tier_numbers", "tier_table", "Nm16", "nm16", "nm16_table",
+__all__ = ["CHAPTER_STATED", "TIERS", "tier_table", "Nm16", "nm16", "nm16_table",
            "ThreeTier", "three_tier", "three_tier_table", "SHARP_SETTING", "SharpCurves", "sharp_curves", "sharp_sim"]
 
 T = texts("ch1")
@@ -65,37 +65,11 @@ between nodes (Table 1's presets)."""
 
 
 # ============================================================================ the tier table
-@dataclass(frozen=True)
-class Tiers:
-    """One direction and both directions of each tier, their ratio (the same either way),
-    the ratio that mixes the two conventions (NVLink's both-direction total over
-    InfiniBand's one direction), Figure 8's bars, and the table's printed NVLink figure."""
-    nv_one_Bps: float
-    nv_both_Bps: float
-    ib_one_Bps: float
-    ib_both_Bps: float
-    ratio_x: float
-    ratio_both_x: float
-    mixed_x: float
-    bars_x: float
-    printed_Bps: float
-
-
-def tier_numbers() -> Tiers:
-    """:class:`Tiers` of :data:`TIERS`."""
-    nv, ib = TIERS
-    bars = CHAPTER_STATED["fig8_bars"]
-    return Tiers(nv_one_Bps=nv.beta, nv_both_Bps=2 * nv.beta, ib_one_Bps=ib.beta, ib_both_Bps=2 * ib.beta,
-                 ratio_x=nv.beta / ib.beta, ratio_both_x=(2 * nv.beta) / (2 * ib.beta), mixed_x=2 * nv.beta / ib.beta,
-                 bars_x=bars[0] / bars[1], printed_Bps=CHAPTER_STATED["tier_bw"])
-
-
 def tier_table() -> Table:
     """The bandwidth tiers: link, one direction, both directions, ratio to InfiniBand."""
-    t = tier_numbers()
-    rows = [{"tier": "intra", "link": TIERS[0].name, "one": t.nv_one_Bps, "both": t.nv_both_Bps,
-             "ratio": t.ratio_x},
-            {"tier": "inter", "link": TIERS[1].name, "one": t.ib_one_Bps, "both": t.ib_both_Bps, "ratio": 1.0}]
+    ib = TIERS[1].beta
+    rows = [{"tier": tier, "link": l.name, "one": l.beta, "both": 2 * l.beta, "ratio": l.beta / ib}
+            for tier, l in zip(("intra", "inter"), TIERS)]
     tiers = {"intra": _tx("in_the_node"), "inter": _tx("between_nodes")}
     return Table(
         key="ch1-tiers",
@@ -107,7 +81,6 @@ def tier_table() -> Table:
         labels={lang: {**{k: v[lang] for k, v in tiers.items()},
                        **{l.name: link_name(l, lang) for l in TIERS}} for lang in ("en", "zh")},
         notes=_txs("datasheets_give_nvlink_s"),
-        meta=t,
     )
 
 
