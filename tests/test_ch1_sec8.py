@@ -465,6 +465,30 @@ def test_check_yourself_buckets_at_50_mib():
     assert sum(sizes[i] for i in q["rebuilt"][-1]) < 50 * MiB
 
 
+def test_page_quotes_the_buckets_plans_and_sweep(page08):
+    """What the bucket paragraphs quote: PyTorch's 25 MiB cap and 1 MiB first bucket, the
+    synthetic list (12 tensors), the 50 MiB check, the best cap of the timeline figure, the
+    sweep's shapes and the chapter's ranges, on 64 GPUs."""
+    from commbook.hardware import IB_NDR_CHAPTER
+    from commbook.units import fmt_bytes, fmt_pct
+    g = page08
+    sizes = [s for _, s in ob.SYNTHETIC_PARAMS]
+    assert (g["bk_cap_mb"], g["bk_cap_mib"], g["bk_first_mib"], g["bk_cap_dec_bytes"]) == (
+        "25", "25 MiB", "1 MiB", fmt_bytes(CAP, digits=3))
+    assert g["bk_start_up_s"] == "630 µs" and ob.ring_startup() == pytest.approx(2 * 63 * 5e-6)
+    assert (g["bk_syn_n"], g["bk_syn_embed"]) == ("12", "embed.weight")
+    assert g["bk_syn_total_mib"] == f"{sum(sizes) / MiB:.3g} MiB"
+    q = ob.bucket_table(cap=50 * MiB).meta
+    assert (g["bk_q_cap_mib"], g["bk_q_cap_mb"], g["bk_q_n"]) == ("50 MiB", "50", str(len(q["rebuilt"])))
+    assert g["bk_q_last_mib"] == f"{sum(sizes[i] for i in q['rebuilt'][-1]) / MiB:.3g} MiB" == "30 MiB"
+    best = ob.sweep_summary(ob.TIMELINE_SHAPE).cap_bytes
+    assert g["tl_best_cap_mib"] == f"{best / MiB:.3g} MiB" == "120 MiB"
+    assert (g["sw_gpus"], g["sw_lg_layers"], g["sw_within_frac"]) == ("64", "8", fmt_pct(ob.NEAR_OPTIMUM))
+    assert (g["sw_sm_range"], g["sw_lg_range"]) == ("5–10 MB", "50–100 MB")
+    assert g["sw_alt_best_bytes"] == fmt_bytes(ob.sweep_summary(ob.SHAPES[0], IB_NDR_CHAPTER).cap_bytes, digits=3)
+    assert g["sw_alt_alpha_s"] == f"{IB_NDR_CHAPTER.alpha / us:g} µs" == "2 µs"
+
+
 def test_a_smaller_alpha_moves_the_best_bucket_down():
     from commbook.hardware import IB_NDR_CHAPTER
     small = ob.sweep_summary(ob.SHAPES[0])

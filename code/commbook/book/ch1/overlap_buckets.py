@@ -1,8 +1,8 @@
 """Chapter §1.8: PyTorch's gradient buckets for ``chapters/{zh,en}/ch1/08-overlap.md``: DDP's
-bucketing rule on a synthetic parameter list (:data:`SYNTHETIC_PARAMS`, :func:`bucket_table`,
-:func:`bucket_numbers`), bucket timelines (:func:`bucket_plans`, :func:`plan_numbers`) and the
-bucket-cap sweep for the two model shapes of :mod:`commbook.overlap` (:func:`sweep`,
-:func:`sweep_summary`, :func:`sweep_numbers`), on the page's link
+bucketing rule on a synthetic parameter list (:data:`SYNTHETIC_PARAMS`, :func:`bucket_table`),
+bucket timelines (:func:`bucket_plans`, :func:`construction_vs_rebuilt`) and the bucket-cap
+sweep for the two model shapes of :mod:`commbook.overlap` (:func:`sweep`,
+:func:`sweep_summary`), on the page's link
 (:data:`.overlap_numbers.EXAMPLE_LINK`).  Results name their units as in :mod:`.overlap_numbers`.
 """
 from __future__ import annotations
@@ -10,29 +10,24 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from ...hardware import IB_NDR_CHAPTER
 from ...overlap import (DDP_FIRST_BUCKET_BYTES, FEW_LARGE_LAYERS, MANY_SMALL_LAYERS, BucketPlan, ModelShape,
                         best_bucket_cap, bucket_cap_sweep, bucket_timeline, ddp_bucket_assignment,
                         ring_allreduce_cost)
-from ...parallelism import DDP_BUCKET_CAP_BYTES, DDP_BUCKET_CAP_MB
-from ...units import MB, KiB, MiB, fmt_bytes, fmt_number
+from ...parallelism import DDP_BUCKET_CAP_BYTES
+from ...units import MB, KiB, MiB, fmt_bytes
 from ..tables import Table
 from ..text import texts
 from .overlap_numbers import EXAMPLE_LINK
 
-__all__ = ["SYNTHETIC_PARAMS", "WALKS", "bucket_table", "Buckets", "bucket_numbers", "SHAPES", "SHAPE_NAMES",
+__all__ = ["SYNTHETIC_PARAMS", "WALKS", "bucket_table", "SHAPES", "SHAPE_NAMES",
            "TIMELINE_SHAPE", "SWEEP_GRID", "CHAPTER_CAP_RANGES", "SWEEP_GPUS", "FEW_LARGE_BASIS", "layers_of",
            "layer_tensors", "ring_startup", "sweep", "NEAR_OPTIMUM", "SweepSummary", "sweep_summary", "bucket_plans", "CR_SHAPE",
-           "construction_vs_rebuilt", "Plans", "plan_numbers", "Sweep", "sweep_numbers"]
+           "construction_vs_rebuilt"]
 
 T = texts("ch1")
 K = "overlap_numbers."
 _tx = T.under(K)       # the entries of the section (ch1.toml, under overlap_numbers.)
 _txs = _tx.pairs
-
-
-def _mib(n: float) -> str:
-    return f"{fmt_number(n / MiB, 3)} MiB"
 
 
 # ============================================================================ PyTorch's buckets
@@ -199,98 +194,3 @@ def construction_vs_rebuilt(shape: ModelShape = CR_SHAPE, link=EXAMPLE_LINK) -> 
     cost = ring_allreduce_cost(SWEEP_GPUS, link)
     return {k: bucket_timeline(shape.param_bytes, shape.backward, cost, rebuilt=r, find_unused_parameters=u)
             for k, (r, u) in (("construction", WALKS["construction"]), ("rebuilt", WALKS["rebuilt"]))}
-
-
-@dataclass(frozen=True)
-class Buckets:
-    """DDP's bucket rule on the synthetic parameter list, at the default cap and at ``q_cap``."""
-    start_up_s: float
-    cap_mb: int
-    cap_mib: str
-    cap_dec_bytes: float
-    first_mib: str
-    syn_n: int
-    syn_total_mib: str
-    syn_embed: str
-    syn_reb_first_mib: str
-    syn_reb_first_big: str
-    q_cap_mib: str
-    q_cap_mb: int
-    q_n: int
-    q_sizes: str
-    q_last_mib: str
-
-
-def bucket_numbers(params=SYNTHETIC_PARAMS, q_cap: float = 50 * MiB) -> Buckets:
-    """DDP's rebuilt buckets of ``params`` at the default cap and at ``q_cap``.
-
-    >>> bucket_numbers().syn_embed
-    'embed.weight'
-    """
-    names, sizes = [p[0] for p in params], [int(p[1]) for p in params]
-    reb = ddp_bucket_assignment(sizes, DDP_BUCKET_CAP_BYTES, DDP_FIRST_BUCKET_BYTES, rebuilt=True)
-    q_sizes = [sum(sizes[i] for i in b) for b in ddp_bucket_assignment(sizes, int(q_cap), DDP_FIRST_BUCKET_BYTES,
-                                                                       rebuilt=True)]
-    return Buckets(start_up_s=ring_startup(), cap_mb=DDP_BUCKET_CAP_MB, cap_mib=_mib(DDP_BUCKET_CAP_BYTES),
-                   cap_dec_bytes=DDP_BUCKET_CAP_BYTES, first_mib=_mib(DDP_FIRST_BUCKET_BYTES), syn_n=len(sizes),
-                   syn_total_mib=_mib(sum(sizes)), syn_embed=names[0], syn_reb_first_mib=_mib(sum(sizes[i] for i in reb[0])),
-                   syn_reb_first_big=names[reb[0][-1]], q_cap_mib=_mib(q_cap), q_cap_mb=round(q_cap / MiB),
-                   q_n=len(q_sizes), q_sizes=", ".join(_mib(x) for x in q_sizes), q_last_mib=_mib(q_sizes[-1]))
-
-
-@dataclass(frozen=True)
-class Plans:
-    """The three bucket plans of the timeline figure, and construction against rebuilt order."""
-    best_cap_mib: str
-    big_wait_s: float
-    def_wait_s: float
-    best_wait_s: float
-    cr_cons_s: float
-    cr_reb_s: float
-
-
-def plan_numbers() -> Plans:
-    """:func:`bucket_plans` and :func:`construction_vs_rebuilt`.
-
-    >>> plan_numbers().best_cap_mib
-    '120 MiB'
-    """
-    (_, p_def), (c_best, p_best), (_, p_big) = bucket_plans()
-    cr = construction_vs_rebuilt()
-    return Plans(best_cap_mib=_mib(c_best), big_wait_s=p_big.timeline.stall, def_wait_s=p_def.timeline.stall,
-                 best_wait_s=p_best.timeline.stall, cr_cons_s=cr["construction"].step_time,
-                 cr_reb_s=cr["rebuilt"].step_time)
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """The bucket-cap sweep on the two shapes, and the small shape on InfiniBand's α."""
-    sm_ratio: float           # compute per byte over network per byte
-    sm_best_mib: str
-    sm_range: str             # the chapter's range for the shape
-    lg_ratio: float
-    lg_best_mib: str
-    lg_range: str
-    lo_mib: str
-    hi_mib: str
-    lg_layers: int
-    gpus: int
-    within_frac: float
-    alt_alpha_s: float
-    alt_best_bytes: float
-
-
-def sweep_numbers() -> Sweep:
-    """:func:`sweep_summary` on both :data:`SHAPES`, and the small one on InfiniBand's α.
-
-    >>> sweep_numbers().gpus
-    64
-    """
-    small, large = (sweep_summary(s) for s in SHAPES)
-    alt = sweep_summary(SHAPES[0], IB_NDR_CHAPTER)
-    rng = lambda s: f"{fmt_number(s.range_bytes[0] / MB)}–{fmt_number(s.range_bytes[1] / MB)} MB"
-    ratio = lambda s: s.compute_per_byte_s / s.net_per_byte_s
-    return Sweep(sm_ratio=ratio(small), sm_best_mib=_mib(small.cap_bytes), sm_range=rng(small), lg_ratio=ratio(large),
-                 lg_best_mib=_mib(large.cap_bytes), lg_range=rng(large), lo_mib=_mib(SWEEP_GRID[0]),
-                 hi_mib=f"{fmt_number(SWEEP_GRID[-1] / MiB)} MiB", lg_layers=max(layers_of(SHAPES[1])) + 1,
-                 gpus=SWEEP_GPUS, within_frac=NEAR_OPTIMUM, alt_alpha_s=IB_NDR_CHAPTER.alpha, alt_best_bytes=alt.cap_bytes)
