@@ -100,8 +100,9 @@ def test_lower_bound_table_shows_its_rows():
 
 
 # ============================================================================ ring
-def test_example_1_1_trace_matches_figure_6_convention():
-    """Rank i ends the reduce-scatter owning chunk i; the inventory's recomputed trace."""
+def test_example_1_1_trace_matches_figure_6_convention(page04):
+    """Rank i ends the reduce-scatter owning chunk i; the inventory's recomputed trace; what
+    §1.4.3's cell glues from it, and the ring's α steps on 10,000 nodes."""
     res = an.ring_trace()
     states = [[b[0].tolist() for b in st.state] for st in res.trace]
     assert states[0] == [[1, 5, 9, 7], [2, 6, 4, 15], [5, 7, 5, 9], [4, 15, 6, 10]]
@@ -112,9 +113,12 @@ def test_example_1_1_trace_matches_figure_6_convention():
     f = an.trace_facts(res)
     assert f.owns_after_rs == [[0], [1], [2], [3]] and f.every_rank_sends_and_receives
     assert f.rounds == 6 and f.sent_bytes == [f.bound_bytes] * 4 == [2 * 3 / 4 * 4 * 8] * 4   # 2(p-1)/p of 4 int64s
-    r = fx.ring_example(res)
-    assert (r.p, r.rs, r.rounds, r.sum) == (4, 3, 6, str(total)) and r.sent_buffers == pytest.approx(2 * 3 / 4)
-    assert r.big_steps == 2 * (ST["ring_nodes"] - 1) and r.big_latency_s == pytest.approx(r.big_steps * 5e-6)
+    r = {k: page04[f"r_{k}"] for k in ("p", "rs", "rounds", "sum", "sent_buffers", "inputs")}
+    assert r == dict(p="4", rs="3", rounds="6", sum=str(total), sent_buffers=f"{2 * 3 / 4:g}",
+                     inputs=", ".join(str(x) for x in an.EXAMPLE_1_1))
+    big = ST["ring_nodes"]
+    assert BOX_LINKS["s1.4"].alpha == 5e-6 and page04["r_big_nodes"] == f"{big:,}"
+    assert page04["r_big_steps"] == f"{2 * (big - 1):,}" and page04["r_big_latency_s"] == fmt_time(2 * (big - 1) * 5e-6, 3)
 
 
 def test_algorithm_1_indices_are_the_schedule():

@@ -1,8 +1,8 @@
 r"""Chapter §1.4: results of ``chapters/{zh,en}/ch1/04-allreduce-algorithms.md`` that combine
-:mod:`.allreduce_numbers` and :mod:`.allreduce_choice` (Example 1.1 and the ring's steps, the
-butterfly), and Table 2 and the DDP buckets with their tables (:func:`table2_numbers`
-and :func:`table2`, :func:`buckets` and :func:`bucket_table`), one typed result per section;
-the page glues them with :func:`commbook.book.glue.glue_fields`.
+:mod:`.allreduce_numbers` and :mod:`.allreduce_choice` (the butterfly), and Table 2 and the DDP
+buckets with their tables (:func:`table2_numbers` and :func:`table2`, :func:`buckets` and
+:func:`bucket_table`), one typed result per section; the page glues them with
+:func:`commbook.book.glue.glue_fields`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from ...collectives import crossover, predict
 from ...cost import lower_bound_bytes
 from ...double_tree import double_tree_optimum
 from ...collectives.butterfly import butterfly_pairs
-from ...comm_sim import RunResult
 from ...hardware import Link
 from ...units import GB, fmt_bytes, fmt_time
 from ..cheatsheet import measure
@@ -23,39 +22,10 @@ from ..tables import Table
 from .allreduce_choice import CHAPTER_STATED as CHOICE_STATED
 from .allreduce_choice import FIG7, K, T, _heads, _t, alpha_steps_fold, order_topologies
 from .allreduce_figures import butterfly_rounds
-from .allreduce_numbers import CHAPTER_STATED, EXAMPLE_1_1, alpha_steps, trace_facts
-from .boxes import BOX_LINKS
 
-__all__ = ["RingExample", "ring_example", "ButterflyFacts", "butterfly_facts",
+__all__ = ["ButterflyFacts", "butterfly_facts",
            "Buckets", "buckets", "bucket_table", "TABLE2",
            "Table2Numbers", "table2_numbers", "table2", "Stated", "FALLACY"]
-
-
-@dataclass(frozen=True)
-class RingExample:
-    """Example 1.1 and the ring's step count: the GPUs, reduce-scatter steps and all rounds
-    of the trace, the inputs and their sum as text, what one GPU sends in buffers (2(p−1)/p),
-    and, for ``big_nodes`` ranks, the α steps and their latency on ``big_alpha_s``."""
-
-    p: int
-    rs: int
-    rounds: int
-    inputs: str
-    sum: str
-    sent_buffers: float
-    big_nodes: int
-    big_steps: int
-    big_alpha_s: float
-    big_latency_s: float
-
-
-def ring_example(res: RunResult | None = None, data=EXAMPLE_1_1, big: int = CHAPTER_STATED["ring_nodes"],
-                 link: Link = BOX_LINKS["s1.4"]) -> RingExample:
-    """Example 1.1's trace (:func:`trace_facts`) and the ring's α steps on ``big`` ranks."""
-    f = trace_facts(res, data)
-    steps = alpha_steps("ring", big)
-    return RingExample(f.p, f.rs, f.rounds, ", ".join(str(list(x)) for x in data), str(f.sum),
-                       f.sent_bytes[0] / (len(data[0]) * 8), big, steps, link.alpha, steps * link.alpha)
 
 
 @dataclass(frozen=True)
