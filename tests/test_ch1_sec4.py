@@ -286,10 +286,14 @@ def test_butterfly_facts():
 
 
 # ============================================================================ double tree
-def test_double_tree_inner_nodes_are_complementary():
-    d = ac.dtree_inner(8)
-    assert d.disjoint and sorted(d.inner[0] + d.inner[1]) == list(range(8))
-    assert d.inner0 == ", ".join(map(str, d.inner[0]))
+def test_double_tree_inner_nodes_are_complementary(page04):
+    """§1.4.6's cell: each tree's inner ranks on 8 GPUs; every rank is inner in exactly one tree."""
+    from commbook.double_tree import double_tree_parents
+    assert page04["dt_p"] == "8"
+    inner = [[int(r) for r in page04[f"dt_inner{t}"].split(", ")] for t in (0, 1)]
+    assert not set(inner[0]) & set(inner[1]) and sorted(inner[0] + inner[1]) == list(range(8))
+    for t, parent in enumerate(double_tree_parents(8)):       # an inner rank is someone's parent
+        assert all(np.any(parent == r) for r in inner[t])
 
 
 def test_figure7_data_and_crossovers():

@@ -28,7 +28,7 @@ from ...coefficients import closed_form_coefficients
 from ...collectives import coefficients, crossover, predict
 from ...comm_sim import VirtualCluster
 from ...cost import crossover_tree_ring
-from ...double_tree import allreduce_double_tree_envelope, double_tree_optimum, double_tree_parents
+from ...double_tree import allreduce_double_tree_envelope, double_tree_optimum
 from ...hardware import IB_NDR, NVLINK4, Link
 from ...topology import Ring, Switch, Topology, Torus, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_number, fmt_ratio, fmt_time, us
@@ -43,7 +43,7 @@ _t = T.under(K)         # the section's entries (ch1.toml, under allreduce_choic
 _heads = _t.pairs
 
 __all__ = [
-    "CHAPTER_STATED", "ORDERS", "order_topologies", "order_table", "DTreeInner", "dtree_inner",
+    "CHAPTER_STATED", "ORDERS", "order_topologies", "order_table",
     "DTreeRow", "dtree_rows", "dtree_table", "FIG7", "Figure7", "figure7_data",
     "SwitchPoint", "switch_point", "Split", "NM15", "nm15", "in_us", "nm15_table", "Checkpoint13", "checkpoint13",
 ]
@@ -103,25 +103,6 @@ def order_table(n: float = 64 * MB, link: Link = BOX_LINKS["cp1.3"]) -> Table:
 
 
 # ============================================================================ double tree
-@dataclass(frozen=True)
-class DTreeInner:
-    """:func:`dtree_inner`: each tree's inner ranks (and as text), and whether they are disjoint."""
-
-    p: int
-    inner: tuple[tuple[int, ...], ...]
-    inner0: str
-    inner1: str
-    disjoint: bool
-
-
-def dtree_inner(p: int = 8) -> DTreeInner:
-    """The two trees of NCCL's double binary tree on ``p`` ranks: each one's inner ranks
-    (those with children) and whether the two sets are disjoint."""
-    inner = [tuple(sorted(set(int(x) for x in par[par >= 0]))) for par in double_tree_parents(p)]
-    return DTreeInner(p, tuple(inner), ", ".join(map(str, inner[0])), ", ".join(map(str, inner[1])),
-                      not set(inner[0]) & set(inner[1]))
-
-
 @dataclass(frozen=True)
 class DTreeRow:
     """One size of :func:`dtree_rows`: ring, tree, the chapter's envelope, the pipelined double
