@@ -181,41 +181,57 @@ def test_page_quotes_the_hidden_shares(page08):
     assert (page08["hf_sh_layers"], page08["hf_dp_layers"]) == ("2–3", "10–20")
 
 
-def test_overhead_example():
+# The three worked examples in closed form (the page's cells compute them with the library):
+# 100 layers of 30 µs backward and a 20 µs all-reduce, o = 50 µs; the residual 500 MB ring on
+# 64 GPUs (α = 5 µs, β = 50 GB/s) beside 30 ms of backward; 32 layers of 1 MB, ring against tree.
+_N, _B, _A, _O = 100, 30 * us, 20 * us, 50 * us
+_OVERHEAD = dict(layers=_N, b_s=_B, wire_s=_A, o_s=_O, compute_s=_N * _B, overhead_s=2 * _N * _O,
+                 wire_total_s=_N * _A, over_s=_N * _B + 2 * _N * _O + _A, block_s=_N * (_B + 2 * _O + _A))
+_WIRE = 2 * 63 * 5e-6 + 2 * 63 / 64 * 500e6 / 50e9
+_RESIDUAL = dict(n_bytes=500e6, gpus=64, alpha_s=5e-6, beta_Bps=50e9, wire_s=_WIRE, compute_s=30e-3, o_s=_O,
+                 block_s=30e-3 + 2 * _O + _WIRE, over_s=2 * _O + max(30e-3, _WIRE), hidden_s=_WIRE)
+_P, _NB, _AL, _BE = 64, 1e6, 5e-6, 50e9
+_RING = 2 * (_P - 1) * _AL + 2 * (_P - 1) / _P * _NB / _BE
+_TREE = 2 * math.log2(_P) * (_AL + _NB / _BE)
+_CROSS = (2 * math.log2(_P) - 2 * (_P - 1)) * _AL / (2 * (_P - 1) / _P / _BE - 2 * math.log2(_P) / _BE)
+_RING_TREE = dict(layers=32, n_bytes=_NB, backward_s=1e-3, gpus=_P, cross_bytes=_CROSS, ring_s=_RING, tree_s=_TREE,
+                  ring_block_s=32 * (1e-3 + _RING), tree_block_s=32 * (1e-3 + _TREE),
+                  ring_over_s=32e-3 + _RING, tree_over_s=32e-3 + _TREE,     # each all-reduce hides under a 1 ms block
+                  pen_block_s=32 * (_RING - _TREE), pen_over_s=_RING - _TREE)
+
+
+def test_overhead_example(page08):
     """Σb + 2Lo + a_last with overlap (each 20 µs wire hides under the next block), Σ(b + 2o + a)
     without: overlap saves the wire time of all but the last layer and nothing else."""
-    e = ov.overhead_example()
-    n, b, a, o = 100, 30 * us, 20 * us, 50 * us
-    assert e.layers == n and e.o_s == pytest.approx(o)
-    assert e.over_s == pytest.approx(n * b + 2 * n * o + a, rel=1e-12)
-    assert e.block_s == pytest.approx(n * (b + 2 * o + a), rel=1e-12)
-    assert e.overhead_s > e.compute_s and b < 2 * o
-    assert e.saved_s == pytest.approx((n - 1) * a) and e.share_frac == pytest.approx(2 * n * o / e.over_s)
+    from commbook.units import fmt_pct, fmt_time
+    e = _OVERHEAD
+    assert (page08["oe_layers"], page08["oe_o_s"], page08["oe_b_s"], page08["oe_wire_s"]) == ("100", "50 µs", "30 µs", "20 µs")
+    assert page08["oe_over_s"] == fmt_time(e["over_s"], 4) and page08["oe_block_s"] == fmt_time(e["block_s"], 4)
+    assert e["overhead_s"] > e["compute_s"] and _B < 2 * _O
+    assert page08["oe_overhead_s"] == fmt_time(e["overhead_s"], 4) and page08["oe_compute_s"] == fmt_time(3e-3, 4)
+    assert page08["oe_saved_s"] == fmt_time((_N - 1) * _A, 3)
+    assert page08["oe_share_frac"] == fmt_pct(2 * _N * _O / e["over_s"])
 
 
-def test_residual_example():
+def test_residual_example(page08):
     """2o + max(compute, wire) against compute + 2o + wire; the wire is the ring closed form."""
-    r = ov.residual_example()
-    wire = 2 * 63 * 5e-6 + 2 * 63 / 64 * 500e6 / 50e9
-    assert r.wire_s == pytest.approx(wire, rel=1e-12) and round(wire * 1e3) == 20
-    assert r.over_s == pytest.approx(2 * 50e-6 + max(30e-3, wire), rel=1e-12)
-    assert r.hidden_s == pytest.approx(wire, rel=1e-9)
+    from commbook.units import fmt_time
+    r = _RESIDUAL
+    assert round(_WIRE * 1e3) == 20 and page08["res_wire_s"] == fmt_time(_WIRE, 3)
+    assert page08["res_over_s"] == fmt_time(r["over_s"], 3) and page08["res_block_s"] == fmt_time(r["block_s"], 3)
+    assert page08["res_hidden_s"] == fmt_time(_WIRE, 4)                 # all of the wire is hidden
+    assert (page08["res_n_bytes"], page08["res_alpha_s"], page08["res_beta_Bps"]) == ("500 MB", "5 µs", "50 GB/s")
 
 
-def test_ring_against_tree():
+def test_ring_against_tree(page08):
     """Ring 2(p−1)α + 2(p−1)/p·n/β, binomial tree 2·log2(p)(α + n/β); the ring's penalty is
     L·Δ without overlap and Δ with it (both hidden under 1 ms blocks)."""
-    rt = ov.ring_vs_tree()
-    p, n, al, be = 64, 1e6, 5e-6, 50e9
-    ring = 2 * (p - 1) * al + 2 * (p - 1) / p * n / be
-    tree = 2 * math.log2(p) * (al + n / be)
-    assert rt.ring_s == pytest.approx(ring) and rt.tree_s == pytest.approx(tree)
-    assert rt.pen_block_s == pytest.approx(32 * (ring - tree), rel=1e-9)
-    assert rt.pen_over_s == pytest.approx(ring - tree, rel=1e-9)
-    x = rt.cross_bytes     # ring = tree there: solve the two affine forms
-    assert x == pytest.approx((2 * math.log2(p) - 2 * (p - 1)) * al / (2 * (p - 1) / p / be - 2 * math.log2(p) / be),
-                              rel=1e-6)
-    assert n < x
+    from commbook.units import fmt_bytes, fmt_time
+    assert page08["rt_ring_s"] == fmt_time(_RING, 3) and page08["rt_tree_s"] == fmt_time(_TREE, 3)
+    assert page08["rt_pen_block_s"] == fmt_time(32 * (_RING - _TREE), 3)
+    assert page08["rt_pen_over_s"] == fmt_time(_RING - _TREE, 3) and page08["rt_shrink_times"] == "32"
+    assert page08["rt_cross_bytes"] == fmt_bytes(_CROSS, digits=3)      # ring = tree there
+    assert (page08["rt_layers"], page08["rt_n_bytes"]) == ("32", "1 MB") and _NB < _CROSS
 
 
 # ============================================================================ buckets
@@ -371,15 +387,17 @@ def test_bucket_sweep_figure_draws_the_sweep(lang):
 # ============================================================================ the small tables (issue 16 §2)
 
 
-_TABLES = [ovt.residual_table, ovt.ring_tree_table, ovt.plans_table, ovt.shapes_table, ovt.overhead_table,
-           ovt.hidden_table]
+_TABLES = {"residual_table": lambda: ovt.residual_table(_RESIDUAL),
+           "ring_tree_table": lambda: ovt.ring_tree_table(_RING_TREE), "plans_table": ovt.plans_table,
+           "shapes_table": ovt.shapes_table, "overhead_table": lambda: ovt.overhead_table(_OVERHEAD),
+           "hidden_table": ovt.hidden_table}
 
 
-@pytest.mark.parametrize("make", _TABLES, ids=[f.__name__ for f in _TABLES])
-def test_overlap_tables_render_in_both_languages_and_are_on_both_pages(make):
+@pytest.mark.parametrize("name", list(_TABLES))
+def test_overlap_tables_render_in_both_languages_and_are_on_both_pages(name):
     """Each table the prose points to renders in both languages, every Chinese row label is
     translated, and both pages show it."""
-    t = make()
+    t = _TABLES[name]()
     for lang in ("en", "zh"):
         assert "<table" in t.to_html(lang)
     if "what" in t.columns:
@@ -387,19 +405,19 @@ def test_overlap_tables_render_in_both_languages_and_are_on_both_pages(make):
     root = Path(__file__).resolve().parents[1]
     for lang in ("en", "zh"):
         page = (root / "chapters" / lang / "ch1" / "08-overlap.md").read_text(encoding="utf-8")
-        assert f"HTML(ovt.{make.__name__}(" in page
+        assert f"HTML(ovt.{name}(" in page
 
 
 def test_overlap_tables_carry_the_worked_numbers():
     """The tables hold the same numbers the prose used to: the residual (blocking = compute +
     2o + wire, the overlapped step hides all of the wire), ring against tree (the penalty row
     is the difference), the three bucket caps, 2o per collective and (L − 1)/L."""
-    r = ov.residual_example()
-    raw = {row["what"]: row["raw"] for row in ovt.residual_table().rows}
-    assert raw["Step, sent after the backward"] == pytest.approx(r.compute_s + 2 * r.o_s + r.wire_s)
-    assert raw["Step, sent as gradients appear"] == pytest.approx(r.compute_s + 2 * r.o_s)
+    r = _RESIDUAL
+    raw = {row["what"]: row["raw"] for row in ovt.residual_table(r).rows}
+    assert raw["Step, sent after the backward"] == pytest.approx(r["compute_s"] + 2 * r["o_s"] + r["wire_s"])
+    assert raw["Step, sent as gradients appear"] == pytest.approx(r["compute_s"] + 2 * r["o_s"])
     assert raw["Network time hidden"] == pytest.approx(raw["Transfer on the wire"])
-    rt = ovt.ring_tree_table()
+    rt = ovt.ring_tree_table(_RING_TREE)
     ring, tree, pen = rt.rows
     for col in ("allreduce", "blocking", "overlapped"):
         assert pen[col] == pytest.approx(ring[col] - tree[col])
@@ -409,7 +427,7 @@ def test_overlap_tables_carry_the_worked_numbers():
     assert plans[1]["step"] == min(p["step"] for p in plans) and plans[1]["wait"] == min(p["wait"] for p in plans)
     for p in plans:
         assert p["startups"] == pytest.approx(p["buckets"] * 2 * (ob.SWEEP_GPUS - 1) * ov.EXAMPLE_LINK.alpha)
-    oe = {row["what"]: row["raw"] for row in ovt.overhead_table().rows}
+    oe = {row["what"]: row["raw"] for row in ovt.overhead_table(_OVERHEAD).rows}
     assert oe["Step, not overlapped"] - oe["Step, overlapped"] == pytest.approx(oe["Wire time in all"], rel=0.02)
     assert oe["Overheads in all"] == pytest.approx(2 * oe["LogP overhead o"] * oe["Layers"])
     for row in ovt.hidden_table().rows:
@@ -425,12 +443,12 @@ def test_check_yourself_timelines_follow_the_slower_stream(page08):
     """Equal layers: with half the backward per layer the ring is the slower stream, the
     step is b + L·a; the tree is faster than b, the step is L·b + a (written out); with
     twice napkin math 1.8's backward, L·2b + a pipelined against L·(2b + a) in sequence."""
-    r = ov.ring_vs_tree()
-    ring, tree, L = r.ring_s, r.tree_s, r.layers
-    assert tree <= r.q_b_s < ring
-    assert r.q_ring_s == pytest.approx(r.q_b_s + L * ring, rel=1e-12)
-    assert r.q_tree_s == pytest.approx(L * r.q_b_s + tree, rel=1e-12)
-    from commbook.units import fmt_number, fmt_pct
+    from commbook.units import fmt_number, fmt_pct, fmt_time
+    qb, n = 0.5e-3, 32
+    assert _TREE <= qb < _RING and page08["rt_q_b_s"] == fmt_time(qb, 3)
+    assert page08["rt_q_ring_s"] == fmt_time(qb + n * _RING, 3)
+    assert page08["rt_q_tree_s"] == fmt_time(n * qb + _TREE, 3)
+    assert page08["rt_q_pen_s"] == fmt_time(qb + n * _RING - (n * qb + _TREE), 3)
     c = on.NM18
     b2, a, L = 2 * c["backward"], c["allreduce"], c["layers"]
     assert b2 > a

@@ -1,7 +1,8 @@
 r"""Chapter §1.8: the small tables that carry the worked numbers of
 ``chapters/{zh,en}/ch1/08-overlap.md``, so that the prose keeps only the ones its argument
-needs.  Every value comes from a result of :mod:`.overlap_numbers` or :mod:`.overlap_buckets`; a row holds the raw number (``raw``,
-SI units) next to the text it is shown as.
+needs.  Every value comes from what the page's cell computed or from :mod:`.overlap_numbers`
+and :mod:`.overlap_buckets`; a row holds the raw number (``raw``, SI units) next to the text
+it is shown as.
 
 * :func:`residual_table`: the opening example (a residual all-reduce beside compute);
 * :func:`ring_tree_table`: ring against binomial tree, with and without overlap;
@@ -47,39 +48,40 @@ def quantity_table(key: str, title: tuple[str, str], rows: list[tuple[str, str, 
         notes=bilingual_notes(*notes) if notes else {})
 
 
-def residual_table(r: ov.Residual | None = None) -> Table:
-    """The opening example: :func:`~.overlap_numbers.residual_example`."""
-    r = ov.residual_example() if r is None else r
+def residual_table(r: dict) -> Table:
+    """The opening example, as the page computes it (``n_bytes``, ``gpus``, ``alpha_s``,
+    ``beta_Bps``, ``wire_s``, ``compute_s``, ``o_s``, ``block_s``, ``over_s``, ``hidden_s``)."""
     return quantity_table("ch1-ovl-residual", _two("the_residual_all_reduce"), [
-        (*_two("gradients"), r.n_bytes, fmt_bytes(r.n_bytes)),
-        (*_two("gpus_ring"), r.gpus, f"{r.gpus}"),
-        (*_two("infiniband_ndr"), r.alpha_s, fmt_time(r.alpha_s, 3)),
-        (*_two("infiniband_ndr_2"), r.beta_Bps, f"{r.beta_Bps / GB:g} GB/s"),
-        (*_two("transfer_on_the_wire"), r.wire_s, _t(r.wire_s)),
-        (*_two("backward_still_to_run"), r.compute_s, _t(r.compute_s)),
-        (*_two("logp_overheads_2o"), 2 * r.o_s, _t(2 * r.o_s)),
-        (*_two("step_sent_after_the"), r.block_s, _t(r.block_s)),
-        (*_two("step_sent_as_gradients"), r.over_s, _t(r.over_s)),
-        (*_two("network_time_hidden"), r.hidden_s, _t(r.hidden_s)),
+        (*_two("gradients"), r["n_bytes"], fmt_bytes(r["n_bytes"])),
+        (*_two("gpus_ring"), r["gpus"], f"{r['gpus']}"),
+        (*_two("infiniband_ndr"), r["alpha_s"], fmt_time(r["alpha_s"], 3)),
+        (*_two("infiniband_ndr_2"), r["beta_Bps"], f"{r['beta_Bps'] / GB:g} GB/s"),
+        (*_two("transfer_on_the_wire"), r["wire_s"], _t(r["wire_s"])),
+        (*_two("backward_still_to_run"), r["compute_s"], _t(r["compute_s"])),
+        (*_two("logp_overheads_2o"), 2 * r["o_s"], _t(2 * r["o_s"])),
+        (*_two("step_sent_after_the"), r["block_s"], _t(r["block_s"])),
+        (*_two("step_sent_as_gradients"), r["over_s"], _t(r["over_s"])),
+        (*_two("network_time_hidden"), r["hidden_s"], _t(r["hidden_s"])),
     ])
 
 
-def ring_tree_table(rt: ov.RingTree | None = None) -> Table:
-    """Ring against binomial tree below their crossover: :func:`~.overlap_numbers.ring_vs_tree`."""
-    rt = ov.ring_vs_tree() if rt is None else rt
-    rows = [{"algo": k, "allreduce": getattr(rt, f"{k}_s"), "blocking": getattr(rt, f"{k}_block_s"),
-             "overlapped": getattr(rt, f"{k}_over_s")} for k in ("ring", "tree")]
-    rows.append({"algo": "penalty", "allreduce": rt.ring_s - rt.tree_s, "blocking": rt.pen_block_s,
-                 "overlapped": rt.pen_over_s})
-    setup = _two("layers_of_gradients_and", layers=rt.layers, bytes=fmt_bytes(rt.n_bytes), backward=_t(rt.backward_s),
-                 gpus=rt.gpus, crossover=fmt_bytes(rt.cross_bytes))
+def ring_tree_table(rt: dict) -> Table:
+    """Ring against binomial tree below their crossover, as the page computes it: per
+    algorithm one all-reduce (``ring_s``), the step blocking (``ring_block_s``) and with
+    layer-wise overlap (``ring_over_s``), the penalties, and the setting."""
+    rows = [{"algo": k, "allreduce": rt[f"{k}_s"], "blocking": rt[f"{k}_block_s"],
+             "overlapped": rt[f"{k}_over_s"]} for k in ("ring", "tree")]
+    rows.append({"algo": "penalty", "allreduce": rt["ring_s"] - rt["tree_s"], "blocking": rt["pen_block_s"],
+                 "overlapped": rt["pen_over_s"]})
+    setup = _two("layers_of_gradients_and", layers=rt["layers"], bytes=fmt_bytes(rt["n_bytes"]),
+                 backward=_t(rt["backward_s"]), gpus=rt["gpus"], crossover=fmt_bytes(rt["cross_bytes"]))
     return Table(
         key="ch1-ovl-ring-tree", title=_tx("ring_and_binomial_tree"),
         columns=["algo", "allreduce", "blocking", "overlapped"],
         headers=_txs("blank", "one_all_reduce", "step_blocking", "step_layer_wise_overlap"),
         rows=rows, formats={c: _t for c in ("allreduce", "blocking", "overlapped")},
         labels=T.labels(K + "labels."),
-        notes=bilingual_notes(setup), meta=rt)
+        notes=bilingual_notes(setup))
 
 
 def plans_table() -> Table:
@@ -136,19 +138,20 @@ def shapes_table() -> Table:
         meta={"small": s, "large": g})
 
 
-def overhead_table(oe: ov.Overhead | None = None) -> Table:
-    """Many short layers against 2o per collective: :func:`~.overlap_numbers.overhead_example`."""
-    oe = ov.overhead_example() if oe is None else oe
+def overhead_table(oe: dict) -> Table:
+    """Many short layers against 2o per collective, as the page computes it (``layers``,
+    ``b_s``, ``wire_s``, ``o_s``, ``compute_s``, ``overhead_s``, ``wire_total_s``, ``over_s``,
+    ``block_s``)."""
     return quantity_table("ch1-ovl-overhead", _two("many_short_layers_the"), [
-        (*_two("layers"), oe.layers, f"{oe.layers}"),
-        (*_two("backward_per_layer"), oe.b_s, _t(oe.b_s)),
-        (*_two("all_reduce_per_layer"), oe.wire_s, _t(oe.wire_s)),
-        (*_two("logp_overhead_o"), oe.o_s, _t(oe.o_s)),
-        (*_two("compute_in_all"), oe.compute_s, _t(oe.compute_s)),
-        (*_two("overheads_in_all"), oe.overhead_s, _t(oe.overhead_s)),
-        (*_two("wire_time_in_all"), oe.wire_total_s, _t(oe.wire_total_s)),
-        (*_two("step_overlapped"), oe.over_s, fmt_time(oe.over_s, 4)),
-        (*_two("step_not_overlapped"), oe.block_s, fmt_time(oe.block_s, 4)),
+        (*_two("layers"), oe["layers"], f"{oe['layers']}"),
+        (*_two("backward_per_layer"), oe["b_s"], _t(oe["b_s"])),
+        (*_two("all_reduce_per_layer"), oe["wire_s"], _t(oe["wire_s"])),
+        (*_two("logp_overhead_o"), oe["o_s"], _t(oe["o_s"])),
+        (*_two("compute_in_all"), oe["compute_s"], _t(oe["compute_s"])),
+        (*_two("overheads_in_all"), oe["overhead_s"], _t(oe["overhead_s"])),
+        (*_two("wire_time_in_all"), oe["wire_total_s"], _t(oe["wire_total_s"])),
+        (*_two("step_overlapped"), oe["over_s"], fmt_time(oe["over_s"], 4)),
+        (*_two("step_not_overlapped"), oe["block_s"], fmt_time(oe["block_s"], 4)),
     ])
 
 
