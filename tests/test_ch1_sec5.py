@@ -26,7 +26,7 @@ from commbook.collectives import t_allreduce_hierarchical, t_formula
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR_CHAPTER, ICI_V5E, NVLINK4_CHAPTER
 from commbook.topology import SwitchTree, Torus, TwoLevel, ring_order
-from commbook.units import GB, KB, MB, fmt_bytes, fmt_ratio, fmt_time, ms
+from commbook.units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_ratio, fmt_time, ms
 
 NV, IB = NVLINK4_CHAPTER, IB_NDR_CHAPTER
 ST = hn.CHAPTER_STATED
@@ -509,3 +509,37 @@ def test_sharp_on_ethernet_names_infiniband_sharp():
     assert "SHARP is an InfiniBand feature" not in en and "InfiniBand SHARP lives in InfiniBand switches" in en
     assert "SHARP 只存在于 InfiniBand 上" not in zh and "InfiniBand SHARP 只在 InfiniBand 交换机里" in zh
     assert "原说法" not in (root / "code/commbook/book/ch1/hierarchy_figures.py").read_text()
+
+
+def test_page_glues_figure_8_rails_against_the_leader(page_glue):
+    """Figure 8's cell (2 nodes x 8 GPUs, 1 GB): each card sends 2(N-1)/N · M/G in the rail
+    phase, the leader's card 2(N-1)/N · M, G times as much, with the other G - 1 idle; both
+    schedules' times are their closed forms."""
+    g, N, G, M = page_glue, 2, 8, 1 * GB
+    hier, leader = t_allreduce_hierarchical(N, G, M, NV, IB), cost.allreduce_leader(N, G, M, NV, IB)
+    assert (g["f8_nodes"], g["f8_g"], g["f8_idle"], g["f8_n_bytes"]) == ("2", "8", "7", "1 GB")
+    assert g["f8_nic_bytes"] == fmt_bytes(2 * (N - 1) / N * M / G) == "125 MB"
+    assert g["f8_lead_bytes"] == fmt_bytes(2 * (N - 1) / N * M) and g["f8_lead_x"] == fmt_ratio(G) == "8×"
+    assert g["f8_total_s"] == fmt_time(hier, 3) and g["f8_leader_s"] == fmt_time(leader, 3)
+    assert g["f8_lead_slow_x"] == fmt_ratio(leader / hier) == "4.34×"
+
+
+def test_page_glues_in_network_reduction(page_glue):
+    """Figure 9's cell: the tree's bytes (2n up a leaf, 3n down to GPU 0) and times
+    2(α + 3n/β) and α + n/β on InfiniBand; the large-buffer ratios 2(p-1)/p, 2⌈log2 p⌉ and
+    2(p-1) on 8 and 64 GPUs; (14α + 1.75n/β)/(α + n/β) at 1 KB on NVLink; the measured
+    480/370; a ring's 2(p-1) start-ups on 1,024 GPUs."""
+    g, n = page_glue, hf.FIG9["n"]
+    assert (g["sh_p9"], g["sh_leaves"], g["sh_up_naive"], g["sh_gpu0"]) == ("4", "2", "2", "3")
+    assert g["sh_naive_s"] == fmt_time(2 * (IB.alpha + 3 * n / IB.beta), 3) and g["sh_innet_s"] == fmt_time(
+        IB.alpha + n / IB.beta, 3)
+    for p, key in ((8, "sh"), (64, "sh_q")):
+        assert g[f"{key}_ring_x"] == fmt_ratio(2 * (p - 1) / p)
+        assert g[f"{key}_tree_x"] == fmt_ratio(2 * np.ceil(np.log2(p))) and g[f"{key}_star_x"] == fmt_ratio(2 * (p - 1))
+    assert (g["sh_p"], g["sh_q_p"], g["sh_ring_x"], g["sh_q_star_x"]) == ("8", "64", "1.75×", "126×")
+    a, b, small = NV.alpha, NV.beta, 1 * KB
+    assert g["sh_small_bytes"] == "1 KB"
+    assert g["sh_ring_small_x"] == fmt_ratio((14 * a + 1.75 * small / b) / (a + small / b))
+    assert g["sh_gain_frac"] == fmt_pct(480 / 370 - 1) and g["sh_pred_frac"] == fmt_pct(0.75)
+    assert (g["sh_sc_p"], g["sh_sc_steps"]) == ("1,024", "2,046")
+    assert g["sh_sc_lat_s"] == fmt_time(2046 * IB.alpha, 3) and g["sh_sc_alpha_s"] == fmt_time(IB.alpha, 3)
