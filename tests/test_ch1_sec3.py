@@ -20,8 +20,9 @@ from commbook.book.ch1 import primitives_moe as pm
 from commbook.book.ch1.inputs import NM_1_4
 from commbook.book.ch1 import primitives_use as pu
 from commbook.comm_sim import VirtualCluster
-from commbook.hardware import IB_NDR_CHAPTER, NVLINK4
+from commbook.hardware import IB_NDR_CHAPTER, NVLINK4, NVLINK4_CHAPTER
 from commbook.topology import Switch
+from commbook.units import fmt_time
 
 ST = pr.CHAPTER_STATED
 
@@ -99,23 +100,30 @@ def test_fig5_chinese_draws_the_same_values(fig5_en, cjk_font):
 
 
 # ============================================================================ Definition 1.3
-def test_naive_ring_ratio_both_conventions():
-    p, n, beta = 1024, 1e9, 50e9
-    r = pr.naive_ring_ratio(p, n, beta)
+@pytest.fixture(scope="module")
+def page03():
+    """Page §1.3 (English) as the book runs it: its glued texts."""
+    from conftest import ROOT, executed_glue
+    return executed_glue(ROOT / "chapters/en/ch1/03-primitives.md")
+
+
+def test_naive_ring_ratio_both_conventions(page03):
+    """Definition 1.3's cell: 1 GB per rank on 1,024 ranks at 50 GB/s, bandwidth terms only."""
+    g, p, n, beta = page03, 1024, 1e9, 50e9
+    assert (g["def_p"], g["def_n_bytes"], g["def_beta_Bps"]) == ("1,024", "1 GB", "50 GB/s")
     ring = 2 * (p - 1) / p * n / beta                       # closed forms, written out
-    assert r.ring_s == pytest.approx(ring, rel=1e-12)
-    assert r.naive_serial_s == pytest.approx(2 * (p - 1) * n / beta, rel=1e-12)
-    assert r.naive_overlap_s == pytest.approx((p - 1) * n / beta, rel=1e-12)
-    assert r.ratio_serial == pytest.approx(p, rel=1e-12)            # N = 1024
-    assert r.ratio_overlap == pytest.approx(p / 2, rel=1e-12)       # N/2 = 512
+    serial, overlap = 2 * (p - 1) * n / beta, (p - 1) * n / beta
+    assert g["def_ring_s"] == fmt_time(ring, 3) and g["def_naive_serial_s"] == fmt_time(serial, 3)
+    assert serial / ring == pytest.approx(p, rel=1e-12)                   # N = 1024
+    assert float(g["def_ratio_overlap"]) == pytest.approx(overlap / ring) == p / 2   # N/2 = 512
 
 
-def test_naive_ratio_against_the_chapter():
+def test_naive_ratio_against_the_chapter(page03):
     """The chapter's "500×" at N = 1024 is N/2 rounded; its own naive section gives N."""
-    r = pr.naive_ring_ratio(ST["naive_ring_p"])
     assert ST["naive_ring_ratio"] == 500 and ST["naive_ring_p"] == 1024
-    assert round(r.ratio_overlap, -2) == ST["naive_ring_ratio"]
-    assert r.ratio_serial != pytest.approx(ST["naive_ring_ratio"], rel=0.1)
+    assert page03["def_p"] == f"{ST['naive_ring_p']:,}"
+    assert round(float(page03["def_ratio_overlap"]), -2) == ST["naive_ring_ratio"]
+    assert ST["naive_ring_p"] != pytest.approx(ST["naive_ring_ratio"], rel=0.1)   # the serial ratio is N
 
 
 def test_naive_simulated_equals_serial_convention():
@@ -155,26 +163,39 @@ def test_primitives_table_is_the_closed_forms():
         assert all(r.formula in html for r in pr.PRIMITIVE_ROWS)
 
 
-def test_reduce_scatter_then_all_gather_is_all_reduce():
-    d = pr.rs_ag_equals_ar()
-    ref = np.sum(np.stack(d.inputs), axis=0)            # numpy reference
-    assert d.equal
-    for a, b in zip(d.all_gather, d.all_reduce):
-        assert a.dtype == np.int64 and np.array_equal(a, b) and np.array_equal(a, ref)
-    assert np.array_equal(np.concatenate(d.reduce_scatter), ref)
+def test_reduce_scatter_then_all_gather_is_all_reduce(page03):
+    """The page's run on 4 ranks of 8 integers, rank d holding (d + 1)·[0..7]: the sum is 10·[0..7]."""
+    x = [(d + 1) * np.arange(8, dtype=np.int64) for d in range(4)]
+    ref = np.sum(np.stack(x), axis=0)                   # numpy reference
+    assert (page03["dec_p"], page03["dec_len"]) == ("4", "8")
+    assert page03["dec_ar"] == ", ".join(str(v) for v in ref.tolist()) == "0, 10, 20, 30, 40, 50, 60, 70"
+    cluster = VirtualCluster(Switch(4, NVLINK4_CHAPTER))
+    rs = coll.reduce_scatter(cluster, x).outputs
+    for a in coll.all_gather(cluster, rs).outputs:
+        assert a.dtype == np.int64 and np.array_equal(a, ref)
+    assert np.array_equal(np.concatenate(rs), ref)
 
 
-def test_float_order_changes_the_sum():
-    f = pr.float_order()
-    v = f.values
-    assert v.dtype == np.float32
-    assert f.left == float(((v[0] + v[1]) + v[2]) + v[3])
-    assert f.paired == float((v[0] + v[2]) + (v[1] + v[3]))
-    assert f.left != f.paired
-    assert f.ranks_agree and 0 < f.differ <= f.len
-    assert f.differ == int(np.count_nonzero(f.ring[0] != f.tree[0]))
-    # both stay close to the float64 sum: the difference is rounding, not an error
-    assert f.max_err_ring < 1e-5 and f.max_err_tree < 1e-5
+def test_float_order_changes_the_sum(page03):
+    """float32: 1e8 + 1 rounds back to 1e8, so the order of [1e8, 1, −1e8, 1] decides the sum;
+    ring and tree all-reduce of 8 × 16 float32 differ in some elements, by rounding only."""
+    v = np.float32([1e8, 1, -1e8, 1])
+    left, paired = ((v[0] + v[1]) + v[2]) + v[3], (v[0] + v[2]) + (v[1] + v[3])
+    assert (page03["fp_vals"], page03["fp_left"], page03["fp_paired"]) == ("[1e8, 1, -1e8, 1]", f"{left:g}", f"{paired:g}")
+    assert left != paired and (page03["fp_p"], page03["fp_len"]) == ("8", "16")
+    assert 0 < int(page03["fp_differ"]) <= 16 and 0 < float(page03["fp_diff"]) < 1e-5
+    rng = np.random.default_rng(0)
+    x = [rng.standard_normal(16).astype(np.float32) for _ in range(8)]
+    exact = np.sum(np.asarray(x, dtype=np.float64), axis=0)
+    cluster = VirtualCluster(Switch(8, NVLINK4_CHAPTER))
+    for alg in ("ring", "tree"):                          # both stay close to the float64 sum
+        out = coll.all_reduce(cluster, x, algorithm=alg).outputs
+        assert all(np.array_equal(o, out[0]) for o in out) and np.max(np.abs(out[0] - exact)) < 1e-5
+
+
+def test_all_to_all_pair_counts(page03):
+    """An all-to-all on N ranks has N(N−1) point-to-point pairs: 56 on 8, 4,032 on 64."""
+    assert (page03["sp_p8"], page03["sp_n8"], page03["sp_p64"], page03["sp_n64"]) == ("8", f"{8 * 7}", "64", f"{64 * 63:,}")
 
 
 # ============================================================================ Napkin Math 1.4
@@ -413,9 +434,11 @@ def test_fsdp_start_ups_against_ddps_buckets():
 
 # ---------------------------------------------------------------- tables the prose points to (issue 16 §2)
 def test_decomposition_table_shows_all_gather_equal_to_all_reduce():
-    dec = pr.rs_ag_equals_ar()
-    t = pu.decomposition_table(dec)
-    assert len(t.rows) == len(dec.inputs) and all(r["ag"] == r["ar"] for r in t.rows)
+    x = [(d + 1) * np.arange(4, dtype=np.int64) for d in range(2)]
+    ref = x[0] + x[1]
+    t = pu.decomposition_table(x, [ref[:2], ref[2:]], [ref, ref], [ref, ref])
+    assert len(t.rows) == 2 and all(r["ag"] == r["ar"] == "0, 3, 6, 9" for r in t.rows)
+    assert t.rows[1]["input"] == "0, 2, 4, 6" and t.rows[1]["rs"] == "6, 9"
 
 
 def test_flow_table_counts_and_the_factor_the_page_states():
@@ -456,7 +479,3 @@ def test_section_facts_the_page_glues():
     assert pf.hier_facts(pm.hierarchical_table(), flows).fl_cross_ratio == flows.gpus
     # four FSDP units per layer move the same bytes as one
     assert parallelism.fsdp(7e9, 128, 64).bytes_per_gpu == pytest.approx(parallelism.fsdp(7e9, 32, 64).bytes_per_gpu)
-    fo = pr.float_order()
-    v = np.float32([1e8, 1, -1e8, 1])                      # float32: 1e8 + 1 rounds back to 1e8
-    assert (fo.vals, fo.left, fo.paired) == ("[1e8, 1, -1e8, 1]", ((v[0] + v[1]) + v[2]) + v[3], 2.0) == \
-        ("[1e8, 1, -1e8, 1]", 1.0, 2.0) and fo.differ > 0

@@ -5,9 +5,10 @@ the first half of ``chapters/{zh,en}/ch1/03-primitives.md``; the MoE half is
 
 Here: the chapter's stated numbers (:data:`CHAPTER_STATED`), Napkin Math 1.4's link, the
 Chinese names of the chapter's link presets, Figure 5 from real-data simulator runs
-(:mod:`commbook.collectives`), Definition 1.3's naive/ring ratio, the six-primitive
-table from the closed forms (:func:`commbook.collectives.predict`), reduce-scatter +
-all-gather = all-reduce on integers, and a float32 sum that depends on its order.
+(:mod:`commbook.collectives`) and the six-primitive table from the closed forms
+(:func:`commbook.collectives.predict`).  Definition 1.3's naive/ring ratio, reduce-scatter +
+all-gather = all-reduce on integers and a float32 sum that depends on its order are
+computed on the page.
 
 Conventions (stated so every number can be checked):
 
@@ -19,8 +20,8 @@ Conventions (stated so every number can be checked):
 * Napkin Math 1.4 uses its own link, :data:`NM_1_4_LINK` (InfiniBand NDR with α = 3 µs);
   the other examples use the chapter's Table 1 presets (:data:`commbook.hardware.IB_NDR_CHAPTER`,
   :data:`~commbook.hardware.NVLINK4_CHAPTER`).
-* Definition 1.3's naive/ring ratio is computed under both readings of the naive
-  root (:func:`naive_ring_ratio`): if the root's receiving and sending overlap, the root
+* Definition 1.3's naive/ring ratio (computed on the page) takes both readings of the naive
+  root: if the root's receiving and sending overlap, the root
   is busy (N−1)M/β and the ratio is N/2 (= 512 at N = 1024, the chapter's "500×"); if it
   first receives everything and then sends the sum back — the chapter's own naive
   section ("receive N·M and send N·M") and :func:`commbook.cost.allreduce_naive` — it is
@@ -38,7 +39,6 @@ from matplotlib.patches import FancyBboxPatch
 from ... import collectives as coll
 from ...collectives import predict
 from ...comm_sim import RunResult, VirtualCluster
-from ...cost import allreduce_naive, allreduce_ring
 from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
 from ...topology import Switch
 from ...units import GB, MB, fmt_bytes, fmt_time
@@ -52,8 +52,7 @@ from .boxes import BOX_LINKS, link_name
 T = texts("ch1")
 __all__ = [
     "CHAPTER_STATED", "NM_1_4_LINK", "link_name", "FIG5_OPS", "FIG5_LABELS", "figure5_inputs",
-    "figure5_runs", "fig5_text", "fig_primitives", "NaiveRatio", "naive_ring_ratio", "Decomposition", "FloatOrder", "PRIMITIVE_ROWS",
-    "Primitives", "primitives", "primitives_table", "rs_ag_equals_ar", "float_order",
+    "figure5_runs", "fig5_text", "fig_primitives", "PRIMITIVE_ROWS", "Primitives", "primitives", "primitives_table",
 ]
 
 NM_1_4_LINK = BOX_LINKS["nm1.4"]
@@ -185,38 +184,6 @@ def fig_primitives(lang: str = "en") -> Figure:
     return fig
 
 
-# ============================================================================ Definition 1.3
-@dataclass(frozen=True)
-class NaiveRatio:
-    """:func:`naive_ring_ratio`: the ring's and the naive scheme's bandwidth terms (serial and
-    overlapped), their ratios, and the ratio the chapter states."""
-
-    p: int
-    n_bytes: float
-    beta_Bps: float
-    ring_s: float
-    naive_serial_s: float
-    naive_overlap_s: float
-    ratio_serial: float
-    ratio_overlap: float
-    ratio_stated: int
-
-
-def naive_ring_ratio(p: int = 1024, n: float = 1 * GB, beta: float = IB_NDR_CHAPTER.beta) -> NaiveRatio:
-    """Bandwidth terms (α = 0) of the naive reduce-then-broadcast against the ring.
-
-    ``ring_s`` = 2(N−1)/N·M/β (:func:`commbook.cost.allreduce_ring`); ``naive_serial_s`` =
-    2(N−1)M/β, the root first receiving N−1 buffers and then sending the sum back
-    (:func:`commbook.cost.allreduce_naive`); ``naive_overlap_s`` = (N−1)M/β, the root's
-    receiving and sending overlapping on a full-duplex port.  The ratios do not depend
-    on M or β: N and N/2."""
-    ring = allreduce_ring(p, n, 0.0, beta)
-    serial = allreduce_naive(p, n, 0.0, beta)
-    overlap = (p - 1) * n / beta
-    return NaiveRatio(p, n, beta, ring, serial, overlap, serial / ring, overlap / ring,
-                      CHAPTER_STATED["naive_ring_ratio"])
-
-
 # ============================================================================ six primitives
 @dataclass(frozen=True)
 class _Prim:
@@ -296,80 +263,3 @@ def primitives_table(prim: Primitives | None = None) -> Table:
         rows=rows, formats={"time": lambda t: fmt_time(t, 3)}, labels=labels,
         notes=T.pairs("primitives.note_m", "primitives.note_times"),
     )
-
-
-@dataclass(frozen=True)
-class Decomposition:
-    """:func:`rs_ag_equals_ar`: the runs' outputs per rank, whether the two agree bit for bit,
-    the ranks, the elements per rank, and the all-reduce's result as text."""
-
-    inputs: list = field(repr=False)
-    reduce_scatter: list = field(repr=False)
-    all_gather: list = field(repr=False)
-    all_reduce: list = field(repr=False)
-    equal: bool
-    p: int
-    len: int
-    ar: str
-
-
-def rs_ag_equals_ar(p: int = 4, length: int = 8) -> Decomposition:
-    """All-reduce = reduce-scatter, then all-gather, on integers in the simulator.
-
-    Rank d holds ``(d + 1)·[0, 1, …, length−1]`` (int64).  Returns the inputs, the
-    reduce-scatter outputs (each rank's block of the sum), the all-gather of those
-    blocks, and the direct all-reduce, with ``equal`` true when the last two agree bit
-    for bit on every rank."""
-    cluster = VirtualCluster(Switch(p, NVLINK4_CHAPTER))
-    x = [(d + 1) * np.arange(length, dtype=np.int64) for d in range(p)]
-    rs = coll.reduce_scatter(cluster, x).outputs
-    ag = coll.all_gather(cluster, rs).outputs
-    ar = coll.all_reduce(cluster, x).outputs
-    equal = all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(ag, ar))
-    return Decomposition(x, rs, ag, ar, equal, p, length, ", ".join(map(str, ar[0].tolist())))
-
-
-@dataclass(frozen=True)
-class FloatOrder:
-    """:func:`float_order`: the four values (and as text), the two hand-ordered sums, the ring
-    and tree outputs on ``p`` ranks of ``len`` float32, how many elements differ, whether every
-    rank agrees within each algorithm, the largest difference (as text) and each one's
-    largest error against the float64 sum."""
-
-    values: np.ndarray = field(repr=False)
-    vals: str
-    left: float
-    paired: float
-    p: int
-    len: int
-    ring: list = field(repr=False)
-    tree: list = field(repr=False)
-    differ: int
-    ranks_agree: bool
-    diff: str
-    max_err_ring: float
-    max_err_tree: float
-
-
-def float_order(p: int = 8, length: int = 16, seed: int = 0) -> FloatOrder:
-    """Floating-point addition is not associative: two small numpy sums in float32, and
-    the same float32 all-reduce by ring and by binomial tree in the simulator.
-
-    Returns the two hand-ordered sums of [1e8, 1, −1e8, 1], and for the simulator runs
-    the number of elements whose bits differ between ring and tree, and the largest
-    difference relative to the float64 sum."""
-    v = np.array([1e8, 1.0, -1e8, 1.0], dtype=np.float32)
-    left = ((v[0] + v[1]) + v[2]) + v[3]            # left to right
-    paired = (v[0] + v[2]) + (v[1] + v[3])          # pairs first
-    rng = np.random.default_rng(seed)
-    x = [rng.standard_normal(length).astype(np.float32) for _ in range(p)]
-    cluster = VirtualCluster(Switch(p, NVLINK4_CHAPTER))
-    ring = coll.all_reduce(cluster, x, algorithm="ring").outputs
-    tree = coll.all_reduce(cluster, x, algorithm="tree").outputs
-    exact = np.sum(np.asarray(x, dtype=np.float64), axis=0)
-    differ = int(np.count_nonzero(ring[0] != tree[0]))
-    diff = float(np.max(np.abs(ring[0].astype(np.float64) - tree[0])))
-    vals = "[" + ", ".join(f"{x:.0e}".replace("e+0", "e") if abs(x) >= 1e4 else f"{x:g}" for x in v.tolist()) + "]"
-    return FloatOrder(v, vals, float(left), float(paired), p, length, ring, tree, differ,
-                      all(np.array_equal(r, ring[0]) for r in ring) and all(np.array_equal(t, tree[0]) for t in tree),
-                      f"{diff:.1e}", float(np.max(np.abs(ring[0] - exact))), float(np.max(np.abs(tree[0] - exact))))

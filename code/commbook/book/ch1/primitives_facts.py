@@ -1,6 +1,6 @@
 r"""Chapter §1.3: the numbers of ``chapters/{zh,en}/ch1/03-primitives.md`` that combine
-several results of :mod:`.primitives` and :mod:`.primitives_moe` (Figure 5's values, the pair
-counts, top-k, hierarchical all-to-all), one typed result per section; the six primitives'
+several results of :mod:`.primitives` and :mod:`.primitives_moe` (Figure 5's values, top-k,
+hierarchical all-to-all), one typed result per section; the six primitives'
 numbers are :class:`.primitives.Primitives`'s own, expert capacity's
 :class:`.primitives_moe.Capacity`'s, skew's :class:`.primitives_moe.Skew`'s and FSDP's
 :class:`.primitives_use.Fsdp`'s (the page glues them with :func:`commbook.book.glue.glue_fields`).
@@ -17,7 +17,7 @@ from ..tables import Table
 from .primitives import figure5_inputs, figure5_runs
 from .primitives_a2a import Flows
 
-__all__ = ["listing", "Fig5Facts", "fig5_facts", "PairCounts", "pair_counts", "TopK", "top_k_facts",
+__all__ = ["listing", "Fig5Facts", "fig5_facts", "TopK", "top_k_facts",
            "HierFacts", "hier_facts"]
 
 
@@ -45,20 +45,6 @@ def fig5_facts() -> Fig5Facts:
     return Fig5Facts(p, p - 1, listing([int(v[0]) for v in x["all_reduce"]]), int(runs["all_reduce"].outputs[0][0]),
                      listing([int(o[0]) for o in runs["reduce_scatter"].outputs]),
                      listing(x["reduce_scatter"][1].tolist()))
-
-
-@dataclass(frozen=True)
-class PairCounts:
-    """Point-to-point pairs of an all-to-all on 8 and on 64 GPUs, N(N−1)."""
-
-    p8: int
-    p64: int
-    n8: int
-    n64: int
-
-
-def pair_counts(small: int = 8, large: int = 64) -> PairCounts:
-    return PairCounts(small, large, small * (small - 1), large * (large - 1))
 
 
 @dataclass(frozen=True)

@@ -203,12 +203,13 @@ def fsdp_layer_table(numbers: Fsdp | None = None) -> Table:
     )
 
 
-def decomposition_table(dec: dict) -> Table:
-    """The run of :func:`commbook.book.ch1.primitives.rs_ag_equals_ar`, rank by rank: input,
-    reduce-scatter output, all-gather of those blocks, direct all-reduce."""
+def decomposition_table(inputs: list, rs: list, ag: list, ar: list) -> Table:
+    """The page's run of reduce-scatter, then all-gather, against all-reduce, rank by rank: the
+    input, the reduce-scatter output, the all-gather of those blocks, the direct all-reduce
+    (one array per rank each)."""
     text = lambda a: ", ".join(str(int(v)) for v in a)
-    rows = [{"rank": d, "input": text(x), "rs": text(rs), "ag": text(ag), "ar": text(ar)}
-            for d, (x, rs, ag, ar) in enumerate(zip(dec.inputs, dec.reduce_scatter, dec.all_gather, dec.all_reduce))]
+    rows = [{"rank": d, "input": text(x), "rs": text(r), "ag": text(g), "ar": text(a)}
+            for d, (x, r, g, a) in enumerate(zip(inputs, rs, ag, ar))]
     return Table(
         key="ch1-rs-ag-ar",
         title=T("primitives_use.decomposition_table.title"),
