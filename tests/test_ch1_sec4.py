@@ -435,27 +435,34 @@ def test_mpich_pairing_orders():
         [pairs(m) for m in masks[::-1]]
 
 
-def test_race_on_clusters_of_real_shape():
-    """§1.4.7's table: on 32 nodes × 8 GPUs the ring with a channel per NIC (PXN) takes
+def test_race_on_clusters_of_real_shape(page04):
+    """§1.4.7's cell: on 32 nodes × 8 GPUs the ring with a channel per NIC (PXN) takes
     2(p-1)(α_IB + max(n/(pβ_NV), n/(Gpβ_IB))); the near-first butterfly takes its three NVLink
     rounds of n/2, n/4, n/8 and five rail rounds of n/16 … n/256, twice; at 1 GB the ring wins,
     at 64 KB the butterfly."""
-    from commbook.book.ch1.allreduce_race import race, race_table
     from commbook.hardware import IB_HDR, NVLINK4
 
-    f = race()
-    t = race_table(f)
     p, G, n = 256, 8, 1e9
     ring = 2 * (p - 1) * (IB_HDR.alpha + max(n / (p * NVLINK4.beta), n / (G * p * IB_HDR.beta)))
     fly = 2 * (sum(NVLINK4.alpha + n / 2 ** j / NVLINK4.beta for j in (1, 2, 3))
                + sum(IB_HDR.alpha + n / 2 ** j / IB_HDR.beta for j in range(4, 9)))
-    big = t.find(cluster="pow2", n=n)
-    assert big["ring"] == pytest.approx(ring, rel=1e-9)
-    assert big["rabenseifner_near_first"] == pytest.approx(fly, rel=1e-9)
-    assert big["fastest"] == "ring" and t.find(cluster="pow2", n=64e3)["fastest"] == "rabenseifner_near_first"
-    assert t.find(cluster="npow2", n=n)["fastest"] == t.find(cluster="racks", n=n)["fastest"] == "ring"
-    assert f.big_ring_s == pytest.approx(ring, rel=1e-9) and f.big_rab_s == pytest.approx(fly, rel=1e-9)
-    assert f.steps == 2 * (p - 1) and f.small_rab_s < f.small_ring_s
+    assert ring < fly
+    assert (page04["race_big_ring_s"], page04["race_big_rab_s"]) == (fmt_time(ring, 3), fmt_time(fly, 3))
+    assert page04["race_steps"] == str(2 * (p - 1)) and page04["race_np_p"] == str(12 * 8)
+    t = lambda k: float(page04[k].split()[0]) * {"ms": 1e-3, "µs": 1e-6}[page04[k].split()[1]]   # noqa: E731
+    assert t("race_small_rab_s") < t("race_small_ring_s")                       # 64 KB: the butterfly
+    assert t("race_np_ring_s") < t("race_np_rab_s") and t("race_far_ring_s") < t("race_far_s")   # 1 GB: the ring
+
+
+def test_race_table_shows_its_rows():
+    from commbook.book.ch1.allreduce_race import RACE_ALGORITHMS, race_clusters, race_key, race_table
+
+    keys = [race_key(a, kw) for a, kw in RACE_ALGORITHMS]
+    assert keys == ["ring", "rabenseifner_near_first", "rabenseifner_far_first", "tree"]
+    rows = [{"cluster": "pow2", "p": 256, "n": 1e9, **dict(zip(keys, (1e-3, 2e-3, 3e-3, 4e-3))), "fastest": "ring"}]
+    t = race_table(rows, race_clusters())
+    assert t.cell(0, "rabenseifner_near_first") == fmt_time(2e-3, 3) and t.cell(0, "n") == "1 GB"
+    assert t.cell(0, "cluster", "en") != "pow2" and t.column("fastest") == ["ring"]
 
 
 # ---------------------------------------------------------------- tables the prose points to (issue 16 §2)

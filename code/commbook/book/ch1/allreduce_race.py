@@ -2,17 +2,15 @@
 on clusters of real shape instead of a contention-free switch.
 
 On ``Switch(256, IB_HDR)`` the closed forms make Rabenseifner the fastest at every size.
-:func:`race` runs the ring as NCCL does (a channel per NIC, PXN), Rabenseifner in
+The page runs the ring as NCCL does (a channel per NIC, PXN), Rabenseifner in
 both pairing orders and the binomial tree on the simulator, on three clusters: a power of
 two of 8-GPU nodes, a node count that is not one (MPICH's fold), and racks under a 2:1
 spine.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ... import collectives as coll
-from ...comm_sim import VirtualCluster
 from ...hardware import IB_HDR, NVLINK4, Link
 from ...topology import ThreeTier, Topology, TwoLevel
 from ...units import GB, KB, MB, fmt_bytes, fmt_time
@@ -21,7 +19,7 @@ from ..text import texts
 
 T, K = texts("ch1"), "allreduce_race."
 
-__all__ = ["RACE_SIZES", "RACE_ALGORITHMS", "RaceCluster", "race_clusters", "Race", "race", "race_table"]
+__all__ = ["RACE_SIZES", "RACE_ALGORITHMS", "RaceCluster", "race_clusters", "race_key", "race_table"]
 
 RACE_SIZES = (64 * KB, 25 * MB, 1 * GB)
 """A small message, a DDP bucket, a whole gradient."""
@@ -49,62 +47,16 @@ def race_clusters(intra: Link = NVLINK4, inter: Link = IB_HDR) -> tuple[RaceClus
     return tuple(RaceCluster(k, *T(f"{K}cluster.{k}").values(), topo) for k, topo in topos.items())
 
 
-def _key(name: str, params: dict) -> str:
+def race_key(name: str, params: dict) -> str:
+    """The column of an algorithm of :data:`RACE_ALGORITHMS`: ``ring``, ``rabenseifner_near_first`` …."""
     return name if not params else f"{name}_{params['order']}"
 
 
-@dataclass(frozen=True)
-class Race:
-    """:func:`race`: ring against the near-first (``rab``) and far-first butterfly at the
-    largest size on the power-of-two cluster (``big``), the other one (``np``) and across
-    racks (``far``), and at the smallest size (``small``, where the ring pays ``steps`` α);
-    ``rows`` holds every time, keyed by cluster and size, ``clusters`` the clusters raced."""
-
-    big_ring_s: float
-    big_rab_s: float
-    np_p: int
-    np_ring_s: float
-    np_rab_s: float
-    far_s: float
-    far_ring_s: float
-    small_ring_s: float
-    small_rab_s: float
-    steps: int
-    rows: tuple = field(repr=False)
-    clusters: tuple = field(repr=False)
-
-
-def race(sizes=RACE_SIZES, clusters: tuple[RaceCluster, ...] | None = None) -> Race:
-    """Simulated all-reduce time of every algorithm of :data:`RACE_ALGORITHMS` at each size on
-    each cluster (keys ``pow2``, ``npow2``, ``racks``, as :func:`race_clusters`), with the fastest.
-
-    >>> race(sizes=(64 * KB,)).steps
-    510
-    """
-    clusters = race_clusters() if clusters is None else clusters
-    rows = []
-    for c in clusters:
-        vc = VirtualCluster(c.topology)
-        for n in sizes:
-            row = {"cluster": c.key, "p": c.topology.p, "n": float(n)}
-            for name, params in RACE_ALGORITHMS:
-                row[_key(name, params)] = coll.all_reduce(vc, nbytes=float(n), algorithm=name, **params).time
-            times = {k: row[k] for k in (_key(a, p) for a, p in RACE_ALGORITHMS)}
-            row["fastest"] = min(times, key=times.get)
-            rows.append(row)
-    at = {(r["cluster"], r["n"]): r for r in rows}
-    big, small = float(max(sizes)), float(min(sizes))
-    b, n, f, s = at["pow2", big], at["npow2", big], at["racks", big], at["pow2", small]
-    rab = "rabenseifner_near_first"
-    return Race(b["ring"], b[rab], n["p"], n["ring"], n[rab], f["rabenseifner_far_first"], f["ring"], s["ring"],
-                s[rab], 2 * (s["p"] - 1), tuple(rows), tuple(clusters))
-
-
-def race_table(r: Race | None = None) -> Table:
-    """The times of :func:`race` with the fastest, one row per cluster and size."""
-    r = race() if r is None else r
-    clusters = r.clusters
-    keys = [_key(a, p) for a, p in RACE_ALGORITHMS]
+def race_table(rows: list[dict], clusters: tuple[RaceCluster, ...]) -> Table:
+    """The race of §1.4.7, one row per cluster and size (the page runs it): ``cluster`` (a key
+    of ``clusters``), ``p``, ``n``, the time of each algorithm of :data:`RACE_ALGORITHMS` under
+    :func:`race_key`, and the ``fastest``."""
+    keys = [race_key(a, p) for a, p in RACE_ALGORITHMS]
     names = T.labels(K + "algo.")
     labels = {lang: {**{c.key: getattr(c, lang) for c in clusters}, **names[lang]} for lang in ("en", "zh")}
     fmt = {k: (lambda t: fmt_time(t, 3)) for k in keys}
@@ -114,7 +66,7 @@ def race_table(r: Race | None = None) -> Table:
         columns=["cluster", "p", "n", *keys, "fastest"],
         headers={lang: [*T.pairs(K + "h_cluster", K + "h_gpus", K + "h_size")[lang], *(names[lang][k] for k in keys),
                         T.get(K + "h_fastest", lang)] for lang in ("en", "zh")},
-        rows=list(r.rows),
+        rows=rows,
         formats={"p": lambda v: f"{v}", "n": fmt_bytes, **fmt},
         labels=labels,
         notes=T.pairs(K + "note", ib_alpha=fmt_time(IB_HDR.alpha)),
