@@ -140,14 +140,14 @@ def test_n_small_messages_cost_up_to_n_times_one(count):
     assert tiny.full_x == pytest.approx(count, rel=1e-6)
 
 
-def test_compressed_gradient_still_bandwidth_bound():
-    link = m.BOX_LINKS["def1.2"]
+def test_compressed_gradient_still_bandwidth_bound(page_glue):
+    link, g = m.BOX_LINKS["def1.2"], page_glue
     grad = m.LLAMA["params"] * m.LLAMA["bytes_per_value"]
     assert grad == pytest.approx(140 * GB)
     assert m.regime(grad / 100, link) == "bandwidth" and grad / 100 / link.n_half > 1e4
-    c = pf.compressed(link, m.LLAMA["params"], m.LLAMA["bytes_per_value"])
-    assert (c.factor, c.comp_bytes, c.comp_k) == (100, pytest.approx(1.4 * GB), pytest.approx(1.4e9 / 100e3))
-    assert c.comp_alpha_frac == pytest.approx(2e-6 / (2e-6 + 1.4e9 / 50e9))
+    assert (g["d12_c_factor"], g["d12_c_grad_bytes"], g["d12_c_comp_bytes"]) == ("100", "140 GB", fmt_bytes(1.4 * GB))
+    assert g["d12_c_comp_k"] == f"{round(1.4e9 / 100e3):,}"
+    assert g["d12_c_comp_alpha_frac"] == f"{100 * 2e-6 / (2e-6 + 1.4e9 / 50e9):.2g}%"
 
 
 def test_napkin_math_1_2():
@@ -192,6 +192,30 @@ def test_napkin_math_1_3():
     assert all(b.stream == "compute" for b in o) and wire[0].stream == "network"
 
 
+def test_figure4_facts_the_page_glues(page_glue):
+    """Figure 4(a): of the four layers' all-reduces, three hide behind backward work; the step is
+    4 × 2.4 + 2.4 + 2.2 = 14.2 units, and 3/4 of the communication is hidden."""
+    g = page_glue
+    assert (g["f4_layers"], g["f4_hidden_n"], g["f4_hidden_frac"]) == ("4", "3", "75%")
+    assert float(g["f4_step"]) == pytest.approx(4 * 2.4 + 2.4 + 2.2)
+
+
+def test_napkin_math_1_3_and_its_quiz_on_the_page(page_glue):
+    """2o + max(backward, L) = 600 µs; a block of 80 µs < L waits 20 µs for the wire (200 µs);
+    with o halved to 25 µs the step is 550 µs."""
+    g, o, L, bwd = page_glue, 50e-6, 100e-6, 500e-6
+    want = {"bwd_s": bwd, "L_s": L, "o_s": o, "two_o_s": 2 * o, "t_s": 2 * o + max(bwd, L), "hidden_s": L,
+            "exposed_s": 2 * o, "max_s": max(bwd, L), "q_short_s": 80e-6, "q_short_t_s": 2 * o + max(80e-6, L),
+            "q_short_wait_s": L - 80e-6, "q_o_s": o / 2, "q_o_t_s": o + max(bwd, L)}
+    assert {k: g[f"n13_{k}"] for k in want} == {k: fmt_time(v, 3) for k, v in want.items()}
+
+
+def test_checkpoint_1_1_givens_on_the_page(page_glue):
+    assert (page_glue["cp_msg_bytes"], page_glue["cp_rate_from"], page_glue["cp_rate_to"]) == \
+        (fmt_bytes(10 * KB), "100 Gb/s", "400 Gb/s")
+    assert (page_glue["cp_alpha_s"], page_glue["cp_beta_Bps"]) == ("2 µs", "10 GB/s")
+
+
 def test_figure4_step_with_the_last_layer_exposed():
     """Figure 4's ticks: compute ends at 9.6, the last all-reduce at 12.0, the step at 14.2 =
     backward + tail + optimizer."""
@@ -201,8 +225,6 @@ def test_figure4_step_with_the_last_layer_exposed():
     assert bwd == pytest.approx(n * blk) == pytest.approx(9.6)
     assert ta.stall == pytest.approx(m.FIG4["allreduce"]) == pytest.approx(2.4)
     assert ta.step_time == pytest.approx(bwd + ta.stall + opt) == pytest.approx(14.2)
-    f = pf.fig4_facts()
-    assert (f.layers, f.hidden_n, f.step) == (4, 3, pytest.approx(14.2))
     last = max((b for b in ta.blocks if b.kind == "allreduce"), key=lambda b: b.start)
     assert (last.start, last.end) == pytest.approx((9.6, 12.0))
 

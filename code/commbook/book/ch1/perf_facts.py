@@ -1,5 +1,6 @@
 r"""Chapter §1.2: the numbers each section of ``chapters/{zh,en}/ch1/02-performance-models.md``
-puts into its prose that no builder returns itself, one typed result per section, built from
+puts into its prose that no builder returns itself and no page cell computes (compression,
+Checkpoint 1.1's givens, Napkin Math 1.3 and Figure 4's counts are the page's), built from
 :mod:`.perf_numbers` (the boxes' α are :class:`.perf_numbers.BoxAlphas`'s own, Figure 3's
 :class:`.perf_numbers.Gap`'s, the calibration's
 :class:`.perf_calibration.Calibration`'s; the page glues them with
@@ -9,15 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...cost import LogP, p2p_time
+from ...cost import p2p_time
 from ...hardware import NVLINK4_CHAPTER, ROCE_100G, Link
-from ...units import KB, MB, fmt_number, ms, us
-from .perf_numbers import CHAPTER_LLAMA, CHAPTER_PRINTED_NSTAR, CHECKPOINT_1_1, FIG4, NM13, TABLE1, LlamaBudget
-from .perf_numbers import figure4_timelines
+from ...units import KB, MB, fmt_number, ms
+from .perf_numbers import CHAPTER_LLAMA, CHAPTER_PRINTED_NSTAR, TABLE1, LlamaBudget
 
-__all__ = ["in_ms", "Scale", "SCALE", "LinkFacts", "link_facts", "Compressed",
-           "compressed", "Table1Facts", "table1_facts", "Checkpoint11",
-           "checkpoint11", "NM13Facts", "nm13_facts", "Fig4Facts", "fig4_facts", "Printed", "printed"]
+__all__ = ["in_ms", "Scale", "SCALE", "LinkFacts", "link_facts", "Table1Facts", "table1_facts", "Printed", "printed"]
 
 
 def in_ms(t: float, digits: int = 5) -> str:
@@ -56,24 +54,6 @@ def link_facts(link: Link) -> LinkFacts:
 
 
 @dataclass(frozen=True)
-class Compressed:
-    """The 70B model's BF16 gradient compressed ``factor`` times: its size, in n* units, and
-    the share of its α + n/β that is α."""
-
-    factor: int
-    grad_bytes: float
-    comp_bytes: float
-    comp_k: float
-    comp_alpha_frac: float
-
-
-def compressed(link: Link, params: float, bytes_per_value: int, factor: int = 100) -> Compressed:
-    grad = params * bytes_per_value
-    comp = grad / factor
-    return Compressed(factor, grad, comp, comp / link.n_half, link.alpha / p2p_time(comp, link.alpha, link.beta))
-
-
-@dataclass(frozen=True)
 class Table1Facts:
     """Table 1 read by the prose: NVLink's n*, the largest and smallest n* of the other links,
     a size between them and the α share of its time on NVLink and on InfiniBand NDR, what the
@@ -98,68 +78,6 @@ def table1_facts(mid: float = 300 * KB) -> Table1Facts:
     return Table1Facts(nv.n_half, max(others), min(others), mid, share(nv), share(ib),
                        CHAPTER_PRINTED_NSTAR["NVLINK4_CHAPTER"][1], CHAPTER_PRINTED_NSTAR["ROCE_100G"][1],
                        ROCE_100G.n_half)
-
-
-@dataclass(frozen=True)
-class Checkpoint11:
-    """Checkpoint 1.1's givens: the message and the line rates of the upgrade."""
-
-    msg_bytes: float
-    rate_from: str
-    rate_to: str
-
-
-def checkpoint11() -> Checkpoint11:
-    lo, hi = CHECKPOINT_1_1["rates_bps"]
-    return Checkpoint11(CHECKPOINT_1_1["message"], _gbps(lo), _gbps(hi))
-
-
-@dataclass(frozen=True)
-class NM13Facts:
-    """Napkin Math 1.3 (LogP overlap of one backward block) and its quiz: a block shorter
-    than L (``q_short``) and o halved (``q_o``); ``hidden_s`` is the wire time the block
-    hides and ``exposed_s`` the overheads left on the critical path (Figure 4's timeline)."""
-
-    bwd_s: float
-    L_s: float
-    o_s: float
-    two_o_s: float
-    t_s: float
-    hidden_s: float
-    exposed_s: float
-    max_s: float
-    q_short_s: float
-    q_short_t_s: float
-    q_short_wait_s: float
-    q_o_s: float
-    q_o_t_s: float
-
-
-def nm13_facts(q_short: float = 80 * us) -> NM13Facts:
-    lp, bwd = LogP(L=NM13["L"], o=NM13["o"]), NM13["backward"]
-    _, tb = figure4_timelines()
-    wire = next(b for b in tb.blocks if b.kind == "allreduce")
-    exposed = sum(b.duration for b in tb.blocks if b.kind in ("launch", "complete"))
-    short = lp.overlapped(q_short)
-    return NM13Facts(bwd, lp.L, lp.o, 2 * lp.o, lp.overlapped(bwd), wire.duration, exposed, max(bwd, lp.L),
-                     q_short, short, short - 2 * lp.o - q_short, lp.o / 2, LogP(L=lp.L, o=lp.o / 2).overlapped(bwd))
-
-
-@dataclass(frozen=True)
-class Fig4Facts:
-    """Figure 4(a): the layers, how many all-reduces hide behind backward work, the step
-    time (in the figure's units) and the hidden share of the communication."""
-
-    layers: int
-    hidden_n: int
-    step: float
-    hidden_frac: float
-
-
-def fig4_facts() -> Fig4Facts:
-    ta, _ = figure4_timelines()
-    ar = [b for b in ta.blocks if b.kind == "allreduce"]
-    return Fig4Facts(FIG4["layers"], len(ar) - 1, ta.step_time, ta.hidden_fraction)
 
 
 @dataclass(frozen=True)
