@@ -22,7 +22,7 @@ from commbook.book.ch1 import primitives_use as pu
 from commbook.comm_sim import VirtualCluster
 from commbook.hardware import IB_NDR_CHAPTER, NVLINK4, NVLINK4_CHAPTER
 from commbook.topology import Switch
-from commbook.units import fmt_time
+from commbook.units import fmt_bytes, fmt_time
 
 ST = pr.CHAPTER_STATED
 
@@ -97,6 +97,15 @@ def test_fig5_chinese_draws_the_same_values(fig5_en, cjk_font):
     cells = [k for k in en if ":in:" in k or ":out:" in k]
     assert cells and all(zh[k] == en[k] for k in cells)
     assert pr.FIG5_LABELS["zh"]["all_reduce_use"] != pr.FIG5_LABELS["en"]["all_reduce_use"]
+
+
+def test_figure5_values_the_page_glues(page03):
+    """Figure 5 on 4 GPUs: the all-reduce of 1..4 is 10 everywhere; GPU i holds (i + 1)·10^j,
+    so the reduce-scatter leaves 10·10^j on GPU j, and GPU 1 holds 2, 20, 200, 2000."""
+    g, p = page03, 4
+    assert (g["f5_p"], g["f5_last"], g["f5_ar_in"], g["f5_ar_out"]) == ("4", "3", "1, 2, 3, 4", str(sum(range(1, p + 1))))
+    assert g["f5_rs_out"] == ", ".join(str(10 * 10 ** j) for j in range(p))
+    assert g["f5_rs_g1"] == ", ".join(str(2 * 10 ** j) for j in range(p))
 
 
 # ============================================================================ Definition 1.3
@@ -460,14 +469,16 @@ def test_fsdp_layer_table_and_napkin_setting():
 
 
 # ---------------------------------------------------------------- the page's section facts (issue 18 §1)
-def test_section_facts_the_page_glues():
+def test_section_facts_the_page_glues(page03):
     from commbook import parallelism
     from commbook.book.ch1 import primitives_facts as pf
 
-    nm = pm.napkin_1_4()
-    q = pf.top_k_facts(nm, k=2)                           # top-2 sends every token to two experts
-    assert q.sent_bytes == pytest.approx(2 * nm.sent_bytes) and q.pair_bytes == pytest.approx(2 * nm.pair_bytes)
-    assert q.sim_s == pytest.approx(7 * (3e-6 + 2 * nm.pair_bytes / 50e9)) and q.ratio > 1
+    nm, g = pm.napkin_1_4(), page03
+    # the quiz: top-2 sends every token to two experts
+    assert g["q_k"] == "2" and g["q_sent_bytes"] == fmt_bytes(2 * nm.sent_bytes, digits=4)
+    assert g["q_pair_bytes"] == fmt_bytes(2 * nm.pair_bytes, digits=6)
+    assert g["q_sim_s"] == fmt_time(7 * (3e-6 + 2 * nm.pair_bytes / 50e9), 3) and float(g["q_ratio"]) > 1
+    assert g["q_inject_s"] == fmt_time(3e-6 + 2 * nm.sent_bytes / 50e9, 3)
     f = nm
     assert (f.st_sent_bytes, f.st_transfer_s, f.st_serial_s) == pytest.approx((1.84e6, 8e-6, 56e-6))
     skew = pm.skew_table()
