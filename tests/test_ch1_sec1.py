@@ -43,6 +43,7 @@ def test_definition_1_1_payload_exact_and_approximation(page_glue):
     exact = 2 * (N - 1) / N * M / beta
     assert g["d11_approx_s"] == fmt_time(2 * M / beta) == "5.6 s"
     assert g["d11_exact_s"] == fmt_time(exact) == "5.594 s"
+    assert g["d11_gap_frac"] == f"{100 * (1 - exact / (2 * M / beta)):.1f}%" == "0.1%"     # read by the notes
     # per-worker ring traffic vs one parameter server receiving from everyone
     assert g["d11_worker_bytes"] == fmt_bytes(2 * (N - 1) / N * M, digits=4)
     assert g["d11_server_bytes"] == fmt_bytes(N * M)
@@ -103,6 +104,7 @@ def test_napkin_math_1_1_note_alpha_of_the_table(page_glue):
     assert other - box == pytest.approx(126 * 0.5e-6, rel=1e-9)
     assert (other - box) / box < 1e-4
     assert page_glue["nm_total_s"] == f"{box * 1e3:,.3f} ms"
+    assert page_glue["nm_table_alpha_s"] == "2 µs" and page_glue["nm_total_table_s"] == f"{other * 1e3:,.3f} ms"
 
 
 def test_sixty_percent_efficiency_and_zero_copy(page_glue):
@@ -111,7 +113,7 @@ def test_sixty_percent_efficiency_and_zero_copy(page_glue):
     g, total = page_glue, 2 * 63 / 64 * 140 * GB / (50 * GB) + 126 * 1.5e-6
     slow = total / 0.6
     assert slow > 9 and g["sync_eff_t_s"] == fmt_time(slow, 3) == "9.19 s"   # "over nine seconds"
-    assert g["sync_eff_frac"] == "60%"
+    assert g["sync_eff_frac"] == "60%" and (g["sync_lo_frac"], g["sync_hi_frac"]) == ("30%", "70%")
     assert g["sync_zc_bytes"] == fmt_bytes(2 * 140 * GB) == "280 GB"           # one copy out, one in
     assert g["sync_half_saved_s"] == fmt_time(total / 2, 3) and g["sync_half_steps"] == "100,000"
     assert g["sync_half_gpuh"] == f"{round(64 * total / 2 * 100_000 / 3600):,}"

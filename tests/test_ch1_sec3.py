@@ -132,6 +132,7 @@ def test_naive_ratio_against_the_chapter(page03):
     assert ST["naive_ring_ratio"] == 500 and ST["naive_ring_p"] == 1024
     assert page03["def_p"] == f"{ST['naive_ring_p']:,}"
     assert round(float(page03["def_ratio_overlap"]), -2) == ST["naive_ring_ratio"]
+    assert page03["def_ratio_serial"] == f"{ST['naive_ring_p']:,}" and page03["def_ratio_stated"] == "500"
     assert ST["naive_ring_p"] != pytest.approx(ST["naive_ring_ratio"], rel=0.1)   # the serial ratio is N
 
 
