@@ -126,20 +126,23 @@ def test_speed_of_light_numbers():
     assert physics.FIBER_SPEED_CHAPTER * 1e-6 == pytest.approx(200)              # 200 m per µs
 
 
-def test_energy_estimate_4_8_kJ_and_160_kJ():
-    est = s1.energy_estimate()
-    bits = 1e9 * 8
-    assert est.joules == pytest.approx(2 * bits * 30e-12 * 10_000, rel=1e-12)
-    assert est.joules == pytest.approx(4.8e3, rel=1e-12)                      # "≈ 4.8 kJ"
-    assert est.joules_figure_ib == pytest.approx(est.joules * 1000 / 30, rel=1e-12)
-    assert est.joules_figure_ib == pytest.approx(160e3, rel=1e-12)
+def test_energy_estimate_4_8_kJ_and_160_kJ(page_glue):
+    """10,000 GPUs all-reduce 1 GB each, 2 × 8 Gb per GPU: 4.8 kJ at 30 pJ/bit, 160 kJ at Figure 1's
+    1,000 pJ/bit; the exact ring factor 2(N−1)/N; the notes' share of one second of 700 W GPUs."""
+    g, bits, n = page_glue, 1e9 * 8, 10_000
+    joules = 2 * bits * 30e-12 * n
+    assert joules == pytest.approx(4.8e3, rel=1e-12) and g["est_j"] == "4.8 kJ"              # "≈ 4.8 kJ"
+    assert g["est_fig_ib"] == f"{joules * 1000 / 30 / 1e3:.0f} kJ" == "160 kJ"
     # the 30 pJ/bit of the estimate lies in the published optical range, the figure's 1,000 does not
     ib = physics.ENERGY["IB"]
     assert ib.low_pj <= 30 <= ib.high_pj and not ib.figure_in_range
-    assert est.joules_ib_low <= est.joules <= est.joules_ib_high
-    assert est.joules_ring == pytest.approx(est.joules * (10_000 - 1) / 10_000, rel=1e-12)
+    assert g["est_ib_range"] == f"{2 * bits * ib.low_pj * 1e-12 * n / 1e3:g} kJ – {2 * bits * ib.high_pj * 1e-12 * n / 1e3:g} kJ"
+    assert g["est_ring"] == f"{joules * (n - 1) / n / 1e3:.5g} kJ"
+    assert (g["est_gpus"], g["est_n_bytes"], g["est_pj"], g["est_factor"]) == ("10,000", "1 GB", "30", "2")
     # the note: link energy against one second of the GPUs' power
-    assert est.joules / est.gpu_joules_per_s < 1e-3
+    assert (g["est_tdp"], g["est_gpu_mj"]) == ("700 W", "7 MJ")
+    assert g["est_share_frac"] == f"{100 * joules / (n * 700):.2f}%" and joules / (n * 700) < 1e-3
+    assert g["est_share_ib_frac"] == f"{100 * joules * 1000 / 30 / (n * 700):.2g}%"
 
 
 # ----------------------------------------------------------------------------- Figure 1
