@@ -126,6 +126,23 @@ def test_speed_of_light_numbers():
     assert physics.FIBER_SPEED_CHAPTER * 1e-6 == pytest.approx(200)              # 200 m per µs
 
 
+def test_light_and_energy_numbers_the_pages_glue(page_glue):
+    """Light at 200,000 km/s: 5 µs per km, 500 ns per 100 m; in SMF-28 (group index 1.4682) 4.9 µs
+    per km; 50 GB/s × those delays in flight.  Figure 1's tiers and their ratios to SRAM."""
+    g, c = page_glue, 299_792_458.0
+    assert (g["ph_speed"], g["ph_km_s"], g["ph_rack_m"], g["ph_rack_s"]) == ("200,000 km/s", "5 µs", "100 m", "500 ns")
+    assert g["ph_smf_index"] == "1.4682" and g["ph_smf_km_s"] == fmt_time(1000 * 1.4682 / c, 3)
+    assert (g["ph_bdp_beta_Bps"], g["ph_bdp_rack_bytes"], g["ph_bdp_km_bytes"]) == \
+        ("50 GB/s", fmt_bytes(50 * GB * 500e-9), fmt_bytes(50 * GB * 5e-6))
+    E = physics.ENERGY
+    for k in ("SRAM", "HBM", "NVLink", "IB"):
+        assert g[f"e_{k}"] == f"{E[k].figure_pj:,g}"
+    for k in ("HBM", "NVLink", "IB"):
+        assert g[f"e_{k}_x"] == f"{E[k].figure_pj / E['SRAM'].figure_pj:,g}"
+    assert (g["e_fabric"], g["e_ndr"], g["e_optic_w"]) == ("50 m", "400 Gb/s", "8–9 W")
+    assert (g["e_nvl_nvidia"], g["e_nvl_pcie"]) == ("1.3", "5")
+
+
 def test_energy_estimate_4_8_kJ_and_160_kJ(page_glue):
     """10,000 GPUs all-reduce 1 GB each, 2 × 8 Gb per GPU: 4.8 kJ at 30 pJ/bit, 160 kJ at Figure 1's
     1,000 pJ/bit; the exact ring factor 2(N−1)/N; the notes' share of one second of 700 W GPUs."""

@@ -1,6 +1,5 @@
 r"""Chapter "Collective communication", purpose page and §1.1: Figures 1 and 2, with
-the numbers (:mod:`.parallelism_numbers`, :mod:`.parallelism_energy`,
-:mod:`.parallelism_step`) and tables (:mod:`.parallelism_tables`) re-exported, so that a
+the numbers (:mod:`.parallelism_numbers`, :mod:`.parallelism_step`) and tables (:mod:`.parallelism_tables`) re-exported, so that a
 page imports one module.
 
 * Figure 1 (:func:`fig_energy`): energy per bit of SRAM, HBM, NVLink and InfiniBand on a
@@ -26,9 +25,7 @@ from ...checks import check_p
 from ..plots import COLUMN_IN, SMALL_PT, PALETTE, book_style, log_axis
 from ..text import texts
 from .inputs import CHAPTER_ENERGY_ESTIMATE
-from .parallelism_energy import *  # noqa: F401,F403 (re-exported for the pages)
-from .parallelism_energy import __all__ as _energy_all
-from .parallelism_numbers import *  # noqa: F401,F403
+from .parallelism_numbers import *  # noqa: F401,F403 (re-exported for the pages)
 from .parallelism_numbers import __all__ as _numbers_all
 from .parallelism_step import *  # noqa: F401,F403
 from .parallelism_step import FIG2_MODEL, FIG2_SIZES, ILLUSTRATIVE_SHARES, StepModel, step_breakdown
@@ -38,7 +35,7 @@ from .parallelism_tables import __all__ as _tables_all
 
 T = texts("ch1")
 __all__ = ["FIG_LABELS", "fig_label", "ENERGY_ORDER", "fig_energy", "fig_step_shares",
-           *_energy_all, *_numbers_all, *_step_all, *_tables_all]
+           *_numbers_all, *_step_all, *_tables_all]
 
 # ============================================================================ labels
 FIG_LABELS: dict[str, dict[str, str]] = T.labels("parallelism_figures.fig.")

@@ -1,7 +1,7 @@
 r"""Chapter "Collective communication", purpose page and §1.1: what the worked numbers share
 (the 70B model in BF16, its gradient bytes, the ordered pairs N(N−1), the '70B' label).  The
 pages compute the boxes themselves (Definition 1.1, Napkin Math 1.1, the cost of
-synchronization); light and energy are in :mod:`.parallelism_energy`, the model behind
+synchronization, light in fibre, energy per bit); the model behind
 Figure 2 in :mod:`.parallelism_step`, the figures in :mod:`.parallelism_figures`, the tables
 in :mod:`.parallelism_tables`.
 """
