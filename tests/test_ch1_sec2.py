@@ -19,7 +19,6 @@ from conftest import executed_glue
 from commbook import hardware as hw
 from commbook import physics
 from commbook.book.ch1 import models as m
-from commbook.book.ch1 import perf_facts as pf
 from commbook.cost import LogP
 from commbook.measure import load_log
 from commbook.units import GB, KB, MB, fmt_bytes, fmt_rate, fmt_time, ms, us
@@ -88,7 +87,7 @@ def test_table1_notes_are_built_from_the_parameters():
     assert "93.75 KB" in t.to_text("en") and "675 KB" in t.to_text("zh")
 
 
-def test_intra_and_inter_node_regimes_corrected():
+def test_intra_and_inter_node_regimes_corrected(page_glue):
     """NVLink has the largest n* of Table 1, so no message is bandwidth-bound in the node and
     latency-bound outside it (the chapter says the opposite); the sizes between the two n*
     are latency-bound on NVLink and bandwidth-bound on the network."""
@@ -102,11 +101,15 @@ def test_intra_and_inter_node_regimes_corrected():
         assert np.any((alpha_share_nv > 0.5) & (alpha_share_x < 0.5))
     n = 300 * KB
     assert m.regime(n, nv) == "latency" and m.regime(n, hw.IB_NDR_CHAPTER) == "bandwidth"
-    f = pf.table1_facts(n)
-    assert f.nv_nstar_bytes == max(r.link.n_half for r in m.TABLE1)       # NVLink has the largest n*
-    assert f.min_inter_bytes < f.max_inter_bytes < f.nv_nstar_bytes
-    assert f.mid_nv_share_frac == pytest.approx(1.5e-6 / (1.5e-6 + n / 450e9))
-    assert f.mid_nv_share_frac > 0.5 > f.mid_ib_share_frac
+    g, stars = page_glue, [link.alpha * link.beta for link in others]
+    assert nv.alpha * nv.beta == max(r.link.n_half for r in m.TABLE1) > max(stars)   # NVLink has the largest n*
+    assert g["t1_nv_nstar_bytes"] == fmt_bytes(nv.alpha * nv.beta) and g["t1_mid_bytes"] == fmt_bytes(n)
+    assert (g["t1_max_inter_bytes"], g["t1_min_inter_bytes"]) == (fmt_bytes(max(stars), digits=4),
+                                                                  fmt_bytes(min(stars), digits=4))
+    nv_share, ib_share = 1.5e-6 / (1.5e-6 + n / 450e9), 2e-6 / (2e-6 + n / 50e9)
+    assert float(g["t1_mid_nv_share_frac"].rstrip("%")) == pytest.approx(100 * nv_share, abs=0.05)
+    assert float(g["t1_mid_ib_share_frac"].rstrip("%")) == pytest.approx(100 * ib_share, abs=0.05)
+    assert nv_share > 0.5 > ib_share
 
 
 # ============================================================================ Definition 1.2, NM 1.2
