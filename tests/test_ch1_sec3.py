@@ -472,7 +472,6 @@ def test_fsdp_layer_table_and_napkin_setting():
 # ---------------------------------------------------------------- the page's section facts (issue 18 §1)
 def test_section_facts_the_page_glues(page03):
     from commbook import parallelism
-    from commbook.book.ch1 import primitives_facts as pf
 
     nm, g = pm.napkin_1_4(), page03
     # the quiz: top-2 sends every token to two experts
@@ -488,6 +487,9 @@ def test_section_facts_the_page_glues(page03):
     flows = pm.flow_counts()
     d, h = flows.direct, flows.hierarchical
     assert d.max_per_rail / h.max_per_rail == flows.gpus
-    assert pf.hier_facts(pm.hierarchical_table(), flows).fl_cross_ratio == flows.gpus
+    assert d.cross_node_gpu_pairs / h.cross_node_gpu_pairs == flows.gpus
+    assert g["h_fl_cross_ratio"] == f"{flows.gpus:g}" and g["h_fl_direct"] == f"{flows.p * (flows.p - 1):,}"
+    assert g["h_fl_nodes"] == f"{flows.nodes * (flows.nodes - 1)}"
+    assert float(g["h_fl_chapter_ratio"]) == pytest.approx(flows.p * (flows.p - 1) / (flows.nodes * (flows.nodes - 1)), rel=1e-3)
     # four FSDP units per layer move the same bytes as one
     assert parallelism.fsdp(7e9, 128, 64).bytes_per_gpu == pytest.approx(parallelism.fsdp(7e9, 32, 64).bytes_per_gpu)
