@@ -26,38 +26,19 @@ _notes = _t.pairs
 
 __all__ = [
     "fusion_table",
-    "BOX_LINKS", "BOX_NAMES", "BoxAlphas", "box_alphas", "box_link_table", "Fusion", "hockney_fusion", "CHECKPOINT_1_1",
+    "BOX_LINKS", "BOX_NAMES", "box_link_table", "Fusion", "hockney_fusion", "CHECKPOINT_1_1",
     "TABLE1", "CHAPTER_PRINTED_NSTAR", "table1", "link_name", "regime",
     "Gap", "gap_ratios", "generations_table", "FIG4", "NM13", "figure4_timelines",
     "LLAMA", "CHAPTER_LLAMA", "LlamaBudget", "llama_budget", "llama_budget_table",
 ]
 
-@dataclass(frozen=True)
-class BoxAlphas:
-    """:func:`box_alphas`: the α values the boxes use for InfiniBand NDR (as text, and each
-    in ``alphas_s``), and how many there are."""
-
-    ib_alphas: str
-    ib_count: int
-    alphas_s: tuple = field(repr=False)
-
-
-def box_alphas() -> BoxAlphas:
-    """The distinct α of the boxes' InfiniBand NDR links (:data:`BOX_LINKS`).
-
-    >>> box_alphas().ib_alphas
-    '1.5, 2, 3, 5 µs'
-    """
-    ib = tuple(sorted({l.alpha for l in BOX_LINKS.values() if l.name == "InfiniBand NDR"}))
-    return BoxAlphas(", ".join(fmt_number(a / us) for a in ib) + " µs", len(ib), ib)
-
-
 def box_link_table() -> Table:
     """The boxes' links: box, link, α, β and n* = αβ (one row per :data:`BOX_LINKS` entry);
-    the note lists :func:`box_alphas`."""
+    the note lists the distinct α of the InfiniBand NDR links."""
     rows = [{"box": k, "link": l.name, "alpha": l.alpha, "beta": l.beta, "n_star": l.n_half}
             for k, l in BOX_LINKS.items()]
-    us_list = ", ".join(f"{a / us:g}" for a in box_alphas().alphas_s)
+    ndr = sorted({l.alpha for l in BOX_LINKS.values() if l.name == "InfiniBand NDR"})
+    us_list = ", ".join(f"{a / us:g}" for a in ndr)
     return Table(
         key="ch1-boxes",
         title=_t("boxes_title"),
