@@ -543,3 +543,61 @@ def test_page_glues_in_network_reduction(page_glue):
     assert g["sh_gain_frac"] == fmt_pct(480 / 370 - 1) and g["sh_pred_frac"] == fmt_pct(0.75)
     assert (g["sh_sc_p"], g["sh_sc_steps"]) == ("1,024", "2,046")
     assert g["sh_sc_lat_s"] == fmt_time(2046 * IB.alpha, 3) and g["sh_sc_alpha_s"] == fmt_time(IB.alpha, 3)
+
+
+def test_page_glues_where_the_hierarchy_wins(page_glue):
+    """The cell on where the hierarchy still wins: the overtaking node counts of 1 GB and
+    64 MB from the written-out forms, the start-ups at the first, and the one-NIC and 2:1
+    spine cases (1 GB on 8 x 8) written out as in the cases' test."""
+    g, M, p, G, N, ib = page_glue, 1e9, 64, 8, 8, BOX_LINKS["nm1.6"]
+    first = lambda n: next(N for N in range(2, 4096) if _hier(N, G, n, NV, ib) < _ring_pxn(N * G, G, n, NV, ib))
+    N1, N0 = first(M), first(64 * MB)
+    assert (g["wh_nodes1"], g["wh_nodes0"], g["wh_n1_bytes"], g["wh_n0_bytes"]) == (str(N1), str(N0), "1 GB", "64 MB")
+    assert g["wh_a_hier_s"] == fmt_time(2 * (G - 1) * NV.alpha + 2 * (N1 - 1) * ib.alpha, 3)
+    ring = lambda bw: 2 * (p - 1) * (ib.alpha + M / (G * p * bw))
+    assert g["wh_spine_s"] == fmt_time(ring(ib.beta / 2)) and g["wh_spine_pxn_s"] == fmt_time(ring(ib.beta), 3)
+    assert g["wh_spine_h_s"] == fmt_time(_hier(N, G, M, NV, ib), 3)
+    one_ring = 2 * (p - 1) * (ib.alpha + M / (p * ib.beta))
+    one_hier = 2 * (G - 1) * (NV.alpha + M / (G * NV.beta)) + 2 * (N - 1) * (ib.alpha + M / (N * ib.beta))
+    assert g["wh_one_k"] == "1" and g["wh_one_x"] == fmt_ratio(one_ring / one_hier)
+    assert g["wh_racks_x"] == g["tt_ring_x"] == "1.75×"
+
+
+def test_page_glues_the_rails_and_the_placements(page_glue):
+    """The routing cell: each rail all-reduces M/8 and its switch forwards N·2(N-1)/N·M/8;
+    the NIC cases' factors (8, 2, 2, 2, 4) over the aligned phase 2(N-1)(α + M/(GNβ)); the
+    flat ring 2(p-1)(α + M/(pβ)) and, through a shared card or a 2:1 spine, at β/2."""
+    g, N, G, M, p = page_glue, 8, 8, 1 * GB, 64
+    assert (g["ra_nodes"], g["ra_g"], g["ra_p"], g["ra_n_bytes"], g["ra_share"]) == ("8", "8", "64", "1 GB", "1/8")
+    assert g["ra_payload_bytes"] == fmt_bytes(M / G) and g["ra_rail_bytes"] == fmt_bytes(2 * (N - 1) * M / G)
+    for k, x in (("one_nic", 8), ("two_per_nic", 2), ("misaligned_spine", 2), ("affinity2", 2), ("affinity4", 4)):
+        assert g[f"ra_{k}_x"] == fmt_ratio(x), k
+    aligned = 2 * (N - 1) * (IB.alpha + M / (G * N * IB.beta))
+    assert g["ra_aligned_s"] == fmt_time(aligned, 3)
+    assert g["ra_one_nic_s"] == fmt_time(2 * (N - 1) * (IB.alpha + M / (N * IB.beta)))
+    ring = lambda bw: 2 * (p - 1) * (IB.alpha + M / p / bw)
+    assert g["ra_plain_s"] == fmt_time(ring(IB.beta), 3)
+    assert g["ra_shared_rr_s"] == g["ra_spine_order_s"] == fmt_time(ring(IB.beta / 2), 3)
+    assert g["ra_spine_x"] == fmt_ratio(ring(IB.beta / 2) / ring(IB.beta)) == "1.99×"
+    assert (g["ra_os"], g["ra_mm_lo"], g["ra_mm_hi"]) == ("2:1", "2", "4") and ST["mismatch"] == (2.0, 4.0)
+    assert (g["ra_affinity2_whole_x"], g["ra_affinity4_whole_x"]) == ("1.53×", "2.58×")
+
+
+def test_page_glues_the_torus_by_dimension(page_glue):
+    """The torus cells: 2(p-1) against 2Σ(d-1) steps on 4x4 and 4x4x4, the bytes per chip of
+    the decomposition (the flat ring's 2(p-1)/p) and of full rings (2Σ(d-1)/d), and their
+    times by the closed forms of the cost module."""
+    g, L = page_glue, ICI_V5E
+    assert (g["to_dims"], g["to_p"], g["to_flat_steps"], g["to_dim_steps"], g["to_steps_x"]) == (
+        "4×4", "16", "30", "12", "2.5×")
+    assert (g["to_sent_m"], g["to_rings_m"], g["to_more_frac"]) == ("1.875", "3", fmt_pct(3 / 1.875 - 1))
+    assert (g["to_small_bytes"], g["to_large_bytes"], g["to_link"]) == ("64 KB", "64 MB", L.name)
+    n = 64 * MB
+    assert g["to_rings_slow_x"] == fmt_ratio(cost.allreduce_torus_rings((4, 4), n, L.alpha, L.beta)
+                                             / cost.allreduce_torus((4, 4), n, L.alpha, L.beta))
+    assert (g["q3_dims"], g["q3_p"], g["q3_ports"], g["q3_flat_steps"], g["q3_dim_steps"], g["q3_steps_x"]) == (
+        "4×4×4", "64", "6", "126", "18", "7")
+    assert g["q3_sent_m"] == "1.969" and 2 * 63 / 64 == pytest.approx(1.96875)
+    n = 64 * KB
+    assert g["q3_flat_s"] == fmt_time(t_formula("ring", 64, n, L.alpha, L.beta))
+    assert g["q3_dim_s"] == fmt_time(cost.allreduce_torus((4, 4, 4), n, L.alpha, L.beta))

@@ -23,11 +23,10 @@ from ...topology import Torus, TwoLevel, ring_order
 from ...units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_time
 from ..tables import Table
 from ..text import texts
-from .hierarchy_numbers import CHAPTER_STATED
 
 __all__ = ["TORUS", "V5E_WRAP_AXIS", "TORUS_VARIANTS", "TorusRun", "torus_runs", "torus_table", "RAILS", "rail_rows", "rail_table",
            "snake", "rotated", "NicCase", "nic_cases", "nic_table", "PLACEMENTS", "CLUSTERS", "placements",
-           "placement_table", "TorusNumbers", "torus_numbers", "Rails", "rail_numbers"]
+           "placement_table"]
 
 T = texts("ch1")
 K = "hierarchy_routing."
@@ -252,101 +251,3 @@ def placement_table(t: dict | None = None) -> Table:
         formats={pk: (lambda v: fmt_time(v, 3)) for pk in PLACEMENTS},
         labels=T.labels(K + "place."),
     )
-
-
-# ============================================================================ what the page quotes
-@dataclass(frozen=True)
-class TorusNumbers:
-    """The torus runs of :func:`.hierarchy_routing.torus_runs`: steps, bytes per chip
-    (multiples of M) and times of the flat ring, the decomposition and full rings."""
-    dims: str
-    p: int
-    flat_steps: int
-    dim_steps: int
-    steps_x: float
-    sent_m: float             # each chip sends this · M (the decomposition = the flat ring)
-    rings_m: float            # full rings per dimension
-    more_frac: float
-    small_bytes: float
-    large_bytes: float
-    flat_s: float             # at the small size
-    dim_s: float
-    rings_slow_x: float       # full rings over the decomposition at the large size
-    mesh_s: float | None      # the decomposition without wraparound links, small size (None: not run)
-    hops: int                 # a mesh ring's closing message
-    link: str
-    v5e_axis: int             # a v5e axis wraps around only at this size
-    ports: int                # direct neighbours of a chip
-
-
-def torus_numbers(tor: dict[str, TorusRun] | None = None, dims=TORUS["dims"], sizes=TORUS["sizes"],
-                  mesh: dict[str, TorusRun] | None = None) -> TorusNumbers:
-    """What the page quotes of :func:`torus_runs` on ``dims`` at ``sizes`` (run when not
-    given), and of its run without wraparound links, ``mesh``.
-
-    >>> torus_numbers(dims=(4, 4, 4), sizes=TORUS["sizes"][:1]).p
-    64
-    """
-    tor = torus_runs(dims=dims, sizes=sizes) if tor is None else tor
-    fl, td, rg = tor["flat"], tor["torus"], tor["torus_rings"]
-    p = 1
-    for d in dims:
-        p *= d
-    return TorusNumbers(dims="×".join(map(str, dims)), p=p, flat_steps=fl.steps, dim_steps=td.steps,
-                 steps_x=fl.steps / td.steps, sent_m=td.sent_m, rings_m=rg.sent_m,
-                 more_frac=rg.sent_m / td.sent_m - 1, small_bytes=sizes[0], large_bytes=sizes[-1],
-                 flat_s=fl.times_s[0], dim_s=td.times_s[0], rings_slow_x=rg.times_s[-1] / td.times_s[-1],
-                 mesh_s=mesh["torus"].times_s[0] if mesh is not None else None, hops=dims[0] - 1,
-                 link=TORUS["link"].name, v5e_axis=V5E_WRAP_AXIS,
-                 ports=Torus(dims, TORUS["link"]).ports_per_device)
-
-
-@dataclass(frozen=True)
-class Rails:
-    """The rail table's first rail, the NIC cases and the placements of §1.5's routing."""
-    nodes: int
-    g: int
-    p: int
-    n_bytes: float
-    payload_bytes: float
-    rail_bytes: float
-    share: str                # "1/8"
-    one_nic_x: float
-    two_per_nic_x: float
-    misaligned_spine_x: float
-    affinity2_x: float
-    affinity4_x: float
-    affinity2_whole_x: float
-    affinity4_whole_x: float
-    aligned_s: float
-    one_nic_s: float
-    os: str                   # the oversubscribed spine, "2:1"
-    plain_s: float            # a flat ring, any placement, plain cluster
-    shared_rr_s: float
-    spine_order_s: float
-    spine_x: float            # rank order over snake on the 2:1 spine
-    mm_lo: float              # the chapter's "2–4×"
-    mm_hi: float
-
-
-def rail_numbers(rows: list[dict] | None = None, nc: dict[str, NicCase] | None = None, pl: dict | None = None) -> Rails:
-    """What the page quotes of :func:`rail_rows`, :func:`nic_cases` and :func:`placements`
-    (run when not given).
-
-    >>> rail_numbers().share
-    '1/8'
-    """
-    rows = rail_rows() if rows is None else rows
-    nc = nic_cases() if nc is None else nc
-    pl = placements() if pl is None else pl
-    R = RAILS
-    return Rails(nodes=R["nodes"], g=R["gpus_per_node"], p=R["nodes"] * R["gpus_per_node"], n_bytes=R["n"],
-                 payload_bytes=rows[0]["payload"], rail_bytes=rows[0]["bytes"], share=f"1/{round(1 / rows[0]['share'])}",
-                 one_nic_x=nc["one_nic"].bw_x, two_per_nic_x=nc["two_per_nic"].bw_x,
-                 misaligned_spine_x=nc["misaligned_spine"].bw_x, affinity2_x=nc["affinity2"].bw_x,
-                 affinity4_x=nc["affinity4"].bw_x, affinity2_whole_x=nc["affinity2"].whole_x,
-                 affinity4_whole_x=nc["affinity4"].whole_x, aligned_s=nc["aligned"].inter_s,
-                 one_nic_s=nc["one_nic"].inter_s, os=f"{CLUSTERS['spine']['spine_oversubscription']:g}:1",
-                 plain_s=pl["plain"]["order"], shared_rr_s=pl["shared"]["round_robin"],
-                 spine_order_s=pl["spine"]["order"], spine_x=pl["spine"]["order"] / pl["spine"]["snake"],
-                 mm_lo=CHAPTER_STATED["mismatch"][0], mm_hi=CHAPTER_STATED["mismatch"][1])

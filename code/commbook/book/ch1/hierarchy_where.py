@@ -1,6 +1,6 @@
 """Chapter §1.5: where the hierarchical all-reduce still beats the ring NCCL runs and where
 it does not: the node count where it overtakes (:func:`overtake`), six clusters side by side
-(:func:`where_cases`), their tables, and the numbers the page quotes (:func:`where_numbers`).
+(:func:`where_cases`) and their tables.
 Napkin math 1.6's links and counting are those of :mod:`.hierarchy_numbers`.
 """
 from __future__ import annotations
@@ -16,8 +16,7 @@ from . import tier_budgets as TB
 from .boxes import BOX_LINKS
 from .hierarchy_numbers import three_tier
 
-__all__ = ["WHERE_CASES", "where_cases", "where_table", "OVERTAKE_SIZES", "Overtake", "overtake", "overtake_table", "Where",
-           "where_numbers"]
+__all__ = ["WHERE_CASES", "where_cases", "where_table", "OVERTAKE_SIZES", "Overtake", "overtake", "overtake_table"]
 
 T = texts("ch1")
 K = "hierarchy_numbers."
@@ -115,39 +114,3 @@ def overtake_table(d: dict[float, Overtake] | None = None) -> Table:
         rows=rows,
         notes=_txs("times_from_the_simulator"),
     )
-
-
-@dataclass(frozen=True)
-class Where:
-    """Where the hierarchy overtakes NCCL's ring (1 GB and 64 MB) and the six clusters."""
-    n1_bytes: float
-    nodes1: int
-    p1: int
-    a_ring_s: float           # the ring's start-ups at that node count
-    a_hier_s: float
-    nodes0: int
-    n0_bytes: float
-    one_x: float              # ring over hierarchy with one NIC per node
-    one_k: int
-    spine_s: float
-    spine_h_s: float
-    spine_pxn_s: float
-    racks_x: float
-    racks_np_x: float
-
-
-def where_numbers(ov: dict[float, Overtake] | None = None, wc: dict[str, TB.RingVsHier] | None = None, big: float = 1 * GB,
-                  small: float = 64 * MB) -> Where:
-    """Where the hierarchy overtakes NCCL's ring, read from the runs of :func:`overtake`
-    (buffers ``big`` and ``small``) and :func:`where_cases` (made when not given).
-
-    >>> where_numbers().nodes0
-    6
-    """
-    ov = overtake() if ov is None else ov
-    wc = where_cases() if wc is None else wc
-    b, s = ov[big], ov[small]
-    return Where(n1_bytes=big, nodes1=b.nodes, p1=b.gpus, a_ring_s=b.alpha_ring_s, a_hier_s=b.alpha_hier_s,
-                 nodes0=s.nodes, n0_bytes=small, one_x=1 / wc["one_nic"].ratio_x, one_k=int(wc["one_nic"].channels),
-                 spine_s=wc["spine"].ring_s, spine_h_s=wc["spine"].hier_s, spine_pxn_s=wc["spine_pxn"].ring_s,
-                 racks_x=wc["racks"].ratio_x, racks_np_x=1 / wc["racks_no_pxn"].ratio_x)
