@@ -369,42 +369,51 @@ def test_switch_point_n_100():
     assert sp.crude_bytes == pytest.approx(25 * MB)
 
 
-def test_napkin_math_1_5():
-    x, s = ac.nm15(), SC["nm15"]
-    assert (x.p, x.n_bytes, x.alpha_s, x.beta_Bps) == (s["p"], s["n"], 10e-6, 10e9)
-    assert (x.log, x.p_minus_1) == (6, 63) and x.rough_bw_s == pytest.approx(200 * us)
-    r, t = x.ring, x.tree
-    assert r.latency_s == pytest.approx(1260 * us) and round(r.latency_s / us) == s["ring_lat_us"]
-    assert r.bandwidth_s == pytest.approx(196.875 * us) and round(r.bandwidth_s / us, 1) == s["ring_bw_us"]
-    assert r.total_s == pytest.approx(1456.875 * us) and round(r.total_s / us, 1) == s["ring_us"]
-    assert (t.latency_s, t.bandwidth_s, t.total_s) == pytest.approx((120 * us, 1200 * us, 1320 * us))
-    assert x.margin_s == pytest.approx(136.875 * us)
-    assert round(100 * x.margin_frac) == s["margin_pct"]
-    assert x.lat_x == pytest.approx(10.5) and round(x.lat_x, -1) == s["lat_x"]
-    assert x.bw_x == pytest.approx(1200 / 196.875) and round(x.bw_x) == s["bw_x"]
-    sw = x.switch
-    assert sw.approx_bytes == pytest.approx(1.0667 * MB, rel=1e-4) and round(sw.approx_bytes / MB, 1) == s["crossover_mb"]
-    ab = 10e-6 * 10e9
-    assert sw.exact_bytes == pytest.approx((2 * 63 - 12) * ab / (12 - 2 * 63 / 64))      # ring = tree, solved by hand
-    assert sw.exact_bytes == pytest.approx(sw.numeric_bytes, rel=1e-9) and round(sw.exact_bytes / MB, 3) == 1.136
-    assert x.ten_ring.total_s == pytest.approx(3228.75 * us) and x.ten_tree.total_s == pytest.approx(12120 * us)
-    # the simulator agrees with the closed forms
+def test_napkin_math_1_5(page04):
+    """Napkin Math 1.5's cell: ring against tree on 64 GPUs, 1 MB, α = 10 µs, β = 10 GB/s, each
+    split into latency and bandwidth terms (written out here), the margin, the ratios and the
+    switch points."""
+    s, g = SC["nm15"], lambda k: page04[f"n15_{k}"]            # noqa: E731
     link = BOX_LINKS["nm1.5"]
-    assert an.run("ring", 64, 1 * MB, link).time == pytest.approx(r.total_s)
-    assert an.run("tree", 64, 1 * MB, link).time == pytest.approx(t.total_s)
-    table = ac.nm15_table(x)
-    assert table.cell(0, "total_s") == "1,456.875 µs" and table.cell(1, "bandwidth_s") == "1,200 µs"
+    assert (link.alpha, link.beta) == (10e-6, 10e9)
+    assert (g("p"), g("n_bytes"), g("alpha_s"), g("beta_Bps")) == (str(s["p"]), fmt_bytes(s["n"]), "10 µs", "10 GB/s")
+    assert (g("log"), g("p_minus_1"), g("rough_bw_s")) == ("6", "63", ac.in_us(200 * us))
+    ring_lat, ring_bw, tree_lat, tree_bw = 2 * 63 * 10 * us, 2 * 63 / 64 * 1e6 / 10e9, 12 * 10 * us, 12 * 1e6 / 10e9
+    assert round(ring_lat / us) == s["ring_lat_us"] and round(ring_bw / us, 1) == s["ring_bw_us"]
+    assert round((ring_lat + ring_bw) / us, 1) == s["ring_us"] and round((tree_lat + tree_bw) / us) == s["tree_us"]
+    assert [g(k) for k in ("ring_latency_s", "ring_bandwidth_s", "tree_latency_s", "tree_bandwidth_s")] == \
+        [ac.in_us(t) for t in (ring_lat, ring_bw, tree_lat, tree_bw)] == ["1,260 µs", "196.875 µs", "120 µs", "1,200 µs"]
+    margin = ring_lat + ring_bw - tree_lat - tree_bw
+    assert g("margin_s") == ac.in_us(margin) == "136.875 µs"
+    assert g("margin_frac") == fmt_pct(margin / (ring_lat + ring_bw)) and round(100 * margin / (ring_lat + ring_bw)) == s["margin_pct"]
+    assert g("lat_x") == fmt_ratio(10.5) and round(10.5, -1) == s["lat_x"]
+    assert g("bw_x") == fmt_ratio(tree_bw / ring_bw) and round(tree_bw / ring_bw) == s["bw_x"]
+    ab = 10e-6 * 10e9
+    approx, exact = 64 * ab / 6, (2 * 63 - 12) * ab / (12 - 2 * 63 / 64)        # ring = tree, solved by hand
+    assert round(approx / MB, 1) == s["crossover_mb"] and round(exact / MB, 3) == 1.136
+    assert exact == pytest.approx(coll.crossover("ring", "tree", 64, 10e-6, 10e9), rel=1e-9)
+    assert (g("switch_approx_bytes"), g("switch_exact_bytes")) == (fmt_bytes(approx, digits=4), fmt_bytes(exact, digits=4))
+    # the table's 10 MB rows: the closed forms the cell calls, against the written-out ones
+    ten = {a: coll.predict("all_reduce", a, 64, 10 * MB, link.alpha, link.beta) for a in ("ring", "tree")}
+    assert (ten["ring"], ten["tree"]) == pytest.approx((ring_lat + 10 * ring_bw, tree_lat + 10 * tree_bw))
+    assert (ten["ring"], ten["tree"]) == pytest.approx((3228.75 * us, 12120 * us))
+    # the simulator agrees with the closed forms
+    assert an.run("ring", 64, 1 * MB, link).time == pytest.approx(ring_lat + ring_bw)
+    assert an.run("tree", 64, 1 * MB, link).time == pytest.approx(tree_lat + tree_bw)
     # the DDP buckets the page names (10, 50, 300 MB) lie above the exact switch point, 1 MB below
-    assert 1 * MB < sw.exact_bytes < 10 * MB
+    assert 1 * MB < exact < 10 * MB and g("sizes") == "10 MB, 50 MB, 300 MB"
 
 
-def test_fallacy_tree_1000_us_against_napkin_math():
-    x, f = ac.nm15(), SC["fallacy"]
-    assert f["tree_bw_us"] == 1000 and x.tree.bandwidth_s == pytest.approx(1200 * us)
-    assert x.tree.bandwidth_s / us != pytest.approx(f["tree_bw_us"], rel=0.1)
-    assert x.tree_bw_excess_s == pytest.approx(1003.125 * us) and round(x.tree_bw_excess_s / us, -2) == f["tree_bw_us"]
-    assert x.ring_lat_excess_s - x.tree_bw_excess_s == pytest.approx(x.margin_s)
-    assert (fx.FALLACY.tree_bw_s, fx.FALLACY.ring_lat_s) == pytest.approx((1000 * us, 1260 * us))
+def test_fallacy_tree_1000_us_against_napkin_math(page04):
+    """§1.9's pitfall repeats the box with 1,000 µs for the tree: that is the tree's bandwidth
+    excess over the ring's (1,003.125 µs), not its bandwidth term (1,200 µs)."""
+    f = SC["fallacy"]
+    tree_bw, ring_bw = 12 * 1e6 / 10e9, 2 * 63 / 64 * 1e6 / 10e9
+    assert f["tree_bw_us"] == 1000 and tree_bw / us != pytest.approx(f["tree_bw_us"], rel=0.1)
+    assert page04["n15_tree_bw_excess_s"] == ac.in_us(tree_bw - ring_bw) == "1,003.125 µs"
+    assert round((tree_bw - ring_bw) / us, -2) == f["tree_bw_us"]
+    assert page04["n15_ring_lat_excess_s"] == ac.in_us(2 * 63 * 10 * us - 12 * 10 * us)
+    assert (page04["n15_fallacy_tree_bw_s"], page04["n15_fallacy_ring_lat_s"]) == ("1,000 µs", "1,260 µs")
 
 
 def test_checkpoint_1_3_numbers():
@@ -485,8 +494,9 @@ def test_dtree_table_rows_are_dtree_rows():
 
 
 def test_napkin_1_5_table_has_both_sizes():
-    x = ac.nm15()
-    t = ac.nm15_table(x)
-    assert [(r["n"], r["algo"]) for r in t.rows] == [(x.n_bytes, "ring"), (x.n_bytes, "tree"), (x.ten_bytes, "ring"),
-                                                    (x.ten_bytes, "tree")]
-    assert t.rows[2]["total_s"] == pytest.approx(x.ten_ring.total_s) and t.rows[2]["total_s"] < t.rows[3]["total_s"]
+    rows = [dict(n=n, algo=a, latency_s=1e-3, bandwidth_s=t, total_s=1e-3 + t)
+            for n, t in ((1 * MB, 1e-4), (10 * MB, 1e-3)) for a in ("ring", "tree")]
+    t = ac.nm15_table(rows, 64, 1 * MB, 10 * MB, BOX_LINKS["nm1.5"])
+    assert [(r["n"], r["algo"]) for r in t.rows] == [(1 * MB, "ring"), (1 * MB, "tree"), (10 * MB, "ring"),
+                                                    (10 * MB, "tree")]
+    assert t.cell(0, "total_s") == "1,100 µs" and t.cell(2, "n") == "10 MB" and "64" in t.title["en"]

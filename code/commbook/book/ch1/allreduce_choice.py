@@ -19,7 +19,7 @@ are in :mod:`.allreduce_facts`.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,7 +45,7 @@ _heads = _t.pairs
 __all__ = [
     "CHAPTER_STATED", "ORDERS", "order_topologies", "order_table",
     "DTreeRow", "dtree_rows", "dtree_table", "FIG7", "Figure7", "figure7_data",
-    "SwitchPoint", "switch_point", "Split", "NM15", "nm15", "in_us", "nm15_table", "Checkpoint13", "checkpoint13",
+    "SwitchPoint", "switch_point", "Split", "in_us", "nm15_table", "Checkpoint13", "checkpoint13",
 ]
 
 CHAPTER_STATED = {
@@ -225,65 +225,22 @@ def _terms(name: str, p: int, n: float, link: Link) -> Split:
     return Split(lat, total - lat, total)
 
 
-@dataclass(frozen=True)
-class NM15:
-    """:func:`nm15`; ``margin_frac`` is how much faster the tree is, ``rough_bw_s`` the
-    rounded 2M/β, the excesses the pitfall's comparison."""
-
-    p: int
-    n_bytes: float
-    alpha_s: float
-    beta_Bps: float
-    log: int
-    p_minus_1: int
-    ring: Split
-    tree: Split
-    margin_s: float
-    margin_frac: float
-    lat_x: float
-    bw_x: float
-    switch: SwitchPoint
-    ten_bytes: float
-    ten_ring: Split
-    ten_tree: Split
-    ring_lat_excess_s: float
-    tree_bw_excess_s: float
-    rough_bw_s: float
-
-
-def nm15(p: int = 64, n: float = 1 * MB, ten: float = 10 * MB, link: Link = BOX_LINKS["nm1.5"]) -> NM15:
-    """Napkin Math 1.5: ring against tree at ``n`` and at ``ten`` on ``p`` GPUs of ``link``,
-    each split into its latency and bandwidth terms; the margin, the ratios, and the switch
-    points (:func:`switch_point`).  Also the pitfall's comparison: the tree's bandwidth excess
-    over the ring's against the ring's latency excess over the tree's."""
-    ring, tree = _terms("ring", p, n, link), _terms("tree", p, n, link)
-    return NM15(p, n, link.alpha, link.beta, int(math.log2(p)), p - 1, ring, tree,
-                ring.total_s - tree.total_s, 1 - tree.total_s / ring.total_s,
-                ring.latency_s / tree.latency_s, tree.bandwidth_s / ring.bandwidth_s, switch_point(p, link), ten,
-                _terms("ring", p, ten, link), _terms("tree", p, ten, link),
-                ring.latency_s - tree.latency_s, tree.bandwidth_s - ring.bandwidth_s, 2 * n / link.beta)
-
-
 def in_us(t: float) -> str:
     """A time in microseconds, as Napkin Math 1.5 states them: '196.875 µs', '1,320 µs'."""
     return f"{fmt_number(t / us, 7)} µs"
 
 
-def nm15_table(x: NM15 | None = None) -> Table:
-    """Napkin Math 1.5's table: latency, bandwidth and total of ring and tree, at the box's
-    size (first two rows) and at ten times it."""
-    x = nm15() if x is None else x
-    rows = [{"n": n, "algo": a, **asdict(t)} for n, a, t in ((x.n_bytes, "ring", x.ring), (x.n_bytes, "tree", x.tree),
-                                                            (x.ten_bytes, "ring", x.ten_ring),
-                                                            (x.ten_bytes, "tree", x.ten_tree))]
-    us2 = in_us
+def nm15_table(rows: list[dict], p: int, n: float, ten: float, link: Link) -> Table:
+    """Napkin Math 1.5's table (the page computes the rows: ``n``, ``algo``, ``latency_s``,
+    ``bandwidth_s``, ``total_s``): ring and tree on ``p`` GPUs of ``link``, at the box's size
+    ``n`` and at ``ten``."""
     return Table(
         key="ch1-nm1.5",
-        title=_t("nm15_title", p=x.p, n=fmt_bytes(x.n_bytes), ten=fmt_bytes(x.ten_bytes), a=fmt_time(x.alpha_s, 3),
-                 b=f"{x.beta_Bps / GB:g} GB/s"),
+        title=_t("nm15_title", p=p, n=fmt_bytes(n), ten=fmt_bytes(ten), a=fmt_time(link.alpha, 3),
+                 b=f"{link.beta / GB:g} GB/s"),
         columns=["n", "algo", "latency_s", "bandwidth_s", "total_s"],
         headers=_heads("h_message", "h_algorithm", "h_latency", "h_bandwidth", "h_total"),
-        rows=rows, formats={"n": fmt_bytes, "latency_s": us2, "bandwidth_s": us2, "total_s": us2},
+        rows=rows, formats={"n": fmt_bytes, "latency_s": in_us, "bandwidth_s": in_us, "total_s": in_us},
         labels={lang: {a: display_name("all_reduce", a, lang) for a in ("ring", "tree")} for lang in ("en", "zh")},
     )
 

@@ -25,7 +25,7 @@ from .allreduce_figures import butterfly_rounds
 
 __all__ = ["ButterflyFacts", "butterfly_facts",
            "Buckets", "buckets", "bucket_table", "TABLE2",
-           "Table2Numbers", "table2_numbers", "table2", "Stated", "FALLACY"]
+           "Table2Numbers", "table2_numbers", "table2"]
 
 
 @dataclass(frozen=True)
@@ -193,14 +193,3 @@ def table2(t2: Table2Numbers | None = None) -> Table:
         rows=list(t2.rows), labels=labels,
         notes=_heads("t2_note", bound=f"{bound:.4g}", p=p),
     )
-
-
-@dataclass(frozen=True)
-class Stated:
-    """The pitfall of §1.9 that repeats Napkin Math 1.5: the times the chapter states."""
-
-    tree_bw_s: float
-    ring_lat_s: float
-
-
-FALLACY = Stated(CHOICE_STATED["fallacy"]["tree_bw_us"] * 1e-6, CHOICE_STATED["fallacy"]["ring_lat_us"] * 1e-6)
