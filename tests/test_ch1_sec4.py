@@ -344,19 +344,23 @@ def test_table2_measured_columns_follow_the_formulas():
     assert res.dt_ratio == pytest.approx(p / (p - 1)) and res.bound == pytest.approx(2 * (p - 1) / p)
 
 
-def test_bucket_table():
-    bk = fx.buckets()
-    rows = {r["p"]: r for r in fx.bucket_table(bk).rows}
-    assert SC["buckets"] == (25 * MB, 100 * MB)
-    for p, r in rows.items():
-        for i in (0, 1):
-            t = r[f"t{i}"]
-            assert r[f"b{i}"] == min(t, key=t.get)
-            n = SC["buckets"][i]
-            assert (r[f"b{i}"] == "ring") == (n > r["x_dtree"])      # consistent with the crossover
-    assert rows[64]["b0"] == rows[64]["b1"] == "ring" and rows[256]["b0"] == rows[256]["b1"] == "double_tree"
-    f = bk
-    assert (f.ring_max, f.dt_min, f.big) == (64, 256, 1024) and f.xtree_big_bytes == rows[1024]["x_tree"]
+def test_buckets(page04):
+    """§1.4.6's cell: the DDP buckets (25 and 100 MB) on InfiniBand HDR; the ring wins both up to
+    64 GPUs and the double tree from 256, as the ring = double tree crossover says."""
+    link = ac.FIG7["link"]
+    assert SC["buckets"] == (25 * MB, 100 * MB) and (page04["bk_lo_bytes"], page04["bk_hi_bytes"]) == ("25 MB", "100 MB")
+    x = {p: coll.crossover("ring", "double_tree", p, link.alpha, link.beta) for p in (8, 64, 256, 1024)}
+    assert all(min(SC["buckets"]) > x[p] for p in (8, 64)) and all(max(SC["buckets"]) < x[p] for p in (256, 1024))
+    assert (page04["bk_ring_max"], page04["bk_dt_min"], page04["bk_big"]) == ("64", "256", "1,024")
+    assert page04["bk_xtree_big_bytes"] == fmt_bytes(coll.crossover("ring", "tree", 1024, link.alpha, link.beta))
+
+
+def test_bucket_table_shows_its_rows():
+    rows = [{"p": 8, "x_tree": 1e6, "x_dtree": 2e6, "b0": "ring", "b1": "ring"},
+            {"p": 1024, "x_tree": 1e7, "x_dtree": 2e9, "b0": "double_tree", "b1": "double_tree"}]
+    t = fx.bucket_table(rows, SC["buckets"], ac.FIG7["link"])
+    assert t.cell(1, "p") == "1,024" and t.cell(1, "x_dtree") == "2 GB" and t.cell(0, "b0") == "ring"
+    assert any("100 MB" in h for h in t.headers["en"]) and t.cell(1, "b1", "zh") != "double_tree"
 
 
 # ============================================================================ switch point

@@ -1,30 +1,26 @@
 r"""Chapter §1.4: results of ``chapters/{zh,en}/ch1/04-allreduce-algorithms.md`` that combine
-:mod:`.allreduce_numbers` and :mod:`.allreduce_choice` (the butterfly), and Table 2 and the DDP
-buckets with their tables (:func:`table2_numbers` and :func:`table2`, :func:`buckets` and
-:func:`bucket_table`), one typed result per section; the page glues them with
-:func:`commbook.book.glue.glue_fields`.
+:mod:`.allreduce_numbers` and :mod:`.allreduce_choice` (the butterfly), Table 2
+(:func:`table2_numbers` and :func:`table2`) and the DDP buckets' table (:func:`bucket_table`);
+the page glues them with :func:`commbook.book.glue.glue_fields`.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
-from ...collectives import crossover, predict
 from ...cost import lower_bound_bytes
-from ...double_tree import double_tree_optimum
 from ...collectives.butterfly import butterfly_pairs
 from ...hardware import Link
 from ...units import GB, fmt_bytes, fmt_time
 from ..cheatsheet import measure
 from ..names import display_name
-from ..glue import not_glued
 from ..tables import Table
 from .allreduce_choice import CHAPTER_STATED as CHOICE_STATED
 from .allreduce_choice import FIG7, K, T, _heads, _t, alpha_steps_fold, order_topologies
 from .allreduce_figures import butterfly_rounds
 
 __all__ = ["ButterflyFacts", "butterfly_facts",
-           "Buckets", "buckets", "bucket_table", "TABLE2",
+           "bucket_table", "TABLE2",
            "Table2Numbers", "table2_numbers", "table2"]
 
 
@@ -67,61 +63,20 @@ def butterfly_facts(order_table: Table, p: int = 8) -> ButterflyFacts:
                           f"M/{round(1 / last['share'])}", ratio, big, pow2, xor, alpha_steps_fold(big))
 
 
-@dataclass(frozen=True)
-class Buckets:
-    """:func:`buckets`: where the DDP buckets fall: the bucket range, the largest N where the
-    ring wins both buckets, the smallest where the double tree does, and the ring = tree
-    crossover at the largest N of ``rows`` (per N: both crossovers, and per bucket the times
-    and the fastest); ``link`` is an attribute, not a field."""
-
-    lo_bytes: float
-    hi_bytes: float
-    ring_max: int
-    dt_min: int
-    big: int
-    xtree_big_bytes: float
-    rows: tuple = field(repr=False)
-    link: Link = not_glued()
-
-
-def buckets(ps=(8, 64, 256, 1024), sizes=CHOICE_STATED["buckets"], link: Link = FIG7["link"]) -> Buckets:
-    """For each N: the ring–tree and ring–double-tree crossovers on ``link``, and which of ring,
-    tree and the pipelined double tree is fastest for each DDP bucket size.
-
-    >>> buckets().ring_max, buckets().dt_min
-    (64, 256)
-    """
-    a, b = link.alpha, link.beta
-    rows = []
-    for p in ps:
-        row = {"p": p, "x_tree": crossover("ring", "tree", p, a, b), "x_dtree": crossover("ring", "double_tree", p, a, b)}
-        for i, n in enumerate(sizes):
-            t = {x: predict("all_reduce", x, p, n, a, b) for x in ("ring", "tree")}
-            t["double_tree"] = double_tree_optimum(p, n, a, b)[1]
-            row[f"b{i}"] = min(t, key=t.get)
-            row[f"t{i}"] = t
-        rows.append(row)
-    both = lambda algo: [r["p"] for r in rows if r["b0"] == r["b1"] == algo]  # noqa: E731
-    big = max(rows, key=lambda r: r["p"])
-    return Buckets(min(sizes), max(sizes), max(both("ring")), min(both("double_tree")), big["p"], big["x_tree"],
-                   tuple(rows), link)
-
-
-def bucket_table(bk: Buckets | None = None) -> Table:
-    """:func:`buckets` per N: the crossovers and the fastest algorithm for each bucket size."""
-    bk = buckets() if bk is None else bk
-    a, b = bk.link.alpha, bk.link.beta
+def bucket_table(rows: list[dict], sizes: tuple[float, float], link: Link) -> Table:
+    """The DDP buckets ``sizes`` on ``link`` per N (the page computes the rows: ``p``, the
+    crossovers ``x_tree`` and ``x_dtree``, and the fastest algorithm ``b0``, ``b1`` per bucket)."""
     heads = _heads("h_gpus_n", "h_x_tree", "h_x_dtree")
-    for n in (bk.lo_bytes, bk.hi_bytes):
+    for n in sizes:
         for lang, h in _t("h_fastest_at", n=fmt_bytes(n)).items():
             heads[lang].append(h)
     title = {lang: T.get(K + "bucket_title", lang, dtree=display_name("all_reduce", "double_tree", lang),
-                         a=fmt_time(a, 3), b=f"{b / GB:g} GB/s") for lang in ("en", "zh")}
+                         a=fmt_time(link.alpha, 3), b=f"{link.beta / GB:g} GB/s") for lang in ("en", "zh")}
     return Table(
         key="ch1-buckets", title=title,
         columns=["p", "x_tree", "x_dtree", "b0", "b1"],
         headers=heads,
-        rows=list(bk.rows),
+        rows=rows,
         formats={"p": lambda p: f"{p:,}", "x_tree": fmt_bytes, "x_dtree": fmt_bytes},
         labels={lang: {x: display_name("all_reduce", x, lang) for x in ("ring", "tree", "double_tree")}
                 for lang in ("en", "zh")},
