@@ -1,7 +1,5 @@
-r"""Chapter §1.4: results of ``chapters/{zh,en}/ch1/04-allreduce-algorithms.md`` that combine
-:mod:`.allreduce_numbers` and :mod:`.allreduce_choice` (the butterfly), Table 2
-(:func:`table2_numbers` and :func:`table2`) and the DDP buckets' table (:func:`bucket_table`);
-the page glues them with :func:`commbook.book.glue.glue_fields`.
+r"""Chapter §1.4, ``chapters/{zh,en}/ch1/04-allreduce-algorithms.md``: Table 2
+(:func:`table2_numbers` and :func:`table2`) and the DDP buckets' table (:func:`bucket_table`).
 """
 from __future__ import annotations
 
@@ -9,58 +7,14 @@ import math
 from dataclasses import dataclass, field
 
 from ...cost import lower_bound_bytes
-from ...collectives.butterfly import butterfly_pairs
 from ...hardware import Link
 from ...units import GB, fmt_bytes, fmt_time
 from ..cheatsheet import measure
 from ..names import display_name
 from ..tables import Table
-from .allreduce_choice import CHAPTER_STATED as CHOICE_STATED
-from .allreduce_choice import FIG7, K, T, _heads, _t, alpha_steps_fold, order_topologies
-from .allreduce_figures import butterfly_rounds
+from .allreduce_choice import FIG7, K, T, _heads, _t, alpha_steps_fold
 
-__all__ = ["ButterflyFacts", "butterfly_facts",
-           "bucket_table", "TABLE2",
-           "Table2Numbers", "table2_numbers", "table2"]
-
-
-@dataclass(frozen=True)
-class ButterflyFacts:
-    """The butterfly's section: the pairs of the three reduce-scatter rounds on ``p`` GPUs (as
-    text), the two nodes' ranks, log₂p, the share of M in the last round, the far/near ratio on
-    the big cluster, and for ``big`` ranks (not a power of two) and ``big_pow2``: the partner
-    distance of the last round and the fold's extra α steps."""
-
-    p: int
-    k0: str
-    k1: str
-    k2: str
-    gpn: int
-    node0: str
-    node1: str
-    big_nodes: int
-    log: int
-    last_share: str
-    big_x: float
-    big: int
-    big_pow2: int
-    big_pow2_xor: int
-    fold: int
-
-
-def butterfly_facts(order_table: Table, p: int = 8) -> ButterflyFacts:
-    """The butterfly's numbers; ``order_table`` is :func:`.allreduce_choice.order_table` (its
-    far / near ratio on the 1,024-GPU cluster)."""
-    log_p = int(math.log2(p))
-    text = [", ".join(f"({a}, {b})" for a, b in rnd) for rnd in butterfly_pairs(p, "near_first")[:log_p]]
-    topos = order_topologies()
-    gpn = topos["twolevel"].gpus_per_node               # the figure's nodes are the two-node cluster's
-    last = butterfly_rounds(p, "near_first")[log_p - 1]
-    big, pow2 = CHOICE_STATED["butterfly_big"], CHOICE_STATED["butterfly_big_pow2"]
-    (xor,) = {b - a for a, b in butterfly_pairs(pow2, "near_first")[int(math.log2(pow2)) - 1]}
-    ratio = {r["topo"]: r["ratio"] for r in order_table.rows}["twolevel_big"]
-    return ButterflyFacts(p, *text, gpn, f"0–{gpn - 1}", f"{gpn}–{2 * gpn - 1}", topos["twolevel_big"].nodes, log_p,
-                          f"M/{round(1 / last['share'])}", ratio, big, pow2, xor, alpha_steps_fold(big))
+__all__ = ["bucket_table", "TABLE2", "Table2Numbers", "table2_numbers", "table2"]
 
 
 def bucket_table(rows: list[dict], sizes: tuple[float, float], link: Link) -> Table:
