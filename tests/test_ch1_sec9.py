@@ -52,9 +52,22 @@ def test_bandwidth_table_is_alpha_plus_n_over_beta():
         assert r["gain"] == pytest.approx((a + r["n"] / betas[0]) / (a + r["n"] / betas[1]), rel=REL)
     assert t.rows[0]["gain"] < 1.05 < 3.99 < t.rows[-1]["gain"] < 4     # 400G does not help small messages
     assert t.meta["n_star"] == pytest.approx([62.5 * KB, 250 * KB, 500 * KB], rel=REL)
-    r = fa.bandwidth()
-    assert (r.nstar0_bytes, r.nstar1_bytes, r.nstar2_bytes) == pytest.approx(t.meta["n_star"], rel=REL)
-    assert (r.small_gain_x, r.big_gain_x) == pytest.approx((t.rows[0]["gain"], t.rows[-1]["gain"]), rel=REL)
+
+
+@pytest.fixture(scope="module")
+def glued():
+    return executed_glue(PAGE["09-fallacies", "en"])
+
+
+def test_bandwidth_numbers_on_the_page(glued):
+    """The prose's n* = αβ of each rate and the 400G-over-100G gain at 4 KB and 1 GB."""
+    a, b0, b1 = 5e-6, 100e9 / 8, 400e9 / 8
+    gain = lambda n: (a + n / b0) / (a + n / b1)
+    assert (glued["bw_alpha_s"], glued["bw_r0"], glued["bw_r1"]) == ("5 µs", "100 Gb/s", "400 Gb/s")
+    assert glued["bw_small_bytes"] == fmt_bytes(4 * KB)
+    assert [glued[f"bw_nstar{i}_bytes"] for i in range(3)] == [fmt_bytes(x) for x in (62.5 * KB, 250 * KB, 500 * KB)]
+    assert glued["bw_small_gain_x"] == f"{gain(4 * KB):.2f}×" == "1.05×"
+    assert glued["bw_big_gain_x"] == "4×" and 3.99 < gain(1 * GB) < 4
 
 
 # ============================================================================ 2 all-reduce as routing
@@ -81,18 +94,23 @@ def test_padded_all_reduce_is_a_transpose_in_numpy():
 
 
 # ============================================================================ 3 pipeline bubble
-def test_bubble_against_the_chapter_and_exact_fractions():
-    b = fa.bubble_numbers()
-    assert Fraction(b.bubble_frac).limit_denominator(1000) == Fraction(7, 39)
-    assert round(100 * b.bubble_frac, 1) == 17.9                               # the chapter's 17.9 %
-    assert b.m_min == 4 * (8 - 1) + 1 == 29                                    # m > (p−1)(1−t)/t = 28
-    assert Fraction(b.before_frac).limit_denominator(100) == Fraction(1, 5)
-    assert b.min_frac == pytest.approx(7 / 36, rel=REL)
-    assert fa.CHAPTER["bubble_m"] == b.chapter_m == 32 and b.bubble_frac < 0.2  # the chapter's m suffices at p = 8
-    for q, m_min, at in ((b.q16, b.m16, b.at16_frac), (b.q32, b.m32, b.at32_frac)):   # ... but not deeper
-        assert m_min == 4 * (q - 1) + 1
-        assert at == pytest.approx((q - 1) / (32 + q - 1), rel=REL) and at > 0.2
-    assert (b.q_p, b.q_m) == (12, 100) and b.q_b_frac < 0.1 <= b.q_b_before_frac    # 11/(m+11) < 1/10
+def test_bubble_against_the_chapter_and_exact_fractions(glued):
+    f = lambda p, m: Fraction(p - 1, p - 1 + m)                               # (p−1)/(p−1+m), exact
+    assert (glued["pp_p"], glued["pp_m"], glued["pp_frac"]) == ("8", "32", "7/39")
+    assert glued["pp_bubble_frac"] == "17.9%" == f"{100 * float(f(8, 32)):.1f}%"     # the chapter's 17.9 %
+    assert glued["pp_target_frac"] == "20%" and glued["pp_factor"] == "4"          # (1 − t)/t
+    assert glued["pp_m_min"] == str(4 * (8 - 1) + 1) == "29"                       # m > (p−1)(1−t)/t = 28
+    assert f(8, 28) == Fraction(1, 5) and f(8, 29) == Fraction(7, 36) < Fraction(1, 5)
+    assert fa.CHAPTER["bubble_m"] == 32 == int(glued["pp_chapter_m"]) and f(8, 32) < Fraction(1, 5)   # suffices at p = 8
+    assert (glued["pp_q16"], glued["pp_m16"]) == ("16", str(4 * (16 - 1) + 1))    # ... but not deeper
+    for q in (16, 32):
+        m_min = 4 * (q - 1) + 1
+        assert f(q, m_min) < Fraction(1, 5) <= f(q, m_min - 1) and f(q, 32) > Fraction(1, 5)
+        assert glued[f"pp_q{q}"] == str(q) and glued[f"pp_at{q}_frac"] == f"{100 * float(f(q, 32)):.1f}%"
+    q_m = 100                                                                  # 11/(m+11) < 1/10 ⇔ m > 99
+    assert (glued["pp_q_p"], glued["pp_q_t_frac"], glued["pp_q_m"]) == ("12", "10%", str(q_m))
+    assert f(12, q_m) < Fraction(1, 10) == f(12, q_m - 1)
+    assert glued["pp_q_b_frac"] == f"{100 * float(f(12, q_m)):.1f}%" and glued["pp_q_b_before_frac"] == "10%"
 
 
 def test_bubble_table_rows():

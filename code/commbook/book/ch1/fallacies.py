@@ -1,8 +1,9 @@
 """Chapter §1.9, fallacies and pitfalls, items 1–4, for ``chapters/{zh,en}/ch1/09-fallacies.md``
-in its order: (1) bandwidth only, :func:`bandwidth`; (2) all-reduce for routing,
-:func:`alltoall_by_allreduce`; (3) the pipeline bubble, :func:`bubble_numbers`; (4) ring
-against tree, :func:`ring_tree`.  Items 5–8 (compression, asynchrony, corruption) are in
-:mod:`.fallacies_training`, items 9–12 (topology and placement) in :mod:`.fallacies_topology`.
+in its order: (1) bandwidth only, :func:`bandwidth_table`; (2) all-reduce for routing,
+:func:`alltoall_by_allreduce`; (3) the pipeline bubble, :func:`bubble_table`; (4) ring against
+tree, :func:`ring_tree` (items 1 and 3 compute their numbers on the page).  Items 5–8
+(compression, asynchrony, corruption) are in :mod:`.fallacies_training`, items 9–12 (topology
+and placement) in :mod:`.fallacies_topology`.
 
 Each builder returns one typed result whose fields carry their units (``_s``, ``_us`` (a
 plain number of µs), ``_bytes``, ``_Bps``, ``_x``, ``_frac``, ``_times`` (a plain multiple,
@@ -31,8 +32,8 @@ from ..text import texts
 from .boxes import BOX_LINKS
 
 __all__ = [
-    "CHAPTER", "sci", "BANDWIDTH", "Bandwidth", "bandwidth", "bandwidth_table", "AllToAll",
-    "alltoall_by_allreduce", "alltoall_table", "BUBBLE", "Bubble", "bubble_numbers", "bubble_table",
+    "CHAPTER", "sci", "BANDWIDTH", "bandwidth_table", "AllToAll",
+    "alltoall_by_allreduce", "alltoall_table", "BUBBLE", "bubble_table",
     "RING_TREE", "RingTree", "ring_tree", "ring_tree_parts_table", "ring_tree_table"]
 
 T = texts("ch1")
@@ -66,35 +67,6 @@ def sci(x: float, digits: int = 2) -> str:
 BANDWIDTH = {"alpha": 5e-6, "rates_bps": (100e9, 400e9, 800e9),
              "sizes": (4 * KB, 64 * KB, 1 * MB, 100 * MB, 1 * GB)}
 """A message path with 5 µs of software start-up, on three line rates (bits/s)."""
-
-
-@dataclass(frozen=True)
-class Bandwidth:
-    """What the second line rate gains over the first at the smallest and largest message,
-    and n* = αβ of each rate."""
-    alpha_s: float
-    r0: str                   # the slower link rate, "100 Gb/s"
-    r1: str
-    small_bytes: float
-    small_gain_x: float
-    big_gain_x: float
-    nstar0_bytes: float
-    nstar1_bytes: float
-    nstar2_bytes: float
-
-
-def bandwidth(alpha: float = BANDWIDTH["alpha"], rates_bps=BANDWIDTH["rates_bps"], sizes=BANDWIDTH["sizes"]) -> Bandwidth:
-    """α + n/β on the first two of ``rates_bps`` at the ends of ``sizes``.
-
-    >>> bandwidth().r1
-    '400 Gb/s'
-    """
-    b = [r / 8 for r in rates_bps]
-    gain = lambda n: p2p_time(n, alpha, b[0]) / p2p_time(n, alpha, b[1])
-    r0, r1 = (f"{r / 1e9:g} Gb/s" for r in rates_bps[:2])
-    return Bandwidth(alpha_s=alpha, r0=r0, r1=r1, small_bytes=sizes[0], small_gain_x=gain(sizes[0]),
-                     big_gain_x=gain(sizes[-1]), nstar0_bytes=alpha * b[0], nstar1_bytes=alpha * b[1],
-                     nstar2_bytes=alpha * b[2])
 
 
 def bandwidth_table(alpha: float = BANDWIDTH["alpha"], rates_bps=BANDWIDTH["rates_bps"],
@@ -180,51 +152,6 @@ def alltoall_table(r: AllToAll | None = None) -> Table:
 # ============================================================================ 3 pipeline bubble
 BUBBLE = {"p": 8, "m": 32, "target": 0.2, "ms": (8, 16, 28, 29, 32, 64), "deeper": (16, 32)}
 """The pipeline of the item: 8 stages, 32 micro-batches, a bubble under 20 %."""
-
-
-@dataclass(frozen=True)
-class Bubble:
-    """The bubble at (p, m), the smallest m strictly below the target, the deeper pipelines
-    at the chapter's m, and a check-yourself pipeline (``q_``)."""
-    p: int
-    m: int
-    target_frac: float
-    bubble_frac: float
-    frac: str                 # the bubble as a fraction, "(p−1)/(m+p−1)"
-    m_min: int
-    min_frac: float           # the bubble at m_min, and at m_min − 1
-    before_frac: float
-    chapter_m: int
-    q16: int                  # the deeper pipelines
-    q32: int
-    factor: float             # (1 − target)/target
-    m16: int
-    m32: int
-    at16_frac: float          # their bubble at the chapter's m
-    at32_frac: float
-    q_p: int
-    q_t_frac: float
-    q_m: int
-    q_b_frac: float
-    q_b_before_frac: float
-
-
-def bubble_numbers(p: int = BUBBLE["p"], m: int = BUBBLE["m"], target: float = BUBBLE["target"],
-                   deeper=BUBBLE["deeper"], q_p: int = 12, q_t: float = 0.1) -> Bubble:
-    """Bubble at (p, m) and the smallest m below ``target``; the two ``deeper`` pipelines;
-    the check-yourself case (``q_p`` stages, target ``q_t``), by
-    :func:`commbook.parallelism.min_microbatches`.
-
-    >>> bubble_numbers().m_min
-    29
-    """
-    f, m_min, (q16, q32) = pipeline_bubble_fraction, min_microbatches(p, target), deeper
-    q_m, cm = min_microbatches(q_p, q_t), CHAPTER["bubble_m"]
-    return Bubble(p=p, m=m, target_frac=target, bubble_frac=f(p, m), frac=f"{p - 1}/{m + p - 1}", m_min=m_min,
-                  min_frac=f(p, m_min), before_frac=f(p, m_min - 1), chapter_m=cm, q16=q16, q32=q32,
-                  factor=(1 - target) / target, m16=min_microbatches(q16, target), m32=min_microbatches(q32, target),
-                  at16_frac=f(q16, cm), at32_frac=f(q32, cm), q_p=q_p, q_t_frac=q_t, q_m=q_m, q_b_frac=f(q_p, q_m),
-                  q_b_before_frac=f(q_p, q_m - 1))
 
 
 def bubble_table(p: int = BUBBLE["p"], ms=BUBBLE["ms"], target: float = BUBBLE["target"]) -> Table:
