@@ -191,12 +191,12 @@ def test_time_to_train():
 
 
 # ============================================================================ 7 async
-def test_async_logp_condition():
-    r = ft.async_example()
+def test_async_logp_condition(glued):
     L, o, T = 100e-6, 50e-6, 80e-6
-    assert r.step_s == pytest.approx(2 * o + max(T, L)) and r.stall_s == pytest.approx(L - T)
-    assert r.hidden_frac == pytest.approx(T / L)
-    assert r.t_s > r.o_s and r.stall_s > 0                 # the chapter's T > o holds, the GPU still waits
+    assert (glued["as_t_s"], glued["as_L_s"], glued["as_o_s"]) == tuple(fmt_time(x, 3) for x in (T, L, o))
+    assert glued["as_step_s"] == fmt_time(2 * o + max(T, L), 3) and glued["as_stall_s"] == fmt_time(L - T, 3)
+    assert glued["as_hidden_frac"] == f"{100 * T / L:g}%"
+    assert T > o and L - T > 0                             # the chapter's T > o holds, the GPU still waits
 
 
 # ============================================================================ 8 silent corruption
@@ -266,8 +266,16 @@ def test_intra_node_models():
             assert r[f"x{k}"] == pytest.approx(forms[r["algo"]](n) / (a + n / b), rel=REL)
     ring_row = next(r for r in t.rows if r["algo"] == "ring")
     assert 1.7 < ring_row["x1"] < 1.8 and ring_row["x0"] > 6                  # 2(p−1)/p at large n
-    ix = fo.intra()
-    assert (ix.ring_small_x, ix.ring_big_x) == pytest.approx((ring_row["x0"], ring_row["x1"]), rel=REL)
+
+
+
+def test_intra_node_numbers_on_the_page(glued):
+    """The prose's ring over one crossbar hop, 2(p−1)(α + n/(pβ)) / (α + n/β), at 1 MB and 1 GB."""
+    a, b, p = NV.alpha, NV.beta, 8
+    x = lambda n: ring(p, n, a, b) / (a + n / b)
+    assert (glued["ix_p"], glued["ix_steps"]) == ("8", str(2 * (p - 1)))
+    assert (glued["ix_small_bytes"], glued["ix_big_bytes"]) == (fmt_bytes(1 * MB), fmt_bytes(1 * GB))
+    assert glued["ix_ring_small_x"] == f"{x(1 * MB):.2f}×" and glued["ix_ring_big_x"] == f"{x(1 * GB):.2f}×"
 
 
 # ============================================================================ 11 rank placement

@@ -1,6 +1,6 @@
 """Chapter §1.9, fallacies and pitfalls, items 9–12 of ``chapters/{zh,en}/ch1/09-fallacies.md``:
 (9) flat against hierarchical, :func:`flat_hier_table` and :func:`nic_load`; (10) one crossbar
-hop inside a node, :func:`intra` and :func:`intra_node_table`; (11) rank placement,
+hop inside a node, :func:`intra_node_table`; (11) rank placement,
 :func:`placement`; (12) a real log without its algorithm, :func:`benchmark_context`.
 Simulated where the item is about a schedule on a topology; each builder returns one typed
 result (fields named with their units, as in :mod:`.fallacies`).
@@ -26,7 +26,7 @@ from ..text import texts
 from .boxes import link_name
 from .fallacies import CHAPTER
 
-__all__ = ["FLAT", "flat_hier_table", "FlatHier", "nic_load", "nic_table", "INTRA", "Intra", "intra",
+__all__ = ["FLAT", "flat_hier_table", "FlatHier", "nic_load", "nic_table", "INTRA",
            "intra_node_table", "PLACEMENT", "placement_ranks", "Placement", "placement", "placement_table",
            "CONTEXT_LOG", "SHARP_OFF", "Benchmark", "benchmark_context"]
 
@@ -150,27 +150,6 @@ def nic_table(nl: FlatHier | None = None) -> Table:
 INTRA = {"p": 8, "sizes": (1 * MB, 1 * GB), "link": NVLINK4_CHAPTER,
          "algorithms": ("innet", "two_shot", "ring", "tree")}
 """One node of 8 GPUs on NVLink 4.0 (Table 1); the one-hop model is the switch reduction."""
-
-
-@dataclass(frozen=True)
-class Intra:
-    """A ring all-reduce inside one node against one crossbar hop α + n/β."""
-    p: int
-    steps: int
-    small_bytes: float
-    big_bytes: float
-    ring_big_x: float
-    ring_small_x: float
-
-
-def intra(p: int = INTRA["p"], sizes=INTRA["sizes"], link=INTRA["link"]) -> Intra:
-    """The ring's closed form over α + n/β at both ``sizes``.
-
-    >>> intra().steps
-    14
-    """
-    x = [t_formula("ring", p, n, link.alpha, link.beta) / p2p_time(n, link.alpha, link.beta) for n in sizes]
-    return Intra(p=p, steps=2 * (p - 1), small_bytes=sizes[0], big_bytes=sizes[1], ring_big_x=x[1], ring_small_x=x[0])
 
 
 def intra_node_table(p: int = INTRA["p"], sizes=INTRA["sizes"], link=INTRA["link"],

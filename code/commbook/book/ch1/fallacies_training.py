@@ -1,7 +1,7 @@
 """Chapter §1.9, fallacies and pitfalls, items 5–8 of ``chapters/{zh,en}/ch1/09-fallacies.md``:
 (5) top-k without error feedback, :func:`ef_runs`; (6) time to train,
-:func:`time_to_train_example`; (7) LogP and asynchronous calls, :func:`async_example`; (8) bit
-flips against a norm check and a CRC-32, :func:`bit_flips`.  Each builder returns one typed
+:func:`time_to_train_example`; (7) LogP and asynchronous calls, :data:`ASYNC_COMPUTE` (the page
+runs the timeline); (8) bit flips against a norm check and a CRC-32, :func:`bit_flips`.  Each builder returns one typed
 result (fields named with their units, as in :mod:`.fallacies`) that the page glues and the
 item's table reads.
 """
@@ -14,19 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...compression import TopK, compression_decision, least_squares, train_sgd, update_at_optimum
-from ...cost import LogP
 from ...hardware import IB_NDR_CHAPTER
-from ...overlap import transfer_beside_compute
 from ...units import fmt_pct, fmt_time
 from ..tables import Table
 from ..text import texts
 from .fallacies import sci
 from .overlap_tables import quantity_table
-from .perf_numbers import NM13
 
 __all__ = ["EF", "Feedback", "ef_runs", "ef_table", "TIME_TO_TRAIN", "TimeToTrain", "time_to_train_example",
-           "train_table", "ASYNC_COMPUTE", "Async", "async_example", "SDC", "fleet_bits_per_day", "Flips",
-           "bit_flips"]
+           "train_table", "ASYNC_COMPUTE", "SDC", "fleet_bits_per_day", "Flips", "bit_flips"]
 
 _tt = texts("ch1").under("fallacies_tables.")     # the entries of the item tables
 _t3 = lambda t: fmt_time(t, 3)
@@ -152,28 +148,6 @@ def train_table(tt: TimeToTrain | None = None) -> Table:
 # ============================================================================ 7 async
 ASYNC_COMPUTE = 80e-6
 """A compute block longer than napkin math 1.3's o and shorter than its L."""
-
-
-@dataclass(frozen=True)
-class Async:
-    """LogP timeline of one transfer beside ``t_s`` of compute."""
-    t_s: float
-    L_s: float
-    o_s: float
-    step_s: float
-    stall_s: float
-    hidden_frac: float
-
-
-def async_example(t_compute: float = ASYNC_COMPUTE, L: float = NM13["L"], o: float = NM13["o"]) -> Async:
-    """:func:`commbook.overlap.transfer_beside_compute` of one transfer beside ``t_compute``.
-
-    >>> async_example().stall_s > 0
-    True
-    """
-    tl = transfer_beside_compute(t_compute, LogP(L=L, o=o))
-    return Async(t_s=t_compute, L_s=L, o_s=o, step_s=tl.step_time, stall_s=tl.stall,
-                 hidden_frac=tl.hidden_fraction)
 
 
 # ============================================================================ 8 silent corruption
