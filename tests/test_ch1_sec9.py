@@ -25,6 +25,7 @@ from commbook.book.ch1 import fallacies_topology as fo
 from commbook.book.ch1 import fallacies_training as ft
 from commbook.book.ch1 import summary as su
 from commbook.compression import least_squares
+from commbook.compression.payoff import Decision
 from commbook.hardware import IB_NDR_CHAPTER as IB
 from commbook.hardware import NVLINK4_CHAPTER as NV
 from commbook.units import GB, KB, MB, fmt_bytes, fmt_time, us
@@ -182,12 +183,17 @@ def test_the_optimum_is_not_a_fixed_point_without_feedback(ef):
 
 
 # ============================================================================ 6 time to train
-def test_time_to_train():
-    t = ft.time_to_train_example()
-    assert t.base_s == pytest.approx(1e5 * (0.3 + 0.2))
-    assert t.comp_s == pytest.approx(2e5 * (0.3 + 0.2 / 100))
-    assert t.comp_s > t.base_s                                                 # 100× faster comm, slower run
-    assert t.break_s == pytest.approx(0.3 / (1 - 2 / 100))                     # x·c/(1 − (1+x)/r), x = 1
+TT_FORMS = Decision(baseline=1e5 * (0.3 + 0.2), compressed=2e5 * (0.3 + 0.2 / 100),
+                    break_even_comm=0.3 / (1 - 2 / 100))                       # x·c/(1 − (1+x)/r), x = 1
+"""Time to train without and with the compressor of ``ft.TIME_TO_TRAIN``, written out."""
+
+
+def test_time_to_train(glued):
+    base, comp, brk = TT_FORMS.baseline, TT_FORMS.compressed, TT_FORMS.break_even_comm
+    assert (glued["tt_base_s"], glued["tt_comp_s"]) == (f"{base:,.0f} s", f"{comp:,.0f} s") == ("50,000 s", "60,400 s")
+    assert comp > base                                                         # 100× faster comm, slower run
+    assert glued["tt_break_s"] == fmt_time(brk, 3)
+    assert (glued["tt_ratio_x"], glued["tt_more_x"]) == ("100×", "2×")
 
 
 # ============================================================================ 7 async
@@ -408,12 +414,13 @@ def test_summary_does_not_pass_off_the_toy_model_as_a_system():
 # ============================================================================ the small tables (issue 16 §2)
 
 _FA_TABLES = [fa.alltoall_table, fa.ring_tree_parts_table, ft.ef_table, ft.train_table, fo.nic_table]
+_ARGS = {ft.train_table: (TT_FORMS,)}
 _ALIAS = {fa.__name__: "fa", ft.__name__: "ft", fo.__name__: "fo"}
 
 
 @pytest.mark.parametrize("make", _FA_TABLES, ids=[f.__name__ for f in _FA_TABLES])
 def test_fallacy_tables_render_and_are_on_both_pages(make):
-    t = make()
+    t = make(*_ARGS.get(make, ()))
     for lang in ("en", "zh"):
         assert "<table" in t.to_html(lang)
         assert f"HTML({_ALIAS[make.__module__]}.{make.__name__}(" in _text("09-fallacies", lang)
@@ -432,7 +439,7 @@ def test_fallacy_tables_carry_the_worked_numbers():
     ring, tree = fa.ring_tree_parts_table().rows
     assert ring["lat"] == pytest.approx(1260 * us) and ring["total"] == pytest.approx(ring["lat"] + ring["bw"])
     assert tree["bw"] == pytest.approx(1200 * us) and tree["total"] == pytest.approx(1320 * us)
-    tt = {r["what"]: r["raw"] for r in ft.train_table().rows}
+    tt = {r["what"]: r["raw"] for r in ft.train_table(TT_FORMS).rows}
     assert (tt["Time to train, uncompressed"], tt["Time to train, compressed"]) == (50_000, 60_400)
     nics = {r["algo"]: r for r in fo.nic_table().rows}
     assert nics["ring"]["nic_max"] / nics["hierarchical"]["nic_max"] == pytest.approx(9, rel=0.01)

@@ -1,6 +1,6 @@
 """Chapter §1.9, fallacies and pitfalls, items 5–8 of ``chapters/{zh,en}/ch1/09-fallacies.md``:
 (5) top-k without error feedback, :func:`ef_runs`; (6) time to train,
-:func:`time_to_train_example`; (7) LogP and asynchronous calls, :data:`ASYNC_COMPUTE` (the page
+:func:`train_table`; (7) LogP and asynchronous calls, :data:`ASYNC_COMPUTE` (the page
 runs the timeline); (8) bit flips against a norm check and a CRC-32, :func:`bit_flips`.  Each builder returns one typed
 result (fields named with their units, as in :mod:`.fallacies`) that the page glues and the
 item's table reads.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...compression import TopK, compression_decision, least_squares, train_sgd, update_at_optimum
+from ...compression import TopK, least_squares, train_sgd, update_at_optimum
 from ...hardware import IB_NDR_CHAPTER
 from ...units import fmt_pct, fmt_time
 from ..tables import Table
@@ -21,7 +21,7 @@ from ..text import texts
 from .fallacies import sci
 from .overlap_tables import quantity_table
 
-__all__ = ["EF", "Feedback", "ef_runs", "ef_table", "TIME_TO_TRAIN", "TimeToTrain", "time_to_train_example",
+__all__ = ["EF", "Feedback", "ef_runs", "ef_table", "TIME_TO_TRAIN",
            "train_table", "ASYNC_COMPUTE", "SDC", "fleet_bits_per_day", "Flips", "bit_flips"]
 
 _tt = texts("ch1").under("fallacies_tables.")     # the entries of the item tables
@@ -97,51 +97,20 @@ TIME_TO_TRAIN = {"steps": 100_000, "t_compute": 0.3, "t_comm": 0.2, "ratio": 100
 """100× less communication that costs twice the steps (twice = 100 % more)."""
 
 
-@dataclass(frozen=True)
-class TimeToTrain:
-    """Time to train without and with a compressor that cuts communication ``ratio_x`` times
-    and needs ``more_x`` the steps; ``break_s``: the communication per step where both tie."""
-    steps: int
-    compute_s: float
-    comm_s: float
-    comm_after_s: float
-    ratio_x: float
-    more_x: float
-    base_s: float
-    comp_s: float
-    change_frac: float
-    break_s: float
-
-
-def time_to_train_example(**kw) -> TimeToTrain:
-    """Time to train without and with the compressor (:func:`compression_decision`) of
-    :data:`TIME_TO_TRAIN`, any of its keys replaced by ``kw``.
-
-    >>> time_to_train_example().base_s
-    50000.0
-    """
-    c = {**TIME_TO_TRAIN, **kw}
-    d = compression_decision(c["steps"], c["t_compute"], c["t_comm"], c["ratio"], c["extra_steps"])
-    return TimeToTrain(steps=c["steps"], compute_s=c["t_compute"], comm_s=c["t_comm"],
-                       comm_after_s=c["t_comm"] / c["ratio"], ratio_x=c["ratio"], more_x=1 + c["extra_steps"],
-                       base_s=d.baseline, comp_s=d.compressed, change_frac=d.change, break_s=d.break_even_comm)
-
-
-def train_table(tt: TimeToTrain | None = None) -> Table:
-    """The run of :func:`time_to_train_example`."""
-    tt, two = time_to_train_example() if tt is None else tt, _tt.two
-    s = lambda v: f"{v:,.0f} s"
-    after = tt.steps * tt.more_x
+def train_table(d, c=TIME_TO_TRAIN) -> Table:
+    """The run of ``c`` (:data:`TIME_TO_TRAIN`) and its :func:`commbook.compression.compression_decision` ``d``."""
+    two, s = _tt.two, lambda v: f"{v:,.0f} s"
+    after = c["steps"] * (1 + c["extra_steps"])
     return quantity_table("ch1-fall-train", two("time_to_train_with"), [
-        (*two("steps_without_compression"), tt.steps, f"{tt.steps:,}"),
-        (*two("compute_per_step"), tt.compute_s, _t3(tt.compute_s)),
-        (*two("communication_per_step"), tt.comm_s, _t3(tt.comm_s)),
-        (*two("compressed"), tt.comm_after_s, _t3(tt.comm_after_s)),
+        (*two("steps_without_compression"), c["steps"], f"{c['steps']:,}"),
+        (*two("compute_per_step"), c["t_compute"], _t3(c["t_compute"])),
+        (*two("communication_per_step"), c["t_comm"], _t3(c["t_comm"])),
+        (*two("compressed"), c["t_comm"] / c["ratio"], _t3(c["t_comm"] / c["ratio"])),
         (*two("steps_with_compression"), after, f"{after:,.0f}"),
-        (*two("time_to_train_uncompressed"), tt.base_s, s(tt.base_s)),
-        (*two("time_to_train_compressed"), tt.comp_s, s(tt.comp_s)),
-        (*two("change"), tt.change_frac, fmt_pct(tt.change_frac)),
-        (*two("communication_per_step_at"), tt.break_s, _t3(tt.break_s)),
+        (*two("time_to_train_uncompressed"), d.baseline, s(d.baseline)),
+        (*two("time_to_train_compressed"), d.compressed, s(d.compressed)),
+        (*two("change"), d.change, fmt_pct(d.change)),
+        (*two("communication_per_step_at"), d.break_even_comm, _t3(d.break_even_comm)),
     ])
 
 
