@@ -24,6 +24,7 @@ from commbook.book import measuring_p5 as M5
 from commbook.book import measuring_numbers as MN
 from commbook.hardware import NVLINK4
 from commbook.measure import LOG_DIR, parse_busbw_markdown, parse_nccl_tests
+from commbook.units import fmt_pct, fmt_time
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = {lang: ROOT / "chapters" / lang / "measure" / "measuring.md" for lang in ("en", "zh")}
@@ -562,15 +563,15 @@ def test_across_nodes_paragraphs_glue_at_most_six_numbers():
 # ============================================================================ what the prose says
 # (these were asserts in the page's cells; each is checked here on the files, the numpy fit of
 # this module, or the library's own comparison, not through the book's numbers module)
-def test_prose_all_gather_check_the_fit_predicts_less_than_the_log():
+def test_prose_all_gather_check_the_fit_predicts_less_than_the_log(page_glue):
     n, t, _ = _data("h100", "all_gather", None)
     alpha, beta = _ring_fit(n, t, "all_gather", 8)
     k = int(np.nonzero(n == 256 * MiB)[0][0])
     pred = 7 * alpha + 7 / 8 * n[k] / beta
     assert pred < t[k]                                   # "the fit is ... less than the measurement"
     assert 7 * alpha < 0.1 * pred                        # "the bandwidth term is almost all of it"
-    c = MN.ag_check()
-    assert c.pred_s == pytest.approx(pred, rel=1e-3) and c.meas_s == t[k]
+    assert page_glue["qag_pred_s"] == fmt_time(pred, 4) and page_glue["qag_meas_s"] == fmt_time(t[k], 4)
+    assert page_glue["qag_size"] == "256 MiB" and page_glue["qag_err_frac"] == fmt_pct(abs(pred / t[k] - 1))
 
 
 def test_prose_model_vs_measurement_orders():
@@ -604,7 +605,7 @@ def test_prose_misses():
     assert t[upto][-1] / t[0] < 2                        # the time grows less than twice up to 1 MiB
 
 
-def test_prose_gloo_reduce_scatter_is_an_all_reduce():
+def test_prose_gloo_reduce_scatter_is_an_all_reduce(page_glue):
     for p in M.GLOO_P:
         ar, rs = (_gloo("gloo16", p, op, "time_s") for op in ("all_reduce", "reduce_scatter"))
         ag = _gloo("gloo16", p, "all_gather", "time_s")
@@ -622,7 +623,8 @@ def test_prose_gloo_reduce_scatter_is_an_all_reduce():
     alpha, beta = _ring_fit(n[n <= 16 * MiB], ar[n <= 16 * MiB], "all_reduce", 4)
     ring = 3 * alpha + 3 / 4 * n[k] / beta
     assert rs[k] > ar[k] > ring                          # "Check yourself": slower than its own all-reduce
-    assert MN.rs_check(p=4).ring_s == pytest.approx(ring, rel=1e-3)
+    assert page_glue["qrs_ring_s"] == fmt_time(ring, 3) and page_glue["qrs_p"] == "4"
+    assert (page_glue["qrs_meas_s"], page_glue["qrs_ar_s"]) == (fmt_time(rs[k], 3), fmt_time(ar[k], 3))
 
 
 def test_prose_across_nodes():

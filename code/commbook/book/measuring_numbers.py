@@ -11,9 +11,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ..collectives import predict
 from ..measure.nccl_model import TARGETS, WORST_TARGET
-from ..units import MiB, fmt_pct
+from ..units import fmt_pct
 from . import measuring as M
 from . import measuring_cluster as MC
 from . import measuring_models as MM
@@ -22,7 +21,7 @@ from .measuring_models import _r3, _t3
 from .p5.common import span
 
 __all__ = ["glue3", "Gloo", "gloo_numbers", "Logs", "log_numbers", "Fits", "fit_numbers",
-           "AgCheck", "ag_check", "Accuracy", "accuracy_numbers", "RsCheck", "rs_check", "Nodes", "node_numbers"]
+           "Accuracy", "accuracy_numbers", "Nodes", "node_numbers"]
 
 BIG, SMALL = ">= 1 MiB", "< 1 MiB"
 
@@ -139,27 +138,6 @@ def fit_numbers() -> Fits:
                 gloo_max_size=M.size_text(M.GLOO_FIT_MAX))
 
 
-@dataclass(frozen=True)
-class AgCheck:
-    """"Check yourself": the 8×H100 all-gather's fit predicting one size of its own log."""
-    size: str
-    alpha_s: float
-    beta_Bps: float
-    pred_s: float                  # (p-1)α + (p-1)/p·n/β
-    meas_s: float
-    err_frac: float                # |pred/meas - 1|
-    start_s: float                 # (p-1)α
-
-
-def ag_check(n: float = 256 * MiB) -> AgCheck:
-    c = M.fits()[("h100", "all_gather", 8)]
-    f = c.fit
-    t = float(c.times[int(np.nonzero(c.sizes == n)[0][0])])
-    pred = predict("all_gather", "ring", c.p, n, f.alpha, f.beta)
-    return AgCheck(size=M.size_text(n), alpha_s=f.alpha, beta_Bps=f.beta, pred_s=pred, meas_s=t,
-                   err_frac=abs(pred / t - 1), start_s=(c.p - 1) * f.alpha)
-
-
 # ============================================================================ model vs measurement
 @dataclass(frozen=True)
 class Accuracy:
@@ -205,29 +183,6 @@ def accuracy_numbers(et) -> Accuracy:
         a1_s_fit_frac=a1_s["fit_frac"], a1_lo_size=M.size_text(MM.SIMPLE_BAND[0]),
         a1_hi_size=M.size_text(MM.SIMPLE_BAND[1]), a1_alpha_s=sm.alpha_s, a1_lat_s=sm.nccl_lat_s,
         a1_over_lat=sm.over_lat_x)
-
-
-@dataclass(frozen=True)
-class RsCheck:
-    """"Check yourself": gloo's reduce-scatter against the ring's closed form with the
-    all-reduce's fitted α and β."""
-    p: int
-    size: str
-    alpha_s: float
-    beta_Bps: float
-    ring_s: float
-    meas_s: float
-    ar_s: float                    # gloo's own all-reduce of the same buffer
-    meas_x: float                  # measured over the ring's
-
-
-def rs_check(p: int = 4, n: float = 16 * MiB, system: str = "gloo16") -> RsCheck:
-    ar, rs = M.curve(system, "all_reduce", p), M.curve(system, "reduce_scatter", p)
-    f = M.fit_curve(ar)
-    k = int(np.nonzero(ar.sizes == n)[0][0])
-    ring = predict("reduce_scatter", "ring", p, rs.sizes[k], f.alpha, f.beta)
-    return RsCheck(p=p, size=M.size_text(n), alpha_s=f.alpha, beta_Bps=f.beta, ring_s=ring,
-                   meas_s=float(rs.times[k]), ar_s=float(ar.times[k]), meas_x=float(rs.times[k] / ring))
 
 
 # ============================================================================ across nodes
