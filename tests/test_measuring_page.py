@@ -231,7 +231,7 @@ def test_p5_figure_plots_both_logs_and_the_stated_points(lang, request):
 
 
 # ============================================================================ the misses
-def test_misses_are_read_from_the_data():
+def test_misses_are_read_from_the_data(page_glue):
     fl = MM.flat_miss()
     _, n, times, _ = _log_curve("a100", "all_reduce")
     stretch = (n >= MiB) & (n <= 4 * MiB)
@@ -245,8 +245,16 @@ def test_misses_are_read_from_the_data():
               for p in M.GLOO_P]
     assert min(rs.ratios) == pytest.approx(min(map(min, ratios))) and max(rs.ratios) == pytest.approx(max(map(max, ratios)))
     assert min(rs.big) > 2 and min(rs.ring_ratios) == pytest.approx(0.5) and max(rs.ring_ratios) == pytest.approx(0.5)
-    sm = MM.small_miss()
-    assert sm.t_s == pytest.approx(1024 * 1.75 / 0.07e9)          # the Azure table's busbw 0.07 GB/s at 1K
+    _, n, t, _ = _log_curve("azure", "all_reduce")
+    assert t[0] == pytest.approx(1024 * 1.75 / 0.07e9)             # the Azure table's busbw 0.07 GB/s at 1K
+    assert page_glue["sm_t_s"] == fmt_time(t[0], 3) and page_glue["sm_size"] == "1 KiB"
+    wire = 1.75 * n[0] / NVLINK4.beta                                # 2(p-1)/p · n/β on NVLink 4
+    assert page_glue["sm_wire_s"] == fmt_time(wire, 3) and page_glue["sm_steps"] == "14"
+    assert page_glue["sm_step_s"] == fmt_time(t[0] / 14, 3) and page_glue["sm_t_1m_s"] == fmt_time(t[n == MiB][0], 3)
+    assert page_glue["sm_bytes_growth"] == "1,024" and page_glue["sm_gloo_s"] == fmt_time(_gloo("gloo16", 2, "all_reduce", "time_s")[0], 3)
+    alpha, beta = _ring_fit(n, t, "all_reduce", 8)
+    fit = 14 * alpha + 14 / 8 * n[0] / beta
+    assert page_glue["sm_fit_s"] == fmt_time(fit, 3) and page_glue["sm_fit_err_frac"] == fmt_pct((fit - t[0]) / t[0])
 
 
 # ============================================================================ the pages

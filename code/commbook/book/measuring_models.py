@@ -6,7 +6,7 @@ every log, one node and many, is :func:`.measuring_cluster.accuracy_table`).  Th
 numbers read from the data: NCCL's protocol switch on the A100 log (the flat stretch of
 :func:`commbook.book.ch1.libraries.flat_region`), the A100 log's large start-up from 16 to
 256 MiB that no NCCL release's model has, NVLS passing the wire rate on H100, the
-software floor of small messages, and gloo's reduce-scatter built on a full all-reduce.
+software floor of small messages (on the page itself), and gloo's reduce-scatter built on a full all-reduce.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from .p5.common import span
 from .measuring import A100_LOG, GLOO_FIT_MAX, GLOO_P, curve, fit_curve, log_run, size_text, wire_rate
 
 __all__ = ["NCCL_RELEASE", "NODES", "COMPARED", "comparisons", "predictor_lines", "SIMPLE_BAND",
-           "Flat", "flat_miss", "Simple", "simple_miss", "Nvls", "nvls_miss", "Small", "small_miss",
+           "Flat", "flat_miss", "Simple", "simple_miss", "Nvls", "nvls_miss",
            "GlooRs", "gloo_rs_miss"]
 
 NODES = {"h100": NM.H100_8, "azure": NM.H100_8, "a100": NM.A100_8}
@@ -173,44 +173,6 @@ def nvls_miss() -> Nvls:
                 float(h.busbw.max()) / wire - 1, 2 * (h.p - 1) / h.p, peak("all_gather"), peak("reduce_scatter"),
                 _pick("all_reduce"), float(comparisons()[("h100", "all_reduce")].prediction.busbw[-1]),
                 _pick("all_gather"))
-
-
-@dataclass(frozen=True)
-class Small:
-    """The software floor of small messages: the Azure H100 log's smallest size, its time,
-    the bytes' time on the wire, the growth up to 1 MiB, the time per ring step, the ring
-    fit's time and error there, and gloo's 1 KiB all-reduce on 2 of 16 cores with its fitted α."""
-    size: str
-    t_s: float
-    wire_s: float
-    over_wire: float               # measured over the bytes' time on the wire
-    size_1m: str
-    t_1m_s: float
-    growth_x: float                # time growth up to 1 MiB
-    bytes_growth: int              # size growth up to 1 MiB
-    steps: int
-    step_s: float
-    fit_s: float
-    fit_err_frac: float
-    gloo_s: float
-    gloo_alpha_s: float
-
-
-def small_miss() -> Small:
-    """The smallest sizes of the Azure H100 log and of gloo on 16 cores.
-
-    >>> small_miss().steps
-    14
-    """
-    az = curve("azure", "all_reduce")
-    upto = az.sizes <= 2 ** 20
-    wire_t = 2 * (az.p - 1) / az.p * az.sizes[0] / wire_rate("azure")
-    fit_t = _ring_time(az, fit_curve(az), az.sizes[0])
-    g = curve("gloo16", "all_reduce", 2)
-    t0, steps = float(az.times[0]), 2 * (az.p - 1)
-    return Small(size_text(az.sizes[0]), t0, wire_t, t0 / wire_t, size_text(az.sizes[upto][-1]),
-                 float(az.times[upto][-1]), float(az.times[upto][-1]) / t0, round(az.sizes[upto][-1] / az.sizes[0]),
-                 steps, t0 / steps, fit_t, (fit_t - t0) / t0, float(g.times[0]), fit_curve(g).alpha)
 
 
 @dataclass(frozen=True)
