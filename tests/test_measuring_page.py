@@ -24,7 +24,7 @@ from commbook.book import measuring_p5 as M5
 from commbook.book import measuring_numbers as MN
 from commbook.hardware import NVLINK4
 from commbook.measure import LOG_DIR, parse_busbw_markdown, parse_nccl_tests
-from commbook.units import fmt_pct, fmt_time
+from commbook.units import fmt_bytes, fmt_pct, fmt_rate, fmt_time
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = {lang: ROOT / "chapters" / lang / "measure" / "measuring.md" for lang in ("en", "zh")}
@@ -237,9 +237,13 @@ def test_misses_are_read_from_the_data(page_glue):
     stretch = (n >= MiB) & (n <= 4 * MiB)
     assert (fl.first_size, fl.last_size, fl.growth) == ("1 MiB", "4 MiB", 4)
     assert times[stretch].max() / times[stretch].min() < 1.01
-    nv = MM.nvls_miss()
-    assert nv.peak_Bps == 482.27e9 and nv.first_size == "1 GiB"
-    assert nv.ag_frac < 1 and nv.ring == 1.75
+    _, n, _, bus = _log_curve("h100", "all_reduce")
+    assert bus.max() == 482.27e9 and page_glue["nv_peak_Bps"] == "482 GB/s"
+    assert page_glue["nv_first_size"] == "1 GiB" == fmt_bytes(n[bus > NVLINK4.beta][0], binary=True)
+    assert page_glue["nv_over_frac"] == fmt_pct(bus.max() / NVLINK4.beta - 1) and page_glue["nv_ring"] == "1.75"
+    for op, key in (("all_gather", "nv_ag_frac"), ("reduce_scatter", "nv_rs_frac")):
+        frac = _log_curve("h100", op)[3].max() / NVLINK4.beta
+        assert frac < 1 and page_glue[key] == fmt_pct(frac)
     rs = MM.gloo_rs_miss()
     ratios = [(_gloo("gloo16", p, "reduce_scatter", "time_s") / _gloo("gloo16", p, "all_reduce", "time_s"))[:-1]
               for p in M.GLOO_P]
@@ -397,10 +401,12 @@ def test_predictor_lines_and_figure():
                 assert f"nccl:{op}" not in got                           # gloo: no NCCL predictor
 
 
-def test_misses_of_the_predictor():
-    fl, nv = MM.flat_miss(), MM.nvls_miss()
+def test_misses_of_the_predictor(page_glue):
+    fl, pred = MM.flat_miss(), MM.comparisons()[("h100", "all_reduce")].prediction
     assert fl.picks.split(", ")[0].endswith("/LL") and min(fl.pred_err) > 0
-    assert nv.pred_pick == "nvls/Simple" and nv.pred_top_Bps > NVLINK4.beta
+    assert page_glue["nv_pred_pick"] == "nvls/Simple" == f"{pred.algo[-1]}/{pred.proto[-1]}"
+    assert pred.busbw[-1] > NVLINK4.beta and page_glue["nv_pred_top_Bps"] == fmt_rate(pred.busbw[-1], 3)
+    assert page_glue["nv_pred_ag_pick"] == "ring/Simple"
     az = MM.comparisons()[("azure", "all_reduce")]
     assert az.median("< 1 MiB") < az.median("< 1 MiB", "fit")
 

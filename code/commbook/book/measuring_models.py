@@ -6,7 +6,8 @@ every log, one node and many, is :func:`.measuring_cluster.accuracy_table`).  Th
 numbers read from the data: NCCL's protocol switch on the A100 log (the flat stretch of
 :func:`commbook.book.ch1.libraries.flat_region`), the A100 log's large start-up from 16 to
 256 MiB that no NCCL release's model has, NVLS passing the wire rate on H100, the
-software floor of small messages (on the page itself), and gloo's reduce-scatter built on a full all-reduce.
+software floor of small messages (these two on the page itself), and gloo's reduce-scatter
+built on a full all-reduce.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from ..measure.nccl_tuning import NCCL_RELEASE
 from .ch1.libraries import flat_region
 from ..units import fmt_number, fmt_pct, fmt_rate, fmt_ratio, fmt_time
 from .p5.common import span
-from .measuring import A100_LOG, GLOO_FIT_MAX, GLOO_P, curve, fit_curve, log_run, size_text, wire_rate
+from .measuring import A100_LOG, GLOO_FIT_MAX, GLOO_P, curve, fit_curve, log_run, size_text
 
 __all__ = ["NCCL_RELEASE", "NODES", "COMPARED", "comparisons", "predictor_lines", "SIMPLE_BAND",
            "Flat", "flat_miss", "Simple", "simple_miss", "Nvls", "nvls_miss",
@@ -134,45 +135,6 @@ def simple_miss() -> Simple:
     cmp = comparisons()[("a100", "all_reduce")]
     assert np.array_equal(cmp.sizes, c.sizes)
     return Simple(f.alpha, f.beta, f.rms_rel, lat, f.alpha / lat, tuple(float(e) for e in cmp.errors[band]))
-
-
-def _pick(collective: str) -> str:
-    """The predictor's algorithm/protocol at the 8×H100 log's largest size of ``collective``."""
-    pr = comparisons()[("h100", collective)].prediction
-    return f"{pr.algo[-1]}/{pr.proto[-1]}"
-
-
-@dataclass(frozen=True)
-class Nvls:
-    """All-reduce above the wire on H100: where the 8×H100 log passes the NVLink rate, the
-    peaks of both H100 logs, the ring's bytes per GPU over in-switch reduction's, all-gather's
-    and reduce-scatter's peaks (of the wire rate), and the predictor at the largest size."""
-    first_size: str
-    peak_Bps: float
-    az_peak_Bps: float
-    over_frac: float               # the peak above the NVLink rate
-    ring: float                    # the ring's bytes per GPU over in-switch reduction's, 2(p-1)/p
-    ag_frac: float                 # all-gather's peak, of the wire rate
-    rs_frac: float
-    pred_pick: str
-    pred_top_Bps: float
-    pred_ag_pick: str
-
-
-def nvls_miss() -> Nvls:
-    """All-reduce busbw above the NVLink rate on both H100 logs; all-gather and reduce-scatter
-    stay below it.
-
-    >>> nvls_miss().first_size
-    '1 GiB'
-    """
-    wire = wire_rate("h100")
-    h, az = curve("h100", "all_reduce"), curve("azure", "all_reduce")
-    peak = lambda op: float(curve("h100", op).busbw.max()) / wire
-    return Nvls(size_text(h.sizes[np.nonzero(h.busbw > wire)[0][0]]), float(h.busbw.max()), float(az.busbw.max()),
-                float(h.busbw.max()) / wire - 1, 2 * (h.p - 1) / h.p, peak("all_gather"), peak("reduce_scatter"),
-                _pick("all_reduce"), float(comparisons()[("h100", "all_reduce")].prediction.busbw[-1]),
-                _pick("all_gather"))
 
 
 @dataclass(frozen=True)
