@@ -24,7 +24,7 @@ from commbook.book import measuring_p5 as M5
 from commbook.book import measuring_numbers as MN
 from commbook.hardware import NVLINK4
 from commbook.measure import LOG_DIR, parse_busbw_markdown, parse_nccl_tests
-from commbook.units import fmt_bytes, fmt_pct, fmt_rate, fmt_time
+from commbook.units import fmt_bytes, fmt_pct, fmt_rate, fmt_ratio, fmt_time
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = {lang: ROOT / "chapters" / lang / "measure" / "measuring.md" for lang in ("en", "zh")}
@@ -115,15 +115,17 @@ def test_logs_table_equals_the_parsed_logs():
     assert t.find(system="h100", collective="all_reduce")["peak_Bps"] == 482.27e9          # the log's last row
 
 
-def test_log_and_gloo_numbers_read_the_files():
-    lg = MN.log_numbers()
+def test_log_and_gloo_numbers_read_the_files(page_glue):
+    g = page_glue
     n, _, bus = _data("h100", "all_reduce", None)
-    assert lg.h_sizes == len(n) and lg.h_ar_peak_Bps == bus.max() == 482.27e9          # the log's last row
-    assert lg.h_ar_peak_frac == pytest.approx(bus.max() / 450e9)
-    assert lg.a1_peak_Bps == _data("a100", "all_reduce", None)[2].max() and lg.a1_wire_Bps == 300e9
-    gl = MN.gloo_numbers()
+    assert g["lg_h_sizes"] == str(len(n)) and bus.max() == 482.27e9 and g["lg_h_ar_peak_Bps"] == "482 GB/s"   # last row
+    assert g["lg_h_ar_peak_frac"] == fmt_pct(bus.max() / 450e9) and g["lg_h_wire_Bps"] == "450 GB/s"
+    assert g["lg_a1_peak_Bps"] == fmt_rate(_data("a100", "all_reduce", None)[2].max(), 3) and g["lg_a1_wire_Bps"] == "300 GB/s"
+    for op, key in (("all_gather", "lg_h_ag_peak_Bps"), ("reduce_scatter", "lg_h_rs_peak_Bps")):
+        assert g[key] == fmt_rate(_data("h100", op, None)[2].max(), 3)
     t16, t2 = (_data(s, "all_reduce", 4)[1][0] for s in ("gloo16", "gloo2"))
-    assert (gl.ar4_16_s, gl.ar4_2_s, gl.points) == (t16, t2, 162) and gl.ar4_x == pytest.approx(t2 / t16)
+    assert (g["gl_ar4_16_s"], g["gl_ar4_2_s"], g["gl_points"]) == (fmt_time(t16, 3), fmt_time(t2, 3), "162")
+    assert g["gl_ar4_x"] == fmt_ratio(t2 / t16, 2) and (g["gl_ops"], g["gl_ps"]) == ("6", "2, 3, 4")
 
 
 def test_fit_table_equals_an_independent_fit():

@@ -20,8 +20,7 @@ from .glue import glue_fields
 from .measuring_models import _r3, _t3
 from .p5.common import span
 
-__all__ = ["glue3", "Gloo", "gloo_numbers", "Logs", "log_numbers", "Fits", "fit_numbers",
-           "Accuracy", "accuracy_numbers", "Nodes", "node_numbers"]
+__all__ = ["glue3", "Fits", "fit_numbers", "Accuracy", "accuracy_numbers", "Nodes", "node_numbers"]
 
 BIG, SMALL = ">= 1 MiB", "< 1 MiB"
 
@@ -30,76 +29,6 @@ def glue3(prefix: str, result, **how: int) -> None:
     """:func:`~commbook.book.glue.glue_fields` with the times and rates of ``result`` to 3
     significant digits, as the page's tables print them, then ``how`` (field=digits) over it."""
     glue_fields(prefix, result, **{**{f.name: 3 for f in fields(result) if f.name.endswith(("_s", "_Bps"))}, **how})
-
-
-# ============================================================================ gloo on one host
-@dataclass(frozen=True)
-class Gloo:
-    """Our gloo sweeps: the collectives, the rank counts, the repeat spread on both machines
-    (slowest over fastest of five repeats) and the 1 KiB times."""
-    ops: int
-    ps: str
-    points: int                    # points per machine
-    spread16_med_x: float
-    spread16_p90_x: float
-    spread2_med_x: float
-    spread2_p90_x: float
-    spread2_max_x: float
-    small16_range: str             # the 1 KiB time of every record, idle cores
-    small2_range: str              # ... shared cores
-    ar4_16_s: float                # 1 KiB all-reduce on 4 ranks, idle cores
-    ar4_2_s: float                 # ... shared cores
-    ar4_x: float                   # shared over idle
-
-
-def gloo_numbers() -> Gloo:
-    """From the gloo records (:func:`.measuring.gloo_spread`, :func:`.measuring.curve`), as
-    :func:`.measuring.gloo_table` shows them.
-
-    >>> gloo_numbers().points
-    162
-    """
-    s16, s2 = M.gloo_spread("gloo16"), M.gloo_spread("gloo2")
-    ar16, ar2 = (M.curve(s, "all_reduce", 4).times[0] for s in ("gloo16", "gloo2"))
-    return Gloo(ops=len(M.GLOO_OPS), ps=", ".join(str(p) for p in M.GLOO_P), points=s16.points,
-                spread16_med_x=s16.median_x, spread16_p90_x=s16.p90_x, spread2_med_x=s2.median_x,
-                spread2_p90_x=s2.p90_x, spread2_max_x=s2.max_x,
-                small16_range=span(s16.small_s, _t3), small2_range=span(s2.small_s, _t3),
-                ar4_16_s=ar16, ar4_2_s=ar2, ar4_x=ar2 / ar16)
-
-
-# ============================================================================ public logs
-@dataclass(frozen=True)
-class Logs:
-    """The public logs: sizes and peaks, against the NVLink rate of each GPU."""
-    h_sizes: int
-    h_range: str
-    h_ar_peak_Bps: float
-    h_ar_peak_frac: float          # of the NVLink rate
-    h_wire_Bps: float
-    h_ag_peak_Bps: float
-    h_rs_peak_Bps: float
-    a1_range: str
-    a1_peak_Bps: float
-    a1_wire_Bps: float
-    a1_peak_frac: float
-    az_range: str
-
-
-def log_numbers() -> Logs:
-    """From the public logs' curves (:func:`.measuring.curve`), as :func:`.measuring.logs_table`
-    shows them: the peak busbw against the NVLink rate of each GPU (:func:`.measuring.wire_rate`).
-
-    >>> log_numbers().h_ar_peak_Bps
-    482270000000.0
-    """
-    h, a1 = M.curve("h100"), M.curve("a100")
-    peak = lambda system, op="all_reduce": float(M.curve(system, op).busbw.max())
-    return Logs(h_sizes=len(h.sizes), h_range=M.size_range(h.sizes), h_ar_peak_Bps=peak("h100"),
-                h_ar_peak_frac=peak("h100") / M.wire_rate("h100"), h_wire_Bps=M.wire_rate("h100"),
-                h_ag_peak_Bps=peak("h100", "all_gather"), h_rs_peak_Bps=peak("h100", "reduce_scatter"),
-                a1_range=M.size_range(a1.sizes), a1_peak_Bps=peak("a100"), a1_wire_Bps=M.wire_rate("a100"),
-                a1_peak_frac=peak("a100") / M.wire_rate("a100"), az_range=M.size_range(M.curve("azure").sizes))
 
 
 # ============================================================================ fits
