@@ -28,7 +28,8 @@ from commbook.compression import least_squares
 from commbook.compression.payoff import Decision
 from commbook.hardware import IB_NDR_CHAPTER as IB
 from commbook.hardware import NVLINK4_CHAPTER as NV
-from commbook.units import GB, KB, MB, fmt_bytes, fmt_time, us
+from commbook.measure import load_log
+from commbook.units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_time, us
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = {(k, lang): ROOT / "chapters" / lang / "ch1" / f"{k}.md"
@@ -303,17 +304,20 @@ def test_placement_simulated_against_bottleneck_closed_forms():
 
 
 # ============================================================================ 12 benchmark context
-def test_benchmark_context_from_the_raw_files():
-    r = fo.benchmark_context()
+def test_benchmark_context_from_the_raw_files(glued):
     text = (ROOT / "code" / "commbook" / "data" / "measured" / "nccl-tests" / fo.CONTEXT_LOG).read_text()
     block = text.split("all_reduce_perf")[1].split("Collective test concluded")[0]
     rows = [ln.split() for ln in block.splitlines() if re.match(r"\s+\d+\s+\d+\s+double", ln)]
     busbw = [float(c[7]) * 1e9 for c in rows]                                  # out-of-place busbw column
-    assert r.busbw_Bps == pytest.approx(max(busbw)) and r.busbw_Bps > NV.beta
+    assert glued["bc_busbw_Bps"] == fmt_rate(max(busbw), 3) and max(busbw) > NV.beta
+    assert glued["bc_wire_Bps"] == fmt_rate(NV.beta, 3) and glued["bc_over_frac"] == fmt_pct(max(busbw) / NV.beta - 1)
     off = json.loads((ROOT / "code" / "commbook" / "data" / "measured" / f"{fo.SHARP_OFF}.json").read_text())
-    assert r.off_Bps == off["points"][-1]["busbw_bytes_per_s"] and off["conditions"]["sharp"] is False
-    assert r.gap_frac == pytest.approx(max(busbw) / off["points"][-1]["busbw_bytes_per_s"] - 1)
-    assert r.algo is None and r.rank_is_device and "NCCL_ALGO" not in block
+    off_bus = off["points"][-1]["busbw_bytes_per_s"]
+    assert glued["bc_off_Bps"] == fmt_rate(off_bus, 3) and off["conditions"]["sharp"] is False
+    assert glued["bc_gap_frac"] == fmt_pct(max(busbw) / off_bus - 1) and glued["bc_ranks"] == "8"
+    run = next(r for r in load_log(fo.CONTEXT_LOG) if r.collective == "all_reduce")
+    assert "NCCL_ALGO" not in block and not (run.parameters.get("NCCL_ALGO") or run.parameters.get("algo"))
+    assert all(d.rank == d.device for d in run.devices)                   # what the log records
 
 
 # ============================================================================ §1.10

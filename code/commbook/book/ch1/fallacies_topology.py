@@ -1,7 +1,7 @@
 """Chapter §1.9, fallacies and pitfalls, items 9–12 of ``chapters/{zh,en}/ch1/09-fallacies.md``:
 (9) flat against hierarchical, :func:`flat_hier_table` and :func:`nic_load`; (10) one crossbar
-hop inside a node, :func:`intra_node_table`; (11) rank placement,
-:func:`placement`; (12) a real log without its algorithm, :func:`benchmark_context`.
+hop inside a node, :func:`intra_node_table`; (11) rank placement, :func:`placement`; (12) a real
+log without its algorithm, :data:`CONTEXT_LOG` (the page reads it).
 Simulated where the item is about a schedule on a topology; each builder returns one typed
 result (fields named with their units, as in :mod:`.fallacies`).
 """
@@ -15,9 +15,7 @@ from ... import collectives as coll
 from ...collectives import t_allreduce_hierarchical, t_formula
 from ...comm_sim import VirtualCluster
 from ...cost import p2p_time
-from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER, Link
-from ...measure import load_log
-from ...measure.points import load as load_measurement
+from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER
 from ...topology import TwoLevel
 from ...units import GB, MB, fmt_bytes, fmt_ratio, fmt_time
 from ..names import display_name
@@ -28,7 +26,7 @@ from .fallacies import CHAPTER
 
 __all__ = ["FLAT", "flat_hier_table", "FlatHier", "nic_load", "nic_table", "INTRA",
            "intra_node_table", "PLACEMENT", "placement_ranks", "Placement", "placement", "placement_table",
-           "CONTEXT_LOG", "SHARP_OFF", "Benchmark", "benchmark_context"]
+           "CONTEXT_LOG", "SHARP_OFF"]
 
 T = texts("ch1")
 K = "fallacies."
@@ -253,34 +251,3 @@ def placement_table(pl: Placement | None = None, n: float = PLACEMENT["n"], node
 CONTEXT_LOG, SHARP_OFF = "h100x8_nvswitch_nccl2.29.2_nccl-tests.log", "htsym_allreduce_8xh100"
 """A real nccl-tests log of one 8 × H100 node, and the same kind of node measured with the
 switch reduction off (both in code/commbook/data/measured/)."""
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    """The log's largest all-reduce bus bandwidth against the wire rate and against the
-    switch-reduction-off measurement at its largest size; what the log records."""
-    ranks: int
-    busbw_Bps: float
-    wire_Bps: float
-    over_frac: float
-    off_Bps: float
-    gap_frac: float
-    rank_is_device: bool
-    algo: str | None
-    nccl: str
-
-
-def benchmark_context(log: str = CONTEXT_LOG, sharp_off: str = SHARP_OFF, wire: Link = NVLINK4_CHAPTER) -> Benchmark:
-    """The log's largest all-reduce bus bandwidth against ``wire`` and against the
-    measurement ``sharp_off`` (switch reduction off).
-
-    >>> benchmark_context().algo is None
-    True
-    """
-    run = next(r for r in load_log(log) if r.collective == "all_reduce")
-    bus = float(np.max(run.column("busbw", "out_of_place")))
-    off = load_measurement(sharp_off).points[-1]
-    return Benchmark(ranks=run.nranks, busbw_Bps=bus, wire_Bps=wire.beta, over_frac=bus / wire.beta - 1,
-                     off_Bps=off.busbw, gap_frac=bus / off.busbw - 1,
-                     rank_is_device=all(d.rank == d.device for d in run.devices),
-                     algo=run.parameters.get("NCCL_ALGO") or run.parameters.get("algo"), nccl=run.nccl_version)
