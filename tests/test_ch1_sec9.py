@@ -29,7 +29,7 @@ from commbook.compression.payoff import Decision
 from commbook.hardware import IB_NDR_CHAPTER as IB
 from commbook.hardware import NVLINK4_CHAPTER as NV
 from commbook.measure import load_log
-from commbook.units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_time, us
+from commbook.units import GB, KB, MB, fmt_bytes, fmt_pct, fmt_rate, fmt_ratio, fmt_time, us
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = {(k, lang): ROOT / "chapters" / lang / "ch1" / f"{k}.md"
@@ -337,13 +337,13 @@ def test_lighthouse_table_renders_every_cell_in_both_languages():
 
 
 def test_recap_numbers():
-    r = su.recap_numbers()
-    d = 10**6
-    assert r.nstar_ib_bytes == pytest.approx(100 * KB) and r.nstar_nvl_bytes == pytest.approx(675 * KB)
-    assert r.int8_x == pytest.approx(4 * d / (d + 4), rel=REL)                # one FP32 scale per tensor
-    assert r.topk_x == pytest.approx(d / (2 * 1000)) and r.topk_values_x == pytest.approx(1000)
-    assert (r.e0_frac, r.e1_frac) == pytest.approx((1 / 7, 1 / 21), rel=REL)  # 1/(L + 1)
-    assert 0.05 - 0.01 < r.e1_frac < r.e0_frac < 0.15                        # the chapter's 5–15 %
+    g, d = executed_glue(PAGE["10-summary", "en"]), 10**6
+    assert (g["rc_nstar_ib_bytes"], g["rc_nstar_nvl_bytes"]) == (fmt_bytes(100 * KB), fmt_bytes(675 * KB))
+    assert g["rc_int8_x"] == fmt_ratio(4 * d / (d + 4))                      # one FP32 scale per tensor
+    assert g["rc_topk_x"] == fmt_ratio(d / (2 * 1000)) and g["rc_topk_values_x"] == fmt_ratio(1000)
+    assert (g["rc_l0"], g["rc_l1"], g["rc_topk_keep_frac"]) == ("6", "20", fmt_pct(0.001))
+    assert (g["rc_e0_frac"], g["rc_e1_frac"]) == (fmt_pct(1 / 7), fmt_pct(1 / 21))   # 1/(L + 1)
+    assert 0.05 - 0.01 < 1 / 21 < 1 / 7 < 0.15 and g["rc_stated"] == "5%–15%"      # the chapter's 5–15 %
 
 
 def test_takeaway_numbers():

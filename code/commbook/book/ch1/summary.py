@@ -1,6 +1,6 @@
 """Chapter §1.10, summary: the archetype table (Lighthouse 1.1) as data, with one computed
-figure per archetype, and the numbers of the recap and of the seven key takeaways, for the page
-``chapters/{zh,en}/ch1/10-summary.md``.
+figure per archetype, the recap's examples (computed on the page) and the numbers of the seven
+key takeaways, for the page ``chapters/{zh,en}/ch1/10-summary.md``.
 
 Every number is computed here or in :mod:`.fallacies`, :mod:`.fallacies_training` and
 :mod:`.fallacies_topology` (the same examples the §1.9 page works through),
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...compression import Int8, Sign, TopK
-from ...hardware import IB_NDR_CHAPTER, NVLINK4_CHAPTER
-from ...overlap import hidden_fraction_equal_layers, layerwise_timeline
-from ...units import fmt_bytes, fmt_count, fmt_number, fmt_pct, fmt_ratio
+from ...compression import Int8, Sign
+from ...hardware import IB_NDR_CHAPTER
+from ...overlap import hidden_fraction_equal_layers
+from ...units import fmt_bytes, fmt_count, fmt_number, fmt_ratio
 from ..tables import Table
 from ..text import texts
 from .fallacies import ring_tree
@@ -21,8 +21,8 @@ from .fallacies_topology import nic_load, placement
 from .fallacies_training import ef_runs
 from .primitives_moe import flow_counts
 
-__all__ = ["ARCHETYPES", "archetype_figures", "lighthouse_table", "exposed_share", "RECAP", "STATED_RESIDUAL", "Recap",
-           "recap_numbers", "Takeaways", "takeaway_numbers"]
+__all__ = ["ARCHETYPES", "archetype_figures", "lighthouse_table", "RECAP", "STATED_RESIDUAL", "Takeaways",
+           "takeaway_numbers"]
 
 T = texts("ch1")
 K = "summary."
@@ -92,43 +92,11 @@ def lighthouse_table(gradient_dim: int = 10**6) -> Table:
     )
 
 
-def exposed_share(layers: int) -> float:
-    """Share of the step that stays exposed when ``layers`` equal layers each take as long to
-    all-reduce as to run backward: the two-stream timeline's stall over its step (1/(L + 1))."""
-    tl = layerwise_timeline([1.0] * layers, [1.0] * layers)
-    return tl.stall / tl.step_time
-
-
 STATED_RESIDUAL = (0.05, 0.15)
 """The share of the step that communication still costs in a well-configured system, as the
 chapter's summary states it (no source and no derivation given)."""
 RECAP = {"layers": (6, 20), "topk_fine": 0.001, "dim": 10**6}
 """The recap's examples: equal-layer models of 6 and 20 layers; top-0.1 % on a 10⁶-value gradient."""
-
-
-@dataclass(frozen=True)
-class Recap:
-    """n* of Table 1's two links; the compression range from INT8 to top-k (with its
-    indices, and counting values only); the exposed share of the step for two layer counts;
-    the chapter's stated residual share."""
-    nstar_ib_bytes: float
-    nstar_nvl_bytes: float
-    int8_x: float
-    topk_x: float
-    topk_values_x: float
-    topk_keep_frac: float
-    l0: int
-    l1: int
-    e0_frac: float
-    e1_frac: float
-    stated: str
-
-
-def recap_numbers(layers=RECAP["layers"], topk_fine: float = RECAP["topk_fine"], dim: int = RECAP["dim"]) -> Recap:
-    e0, e1 = (exposed_share(L) for L in layers)
-    return Recap(nstar_ib_bytes=IB_NDR_CHAPTER.n_half, nstar_nvl_bytes=NVLINK4_CHAPTER.n_half, int8_x=Int8().ratio(dim),
-                 topk_x=TopK(topk_fine).ratio(dim), topk_values_x=1 / topk_fine, topk_keep_frac=topk_fine,
-                 l0=layers[0], l1=layers[1], e0_frac=e0, e1_frac=e1, stated="–".join(fmt_pct(x) for x in STATED_RESIDUAL))
 
 
 @dataclass(frozen=True)
