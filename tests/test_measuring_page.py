@@ -143,6 +143,24 @@ def test_fit_table_equals_an_independent_fit():
     assert h["beta_Bps"] > 450e9 and h["rms_frac"] < 0.03                   # above the wire, and a good fit
 
 
+def test_page_glues_the_independent_fits(page_glue):
+    """The fits the prose quotes are the numpy ring fit of the files (α, β, RMS residual)."""
+    def rms(system, op, p=8):
+        n, t, _ = _data(system, op, p)
+        keep = n <= (16 * MiB if system.startswith("gloo") else math.inf)
+        a, b = _ring_fit(n[keep], t[keep], op, p)
+        pred = np.array([(p - 1) * a + (p - 1) / p * x / b if op != "all_reduce" else 2 * (p - 1) * (a + x / (p * b))
+                         for x in n[keep]])
+        return a, b, float(np.sqrt(np.mean((pred / t[keep] - 1) ** 2)))
+    a, b, r = rms("h100", "all_reduce")
+    assert (page_glue["ft_h_alpha_s"], page_glue["ft_h_beta_Bps"]) == (fmt_time(a, 3), fmt_rate(b, 3))
+    assert page_glue["ft_h_rms_frac"] == fmt_pct(r) and page_glue["ft_gloo_max_size"] == "16 MiB"
+    for op, key in (("all_gather", "ft_ag_rms_frac"), ("reduce_scatter", "ft_rs_rms_frac")):
+        assert page_glue[key] == fmt_pct(rms("h100", op)[2])
+    g16 = [rms("gloo16", "all_reduce", p)[0] for p in M.GLOO_P]
+    assert page_glue["ft_g16_alpha_range"] == f"{fmt_time(min(g16), 3)}–{fmt_time(max(g16), 3)}"
+
+
 def test_curve_rejects_unknown_input():
     with pytest.raises(ValueError, match="unknown system"):
         M.curve("tpu", "all_reduce")

@@ -17,10 +17,9 @@ from . import measuring as M
 from . import measuring_cluster as MC
 from . import measuring_models as MM
 from .glue import glue_fields
-from .measuring_models import _r3, _t3
 from .p5.common import span
 
-__all__ = ["glue3", "Fits", "fit_numbers", "Accuracy", "accuracy_numbers", "Nodes", "node_numbers"]
+__all__ = ["glue3", "Accuracy", "accuracy_numbers", "Nodes", "node_numbers"]
 
 BIG, SMALL = ">= 1 MiB", "< 1 MiB"
 
@@ -29,42 +28,6 @@ def glue3(prefix: str, result, **how: int) -> None:
     """:func:`~commbook.book.glue.glue_fields` with the times and rates of ``result`` to 3
     significant digits, as the page's tables print them, then ``how`` (field=digits) over it."""
     glue_fields(prefix, result, **{**{f.name: 3 for f in fields(result) if f.name.endswith(("_s", "_Bps"))}, **how})
-
-
-# ============================================================================ fits
-@dataclass(frozen=True)
-class Fits:
-    """The ring fits the prose quotes: 8×H100's all-reduce (α, β, residual) and the residuals
-    of its all-gather and reduce-scatter, the residuals of the Azure and A100 all-reduces, and
-    gloo's all-reduce on both machines for p = 2 to 4."""
-    h_alpha_s: float
-    h_beta_Bps: float
-    h_rms_frac: float
-    ag_rms_frac: float
-    rs_rms_frac: float
-    az_rms_frac: float
-    a1_rms_frac: float
-    a1_max_frac: float
-    g16_alpha_range: str
-    g16_beta_range: str
-    g16_rms_range: str
-    g2_alpha_range: str
-    g2_max_frac: float
-    gloo_max_size: str             # where the gloo fits stop
-
-
-def fit_numbers() -> Fits:
-    """From :func:`.measuring.fits`."""
-    f = lambda s, op="all_reduce", p=8: M.fits()[(s, op, p)].fit
-    g16 = [f("gloo16", p=p) for p in M.GLOO_P]
-    g2 = [f("gloo2", p=p) for p in M.GLOO_P]
-    return Fits(h_alpha_s=f("h100").alpha, h_beta_Bps=f("h100").beta, h_rms_frac=f("h100").rms_rel,
-                ag_rms_frac=f("h100", "all_gather").rms_rel, rs_rms_frac=f("h100", "reduce_scatter").rms_rel,
-                az_rms_frac=f("azure").rms_rel, a1_rms_frac=f("a100").rms_rel, a1_max_frac=f("a100").max_rel,
-                g16_alpha_range=span([x.alpha for x in g16], _t3), g16_beta_range=span([x.beta for x in g16], _r3),
-                g16_rms_range=span([x.rms_rel for x in g16], fmt_pct),
-                g2_alpha_range=span([x.alpha for x in g2], _t3), g2_max_frac=max(x.max_rel for x in g2),
-                gloo_max_size=M.size_text(M.GLOO_FIT_MAX))
 
 
 # ============================================================================ model vs measurement
