@@ -1,15 +1,15 @@
-"""P5 §2's typed results (book/p5/links_numbers.py) against the α–β model written out
-here and the data-sheet facts the chapter states; the checks the page's cells asserted."""
+"""P5 §0–§3 (navigation, why, links, topologies): the executed pages' glued numbers and the
+book/p5/links builders against the α–β model written out here and the data-sheet facts the
+chapter states; the checks the page's cells asserted."""
 from __future__ import annotations
 
 import pytest
 
-from commbook.book.p5.links_numbers import NODE_LINKS, delivered
 from commbook.collectives import all_reduce, t_formula
 from commbook.comm_sim import Round, VirtualCluster
-from commbook.hardware import IB_NDR, NVLINK4, NVLINK5
+from commbook.hardware import IB_NDR, ICI_V5E, NVLINK4, NVLINK5
 from commbook.topology import Switch
-from commbook.units import MB, GB, fmt_bytes, fmt_time
+from commbook.units import KB, MB, GB, fmt_bytes, fmt_number, fmt_pct, fmt_rate, fmt_time
 
 NV = NVLINK4
 
@@ -21,20 +21,62 @@ def page02():
     return executed_glue(ROOT / "chapters/en/p5/02-links.md")
 
 
-def test_delivered_is_n_over_alpha_plus_n_over_beta():
-    d = delivered(NV, NV.n_half)
-    assert d.share_frac == pytest.approx(0.5) and d.per_nhalf == pytest.approx(1)
+def test_delivered_is_n_over_alpha_plus_n_over_beta(page00, page02):
+    """§2's shares of β: a message of k·n½ gets n/(T·β) = k/(1 + k) of β, on any link, with
+    T = α + n/β; the bandwidth it gets is n/T."""
+    def share(link, n):                                              # k/(1 + k), k = n/(αβ)
+        k = n / (link.alpha * link.beta)
+        return k / (1 + k)
+
+    assert page02["half_share_frac"] == fmt_pct(0.5) == "50%"      # n = n½: half of β
+    assert (page02["q_k_per_nhalf"], page02["q_k_share_frac"]) == ("2", fmt_pct(2 / 3))
     k = 9                                                            # share k/(1+k) = 90 %
-    assert delivered(IB_NDR, k * IB_NDR.n_half).share_frac == pytest.approx(k / (1 + k))
-    n = 4e3
-    assert delivered(NV, n).bw_Bps == pytest.approx(n / (NV.alpha + n / NV.beta))
+    assert (page02["q_share_per_nhalf"], page02["q_share_share_frac"]) == ("9", fmt_pct(0.9))
+    assert page02["q_share_n_bytes"] == fmt_bytes(k * NV.alpha * NV.beta)
+    n = 4e3                                                          # 4 KB on NVLink, IB and ICI
+    assert page02["small_nvl_n_bytes"] == fmt_bytes(n)
+    assert page02["small_nvl_bw_Bps"] == fmt_rate(n / (NV.alpha + n / NV.beta), 3)
+    for key, link in (("nvl", NV), ("ib", IB_NDR), ("ici", ICI_V5E)):
+        assert page02[f"small_{key}_share_frac"] == fmt_pct(share(link, n))
+    token = 8192 * 2                                                 # one BF16 token of hidden size 8192
+    assert (page02["hidden"], page02["token_n_bytes"]) == ("8192", fmt_bytes(token))
+    assert page02["token_share_frac"] == fmt_pct(share(NV, token))
+    # §2.2's question: 1 MB over NVLink 4 and InfiniBand NDR
+    for key, link in (("nvl", NV), ("ib", IB_NDR)):
+        t = MB / link.beta + link.alpha
+        assert page02[f"q_mid_{key}_time_s"] == fmt_time(t)
+        assert page02[f"q_mid_{key}_bw_Bps"] == fmt_rate(MB / t, 3)
+        assert page02[f"q_mid_{key}_share_frac"] == fmt_pct(share(link, MB))
+        assert page02[f"q_mid_{key}_per_nhalf"] == fmt_number(MB / (link.alpha * link.beta), 2)
+    assert page02["q_mid_nvl_n_bytes"] == fmt_bytes(MB)
+    ratio = (IB_NDR.alpha + MB / IB_NDR.beta) / (NV.alpha + MB / NV.beta)
+    assert page02["q_mid_ratio_x"] == f"{ratio:.1f}"
+    # §0.2's goal: one decode all-reduce of Llama-3.1-70B at batch 1 (its hidden size, BF16)
+    from commbook.llm import LLAMA31_70B
+    m = 2 * LLAMA31_70B.d_model
+    assert page00["nav_goal_n_bytes"] == fmt_bytes(m) == page02["token_n_bytes"]
+    assert page00["nav_goal_per_nhalf"] == fmt_pct(m / (NV.alpha * NV.beta))
+    assert page00["nav_goal_share_frac"] == fmt_pct(share(NV, m))
 
 
-def test_node_links_match_the_data_sheets(page02):
-    assert NODE_LINKS.nvlinks * NODE_LINKS.nvlink_link_Bps == NV.beta == 18 * 25 * GB
-    assert NODE_LINKS.cliff == "1/9" and NV.beta / IB_NDR.beta == 9
-    assert NVLINK5.alpha == NV.alpha and NODE_LINKS.nvl5_vs_nvl4 == pytest.approx(2)
-    assert NODE_LINKS.nic_gbit == "400 Gb/s"                            # ConnectX-7
+def test_node_links_match_the_data_sheets(page00, page02):
+    assert NV.beta == 18 * 25 * GB                                   # 18 NVLinks of 25 GB/s per H100
+    assert (page02["node_nvlinks"], page02["node_nvlink_link_Bps"]) == ("18", fmt_rate(25 * GB, 3))
+    assert page02["node_nvlink_total_Bps"] == fmt_rate(NV.beta, 3) == "450 GB/s"
+    assert (page00["nav_node_nvlinks"], page00["nav_node_nvlink_link_Bps"]) == (
+        page02["node_nvlinks"], page02["node_nvlink_link_Bps"])
+    assert page02["node_cliff"] == "1/9" and NV.beta / IB_NDR.beta == 9
+    assert NVLINK5.alpha == NV.alpha and NVLINK5.beta == 2 * NV.beta and page02["node_nvl5_vs_nvl4"] == "2"
+    assert (page02["node_nvl72_gpus"], page02["node_nvl72_Bps"]) == ("72", fmt_rate(NVLINK5.beta, 3))
+    assert page02["node_nic_gbit"] == "400 Gb/s" and page02["node_nic_Bps"] == fmt_rate(400e9 / 8, 3)  # ConnectX-7
+    assert page02["node_dgx_gpus"] == "8"
+    # §2.3's question: one GPU's eighth of Llama-3.1-70B's BF16 weights, copied over NVLink and the NIC
+    from commbook.llm import LLAMA31_70B
+    w = 2 * LLAMA31_70B.n_params / 8
+    t_nvl, t_nic = NV.alpha + w / NV.beta, IB_NDR.alpha + w / IB_NDR.beta
+    assert page02["q_w_nvl_n_bytes"] == fmt_bytes(w)
+    assert (page02["q_w_nvl_time_s"], page02["q_w_nic_time_s"]) == (fmt_time(t_nvl, 3), fmt_time(t_nic, 3))
+    assert page02["q_w_ratio_x"] == f"{t_nic / t_nvl:.0f}" == "9"
     assert {k: page02[f"unit_{k}"] for k in ("kb", "mb", "kib", "mib")} == {
         "kb": "1,000", "mb": "1,000,000", "kib": "1,024", "mib": "1,048,576"}
 
@@ -71,7 +113,6 @@ from inspect import signature                                          # noqa: E
 
 from commbook.book.p5.links import (demo_01_3, point_to_point, shape_of, superpod,  # noqa: E402
                                     topologies)
-from commbook.hardware import ICI_V5E                                  # noqa: E402
 from commbook.topology import Torus                                    # noqa: E402
 
 
