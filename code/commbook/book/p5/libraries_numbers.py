@@ -1,22 +1,16 @@
-"""P5 §8, the libraries: the custom all-reduces of one NVSwitch node, simulated once
-(:func:`one_node_runs`) for the one-node table (:func:`one_node_table`) and the prose.
-"""
+"""P5 §8, the libraries: the table of the custom all-reduces of one NVSwitch node
+(:func:`one_node_table`), from the runs the page's cell simulates."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping
 
-from ... import llm
-from ...collectives import all_reduce
-from ...comm_sim import VirtualCluster
+from ...comm_sim import RunResult
 from ...hardware import NVLINK4, Link
-from ...llm import LLAMA31_70B
-from ...topology import Switch
 from ...units import fmt_bytes, fmt_count, fmt_time
 from ..tables import Table
 from ..text import texts
 
-__all__ = ["ONE_NODE", "NodeRun", "one_node_runs", "one_node_table"]
+__all__ = ["ONE_NODE", "one_node_table"]
 
 T = texts("p5")
 
@@ -25,47 +19,16 @@ ONE_NODE = ("ring", "rd", "one_shot", "two_shot")
 """The all-reduces of the one-node table, in its column order."""
 
 
-@dataclass(frozen=True)
-class NodeRun:
-    """A decode batch of ``tokens`` tokens of Llama 3.1 70B on one NVSwitch node: its
-    all-reduce message, each algorithm of :data:`ONE_NODE` simulated (``{algorithm}_s``;
-    ``rounds``: its steps) and the fastest."""
-    tokens: int
-    n_bytes: float
-    ring_s: float
-    rd_s: float
-    one_shot_s: float
-    two_shot_s: float
-    rounds: dict[str, int]
-    best: str
-
-    def time(self, algorithm: str) -> float:
-        """The simulated time of ``algorithm`` (one of :data:`ONE_NODE`)."""
-        return getattr(self, f"{algorithm}_s")
-
-
-def one_node_runs(p: int = 8, link: Link = NVLINK4, tokens: Sequence[int] = (1, 8, 64, 4096)) -> tuple[NodeRun, ...]:
-    """The algorithms of :data:`ONE_NODE` on ``Switch(p, link)`` for each batch of ``tokens``.
-
-    >>> one_node_runs(tokens=(1,))[0].best
-    'one_shot'
-    """
-    c = VirtualCluster(Switch(p, link))
-    out = []
-    for k in tokens:
-        n = llm.tp_message_bytes(LLAMA31_70B, tokens=k)
-        runs = {a: all_reduce(c, nbytes=n, algorithm=a) for a in ONE_NODE}
-        out.append(NodeRun(k, n, *(r.time for r in runs.values()), {a: r.rounds for a, r in runs.items()},
-                           min(ONE_NODE, key=lambda a: runs[a].time)))
-    return tuple(out)
-
-
-def one_node_table(runs: Sequence[NodeRun], p: int = 8, link: Link = NVLINK4) -> Table:
+def one_node_table(runs: Mapping[int, Mapping[str, RunResult]], p: int = 8, link: Link = NVLINK4) -> Table:
     """§8.2's table: per batch, the message, each all-reduce's time with its steps in
-    brackets, and the fastest (``runs`` from :func:`one_node_runs` on ``p`` GPUs over ``link``).
+    brackets, and the fastest (``runs``: tokens → each algorithm of :data:`ONE_NODE` → its
+    run on ``p`` GPUs over ``link``).
 
-    >>> one_node_table(one_node_runs(tokens=(1,))).cell(0, "n")
-    '16.4 KB'
+    >>> from commbook.collectives import all_reduce
+    >>> from commbook.topology import Switch
+    >>> one = {a: all_reduce(Switch(8, NVLINK4), nbytes=16384, algorithm=a) for a in ONE_NODE}
+    >>> one_node_table({1: one}).cell(0, "n"), one_node_table({1: one}).cell(0, "best")
+    ('16.4 KB', 'one-shot')
     """
     cols = ["tokens", "n", *ONE_NODE, "best"]
     steps = lambda v: f"{fmt_time(v[0], 4)} ({v[1]})"
@@ -74,8 +37,8 @@ def one_node_table(runs: Sequence[NodeRun], p: int = 8, link: Link = NVLINK4) ->
         title=T("libraries.one_node_title", p=p, link=link.name),
         columns=cols,
         headers=T.pairs(*(f"libraries.h_{c}" for c in cols)),
-        rows=[{"tokens": r.tokens, "n": r.n_bytes, **{a: (r.time(a), r.rounds[a]) for a in ONE_NODE}, "best": r.best}
-              for r in runs],
+        rows=[{"tokens": k, "n": r[ONE_NODE[0]].nbytes, **{a: (r[a].time, r[a].rounds) for a in ONE_NODE},
+               "best": min(ONE_NODE, key=lambda a: r[a].time)} for k, r in runs.items()],
         formats={"tokens": fmt_count, "n": fmt_bytes, **{a: steps for a in ONE_NODE}},
         labels={lang: {a: T.get(f"libraries.h_{a}", lang) for a in ONE_NODE} for lang in ("en", "zh")},
     )
