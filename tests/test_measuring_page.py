@@ -21,10 +21,9 @@ from commbook.book import measuring_cluster as MC
 from commbook.book import measuring_figures as MF
 from commbook.book import measuring_models as MM
 from commbook.book import measuring_p5 as M5
-from commbook.book import measuring_numbers as MN
 from commbook.hardware import NVLINK4
 from commbook.measure import LOG_DIR, parse_busbw_markdown, parse_nccl_tests
-from commbook.units import fmt_bytes, fmt_pct, fmt_rate, fmt_ratio, fmt_time
+from commbook.units import fmt_bytes, fmt_number, fmt_pct, fmt_rate, fmt_ratio, fmt_time
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = {lang: ROOT / "chapters" / lang / "measure" / "measuring.md" for lang in ("en", "zh")}
@@ -429,6 +428,37 @@ def test_misses_of_the_predictor(page_glue):
     assert page_glue["nv_pred_ag_pick"] == "ring/Simple"
     az = MM.comparisons()[("azure", "all_reduce")]
     assert az.median("< 1 MiB") < az.median("< 1 MiB", "fit")
+
+
+def test_accuracy_glue_is_the_comparisons(page_glue):
+    """The accuracy paragraph's numbers: the targets, the medians of |error| of NCCL's model, of
+    the ring fit and of NCCL's cost table alone by band (the library's comparisons), the Azure
+    overhead, the A100 line against NCCL's 8.4 + 14 x 3.4 us ring Simple latency."""
+    from commbook.measure.nccl_model import TARGETS, WORST_TARGET
+
+    g = page_glue
+    assert (g["e_tgt_big_frac"], g["e_tgt_small_frac"]) == (fmt_pct(TARGETS[">= 1 MiB"]), fmt_pct(TARGETS["< 1 MiB"]))
+    assert g["e_tgt_worst_frac"] == fmt_pct(WORST_TARGET) and g["e_release"] == MM.NCCL_RELEASE == "2.29.2"
+    comps = MM.comparisons()
+    h = [comps[("h100", op)] for op in ("all_reduce", "all_gather", "reduce_scatter")]
+    for key, of in (("e_h_pred_range", "model"), ("e_h_fit_range", "fit")):
+        med = [c.median(">= 1 MiB", of) for c in h]
+        assert g[key] == f"{fmt_pct(min(med))}–{fmt_pct(max(med))}"
+    for key, system in (("az", "azure"), ("a1", "a100")):
+        c = comps[(system, "all_reduce")]
+        for b, band in (("b", ">= 1 MiB"), ("s", "< 1 MiB")):
+            assert g[f"e_{key}_{b}_pred_frac"] == fmt_pct(c.median(band, "model"))
+            assert g[f"e_{key}_{b}_fit_frac"] == fmt_pct(c.median(band, "fit"))
+    az = comps[("azure", "all_reduce")]
+    assert g["e_az_s_nccl_frac"] == fmt_pct(az.median("< 1 MiB", "nccl")) and g["e_az_over_s"] == fmt_time(az.overhead, 3)
+    assert (g["e_a1_lo_size"], g["e_a1_hi_size"]) == ("16 MiB", "256 MiB")
+    _, n, t, _ = _log_curve("a100", "all_reduce")
+    band = (n >= 16 * MiB) & (n <= 256 * MiB)
+    w = 1 / t[band]                                                  # t = α + n/β, relative least squares
+    (alpha, _), *_ = np.linalg.lstsq(np.column_stack([w, n[band] * w]), np.ones(band.sum()), rcond=None)
+    lat = (8.4 + 14 * 3.4) * 1e-6
+    assert g["e_a1_lat_s"] == fmt_time(lat, 2) and g["e_a1_alpha_s"] == fmt_time(alpha, 3)
+    assert g["e_a1_over_lat"] == fmt_number(alpha / lat, 2)
 
 
 def test_simple_miss_is_the_logs_line_against_nccls_latency():
