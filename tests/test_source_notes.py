@@ -9,7 +9,7 @@ notes / text" boxes in the chapter pages.
   names the page that points at it;
 * notes are numbered 1, 2, ... in book order, and both languages have the same notes;
 * a number a note pastes from another page (``{glue:text}`../p5/page.md::key:s``` or a
-  ``{glue}`` directive with ``:doc:``) names an existing page whose code glues that key;
+  ``{glue}`` directive with ``:doc:``) names an existing page that glues that key when it runs;
 * the front matter names both sources and links to both notes pages.
 """
 from __future__ import annotations
@@ -30,8 +30,6 @@ LABEL = re.compile(r"^\((?P<lang>[a-z]+)-src-(?P<src>[a-z0-9]+)-(?P<n>\d+)\)=\s*
 BACK = re.compile(r"\]\(\.\./(?P<src>[a-z0-9]+)/(?P<page>[\w-]+\.md)\)")
 REMOTE_ROLE = re.compile(r"\{glue(?::[a-z]+)?\}`(?P<page>[^`:]+)::(?P<key>[^`:]+)(?::[^`]*)?`")
 REMOTE_DIRECTIVE = re.compile(r"^`{3,}\{glue(?::[a-z]+)?\}\s+(?P<key>\S+)\n:doc:\s*(?P<page>\S+)", re.M)
-GLUE_DEF = re.compile(r"""\bglue\(\s*["'](?P<key>[^"']+)["']""")
-GLUE_FIELDS = re.compile(r"""\bglue(?:_fields|3)\(\s*["'](?P<prefix>[^"']+)["']""")
 
 
 def _chapter_pages(lang: str) -> list[Path]:
@@ -59,11 +57,12 @@ def markers(text: str, lang: str) -> list[tuple[int, str]]:
     return out
 
 
-def _defines(page: Path, key: str) -> bool:
-    code = "\n".join(re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", page.read_text(encoding="utf-8"), re.S))
-    keys = {m["key"] for m in GLUE_DEF.finditer(code)}
-    prefixes = tuple(f"{m['prefix']}_" for m in GLUE_FIELDS.finditer(code))
-    return key in keys or key.startswith(prefixes)
+def _glued(page: Path) -> set[str]:
+    """The keys ``page`` glues when it runs: its English twin executed as the book build does
+    (:func:`conftest.executed_glue`; the twins' code cells are identical, ``test_parity``)."""
+    from conftest import executed_glue
+
+    return set(executed_glue(ROOT / "chapters" / "en" / page.relative_to(ROOT / "chapters").parts[1] / page.name))
 
 
 # ----------------------------------------------------------------------------- pages
@@ -125,7 +124,7 @@ def test_pasted_numbers_exist(lang, src):
     refs += [(m["page"], m["key"]) for m in REMOTE_DIRECTIVE.finditer(text)]
     assert refs, f"{page.name} pastes no number"
     missing = [f"{rel}::{key}" for rel, key in refs
-               if not (page.parent / rel).is_file() or not _defines((page.parent / rel).resolve(), key)]
+               if not (page.parent / rel).is_file() or key not in _glued((page.parent / rel).resolve())]
     assert not missing, f"{page.name}: pasted keys no page glues: {missing}"
     assert "{glue:text}`" not in re.sub(REMOTE_ROLE, "", text), (
         f"{page.name} has no code cells: every glued number must name its page (page.md::key:fmt)")
