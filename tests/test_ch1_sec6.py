@@ -18,7 +18,6 @@ import pytest
 
 from commbook import compression as cz
 from commbook.book.ch1 import compression_effects as ce
-from commbook.book.ch1.inputs import napkin_math_1_7
 from commbook.book.ch1 import compression_figures as cf
 from commbook.book.ch1 import compression_numbers as cn
 from commbook.hardware import IB_NDR_CHAPTER
@@ -296,17 +295,6 @@ def test_convergence_figure_draws_the_runs(runs):
 
 
 # ============================================================================ payoff
-def test_napkin_math_1_7():
-    nm = napkin_math_1_7()
-    net, nv = nm["network"], nm["nvlink"]
-    assert net.t_comm_new == pytest.approx(5e-3) and net.t_total_new == pytest.approx(7e-3)
-    assert f"{net.speedup:.1f}" == "5.7" and f"{net.speedup:.3f}" == "5.714"
-    assert net.saving == pytest.approx(35e-3)                          # "2 ms buys 35 ms"
-    assert nv.t_total_new == pytest.approx(1e-3 / 8 + 2e-3) == pytest.approx(2.125e-3)
-    assert nv.t_total_new > 1e-3 and not nv.worthwhile                # NVLink: slower
-    assert net.break_even_comm == pytest.approx(2e-3 / (1 - 1 / 8))
-
-
 @pytest.mark.parametrize("t_comm", cn.DECISION["t_comm"])
 def test_decision_cases(t_comm):
     D = cn.DECISION

@@ -2,23 +2,20 @@
 
 These are chapter values, not library values, so they live in the book layer; the core and
 the workloads take them as arguments (``tests/test_layers.py`` keeps names such as
-``NM_1_4``, ``CHAPTER_*``, ``FIGURE3_*`` and ``SINGLE_NODE`` out of them).  The functions
-here apply a workload function to the chapter's inputs.
+``NM_1_4``, ``CHAPTER_*``, ``FIGURE3_*`` and ``SINGLE_NODE`` out of them).  The function
+here applies the compression operators to the chapter's table.
 
 >>> NM_1_4.tokens, NM_1_4.bytes_per_token
 (4096, 4096)
->>> round(napkin_math_1_7()["network"].speedup, 2)
-5.71
 """
 from __future__ import annotations
 
 from ...checks import as_value_error, check_int
 from ...compression.operators import FP16, Compressor, Int8, Sign, TopK
-from ...compression.payoff import Payoff, compression_payoff
 from ...moe import MoEConfig
 from ...units import GB
 
-__all__ = ["NM_1_4", "NM17", "napkin_math_1_7", "CHAPTER_COMPRESSION_TABLE", "compression_table",
+__all__ = ["NM_1_4", "NM17", "CHAPTER_COMPRESSION_TABLE", "compression_table",
            "CHAPTER_ENERGY_ESTIMATE", "FIGURE3_CLAIMED_RATIO", "SINGLE_NODE"]
 
 # ---------------------------------------------------------------- §1.3, Napkin Math 1.4
@@ -31,14 +28,6 @@ NM17 = {"t_comm": 40e-3, "nominal_ratio": 32, "effective_ratio": 8, "overhead": 
 """Napkin Math 1.7's inputs: a 40 ms gradient sync, 1-bit Adam (32× nominal, 8×
 effective after scales, optimizer-state coordination and protocol), 2 ms of
 compression overhead; on NVLink the sync takes 1 ms."""
-
-
-def napkin_math_1_7() -> dict[str, Payoff]:
-    """The chapter's case (5 ms + 2 ms = 7 ms, 5.71×, pays up to 35 ms of overhead) and
-    the same compressor on NVLink (0.125 + 2 = 2.125 ms > 1 ms: slower)."""
-    r, o = NM17["effective_ratio"], NM17["overhead"]
-    return {"network": compression_payoff(NM17["t_comm"], r, o),
-            "nvlink": compression_payoff(NM17["t_comm_nvlink"], r, o)}
 
 
 CHAPTER_COMPRESSION_TABLE = (
